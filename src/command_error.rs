@@ -1,0 +1,134 @@
+//! The CLI's one error type: a kind that decides the exit code, a one-line message, and
+//! `hint:` lines. Library errors are mapped here and nowhere else.
+
+use std::io::Write;
+
+use convo::store::{StoreError, Summary};
+
+/// Exit codes, as documented in `convo --help`.
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  `fsck` found problems
+  2  usage error (unknown flag, missing argument)
+  3  bad input: a JSONL line, an id, a flag value; nothing was written
+  4  not found: no store, no such conversation, or an ambiguous name
+  5  the store could not be read or written (I/O, git, a corrupt file)";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `fsck` found problems: the report was printed.
+    CheckFailed,
+    Input,
+    NotFound,
+    Store,
+    /// stdout was closed (`convo log | head`): not a failure.
+    BrokenPipe,
+}
+
+impl Kind {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Kind::BrokenPipe => 0,
+            Kind::CheckFailed => 1,
+            Kind::Input => 3,
+            Kind::NotFound => 4,
+            Kind::Store => 5,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CommandError {
+    pub kind: Kind,
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl CommandError {
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+        CommandError {
+            kind,
+            message: message.into(),
+            hints: Vec::new(),
+        }
+    }
+
+    pub fn input(message: impl Into<String>) -> Self {
+        Self::new(Kind::Input, message)
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    pub fn print(&self, err: &mut dyn Write) {
+        let _ = writeln!(err, "error: {}", self.message);
+        for hint in &self.hints {
+            let _ = writeln!(err, "hint: {hint}");
+        }
+    }
+}
+
+fn candidates(list: &[Summary]) -> String {
+    list.iter()
+        .map(|s| match &s.title {
+            Some(title) => format!("{} \"{title}\"", s.id),
+            None => s.id.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        let message = e.to_string();
+        match e {
+            StoreError::NotAStore { path } => CommandError::new(Kind::NotFound, message)
+                .hint(format!("create one with `convo init {}`", path.display())),
+            StoreError::NotAStoreDir { .. } => CommandError::new(Kind::Store, message)
+                .hint("point --store (or CONVO_DIR) at a directory"),
+            StoreError::UnknownConversation { candidates: c, .. } if c.is_empty() => {
+                CommandError::new(Kind::NotFound, message).hint("start one with `convo new`")
+            }
+            StoreError::UnknownConversation { candidates: c, .. } => {
+                CommandError::new(Kind::NotFound, message)
+                    .hint(format!("recent conversations: {}", candidates(&c)))
+                    .hint("name one by id, unique id prefix or title; `convo list` shows all")
+            }
+            StoreError::AmbiguousConversation { candidates: c, .. } => {
+                CommandError::new(Kind::NotFound, message)
+                    .hint(format!("candidates: {}", candidates(&c)))
+            }
+            StoreError::NoActiveConversation => CommandError::new(Kind::NotFound, message)
+                .hint("name a conversation, `convo switch ID`, or start one with `convo new`"),
+            StoreError::Empty => {
+                CommandError::new(Kind::NotFound, message).hint("start one with `convo new`")
+            }
+            StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } => {
+                CommandError::new(Kind::Input, message).hint("nothing was written")
+            }
+            StoreError::Corrupt { .. } | StoreError::BadFile { .. } => {
+                CommandError::new(Kind::Store, message)
+                    .hint("`convo fsck` lists every problem in the store")
+            }
+            StoreError::GitMissing { .. } => {
+                CommandError::new(Kind::Store, message).hint("install git")
+            }
+            StoreError::Io { .. } | StoreError::Git { .. } => {
+                CommandError::new(Kind::Store, message)
+            }
+        }
+    }
+}
+
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CommandError::new(Kind::BrokenPipe, "")
+        } else {
+            CommandError::new(Kind::Store, format!("write output: {e}"))
+        }
+    }
+}

@@ -1,0 +1,189 @@
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+use convo::event::{self, Draft, Kind};
+use convo::store::StoreError;
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Append events to a conversation, as one commit
+///
+/// Reads JSONL events from stdin (or --file), one object per line, in the schema `convo show
+/// --format jsonl` prints; `id` and `ts` are filled in when missing. Or give one event with a
+/// flag. Input is checked whole before anything is written: one bad line and the store is
+/// left exactly as it was.
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("source").multiple(false))]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    id: Option<String>,
+    /// Read JSONL events from FILE instead of stdin
+    #[arg(long, short, value_name = "FILE", group = "source")]
+    file: Option<PathBuf>,
+    /// A user message (starts a new turn)
+    #[arg(long, value_name = "TEXT", group = "source")]
+    user: Option<String>,
+    /// An assistant message
+    #[arg(long, value_name = "TEXT", group = "source")]
+    assistant: Option<String>,
+    /// The model's reasoning
+    #[arg(long, value_name = "TEXT", group = "source")]
+    reasoning: Option<String>,
+    /// A system prompt
+    #[arg(long, value_name = "TEXT", group = "source")]
+    system: Option<String>,
+    /// A tool call to the tool NAME (with --args)
+    #[arg(long, value_name = "NAME", group = "source", requires = "args")]
+    tool_call: Option<String>,
+    /// The tool call's arguments, as JSON
+    #[arg(long, value_name = "JSON", requires = "tool_call")]
+    args: Option<String>,
+    /// The tool call's id (default: generated)
+    #[arg(long, value_name = "ID", requires = "tool_call")]
+    call_id: Option<String>,
+    /// A tool result answering the call CALL_ID (with --content)
+    #[arg(long, value_name = "CALL_ID", group = "source", requires = "content")]
+    tool_result: Option<String>,
+    /// The tool result's output
+    #[arg(long, value_name = "TEXT", requires = "tool_result")]
+    content: Option<String>,
+    /// Mark the tool result as an error
+    #[arg(long, requires = "tool_result")]
+    error: bool,
+}
+
+/// The events to append, and how to name where they came from in an error.
+fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandError> {
+    let single = |kind| Ok((vec![Draft::new(kind)], String::new()));
+    if let Some(content) = args.user {
+        return single(Kind::User { content });
+    }
+    if let Some(content) = args.assistant {
+        return single(Kind::Assistant { content });
+    }
+    if let Some(content) = args.reasoning {
+        return single(Kind::Reasoning { content });
+    }
+    if let Some(content) = args.system {
+        return single(Kind::System { content });
+    }
+    if let Some(name) = args.tool_call {
+        if name.trim().is_empty() {
+            return Err(CommandError::input(
+                "--tool-call: the tool name must not be empty",
+            ));
+        }
+        let raw = args.args.unwrap_or_default();
+        let arguments = serde_json::from_str(&raw).map_err(|e| {
+            CommandError::input(format!("--args: not valid JSON ({e})"))
+                .hint(r#"e.g. --args '{"path": "src/main.rs"}'"#)
+        })?;
+        let call_id = match args.call_id {
+            Some(id) => {
+                event::validate_event_id(&id)
+                    .map_err(|m| CommandError::input(format!("--call-id: {m}")))?;
+                id
+            }
+            None => format!("call_{}", ctx.clock.new_id()),
+        };
+        return single(Kind::ToolCall {
+            call_id,
+            name,
+            arguments,
+        });
+    }
+    if let Some(call_id) = args.tool_result {
+        let content = args.content.unwrap_or_default();
+        return Ok((
+            vec![Draft::new(Kind::ToolResult {
+                call_id,
+                content,
+                is_error: args.error,
+            })],
+            "--tool-result".into(),
+        ));
+    }
+    let (text, label) = match args.file {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            (text, path.display().to_string())
+        }
+        None => {
+            if std::io::stdin().is_terminal() {
+                return Err(CommandError::input("no events to append")
+                    .hint("pipe JSONL on stdin, use --file FILE, or a flag such as --user TEXT"));
+            }
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| CommandError::input(format!("stdin: {e}")))?;
+            (text, "stdin".to_owned())
+        }
+    };
+    let drafts = event::parse_input(&text).map_err(|e| {
+        CommandError::input(format!("{label} {e}"))
+            .hint("nothing was written; each line is one JSON event, see `convo append --help`")
+    })?;
+    if drafts.is_empty() {
+        return Err(
+            CommandError::input(format!("{label}: no events")).hint("each line is one JSON event")
+        );
+    }
+    Ok((drafts, label))
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let query = args.id.clone();
+    // Parse everything before touching the store, so bad input cannot create or change it.
+    let (drafts, label) = read_input(ctx, args)?;
+    let store = ctx.open_store()?;
+    let lock = store.lock()?;
+    let id = store.resolve_or_active(query.as_deref())?;
+    let appended = store
+        .append(&lock, &id, drafts, &ctx.clock)
+        .map_err(|e| match e {
+            // A flag is not a line: name the flag instead.
+            StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
+                CommandError::input(format!(
+                    "--tool-result: no tool_call with call_id `{call_id}` in this conversation"
+                ))
+                .hint("nothing was written; `convo show --brief` lists the calls")
+            }
+            other => other.into(),
+        })?;
+    drop(lock);
+    if !ctx.ui.quiet {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "[{} {}] {}",
+            id,
+            super::short_hash(&appended.commit),
+            appended.subject
+        )?;
+        for (event, turn) in appended.events.iter().zip(&appended.turns) {
+            let turn = turn
+                .map(|t| format!("turn {t}"))
+                .unwrap_or_else(|| "-".into());
+            let detail = match &event.kind {
+                Kind::ToolCall { call_id, name, .. } => format!("{name} {call_id}"),
+                Kind::ToolResult {
+                    call_id, is_error, ..
+                } => {
+                    format!("{call_id} {}", if *is_error { "error" } else { "success" })
+                }
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                " {turn:>9}  {:<11} {} {detail}",
+                event.kind.type_name(),
+                event.id
+            )?;
+        }
+    }
+    ctx.report_gc(appended.gc);
+    Ok(())
+}

@@ -1,0 +1,33 @@
+use convo::render;
+
+use crate::Ctx;
+use crate::command_error::{CommandError, Kind};
+
+/// Check the store's integrity
+///
+/// Every event file parses, event ids are unique within a conversation, every tool result
+/// follows its tool call, and the working tree and index match HEAD. Problems are listed on
+/// stdout, one per line; the exit status is 1 if there are any.
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let problems = store.fsck()?;
+    let mut out = crate::ui::Output::stdout();
+    render::problems(out.writer(), &problems)?;
+    out.finish()?;
+    if problems.is_empty() {
+        ctx.note(&format!(
+            "checked {} conversations: no problems",
+            store.conversation_ids()?.len()
+        ));
+        Ok(())
+    } else {
+        let n = problems.len();
+        Err(CommandError::new(
+            Kind::CheckFailed,
+            format!("{n} problem{} found", if n == 1 { "" } else { "s" }),
+        ))
+    }
+}

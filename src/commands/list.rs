@@ -1,0 +1,41 @@
+use convo::render;
+
+use super::Format;
+use crate::Ctx;
+use crate::command_error::CommandError;
+use crate::ui::Output;
+
+/// List conversations: id, title, turns, events, estimated tokens, last update
+///
+/// The active conversation is marked with `*`. Token counts are estimates (characters / 4).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output format; `json` is an array of objects for scripts
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let summaries = store.summaries()?;
+    let active = store.active()?;
+    let mut out = Output::stdout();
+    match args.format {
+        Format::Text => render::list(out.writer(), &summaries, active.as_deref(), ctx.ui.theme)?,
+        Format::Json => {
+            let rows: Vec<serde_json::Value> = summaries
+                .iter()
+                .map(|s| {
+                    let mut row = serde_json::to_value(s).unwrap_or_default();
+                    row["active"] =
+                        serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
+                    row
+                })
+                .collect();
+            serde_json::to_writer_pretty(out.writer(), &rows).map_err(std::io::Error::from)?;
+            writeln!(out.writer())?;
+        }
+    }
+    out.finish()?;
+    Ok(())
+}

@@ -1,0 +1,53 @@
+use convo::render;
+
+use super::Format;
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Show the history of a conversation, newest first
+///
+/// Each commit shows what changed and the conversation's size after it (turns, events,
+/// estimated tokens). Following the conversation's own commit chain, it costs time in
+/// proportion to that conversation's history, not the store's.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(conflicts_with = "all")]
+    id: Option<String>,
+    /// One line per commit
+    #[arg(long)]
+    oneline: bool,
+    /// Show at most N commits
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    max_count: Option<usize>,
+    /// Every commit of the store, all conversations
+    #[arg(long)]
+    all: bool,
+    /// Output format; `json` is an array of commits for scripts
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let entries = if args.all {
+        store.log_all(args.max_count)?
+    } else {
+        let id = store.resolve_or_active(args.id.as_deref())?;
+        store.log(&id, args.max_count)?
+    };
+    match args.format {
+        Format::Json => {
+            let mut out = crate::ui::Output::stdout();
+            serde_json::to_writer_pretty(out.writer(), &entries).map_err(std::io::Error::from)?;
+            writeln!(out.writer())?;
+            out.finish()?;
+        }
+        Format::Text => {
+            let mut out = ctx.ui.paged();
+            render::log(out.writer(), &entries, args.oneline, ctx.ui.theme)?;
+            out.finish()?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! One module per subcommand: an `Args` struct and a `run` function that parses, calls the
+//! library, and prints.
+
+pub mod append;
+pub mod fsck;
+pub mod generate_docs;
+pub mod init;
+pub mod list;
+pub mod log;
+pub mod new;
+pub mod show;
+pub mod switch;
+
+/// `--format` for commands whose output scripts read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// The first seven hex digits, as git abbreviates.
+pub fn short_hash(id: &impl std::fmt::Display) -> String {
+    id.to_string().chars().take(7).collect()
+}

@@ -1,0 +1,22 @@
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Make another conversation the active one
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title
+    id: String,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let id = store.resolve(&args.id)?;
+    store.set_active(&id)?;
+    let title = store
+        .meta(&id)?
+        .title
+        .map(|t| format!(" \"{t}\""))
+        .unwrap_or_default();
+    ctx.note(&format!("Switched to conversation {id}{title}"));
+    Ok(())
+}

@@ -1,0 +1,508 @@
+//! Conversation events: the typed model, the JSONL wire format, and validation of input lines.
+//!
+//! One JSON object per line, the same schema for input (`convo append`) and output
+//! (`convo show --format jsonl`). Unknown fields are kept verbatim and written back after the
+//! known ones; an unknown `type` in a *stored* file is carried through as [`Kind::Other`], while
+//! input is held to the known types so a typo cannot enter the store. This module knows nothing
+//! of files or git.
+
+use serde_json::{Map, Value};
+
+/// The event types of DESIGN.md's table, in the order help text lists them.
+pub const INPUT_TYPES: &[&str] = &[
+    "system",
+    "user",
+    "assistant",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "config",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: String,
+    /// RFC 3339, kept as written so a round trip is byte-stable.
+    pub ts: String,
+    pub kind: Kind,
+    /// Fields convo does not know, in input order.
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: String,
+    },
+    Reasoning {
+        content: String,
+    },
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: Value,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+    Config {
+        set: Map<String, Value>,
+    },
+    /// Written by convo's compaction; its fields stay in `extra` until compaction types them.
+    Compaction,
+    /// A type this version does not know (a newer convo wrote it): passed through untouched.
+    Other(String),
+}
+
+impl Kind {
+    pub fn type_name(&self) -> &str {
+        match self {
+            Kind::System { .. } => "system",
+            Kind::User { .. } => "user",
+            Kind::Assistant { .. } => "assistant",
+            Kind::Reasoning { .. } => "reasoning",
+            Kind::ToolCall { .. } => "tool_call",
+            Kind::ToolResult { .. } => "tool_result",
+            Kind::Config { .. } => "config",
+            Kind::Compaction => "compaction",
+            Kind::Other(name) => name,
+        }
+    }
+}
+
+/// An event as given to `append`: `id` and `ts` may still be missing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub id: Option<String>,
+    pub ts: Option<String>,
+    pub kind: Kind,
+    pub extra: Map<String, Value>,
+    /// 1-based line of the input this came from, for error messages after parsing.
+    pub line: usize,
+}
+
+impl Draft {
+    pub fn new(kind: Kind) -> Self {
+        Draft {
+            id: None,
+            ts: None,
+            kind,
+            extra: Map::new(),
+            line: 1,
+        }
+    }
+
+    pub fn into_event(self, id: String, ts: String) -> Event {
+        Event {
+            id,
+            ts,
+            kind: self.kind,
+            extra: self.extra,
+        }
+    }
+}
+
+/// What is wrong with one line, and where.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}{}: {message}", field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
+pub struct LineError {
+    pub line: usize,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl LineError {
+    fn new(line: usize, field: Option<&str>, message: impl Into<String>) -> Self {
+        LineError {
+            line,
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether a line comes from a user (strict) or from a stored file (tolerant of newer types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Input,
+    Stored,
+}
+
+/// Parse JSONL input for `append`. Blank lines are skipped; the first bad line fails the
+/// whole input, so nothing of it is written.
+pub fn parse_input(text: &str) -> Result<Vec<Draft>, LineError> {
+    let mut drafts = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        drafts.push(parse_line(line, index + 1, Source::Input)?);
+    }
+    Ok(drafts)
+}
+
+/// Parse a stored event file. Every line must be a complete event with `id` and `ts`; a file
+/// that does not end in a newline has a torn last line, which is reported, not guessed at.
+pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
+    let mut events = Vec::new();
+    let line_count = text.lines().count();
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(LineError::new(
+            line_count,
+            None,
+            "torn last line (no trailing newline)",
+        ));
+    }
+    for (index, line) in text.lines().enumerate() {
+        let draft = parse_line(line, index + 1, Source::Stored)?;
+        let (Some(id), Some(ts)) = (draft.id.clone(), draft.ts.clone()) else {
+            unreachable!("stored parsing requires id and ts");
+        };
+        events.push(draft.into_event(id, ts));
+    }
+    Ok(events)
+}
+
+fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> {
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| LineError::new(n, None, format!("not valid JSON ({e})")))?;
+    let Value::Object(mut map) = value else {
+        return Err(LineError::new(n, None, "expected a JSON object"));
+    };
+    let required = source == Source::Stored;
+    let id = take_opt_string(&mut map, "id", n)?;
+    if let Some(id) = &id {
+        validate_event_id(id).map_err(|m| LineError::new(n, Some("id"), m))?;
+    } else if required {
+        return Err(LineError::new(n, Some("id"), "missing"));
+    }
+    let ts = take_opt_string(&mut map, "ts", n)?;
+    if let Some(ts) = &ts {
+        chrono::DateTime::parse_from_rfc3339(ts).map_err(|e| {
+            LineError::new(n, Some("ts"), format!("not an RFC 3339 timestamp ({e})"))
+        })?;
+    } else if required {
+        return Err(LineError::new(n, Some("ts"), "missing"));
+    }
+    let type_name = take_string(&mut map, "type", n)?;
+    let kind = match type_name.as_str() {
+        "system" => Kind::System {
+            content: take_string(&mut map, "content", n)?,
+        },
+        "user" => Kind::User {
+            content: take_string(&mut map, "content", n)?,
+        },
+        "assistant" => Kind::Assistant {
+            content: take_string(&mut map, "content", n)?,
+        },
+        "reasoning" => Kind::Reasoning {
+            content: take_string(&mut map, "content", n)?,
+        },
+        "tool_call" => {
+            let call_id = take_string(&mut map, "call_id", n)?;
+            validate_event_id(&call_id).map_err(|m| LineError::new(n, Some("call_id"), m))?;
+            let name = take_string(&mut map, "name", n)?;
+            if name.is_empty() {
+                return Err(LineError::new(n, Some("name"), "must not be empty"));
+            }
+            let arguments = map
+                .shift_remove("arguments")
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            Kind::ToolCall {
+                call_id,
+                name,
+                arguments,
+            }
+        }
+        "tool_result" => {
+            let call_id = take_string(&mut map, "call_id", n)?;
+            let content = take_string(&mut map, "content", n)?;
+            let is_error = match map.shift_remove("is_error") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => b,
+                Some(_) => {
+                    return Err(LineError::new(n, Some("is_error"), "must be true or false"));
+                }
+            };
+            Kind::ToolResult {
+                call_id,
+                content,
+                is_error,
+            }
+        }
+        "config" => match map.shift_remove("set") {
+            Some(Value::Object(set)) => Kind::Config { set },
+            Some(_) => return Err(LineError::new(n, Some("set"), "must be an object")),
+            None => return Err(LineError::new(n, Some("set"), "missing")),
+        },
+        "compaction" if source == Source::Stored => Kind::Compaction,
+        "compaction" => {
+            return Err(LineError::new(
+                n,
+                Some("type"),
+                "`compaction` events are written by convo only (use `convo compact`)",
+            ));
+        }
+        other if source == Source::Stored => Kind::Other(other.to_owned()),
+        other => {
+            return Err(LineError::new(
+                n,
+                Some("type"),
+                format!(
+                    "unknown event type `{other}` (expected one of {})",
+                    INPUT_TYPES.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok(Draft {
+        id,
+        ts,
+        kind,
+        extra: map,
+        line: n,
+    })
+}
+
+fn take_opt_string(
+    map: &mut Map<String, Value>,
+    key: &str,
+    n: usize,
+) -> Result<Option<String>, LineError> {
+    match map.shift_remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(LineError::new(n, Some(key), "must be a string")),
+    }
+}
+
+fn take_string(map: &mut Map<String, Value>, key: &str, n: usize) -> Result<String, LineError> {
+    take_opt_string(map, key, n)?.ok_or_else(|| LineError::new(n, Some(key), "missing"))
+}
+
+/// Event and call ids travel into commit trailers and filters: keep them to a safe alphabet.
+pub fn validate_event_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 128 {
+        return Err("must be 1 to 128 characters".into());
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')))
+    {
+        return Err(format!(
+            "invalid character {c:?} (allowed: letters, digits, - _ . :)"
+        ));
+    }
+    Ok(())
+}
+
+impl Event {
+    /// The stored form: `id`, `ts`, `type`, the type's fields, then unknown fields.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("id".into(), Value::String(self.id.clone()));
+        map.insert("ts".into(), Value::String(self.ts.clone()));
+        map.insert(
+            "type".into(),
+            Value::String(self.kind.type_name().to_owned()),
+        );
+        match &self.kind {
+            Kind::System { content }
+            | Kind::User { content }
+            | Kind::Assistant { content }
+            | Kind::Reasoning { content } => {
+                map.insert("content".into(), Value::String(content.clone()));
+            }
+            Kind::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                map.insert("call_id".into(), Value::String(call_id.clone()));
+                map.insert("name".into(), Value::String(name.clone()));
+                map.insert("arguments".into(), arguments.clone());
+            }
+            Kind::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
+                map.insert("call_id".into(), Value::String(call_id.clone()));
+                map.insert("content".into(), Value::String(content.clone()));
+                if *is_error {
+                    map.insert("is_error".into(), Value::Bool(true));
+                }
+            }
+            Kind::Config { set } => {
+                map.insert("set".into(), Value::Object(set.clone()));
+            }
+            Kind::Compaction | Kind::Other(_) => {}
+        }
+        for (key, value) in &self.extra {
+            map.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        Value::Object(map)
+    }
+
+    /// One JSONL line, newline included.
+    pub fn to_line(&self) -> String {
+        let mut line = self.to_value().to_string();
+        line.push('\n');
+        line
+    }
+
+    /// Characters a provider would be sent for this event: the basis of the chars/4 estimate.
+    pub fn visible_chars(&self) -> u64 {
+        let chars = match &self.kind {
+            Kind::System { content }
+            | Kind::User { content }
+            | Kind::Assistant { content }
+            | Kind::Reasoning { content }
+            | Kind::ToolResult { content, .. } => content.chars().count(),
+            Kind::ToolCall {
+                name, arguments, ..
+            } => name.chars().count() + arguments.to_string().chars().count(),
+            Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => 0,
+        };
+        chars as u64
+    }
+}
+
+/// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event
+/// starts the next turn, numbered from 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stats {
+    pub turns: u64,
+    pub events: u64,
+    pub chars: u64,
+}
+
+impl Stats {
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> Stats {
+        let mut stats = Stats::default();
+        for event in events {
+            stats.add(event);
+        }
+        stats
+    }
+
+    pub fn add(&mut self, event: &Event) {
+        self.events += 1;
+        self.chars += event.visible_chars();
+        if matches!(event.kind, Kind::User { .. }) {
+            self.turns += 1;
+        }
+    }
+
+    /// The token estimate: characters / 4, rounded up. Callers label it "(chars/4)".
+    pub fn tokens(&self) -> u64 {
+        self.chars.div_ceil(4)
+    }
+
+    /// The 0-based number of the turn the last event belongs to, if any turn has started.
+    pub fn current_turn(&self) -> Option<u64> {
+        self.turns.checked_sub(1)
+    }
+}
+
+/// The turn of each event: `None` before the first `user` event (a system prompt).
+pub fn turn_numbers(events: &[Event]) -> Vec<Option<u64>> {
+    let mut turn: Option<u64> = None;
+    events
+        .iter()
+        .map(|event| {
+            if matches!(event.kind, Kind::User { .. }) {
+                turn = Some(turn.map_or(0, |t| t + 1));
+            }
+            turn
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_survive_a_round_trip_in_order() {
+        let line = r#"{"id":"e1","ts":"2026-01-01T00:00:00Z","type":"user","content":"hi","zeta":1,"alpha":{"x":[1,2]}}"#;
+        let events = parse_stored(&format!("{line}\n")).unwrap();
+        assert_eq!(events[0].to_line(), format!("{line}\n"));
+    }
+
+    #[test]
+    fn unknown_type_in_stored_file_is_carried_through() {
+        let line = r#"{"id":"e1","ts":"2026-01-01T00:00:00Z","type":"hologram","beam":"on"}"#;
+        let events = parse_stored(&format!("{line}\n")).unwrap();
+        assert_eq!(events[0].kind, Kind::Other("hologram".into()));
+        assert_eq!(events[0].to_line().trim_end(), line);
+    }
+
+    #[test]
+    fn input_rejects_unknown_type_and_names_line_and_field() {
+        let err =
+            parse_input("{\"type\":\"user\",\"content\":\"a\"}\n{\"type\":\"usr\"}").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert_eq!(err.field.as_deref(), Some("type"));
+    }
+
+    #[test]
+    fn input_rejects_missing_content() {
+        let err = parse_input(r#"{"type":"assistant"}"#).unwrap_err();
+        assert_eq!(err.to_string(), "line 1, field `content`: missing");
+    }
+
+    #[test]
+    fn input_rejects_non_object_and_bad_json() {
+        assert_eq!(
+            parse_input("[1]").unwrap_err().message,
+            "expected a JSON object"
+        );
+        assert!(
+            parse_input("{nope")
+                .unwrap_err()
+                .message
+                .starts_with("not valid JSON")
+        );
+    }
+
+    #[test]
+    fn input_rejects_path_like_ids() {
+        let err = parse_input(r#"{"id":"../x","type":"user","content":"a"}"#).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("id"));
+    }
+
+    #[test]
+    fn torn_last_line_is_reported() {
+        let err = parse_stored("{\"id\":\"e1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user\",\"content\":\"a\"}\n{\"id\":").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("torn"));
+    }
+
+    #[test]
+    fn turns_start_at_user_events() {
+        let text = [
+            r#"{"id":"a","ts":"2026-01-01T00:00:00Z","type":"system","content":"s"}"#,
+            r#"{"id":"b","ts":"2026-01-01T00:00:00Z","type":"user","content":"u"}"#,
+            r#"{"id":"c","ts":"2026-01-01T00:00:00Z","type":"assistant","content":"a"}"#,
+            r#"{"id":"d","ts":"2026-01-01T00:00:00Z","type":"user","content":"u2"}"#,
+        ]
+        .join("\n")
+            + "\n";
+        let events = parse_stored(&text).unwrap();
+        assert_eq!(turn_numbers(&events), vec![None, Some(0), Some(0), Some(1)]);
+        let stats = Stats::of(&events);
+        assert_eq!(
+            (stats.turns, stats.events, stats.current_turn()),
+            (2, 4, Some(1))
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! convo: a git-backed store for LLM conversations.
+//!
+//! The library holds all the work; the `convo` binary parses arguments and prints.
+//! See ARCHITECTURE.md for what each module owns and may not do.
+
+pub mod clock;
+pub mod event;
+pub mod render;
+pub mod store;

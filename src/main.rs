@@ -1,0 +1,184 @@
+//! The `convo` binary: parse arguments, build the context from the environment, run one
+//! command, and turn its outcome into output and an exit code.
+
+mod command_error;
+mod commands;
+mod ui;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use convo::clock::Clock;
+use convo::store::{FailPoint, GcOutcome, Store, StoreError};
+
+use command_error::{CommandError, EXIT_CODES, Kind};
+use ui::{ColorChoice, Ui};
+
+/// A git-backed store for LLM conversations
+#[derive(Parser)]
+#[command(name = "convo", version, after_long_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)
+    #[arg(short = 'C', long = "store", global = true, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// When to colour output (NO_COLOR is honoured by `auto`)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+    /// Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)
+    #[arg(long, global = true)]
+    no_pager: bool,
+    /// Print nothing but data and errors
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Init(commands::init::Args),
+    New(commands::new::Args),
+    List(commands::list::Args),
+    Switch(commands::switch::Args),
+    Append(commands::append::Args),
+    Show(commands::show::Args),
+    Log(commands::log::Args),
+    Fsck(commands::fsck::Args),
+    #[command(hide = true)]
+    GenerateDocs(commands::generate_docs::Args),
+}
+
+/// Where the store is and how it was chosen: only the default location is created on first
+/// write; a path the user named must exist (or be made with `convo init`).
+pub struct StoreLocation {
+    pub path: PathBuf,
+    pub is_default: bool,
+}
+
+/// Everything a command needs from the outside world, resolved once.
+pub struct Ctx {
+    pub location: Option<StoreLocation>,
+    pub ui: Ui,
+    pub clock: Clock,
+    fail_point: Option<FailPoint>,
+}
+
+impl Ctx {
+    fn location(&self) -> Result<&StoreLocation, CommandError> {
+        self.location.as_ref().ok_or_else(|| {
+            CommandError::new(
+                Kind::NotFound,
+                "cannot find a place for the store: HOME is not set",
+            )
+            .hint("pass --store PATH or set CONVO_DIR")
+        })
+    }
+
+    /// The store, which must exist: reads never create one.
+    pub fn open_store(&self) -> Result<Store, CommandError> {
+        let location = self.location()?;
+        Ok(Store::open(&location.path)?.with_fail_point(self.fail_point))
+    }
+
+    /// The store for a write: the default location is created on first use.
+    pub fn open_store_for_write(&self) -> Result<Store, CommandError> {
+        let location = self.location()?;
+        match Store::open(&location.path) {
+            Err(StoreError::NotAStore { .. }) if location.is_default => {
+                let (store, _) = Store::init(&location.path)?;
+                self.note(&format!(
+                    "Created convo store in {}",
+                    location.path.display()
+                ));
+                Ok(store.with_fail_point(self.fail_point))
+            }
+            other => Ok(other?.with_fail_point(self.fail_point)),
+        }
+    }
+
+    /// A status line on stderr, unless `--quiet`.
+    pub fn note(&self, message: &str) {
+        if !self.ui.quiet {
+            let _ = writeln!(std::io::stderr(), "{message}");
+        }
+    }
+
+    /// Say so when the store needs packing and git is missing to do it.
+    pub fn report_gc(&self, gc: GcOutcome) {
+        if gc == GcOutcome::GitMissing {
+            self.note("warning: the store has many loose objects and `git` is not installed to pack them (`git gc`)");
+        }
+    }
+}
+
+fn store_location(flag: Option<PathBuf>) -> Option<StoreLocation> {
+    if let Some(path) = flag {
+        return Some(StoreLocation {
+            path,
+            is_default: false,
+        });
+    }
+    if let Some(dir) = std::env::var_os("CONVO_DIR").filter(|d| !d.is_empty()) {
+        return Some(StoreLocation {
+            path: dir.into(),
+            is_default: false,
+        });
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(StoreLocation {
+        path: data.join("convo"),
+        is_default: true,
+    })
+}
+
+/// Sealed tests freeze time (and so ids and commit hashes) with CONVO_NOW, and simulate a
+/// kill at a step of a commit with CONVO_TEST_FAIL_AT.
+fn clock() -> Result<Clock, CommandError> {
+    match std::env::var("CONVO_NOW") {
+        Ok(now) => chrono::DateTime::parse_from_rfc3339(&now)
+            .map(|t| Clock::fixed(t.to_utc()))
+            .map_err(|e| CommandError::input(format!("CONVO_NOW: not an RFC 3339 time ({e})"))),
+        Err(_) => Ok(Clock::system()),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CommandError> {
+    let ctx = Ctx {
+        location: store_location(cli.store),
+        ui: Ui::new(cli.color, cli.no_pager, cli.quiet),
+        clock: clock()?,
+        fail_point: std::env::var("CONVO_TEST_FAIL_AT")
+            .ok()
+            .as_deref()
+            .and_then(FailPoint::parse),
+    };
+    match cli.command {
+        Command::Init(args) => commands::init::run(&ctx, args),
+        Command::New(args) => commands::new::run(&ctx, args),
+        Command::List(args) => commands::list::run(&ctx, args),
+        Command::Switch(args) => commands::switch::run(&ctx, args),
+        Command::Append(args) => commands::append::run(&ctx, args),
+        Command::Show(args) => commands::show::run(&ctx, args),
+        Command::Log(args) => commands::log::run(&ctx, args),
+        Command::Fsck(args) => commands::fsck::run(&ctx, args),
+        Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.kind != Kind::BrokenPipe && !e.message.is_empty() {
+                e.print(&mut std::io::stderr());
+            }
+            ExitCode::from(e.kind.exit_code())
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! A local, disposable cache of per-conversation counts, keyed by the conversation's tree id.
+//!
+//! It lets `list` and `append` skip reading every event. Any mismatch with HEAD (a pull, a
+//! `git reset`, a cache from another version) means a miss and a recount from the events,
+//! so the cache can be deleted at any time without loss.
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use super::{Result, Store, layout, txn::write_private_file};
+use crate::event::Stats;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Stored {
+    tree: String,
+    stats: Stats,
+    updated: Option<String>,
+    last_commit: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Cache {
+    /// The conversation's tree id at HEAD these counts describe.
+    pub tree: ObjectId,
+    pub stats: Stats,
+    /// Timestamp of the newest event.
+    pub updated: Option<String>,
+    /// The newest commit that changed the conversation, head of its `Convo-Previous` chain.
+    pub last_commit: Option<ObjectId>,
+}
+
+impl Store {
+    fn cache_path(&self, id: &str) -> std::path::PathBuf {
+        self.state_dir().join("cache").join(format!("{id}.json"))
+    }
+
+    pub(super) fn read_cache(&self, id: &str) -> Option<Cache> {
+        let bytes = std::fs::read(self.cache_path(id)).ok()?;
+        let stored: Stored = serde_json::from_slice(&bytes).ok()?;
+        Some(Cache {
+            tree: ObjectId::from_hex(stored.tree.as_bytes()).ok()?,
+            stats: stored.stats,
+            updated: stored.updated,
+            last_commit: stored
+                .last_commit
+                .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+        })
+    }
+
+    /// Best effort: a store we cannot write to still answers, just more slowly.
+    pub(super) fn write_cache(&self, id: &str, cache: &Cache) {
+        let stored = Stored {
+            tree: cache.tree.to_string(),
+            stats: cache.stats,
+            updated: cache.updated.clone(),
+            last_commit: cache.last_commit.map(|c| c.to_string()),
+        };
+        let dir = self.state_dir().join("cache");
+        if super::create_private_dir(&dir).is_ok()
+            && let Ok(bytes) = serde_json::to_vec(&stored)
+        {
+            let _ = write_private_file(&self.state_dir(), &self.cache_path(id), &bytes);
+        }
+    }
+
+    /// Counts for conversation `id` at HEAD, recounted from its events on a cache miss.
+    pub(super) fn cached_stats(&self, id: &str) -> Result<Cache> {
+        let tree = match self.head_tree_id()? {
+            Some(root) => self.entry_at(root, &layout::conversation_dir(id))?,
+            None => None,
+        };
+        let Some(tree) = tree else {
+            return Ok(Cache {
+                tree: ObjectId::null(self.repo.object_hash()),
+                stats: Stats::default(),
+                updated: None,
+                last_commit: None,
+            });
+        };
+        let previous = self.read_cache(id);
+        if let Some(cache) = &previous
+            && cache.tree == tree
+        {
+            return Ok(cache.clone());
+        }
+        let events = self.events(id)?;
+        let cache = Cache {
+            tree,
+            stats: Stats::of(&events),
+            updated: events.last().map(|e| e.ts.clone()),
+            last_commit: None,
+        };
+        self.write_cache(id, &cache);
+        Ok(cache)
+    }
+}

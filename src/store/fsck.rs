@@ -1,0 +1,205 @@
+//! `fsck`: everything committed parses, ids are unique, every tool result has its call, and
+//! the working tree and index agree with HEAD.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use gix::ObjectId;
+
+use super::{Result, Store, StoreError, git_err, io_err, layout, parse_meta};
+use crate::event::Kind;
+
+/// One thing wrong, and where.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+impl Store {
+    /// Check the store; an empty list means it is sound.
+    pub fn fsck(&self) -> Result<Vec<Problem>> {
+        let mut problems = Vec::new();
+        for id in self.conversation_ids()? {
+            self.check_conversation(&id, &mut problems)?;
+        }
+        self.check_worktree(&mut problems)?;
+        Ok(problems)
+    }
+
+    fn check_conversation(&self, id: &str, problems: &mut Vec<Problem>) -> Result<()> {
+        let dir = layout::conversation_dir(id);
+        if !crate::clock::is_ulid(id) {
+            problems.push(problem(&dir, "conversation folder name is not a convo id"));
+        }
+        let root = self.head_tree_id()?.ok_or(StoreError::Empty)?;
+        match self.entry_at(root, &layout::meta_path(id))? {
+            Some(blob) => {
+                if let Err(e) = parse_meta(&layout::meta_path(id), &self.read_blob(blob)?) {
+                    problems.push(problem(layout::meta_path(id), e.to_string()));
+                }
+            }
+            None => problems.push(problem(layout::meta_path(id), "missing")),
+        }
+        let segments = match self.segments(id) {
+            Ok(segments) => segments,
+            Err(StoreError::BadFile { path, message }) => {
+                problems.push(problem(path, message));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let mut ids: HashMap<String, String> = HashMap::new();
+        let mut calls: HashSet<String> = HashSet::new();
+        for (path, blob) in segments {
+            let events = match self.parse_segment(&path, blob) {
+                Ok(events) => events,
+                Err(StoreError::Corrupt { path, error }) => {
+                    problems.push(problem(path, error.to_string()));
+                    continue;
+                }
+                Err(StoreError::BadFile { path, message }) => {
+                    problems.push(problem(path, message));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for (index, event) in events.iter().enumerate() {
+                let at = format!("{path}:{}", index + 1);
+                if let Some(first) = ids.insert(event.id.clone(), at.clone()) {
+                    problems.push(problem(
+                        &at,
+                        format!("duplicate event id `{}` (first at {first})", event.id),
+                    ));
+                }
+                match &event.kind {
+                    Kind::ToolCall { call_id, .. } => {
+                        calls.insert(call_id.clone());
+                    }
+                    Kind::ToolResult { call_id, .. } if !calls.contains(call_id) => {
+                        problems.push(problem(
+                            &at,
+                            format!(
+                                "tool_result for call_id `{call_id}` has no tool_call before it"
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compare the working tree and the index with HEAD, file by file.
+    fn check_worktree(&self, problems: &mut Vec<Problem>) -> Result<()> {
+        let mut committed: HashMap<String, ObjectId> = HashMap::new();
+        if let Some(root) = self.head_tree_id()? {
+            self.collect_blobs(root, "", &mut committed)?;
+        }
+        for (path, id) in &committed {
+            let abs = self.root.join(path);
+            match std::fs::read(&abs) {
+                Ok(bytes) => {
+                    let actual = gix::objs::compute_hash(
+                        self.repo.object_hash(),
+                        gix::objs::Kind::Blob,
+                        &bytes,
+                    )
+                    .map_err(git_err("hash file"))?;
+                    if actual != *id {
+                        problems.push(problem(path, "working tree file differs from HEAD"));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    problems.push(problem(path, "missing from the working tree"));
+                }
+                Err(e) => return Err(io_err(abs)(e)),
+            }
+        }
+        let mut on_disk = Vec::new();
+        walk_files(
+            &self.root.join(layout::CONVERSATIONS),
+            layout::CONVERSATIONS,
+            &mut on_disk,
+        )?;
+        for path in on_disk {
+            if !committed.contains_key(&path) {
+                problems.push(problem(path, "in the working tree but not in HEAD"));
+            }
+        }
+        if self.repo.index_path().exists() {
+            let index = self.repo.open_index().map_err(git_err("read index"))?;
+            let mut indexed = HashSet::new();
+            for entry in index.entries() {
+                let path = entry.path(&index).to_string();
+                match committed.get(&path) {
+                    Some(id) if *id == entry.id => {}
+                    Some(_) => problems.push(problem(&path, "index entry differs from HEAD")),
+                    None => problems.push(problem(&path, "in the index but not in HEAD")),
+                }
+                indexed.insert(path);
+            }
+            for path in committed.keys().filter(|p| !indexed.contains(*p)) {
+                problems.push(problem(path, "in HEAD but not in the index"));
+            }
+        } else if !committed.is_empty() {
+            problems.push(problem(".git/index", "missing"));
+        }
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(())
+    }
+
+    fn collect_blobs(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut HashMap<String, ObjectId>,
+    ) -> Result<()> {
+        for (name, id, is_tree) in self.tree_entries(tree)? {
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if is_tree {
+                self.collect_blobs(id, &path, out)?;
+            } else {
+                out.insert(path, id);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn walk_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(dir)(e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io_err(dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = format!("{rel}/{name}");
+        if entry.file_type().map_err(io_err(entry.path()))?.is_dir() {
+            walk_files(&entry.path(), &path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! Where things live inside a store's tree. Pure path arithmetic, no I/O.
+//!
+//! ```text
+//! conversations/<id>/meta.json                       title, created, forked_from
+//! conversations/<id>/events/<group>/<segment>.jsonl  append-only event segments
+//! ```
+//!
+//! Appending rewrites only the open (last) segment, and only until it holds
+//! [`SEGMENT_BYTES`]; then a new segment starts and the old one is never written again, so a
+//! conversation's blobs grow linearly. Segments sit [`SEGMENTS_PER_GROUP`] to a folder so the
+//! tree objects rewritten per commit stay small however long the conversation gets (a flat
+//! folder of thousands of files rewrites a big tree object on every commit).
+
+pub const CONVERSATIONS: &str = "conversations";
+pub const META_FILE: &str = "meta.json";
+pub const EVENTS_DIR: &str = "events";
+
+/// A segment stops taking new lines once it holds this many bytes (a single larger line
+/// still gets a segment of its own).
+pub const SEGMENT_BYTES: usize = 16 * 1024;
+pub const SEGMENTS_PER_GROUP: u64 = 64;
+
+pub fn conversation_dir(id: &str) -> String {
+    format!("{CONVERSATIONS}/{id}")
+}
+
+pub fn meta_path(id: &str) -> String {
+    format!("{CONVERSATIONS}/{id}/{META_FILE}")
+}
+
+pub fn group_name(segment: u64) -> String {
+    format!("{:04}", segment / SEGMENTS_PER_GROUP)
+}
+
+pub fn segment_name(segment: u64) -> String {
+    format!("{segment:06}.jsonl")
+}
+
+pub fn segment_path(id: &str, segment: u64) -> String {
+    format!(
+        "{CONVERSATIONS}/{id}/{EVENTS_DIR}/{}/{}",
+        group_name(segment),
+        segment_name(segment)
+    )
+}
+
+/// The segment number of a file name, if it is one convo wrote.
+pub fn parse_segment_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".jsonl")?;
+    (digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+pub fn parse_group_name(name: &str) -> Option<u64> {
+    (name.len() >= 4 && name.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| name.parse().ok())
+        .flatten()
+}
+
+/// Lay `lines` out after an open segment holding `open_len` bytes: returns, per segment
+/// touched, its number and the lines it receives. The open segment keeps taking lines while
+/// it stays within [`SEGMENT_BYTES`].
+pub fn pack_lines(
+    next_or_open: u64,
+    open_len: usize,
+    lines: &[String],
+) -> Vec<(u64, Vec<&String>)> {
+    let mut out: Vec<(u64, Vec<&String>)> = Vec::new();
+    let mut segment = next_or_open;
+    let mut len = open_len;
+    for line in lines {
+        if len > 0 && len + line.len() > SEGMENT_BYTES {
+            segment += 1;
+            len = 0;
+        }
+        match out.last_mut() {
+            Some((n, bucket)) if *n == segment => bucket.push(line),
+            _ => out.push((segment, vec![line])),
+        }
+        len += line.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_paths_group_by_sixty_four() {
+        assert_eq!(
+            segment_path("X", 0),
+            "conversations/X/events/0000/000000.jsonl"
+        );
+        assert_eq!(
+            segment_path("X", 64),
+            "conversations/X/events/0001/000064.jsonl"
+        );
+        assert_eq!(parse_segment_name("000064.jsonl"), Some(64));
+        assert_eq!(parse_segment_name("64.jsonl"), None);
+        assert_eq!(parse_group_name("0001"), Some(1));
+    }
+
+    #[test]
+    fn packing_fills_the_open_segment_then_starts_new_ones() {
+        let line = "x".repeat(SEGMENT_BYTES / 2);
+        let lines = vec![line.clone(), line.clone(), line.clone()];
+        let packed = pack_lines(3, SEGMENT_BYTES / 2, &lines);
+        let shape: Vec<(u64, usize)> = packed.iter().map(|(n, l)| (*n, l.len())).collect();
+        assert_eq!(shape, vec![(3, 1), (4, 2)]);
+    }
+
+    #[test]
+    fn an_oversized_line_gets_its_own_segment() {
+        let big = "x".repeat(SEGMENT_BYTES * 2);
+        let lines = vec![big, "y".into()];
+        let packed = pack_lines(0, 10, &lines);
+        let shape: Vec<(u64, usize)> = packed.iter().map(|(n, l)| (*n, l.len())).collect();
+        assert_eq!(shape, vec![(1, 1), (2, 1)]);
+    }
+}

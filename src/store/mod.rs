@@ -1,0 +1,449 @@
+//! The store: a git repository of conversations, read and written in-process through gix.
+//!
+//! The committed tree at HEAD is the truth every read uses; the working tree and the index
+//! are kept in step with it after each commit (see [`txn`]) so `git status` stays clean and
+//! people can browse the files. Per-user state (the active conversation, caches, the write
+//! lock, the transaction journal) lives under `.git/convo/` and is never committed.
+//! This module knows nothing of compaction policies.
+
+mod cache;
+mod fsck;
+mod history;
+pub mod layout;
+mod txn;
+mod write;
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use crate::event::{self, Event, LineError, Stats};
+
+pub use fsck::Problem;
+pub use history::{LogEntry, Trailers};
+pub use txn::{FailPoint, GcOutcome, Lock};
+pub use write::{Appended, Created};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no convo store at {}", path.display())]
+    NotAStore { path: PathBuf },
+    #[error("{} exists and is not a convo store", path.display())]
+    NotAStoreDir { path: PathBuf },
+    #[error("no conversation matches `{query}`")]
+    UnknownConversation {
+        query: String,
+        candidates: Vec<Summary>,
+    },
+    #[error("`{query}` is ambiguous: {} conversations match", candidates.len())]
+    AmbiguousConversation {
+        query: String,
+        candidates: Vec<Summary>,
+    },
+    #[error("no active conversation")]
+    NoActiveConversation,
+    #[error("the store has no conversations yet")]
+    Empty,
+    #[error(
+        "input line {line}, field `call_id`: no tool_call with call_id `{call_id}` in this conversation"
+    )]
+    UnknownCallId { line: usize, call_id: String },
+    #[error("input line {line}, field `id`: id `{id}` is already used in this conversation")]
+    DuplicateId { line: usize, id: String },
+    #[error("{path}: {error}")]
+    Corrupt { path: String, error: LineError },
+    #[error("{path}: {message}")]
+    BadFile { path: String, message: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("git: {context}: {message}")]
+    Git { context: String, message: String },
+    #[error("`git` was not found on PATH; it is needed to {purpose}")]
+    GitMissing { purpose: &'static str },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) fn git_err<E: std::fmt::Display>(
+    context: impl Into<String>,
+) -> impl FnOnce(E) -> StoreError {
+    let context = context.into();
+    move |e| StoreError::Git {
+        context,
+        message: e.to_string(),
+    }
+}
+
+pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> StoreError {
+    let path = path.into();
+    move |source| StoreError::Io { path, source }
+}
+
+/// `meta.json`: what a conversation is called and where it came from. Unknown keys survive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub created: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One conversation as `list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub id: String,
+    pub title: Option<String>,
+    pub created: String,
+    /// Timestamp of the newest event, or `created` for an empty conversation.
+    pub updated: String,
+    #[serde(flatten)]
+    pub stats: Stats,
+    pub tokens: u64,
+}
+
+pub struct Store {
+    root: PathBuf,
+    repo: gix::Repository,
+    /// Test seam: abort the process at this point of a commit, as `kill -9` would.
+    fail_point: Option<FailPoint>,
+}
+
+impl Store {
+    /// Open the store at `root`, finishing any commit a killed process left half done.
+    pub fn open(root: &Path) -> Result<Store> {
+        if !root.join(".git").is_dir() {
+            return Err(if root.exists() && !root.is_dir() {
+                StoreError::NotAStoreDir {
+                    path: root.to_owned(),
+                }
+            } else {
+                StoreError::NotAStore {
+                    path: root.to_owned(),
+                }
+            });
+        }
+        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
+        let store = Store {
+            root: root.to_owned(),
+            repo,
+            fail_point: None,
+        };
+        if store.journal_path().exists() {
+            // Taking the lock waits out a writer that is still running; recovery then
+            // happens only if the journal is really orphaned.
+            store.lock()?;
+        }
+        Ok(store)
+    }
+
+    /// Create a store at `root` (or accept an existing one). Returns whether it was new.
+    pub fn init(root: &Path) -> Result<(Store, bool)> {
+        if root.join(".git").is_dir() {
+            return Ok((Store::open(root)?, false));
+        }
+        if root.exists() && !root.is_dir() {
+            return Err(StoreError::NotAStoreDir {
+                path: root.to_owned(),
+            });
+        }
+        create_private_dir(root)?;
+        let repo = gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
+        let store = Store {
+            root: root.to_owned(),
+            repo,
+            fail_point: None,
+        };
+        create_private_dir(&store.state_dir())?;
+        Ok((store, true))
+    }
+
+    pub fn with_fail_point(mut self, fail_point: Option<FailPoint>) -> Self {
+        self.fail_point = fail_point;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `.git/convo`: local, uncommitted state.
+    fn state_dir(&self) -> PathBuf {
+        self.repo.git_dir().join("convo")
+    }
+
+    fn head_tree_id(&self) -> Result<Option<ObjectId>> {
+        let Some(commit) = self.head_commit_id()? else {
+            return Ok(None);
+        };
+        self.commit_tree_id(commit).map(Some)
+    }
+
+    fn head_commit_id(&self) -> Result<Option<ObjectId>> {
+        let head = self.repo.head().map_err(git_err("read HEAD"))?;
+        Ok(head.id().map(|id| id.detach()))
+    }
+
+    fn commit_tree_id(&self, commit: ObjectId) -> Result<ObjectId> {
+        let commit = self
+            .repo
+            .find_commit(commit)
+            .map_err(git_err(format!("read commit {commit}")))?;
+        commit
+            .tree_id()
+            .map(|id| id.detach())
+            .map_err(git_err("read commit tree"))
+    }
+
+    /// The id of the object at `path` (slash-separated) below `tree`, if any.
+    fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err(format!("read tree {tree}")))?;
+        let entry = tree
+            .lookup_entry(path.split('/'))
+            .map_err(git_err(format!("look up {path}")))?;
+        Ok(entry.map(|e| e.object_id()))
+    }
+
+    /// `(name, id, is_tree)` of each entry of a tree.
+    fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId, bool)>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err(format!("read tree {tree}")))?;
+        let decoded = tree
+            .decode()
+            .map_err(git_err(format!("decode tree {}", tree.id)))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()))
+            .collect())
+    }
+
+    fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        let blob = self
+            .repo
+            .find_blob(id)
+            .map_err(git_err(format!("read blob {id}")))?;
+        Ok(blob.data.clone())
+    }
+
+    /// Ids of all conversations at HEAD, oldest first (ids sort by creation time).
+    pub fn conversation_ids(&self) -> Result<Vec<String>> {
+        let Some(root) = self.head_tree_id()? else {
+            return Ok(Vec::new());
+        };
+        let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
+            return Ok(Vec::new());
+        };
+        let mut ids: Vec<String> = self
+            .tree_entries(dir)?
+            .into_iter()
+            .filter(|(_, _, is_tree)| *is_tree)
+            .map(|(n, _, _)| n)
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    pub fn meta(&self, id: &str) -> Result<Meta> {
+        let root = self.head_tree_id()?.ok_or(StoreError::Empty)?;
+        let path = layout::meta_path(id);
+        let blob = self
+            .entry_at(root, &path)?
+            .ok_or_else(|| StoreError::BadFile {
+                path: path.clone(),
+                message: "missing".into(),
+            })?;
+        parse_meta(&path, &self.read_blob(blob)?)
+    }
+
+    /// Every event of a conversation, in order, from the committed tree.
+    pub fn events(&self, id: &str) -> Result<Vec<Event>> {
+        let mut events = Vec::new();
+        for (path, blob) in self.segments(id)? {
+            events.extend(self.parse_segment(&path, blob)?);
+        }
+        Ok(events)
+    }
+
+    fn parse_segment(&self, path: &str, blob: ObjectId) -> Result<Vec<Event>> {
+        let bytes = self.read_blob(blob)?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| StoreError::BadFile {
+            path: path.to_owned(),
+            message: "not UTF-8".into(),
+        })?;
+        event::parse_stored(text).map_err(|error| StoreError::Corrupt {
+            path: path.to_owned(),
+            error,
+        })
+    }
+
+    /// `(path, blob)` of each segment of a conversation, in order.
+    fn segments(&self, id: &str) -> Result<Vec<(String, ObjectId)>> {
+        let Some(root) = self.head_tree_id()? else {
+            return Ok(Vec::new());
+        };
+        let events_dir = format!("{}/{}", layout::conversation_dir(id), layout::EVENTS_DIR);
+        let Some(dir) = self.entry_at(root, &events_dir)? else {
+            return Ok(Vec::new());
+        };
+        let mut groups: Vec<(u64, ObjectId)> = Vec::new();
+        for (name, oid, is_tree) in self.tree_entries(dir)? {
+            match layout::parse_group_name(&name) {
+                Some(n) if is_tree => groups.push((n, oid)),
+                _ => return Err(bad_layout(&events_dir, &name)),
+            }
+        }
+        groups.sort();
+        let mut out = Vec::new();
+        for (group, oid) in groups {
+            let mut segments: Vec<(u64, ObjectId)> = Vec::new();
+            let group_dir = format!(
+                "{events_dir}/{}",
+                layout::group_name(group * layout::SEGMENTS_PER_GROUP)
+            );
+            for (name, oid, is_tree) in self.tree_entries(oid)? {
+                match layout::parse_segment_name(&name) {
+                    Some(n) if !is_tree => segments.push((n, oid)),
+                    _ => return Err(bad_layout(&group_dir, &name)),
+                }
+            }
+            segments.sort();
+            out.extend(
+                segments
+                    .into_iter()
+                    .map(|(n, oid)| (layout::segment_path(id, n), oid)),
+            );
+        }
+        Ok(out)
+    }
+
+    /// The conversation `query` names: a full id, a unique id prefix, or an exact title.
+    pub fn resolve(&self, query: &str) -> Result<String> {
+        let ids = self.conversation_ids()?;
+        if ids.iter().any(|id| id == query) {
+            return Ok(query.to_owned());
+        }
+        let upper = query.to_ascii_uppercase();
+        let by_prefix: Vec<&String> = if upper.is_empty() {
+            Vec::new()
+        } else {
+            ids.iter().filter(|id| id.starts_with(&upper)).collect()
+        };
+        let matches: Vec<String> = if by_prefix.is_empty() {
+            let mut by_title = Vec::new();
+            for id in &ids {
+                if self.meta(id)?.title.as_deref() == Some(query) {
+                    by_title.push(id.clone());
+                }
+            }
+            by_title
+        } else {
+            by_prefix.into_iter().cloned().collect()
+        };
+        match matches.len() {
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            0 => Err(StoreError::UnknownConversation {
+                query: query.to_owned(),
+                candidates: self.summaries_of(ids.iter().rev().take(5))?,
+            }),
+            _ => Err(StoreError::AmbiguousConversation {
+                query: query.to_owned(),
+                candidates: self.summaries_of(matches.iter())?,
+            }),
+        }
+    }
+
+    /// `query` resolved, or the active conversation when there is none.
+    pub fn resolve_or_active(&self, query: Option<&str>) -> Result<String> {
+        match query {
+            Some(q) => self.resolve(q),
+            None => {
+                let id = self.active()?.ok_or(StoreError::NoActiveConversation)?;
+                // The active id is local state: the conversation may be gone after a reset.
+                if self.conversation_ids()?.contains(&id) {
+                    Ok(id)
+                } else {
+                    Err(StoreError::NoActiveConversation)
+                }
+            }
+        }
+    }
+
+    pub fn active(&self) -> Result<Option<String>> {
+        let path = self.state_dir().join("active");
+        match std::fs::read_to_string(&path) {
+            Ok(s) => Ok(Some(s.trim().to_owned()).filter(|s| !s.is_empty())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(path)(e)),
+        }
+    }
+
+    pub fn set_active(&self, id: &str) -> Result<()> {
+        txn::write_private_file(
+            &self.state_dir(),
+            &self.state_dir().join("active"),
+            format!("{id}\n").as_bytes(),
+        )
+    }
+
+    fn summaries_of<'a>(&self, ids: impl Iterator<Item = &'a String>) -> Result<Vec<Summary>> {
+        ids.map(|id| self.summary(id)).collect()
+    }
+
+    /// Title, counts and times of one conversation; counts come from a cache keyed by the
+    /// conversation's tree, so `list` does not re-read every event.
+    pub fn summary(&self, id: &str) -> Result<Summary> {
+        let meta = self.meta(id)?;
+        let cached = self.cached_stats(id)?;
+        Ok(Summary {
+            id: id.to_owned(),
+            title: meta.title,
+            updated: cached
+                .updated
+                .clone()
+                .unwrap_or_else(|| meta.created.clone()),
+            created: meta.created,
+            tokens: cached.stats.tokens(),
+            stats: cached.stats,
+        })
+    }
+
+    pub fn summaries(&self) -> Result<Vec<Summary>> {
+        let ids = self.conversation_ids()?;
+        self.summaries_of(ids.iter())
+    }
+}
+
+fn bad_layout(dir: &str, name: &str) -> StoreError {
+    StoreError::BadFile {
+        path: format!("{dir}/{name}"),
+        message: "not a file convo writes here".into(),
+    }
+}
+
+fn parse_meta(path: &str, bytes: &[u8]) -> Result<Meta> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::BadFile {
+        path: path.to_owned(),
+        message: format!("invalid metadata ({e})"),
+    })
+}
+
+pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(io_err(path))
+}

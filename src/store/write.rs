@@ -1,0 +1,309 @@
+//! The two ways a conversation changes in this layer: it is created, or events are appended.
+//! Everything is validated before the first byte is written; one call is one commit.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+
+use super::cache::Cache;
+use super::history::Trailers;
+use super::txn::{Change, GcOutcome, Lock};
+use super::{Meta, Result, Store, StoreError, layout};
+use crate::clock::Clock;
+use crate::event::{Draft, Event, Kind, Stats};
+
+/// What `append` did.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    pub commit: ObjectId,
+    pub subject: String,
+    pub events: Vec<Event>,
+    /// Turn of each appended event (`None` before the first user event).
+    pub turns: Vec<Option<u64>>,
+    pub stats: Stats,
+    pub gc: GcOutcome,
+}
+
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub id: String,
+    pub commit: ObjectId,
+    pub subject: String,
+    pub gc: GcOutcome,
+}
+
+/// Titles go into commit subjects: keep them to one short line.
+fn subject_name(id: &str, title: Option<&str>) -> String {
+    match title {
+        Some(title) => {
+            let one_line: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut short: String = one_line.chars().take(50).collect();
+            if short.len() < one_line.len() {
+                short.push('…');
+            }
+            format!("\"{short}\"")
+        }
+        None => id.to_owned(),
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+impl Store {
+    /// Start a conversation: one commit adding its `meta.json`.
+    pub fn create(&self, lock: &Lock, title: Option<&str>, clock: &Clock) -> Result<Created> {
+        let id = clock.new_id();
+        let meta = Meta {
+            title: title.map(str::to_owned),
+            created: clock.timestamp(),
+            forked_from: None,
+            extra: Default::default(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&meta).map_err(|e| StoreError::BadFile {
+            path: layout::meta_path(&id),
+            message: e.to_string(),
+        })?;
+        bytes.push(b'\n');
+        let subject = format!("new: {}", subject_name(&id, title));
+        let trailers = Trailers {
+            convo_id: Some(id.clone()),
+            turns: Some(0),
+            events: Some(0),
+            tokens: Some(0),
+            ..Default::default()
+        };
+        let message = format!("{subject}\n\n{}", trailers.render());
+        let changes = [Change {
+            path: layout::meta_path(&id),
+            bytes: Some(bytes),
+        }];
+        let committed = self.commit(lock, &changes, &message, clock)?;
+        let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
+        if let Some(tree) = tree {
+            self.write_cache(
+                &id,
+                &Cache {
+                    tree,
+                    stats: Stats::default(),
+                    updated: None,
+                    last_commit: Some(committed.commit),
+                },
+            );
+        }
+        Ok(Created {
+            id,
+            commit: committed.commit,
+            subject,
+            gc: committed.gc,
+        })
+    }
+
+    /// Append `drafts` to conversation `id` in one commit. Input that would break the
+    /// conversation (an id used twice, a result for a call that does not exist) is refused
+    /// before anything is written.
+    pub fn append(
+        &self,
+        lock: &Lock,
+        id: &str,
+        drafts: Vec<Draft>,
+        clock: &Clock,
+    ) -> Result<Appended> {
+        let segments = self.segments(id)?;
+        self.check_ids(id, &drafts, &segments)?;
+        self.check_call_ids(&drafts, &segments)?;
+
+        let before = self.cached_stats(id)?;
+        let previous = self.last_commit_of(id)?;
+        let ts = clock.timestamp();
+        let events: Vec<Event> = drafts
+            .into_iter()
+            .map(|d| {
+                let id = d.id.clone().unwrap_or_else(|| clock.new_id());
+                let ts = d.ts.clone().unwrap_or_else(|| ts.clone());
+                d.into_event(id, ts)
+            })
+            .collect();
+
+        let mut stats = before.stats;
+        let mut turns = Vec::with_capacity(events.len());
+        for event in &events {
+            stats.add(event);
+            turns.push(stats.current_turn());
+        }
+
+        let (open_number, open_bytes) = match segments.last() {
+            Some((path, blob)) => {
+                let number = path
+                    .rsplit('/')
+                    .next()
+                    .and_then(layout::parse_segment_name)
+                    .unwrap_or(0);
+                (number, self.read_blob(*blob)?)
+            }
+            None => (0, Vec::new()),
+        };
+        let lines: Vec<String> = events.iter().map(Event::to_line).collect();
+        let mut changes = Vec::new();
+        for (number, bucket) in layout::pack_lines(open_number, open_bytes.len(), &lines) {
+            let mut bytes = if number == open_number {
+                open_bytes.clone()
+            } else {
+                Vec::new()
+            };
+            for line in bucket {
+                bytes.extend_from_slice(line.as_bytes());
+            }
+            changes.push(Change {
+                path: layout::segment_path(id, number),
+                bytes: Some(bytes),
+            });
+        }
+
+        let meta = self.meta(id)?;
+        let subject = append_subject(id, meta.title.as_deref(), &turns, events.len());
+        let trailers = Trailers {
+            convo_id: Some(id.to_owned()),
+            previous,
+            turns: Some(stats.turns),
+            events: Some(stats.events),
+            tokens: Some(stats.tokens()),
+        };
+        let message = format!("{subject}\n\n{}", trailers.render());
+        let committed = self.commit(lock, &changes, &message, clock)?;
+        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
+            let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
+            self.write_cache(
+                id,
+                &Cache {
+                    tree,
+                    stats,
+                    updated,
+                    last_commit: Some(committed.commit),
+                },
+            );
+        }
+        Ok(Appended {
+            commit: committed.commit,
+            subject,
+            events,
+            turns,
+            stats,
+            gc: committed.gc,
+        })
+    }
+
+    /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.
+    fn check_ids(
+        &self,
+        _id: &str,
+        drafts: &[Draft],
+        segments: &[(String, ObjectId)],
+    ) -> Result<()> {
+        if drafts.iter().all(|d| d.id.is_none()) {
+            return Ok(());
+        }
+        let mut seen: HashSet<String> = HashSet::new();
+        for (path, blob) in segments {
+            seen.extend(self.parse_segment(path, *blob)?.into_iter().map(|e| e.id));
+        }
+        for draft in drafts {
+            if let Some(event_id) = &draft.id
+                && !seen.insert(event_id.clone())
+            {
+                return Err(StoreError::DuplicateId {
+                    line: draft.line,
+                    id: event_id.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every `tool_result` must answer a `tool_call` before it. Calls are usually recent, so
+    /// segments are searched newest first and the search stops once all are found.
+    fn check_call_ids(&self, drafts: &[Draft], segments: &[(String, ObjectId)]) -> Result<()> {
+        let mut missing: Vec<(usize, &str)> = Vec::new();
+        let mut calls_in_input: HashSet<&str> = HashSet::new();
+        for draft in drafts {
+            match &draft.kind {
+                Kind::ToolCall { call_id, .. } => {
+                    calls_in_input.insert(call_id);
+                }
+                Kind::ToolResult { call_id, .. } if !calls_in_input.contains(call_id.as_str()) => {
+                    missing.push((draft.line, call_id));
+                }
+                _ => {}
+            }
+        }
+        for (path, blob) in segments.iter().rev() {
+            if missing.is_empty() {
+                break;
+            }
+            let stored = self.parse_segment(path, *blob)?;
+            missing.retain(|(_, call_id)| {
+                !stored
+                    .iter()
+                    .any(|e| matches!(&e.kind, Kind::ToolCall { call_id: c, .. } if c == call_id))
+            });
+        }
+        match missing.first() {
+            Some((line, call_id)) => Err(StoreError::UnknownCallId {
+                line: *line,
+                call_id: (*call_id).to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `append: "fix login" turn 12 (+5 events)`: the turn (or turns) the new events belong to.
+fn append_subject(id: &str, title: Option<&str>, turns: &[Option<u64>], count: usize) -> String {
+    let first = turns.iter().flatten().next();
+    let last = turns.iter().flatten().last();
+    let turn = match (first, last) {
+        (Some(a), Some(b)) if a == b => format!(" turn {a}"),
+        (Some(a), Some(b)) => format!(" turns {a}-{b}"),
+        _ => String::new(),
+    };
+    format!(
+        "append: {}{turn} (+{})",
+        subject_name(id, title),
+        plural(count, "event")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_name_the_turns_touched() {
+        assert_eq!(
+            append_subject("X", Some("fix login"), &[Some(12); 5], 5),
+            "append: \"fix login\" turn 12 (+5 events)"
+        );
+        assert_eq!(
+            append_subject("X", None, &[None], 1),
+            "append: X (+1 event)"
+        );
+        assert_eq!(
+            append_subject("X", Some("t"), &[Some(2), Some(3), Some(4)], 3),
+            "append: \"t\" turns 2-4 (+3 events)"
+        );
+    }
+
+    #[test]
+    fn long_titles_are_cut_in_subjects() {
+        let title = "a".repeat(80);
+        assert_eq!(
+            subject_name("X", Some(&title)),
+            format!("\"{}…\"", "a".repeat(50))
+        );
+    }
+}

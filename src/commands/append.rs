@@ -176,12 +176,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 }
                 _ => String::new(),
             };
-            writeln!(
-                out,
+            let line = format!(
                 " {turn:>9}  {:<11} {} {detail}",
                 event.kind.type_name(),
                 event.id
-            )?;
+            );
+            writeln!(out, "{}", line.trim_end())?;
         }
     }
     ctx.report_gc(appended.gc);

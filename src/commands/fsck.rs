@@ -18,9 +18,10 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
     render::problems(out.writer(), &problems)?;
     out.finish()?;
     if problems.is_empty() {
+        let n = store.conversation_ids()?.len();
         ctx.note(&format!(
-            "checked {} conversations: no problems",
-            store.conversation_ids()?.len()
+            "checked {n} conversation{}: no problems",
+            if n == 1 { "" } else { "s" }
         ));
         Ok(())
     } else {

@@ -33,7 +33,10 @@ pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
     mkdir(&completions_dir)?;
     command.build();
     let mut pages = vec![("convo".to_owned(), command.clone())];
-    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+    for sub in command
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
         pages.push((
             format!("convo-{}", sub.get_name()),
             sub.clone().name(format!("convo-{}", sub.get_name())),

@@ -1,0 +1,487 @@
+//! End-to-end: the real binary in a sealed environment, whole outputs compared.
+
+mod common;
+
+use common::TestEnv;
+
+fn record_sample(env: &TestEnv) -> String {
+    let id = env.new_conversation("fix login");
+    env.run(&["append", "--system", "You are a careful engineer."])
+        .ok();
+    env.run(&[
+        "append",
+        "--user",
+        "The login form rejects valid passwords.",
+    ])
+    .ok();
+    env.run(&[
+        "append",
+        "--tool-call",
+        "fs_read",
+        "--args",
+        r#"{"path":"src/login.rs"}"#,
+        "--call-id",
+        "c1",
+    ])
+    .ok();
+    env.run(&[
+        "append",
+        "--tool-result",
+        "c1",
+        "--content",
+        "fn check(p: &str) -> bool {\n    p.len() > 80\n}",
+    ])
+    .ok();
+    env.run_stdin(
+        &["append"],
+        "{\"type\":\"assistant\",\"content\":\"The length check is inverted.\"}\n{\"type\":\"user\",\"content\":\"Fix it.\"}\n",
+    )
+    .ok();
+    id
+}
+
+#[test]
+fn new_prints_id_commit_and_subject() {
+    let env = TestEnv::new();
+    let out = env.run(&["new", "--title", "fix login"]);
+    assert_eq!(
+        out.ok(),
+        "[01KDVDQ4K00000000000000001 1975846] new: \"fix login\"\n"
+    );
+    assert_eq!(env.git_status(), "");
+}
+
+#[test]
+fn append_prints_what_it_added() {
+    let env = TestEnv::new();
+    env.new_conversation("fix login");
+    let out = env.run_stdin(
+        &["append"],
+        "{\"type\":\"user\",\"content\":\"hi\"}\n{\"type\":\"tool_call\",\"call_id\":\"c9\",\"name\":\"ls\",\"arguments\":{}}\n{\"type\":\"tool_result\",\"call_id\":\"c9\",\"content\":\"a b\",\"is_error\":true}\n",
+    );
+    assert_eq!(
+        out.ok(),
+        "[01KDVDQ4K00000000000000001 758dde1] append: \"fix login\" turn 0 (+3 events)
+    turn 0  user        01KDVDRZ600000000000000001
+    turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
+    turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
+"
+    );
+    let generated = env.run(&["append", "--tool-call", "ls", "--args", "{}"]);
+    assert!(
+        generated
+            .ok()
+            .contains(" ls call_01KDVDTSS00000000000000001\n"),
+        "{}",
+        generated.stdout
+    );
+}
+
+#[test]
+fn show_prints_a_readable_conversation() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    assert_eq!(
+        env.run(&["show"]).ok(),
+        "fix login 01KDVDQ4K00000000000000001
+2 turns, 6 events, ~45 tokens (chars/4)
+
+system
+    You are a careful engineer.
+
+── turn 0 ── 2026-01-01 00:03:00
+user
+    The login form rejects valid passwords.
+tool_call fs_read c1
+    {
+      \"path\": \"src/login.rs\"
+    }
+tool_result fs_read c1 success
+    fn check(p: &str) -> bool {
+        p.len() > 80
+    }
+assistant
+    The length check is inverted.
+
+── turn 1 ── 2026-01-01 00:06:00
+user
+    Fix it.
+"
+    );
+}
+
+#[test]
+fn show_brief_folds_tool_calls_to_one_line() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    let out = env.run(&["show", "--brief"]);
+    let body: Vec<&str> = out.ok().lines().skip(8).take(4).collect();
+    assert_eq!(
+        body,
+        [
+            "    The login form rejects valid passwords.",
+            "tool_call fs_read {\"path\":\"src/login.rs\"}",
+            "tool_result fs_read: success, 3 lines",
+            "assistant",
+        ]
+    );
+}
+
+#[test]
+fn jsonl_round_trips_through_append() {
+    let env = TestEnv::new();
+    let first = record_sample(&env);
+    let jsonl = env
+        .run(&["show", &first, "--format", "jsonl"])
+        .ok()
+        .to_owned();
+    assert_eq!(jsonl.lines().count(), 6);
+    let copy = env.new_conversation("copy");
+    env.run_stdin(&["append", &copy], &jsonl).ok();
+    assert_eq!(env.run(&["show", &copy, "--format", "jsonl"]).ok(), jsonl);
+    // Unknown fields ride along, in order.
+    let extra = "{\"id\":\"x1\",\"ts\":\"2026-02-02T00:00:00Z\",\"type\":\"user\",\"content\":\"hi\",\"zeta\":{\"b\":1},\"alpha\":[2]}\n";
+    env.run_stdin(&["append", &copy], extra).ok();
+    assert!(
+        env.run(&["show", &copy, "--format", "jsonl"])
+            .ok()
+            .ends_with(extra)
+    );
+}
+
+#[test]
+fn log_shows_commits_newest_first_with_sizes() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    assert_eq!(
+        env.run(&["log", "-n", "2"]).ok(),
+        "commit 1603996b9e356977458e9ffc710222b3ae2ee7c5
+Convo:  01KDVDQ4K00000000000000001
+Author: convo <convo@localhost>
+Date:   Thu Jan 1 00:06:00 2026 +0000
+
+    append: \"fix login\" turns 0-1 (+2 events)
+    after: 2 turns, 6 events, ~45 tokens (chars/4)
+
+commit 63ae89f92a84426acc19fa4c43b5d6126e86b878
+Convo:  01KDVDQ4K00000000000000001
+Author: convo <convo@localhost>
+Date:   Thu Jan 1 00:05:00 2026 +0000
+
+    append: \"fix login\" turn 0 (+1 event)
+    after: 1 turn, 4 events, ~36 tokens (chars/4)
+"
+    );
+    assert_eq!(
+        env.run(&["log", "--oneline"]).ok(),
+        "1603996 2026-01-01 append: \"fix login\" turns 0-1 (+2 events) [2 turns, 6 events, ~45 tokens (chars/4)]
+63ae89f 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 4 events, ~36 tokens (chars/4)]
+d0e8b51 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 3 events, ~24 tokens (chars/4)]
+fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~17 tokens (chars/4)]
+7297aab 2026-01-01 append: \"fix login\" (+1 event) [0 turns, 1 event, ~7 tokens (chars/4)]
+1975846 2026-01-01 new: \"fix login\" [0 turns, 0 events, ~0 tokens (chars/4)]
+"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(env.run(&["log", "--format", "json", "-n", "1"]).ok()).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!([{
+            "commit": "1603996b9e356977458e9ffc710222b3ae2ee7c5",
+            "date": "2026-01-01T00:06:00+00:00",
+            "author": "convo <convo@localhost>",
+            "subject": "append: \"fix login\" turns 0-1 (+2 events)",
+            "conversation": "01KDVDQ4K00000000000000001",
+            "turns": 2, "events": 6, "tokens": 45
+        }])
+    );
+}
+
+/// Interleaved conversations: each log holds its own commits only, and gives the same
+/// answer from the trailer chain, from a cold cache, and across a commit made by plain git.
+#[test]
+fn log_of_one_conversation_skips_the_others() {
+    let env = TestEnv::new();
+    let a = env.new_conversation("alpha");
+    let b = env.new_conversation("beta");
+    for i in 0..3 {
+        env.run(&["append", &a, "--user", &format!("a{i}")]).ok();
+        env.run(&["append", &b, "--user", &format!("b{i}")]).ok();
+    }
+    let log_a = env.run(&["log", &a, "--oneline"]).ok().to_owned();
+    let subjects: Vec<&str> = log_a
+        .lines()
+        .map(|l| l.split_once(" 2026-01-01 ").unwrap().1)
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "append: \"alpha\" turn 2 (+1 event) [3 turns, 3 events, ~2 tokens (chars/4)]",
+            "append: \"alpha\" turn 1 (+1 event) [2 turns, 2 events, ~1 tokens (chars/4)]",
+            "append: \"alpha\" turn 0 (+1 event) [1 turn, 1 event, ~1 tokens (chars/4)]",
+            "new: \"alpha\" [0 turns, 0 events, ~0 tokens (chars/4)]",
+        ]
+    );
+    assert_eq!(
+        env.run(&["log", "--all", "--oneline"]).ok().lines().count(),
+        8
+    );
+
+    std::fs::remove_dir_all(env.store.join(".git/convo/cache")).unwrap();
+    assert_eq!(env.run(&["log", &a, "--oneline"]).ok(), log_a);
+
+    // A commit by another tool touching the conversation joins its history.
+    std::fs::write(
+        env.store.join(format!("conversations/{a}/NOTES")),
+        "by hand\n",
+    )
+    .unwrap();
+    env.git(&["add", "."]);
+    env.git(&[
+        "-c",
+        "user.name=H",
+        "-c",
+        "user.email=h@x",
+        "commit",
+        "-qm",
+        "notes by hand",
+    ]);
+    env.run(&["append", &a, "--user", "after"]).ok();
+    let log = env.run(&["log", &a, "--oneline"]).ok().to_owned();
+    let subjects: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_once(" 2026-").map_or(l, |p| p.1))
+        .collect();
+    assert_eq!(subjects.len(), 6, "{log}");
+    assert!(subjects[1].ends_with("notes by hand"), "{log}");
+    assert!(
+        log.ends_with(&log_a[log_a.find('\n').map(|_| 0).unwrap()..]),
+        "{log}"
+    );
+}
+
+#[test]
+fn list_shows_counts_and_marks_the_active_conversation() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    env.new_conversation("second");
+    assert_eq!(
+        env.run(&["list"]).ok(),
+        "  01KDVDQ4K00000000000000001 fix login    2 turns    6 events         ~45 tok  2026-01-01 00:06
+* 01KDVE24500000000000000001 second       0 turns    0 events          ~0 tok  2026-01-01 00:07
+"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(json[0]["turns"], 2);
+    assert_eq!(json[0]["tokens"], 45);
+    assert_eq!(json[0]["active"], false);
+    assert_eq!(json[1]["title"], "second");
+    assert_eq!(json[1]["active"], true);
+}
+
+#[test]
+fn ids_resolve_by_full_id_prefix_and_title() {
+    let env = TestEnv::new();
+    let a = env.new_conversation("alpha");
+    let b = env.new_conversation("beta");
+    env.run(&["switch", "alpha"]).ok();
+    assert_eq!(
+        env.run(&["append", "--user", "to alpha"])
+            .ok()
+            .split(' ')
+            .next()
+            .unwrap(),
+        format!("[{a}")
+    );
+    env.run(&["switch", &b[..11].to_lowercase()]).ok();
+    assert_eq!(
+        env.run(&["append", "--user", "to beta"])
+            .ok()
+            .split(' ')
+            .next()
+            .unwrap(),
+        format!("[{b}")
+    );
+    env.run(&["switch", &a]).ok();
+    assert!(
+        env.run(&["show", "--format", "jsonl"])
+            .ok()
+            .contains("to alpha")
+    );
+
+    let ambiguous = env.run(&["show", "01KDV"]);
+    assert_eq!(
+        ambiguous.fails_with(4),
+        format!(
+            "error: `01KDV` is ambiguous: 2 conversations match\nhint: candidates: {a} \"alpha\", {b} \"beta\"\n"
+        )
+    );
+    let unknown = env.run(&["show", "gamma"]);
+    assert_eq!(
+        unknown.fails_with(4),
+        format!(
+            "error: no conversation matches `gamma`\nhint: recent conversations: {b} \"beta\", {a} \"alpha\"\nhint: name one by id, unique id prefix or title; `convo list` shows all\n"
+        )
+    );
+    env.run(&["show", "../x"]).fails_with(4);
+}
+
+#[test]
+fn reading_a_missing_store_says_how_to_create_one() {
+    let env = TestEnv::bare();
+    let out = env.run(&["list"]);
+    assert_eq!(
+        out.fails_with(4),
+        format!(
+            "error: no convo store at {0}\nhint: create one with `convo init {0}`\n",
+            env.store.display()
+        )
+    );
+    assert!(!env.store.exists());
+    // A store named explicitly is not created behind the user's back, even by a write.
+    env.run(&["new"]).fails_with(4);
+    assert!(!env.store.exists());
+}
+
+#[test]
+fn the_first_write_creates_the_default_store() {
+    let env = TestEnv::bare();
+    let out = common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
+    out.ok();
+    let default = env.home().join(".local/share/convo");
+    assert_eq!(
+        out.stderr,
+        format!("Created convo store in {}\n", default.display())
+    );
+    let listed = common::run_command(env.command_without_store(&["list"]), "");
+    assert!(listed.ok().contains(" first "));
+}
+
+#[test]
+fn no_active_conversation_is_an_error_with_a_hint() {
+    let env = TestEnv::new();
+    assert_eq!(
+        env.run(&["show"]).fails_with(4),
+        "error: no active conversation\nhint: name a conversation, `convo switch ID`, or start one with `convo new`\n"
+    );
+}
+
+#[test]
+fn init_is_idempotent_and_store_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::bare();
+    let path = env.store.display().to_string();
+    assert_eq!(
+        env.run(&["init", &path]).ok(),
+        format!("Initialized empty convo store in {path}\n")
+    );
+    assert_eq!(
+        env.run(&["init", &path]).ok(),
+        format!("Reinitialized existing convo store in {path}\n")
+    );
+    let id = env.new_conversation("private");
+    env.run(&["append", "--user", "secret"]).ok();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.store), 0o700);
+    assert_eq!(mode(&env.store.join(format!("conversations/{id}"))), 0o700);
+    assert_eq!(
+        mode(&env.store.join(format!("conversations/{id}/meta.json"))),
+        0o600
+    );
+    assert_eq!(
+        mode(
+            &env.store
+                .join(format!("conversations/{id}/events/0000/000000.jsonl"))
+        ),
+        0o600
+    );
+    assert_eq!(env.git_status(), "");
+}
+
+#[test]
+fn fsck_reports_every_problem_and_exits_one() {
+    let env = TestEnv::new();
+    let id = record_sample(&env);
+    env.run(&["fsck"]).ok();
+    // Commit damage with plain git: a torn line, a result without its call.
+    let segment = format!("conversations/{id}/events/0000/000001.jsonl");
+    std::fs::create_dir_all(env.store.join(format!("conversations/{id}/events/0000"))).unwrap();
+    std::fs::write(
+        env.store.join(&segment),
+        "{\"id\":\"z1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"tool_result\",\"call_id\":\"ghost\",\"content\":\"\"}\n{\"id\":",
+    )
+    .unwrap();
+    env.git(&["add", "."]);
+    env.git(&[
+        "-c",
+        "user.name=H",
+        "-c",
+        "user.email=h@x",
+        "commit",
+        "-qm",
+        "damage",
+    ]);
+    std::fs::write(
+        env.store.join(format!("conversations/{id}/meta.json")),
+        "{}",
+    )
+    .unwrap();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.fails_with(1), "error: 2 problems found\n");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "conversations/{id}/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)\nconversations/{id}/meta.json: working tree file differs from HEAD\n"
+        )
+    );
+    // Reading the damaged conversation names the file and line.
+    assert_eq!(
+        env.run(&["show"]).fails_with(5),
+        format!(
+            "error: conversations/{id}/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)\nhint: `convo fsck` lists every problem in the store\n"
+        )
+    );
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let env = TestEnv::new();
+    env.new_conversation("big");
+    let big = format!(
+        "{{\"type\":\"user\",\"content\":\"{}\"}}\n",
+        "x".repeat(400_000)
+    );
+    env.run_stdin(&["append"], &big).ok();
+    let mut cmd = env.command(&["show", "--format", "jsonl"]);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn color_is_off_when_piped_and_on_when_asked() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    assert!(!env.run(&["show"]).ok().contains('\x1b'));
+    assert!(
+        env.run(&["--color", "always", "show"])
+            .ok()
+            .contains("\x1b[32muser\x1b[0m")
+    );
+    assert!(!env.run(&["--color", "never", "log"]).ok().contains('\x1b'));
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let env = TestEnv::bare();
+    let help = env.run(&["--help"]);
+    assert!(
+        help.ok()
+            .contains("3  bad input: a JSONL line, an id, a flag value; nothing was written")
+    );
+}

@@ -1,0 +1,187 @@
+//! A sealed environment for running the real `convo` binary: a temporary HOME and store, no
+//! inherited git config, a clock that advances one minute per command (so ids and commit
+//! hashes are reproducible), and helpers to compare whole outputs and whole stores.
+
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub struct TestEnv {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub store: PathBuf,
+    tick: Cell<u32>,
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Assert success and return stdout.
+    #[track_caller]
+    pub fn ok(&self) -> &str {
+        assert_eq!(
+            self.code, 0,
+            "command failed\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        &self.stdout
+    }
+
+    #[track_caller]
+    pub fn fails_with(&self, code: i32) -> &str {
+        assert_eq!(
+            self.code, code,
+            "unexpected exit\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        &self.stderr
+    }
+}
+
+impl TestEnv {
+    /// An environment whose store (`CONVO_DIR`) is initialised.
+    pub fn new() -> TestEnv {
+        let env = TestEnv::bare();
+        env.run(&["init"]).ok();
+        env
+    }
+
+    /// An environment with no store yet.
+    pub fn bare() -> TestEnv {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical tempdir");
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        TestEnv {
+            store: root.join("store"),
+            root,
+            _dir: dir,
+            tick: Cell::new(0),
+        }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    /// The time the next command sees: one minute after the previous one.
+    fn next_now(&self) -> String {
+        let n = self.tick.get();
+        self.tick.set(n + 1);
+        format!("2026-01-01T{:02}:{:02}:00Z", n / 60 % 24, n % 60)
+    }
+
+    /// A command with a sealed environment; CONVO_DIR points at this env's store.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command_without_store(args);
+        cmd.env("CONVO_DIR", &self.store);
+        cmd
+    }
+
+    /// A sealed command that finds its store through XDG_DATA_HOME (the default location).
+    pub fn command_without_store(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_convo"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("XDG_DATA_HOME", self.home().join(".local/share"))
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("CONVO_NOW", self.next_now())
+            .current_dir(&self.root);
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_stdin(args, "")
+    }
+
+    pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        run_command(self.command(args), stdin)
+    }
+
+    /// Every file of the store, `.git` included, with its bytes: two equal snapshots mean
+    /// the store is byte-for-byte unchanged.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        collect(&self.store, &self.store, &mut files);
+        files
+    }
+
+    /// `git status --porcelain` of the store (empty when clean).
+    pub fn git_status(&self) -> String {
+        self.git(&["status", "--porcelain"])
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.store)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Start a conversation and return its id.
+    pub fn new_conversation(&self, title: &str) -> String {
+        let out = self.run(&["new", "--title", title]);
+        let line = out.ok().to_owned();
+        line.trim_start_matches('[')
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_owned()
+    }
+}
+
+pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("convo runs");
+    {
+        let mut pipe = child.stdin.take().unwrap();
+        let _ = pipe.write_all(stdin.as_bytes());
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            collect(base, &path, files);
+        } else {
+            files.insert(
+                path.strip_prefix(base).unwrap().to_owned(),
+                std::fs::read(&path).unwrap(),
+            );
+        }
+    }
+}

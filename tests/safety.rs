@@ -1,0 +1,291 @@
+//! The store's guarantees: bad input changes nothing, concurrent writers both land, and a
+//! writer killed at any step leaves a store the next command accepts with every committed
+//! event intact.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{TestEnv, run_command};
+
+fn store_with_history() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let id = env.new_conversation("safety");
+    env.run(&["append", "--user", "hello"]).ok();
+    env.run(&[
+        "append",
+        "--tool-call",
+        "grep",
+        "--args",
+        r#"{"q":"x"}"#,
+        "--call-id",
+        "c1",
+    ])
+    .ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "found"])
+        .ok();
+    (env, id)
+}
+
+/// Each case: arguments, stdin, expected exit code, and the exact error line.
+#[test]
+fn bad_input_is_refused_with_one_line_and_the_store_is_unchanged() {
+    let (env, _) = store_with_history();
+    let stored_id = {
+        let jsonl = env.run(&["show", "--format", "jsonl"]);
+        let first: serde_json::Value =
+            serde_json::from_str(jsonl.ok().lines().next().unwrap()).unwrap();
+        first["id"].as_str().unwrap().to_owned()
+    };
+    let dup_line = format!("{{\"id\":\"{stored_id}\",\"type\":\"user\",\"content\":\"again\"}}\n");
+    let cases: Vec<(Vec<&str>, String, i32, String)> = vec![
+        (
+            vec!["append"],
+            "{\"type\":\"user\",\"content\":\"ok\"}\nnot json\n".into(),
+            3,
+            "error: stdin line 2: not valid JSON (expected ident at line 1 column 2)".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"type\":\"user\",\"content\":\"ok\"}\n{\"type\":\"assistant\"}\n".into(),
+            3,
+            "error: stdin line 2, field `content`: missing".into(),
+        ),
+        (vec!["append"], "[1,2]\n".into(), 3, "error: stdin line 1: expected a JSON object".into()),
+        (
+            vec!["append"],
+            "{\"type\":\"user\",\"content\":7}\n".into(),
+            3,
+            "error: stdin line 1, field `content`: must be a string".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"type\":\"usr\",\"content\":\"x\"}\n".into(),
+            3,
+            "error: stdin line 1, field `type`: unknown event type `usr` (expected one of system, user, assistant, reasoning, tool_call, tool_result, config)".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"type\":\"compaction\",\"from_turn\":0}\n".into(),
+            3,
+            "error: stdin line 1, field `type`: `compaction` events are written by convo only (use `convo compact`)".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"id\":\"../x\",\"type\":\"user\",\"content\":\"x\"}\n".into(),
+            3,
+            "error: stdin line 1, field `id`: invalid character '/' (allowed: letters, digits, - _ . :)".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"type\":\"user\",\"content\":\"x\",\"ts\":\"yesterday\"}\n".into(),
+            3,
+            "error: stdin line 1, field `ts`: not an RFC 3339 timestamp (premature end of input)".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"type\":\"tool_result\",\"call_id\":\"nope\",\"content\":\"x\"}\n".into(),
+            3,
+            "error: input line 1, field `call_id`: no tool_call with call_id `nope` in this conversation".into(),
+        ),
+        (
+            vec!["append"],
+            "{\"id\":\"a1\",\"type\":\"user\",\"content\":\"x\"}\n{\"id\":\"a1\",\"type\":\"user\",\"content\":\"y\"}\n".into(),
+            3,
+            "error: input line 2, field `id`: id `a1` is already used in this conversation".into(),
+        ),
+        (
+            vec!["append"],
+            dup_line,
+            3,
+            format!("error: input line 1, field `id`: id `{stored_id}` is already used in this conversation"),
+        ),
+        (vec!["append"], "\n\n".into(), 3, "error: stdin: no events".into()),
+        (
+            vec!["append", "--tool-result", "nope", "--content", "x"],
+            String::new(),
+            3,
+            "error: --tool-result: no tool_call with call_id `nope` in this conversation".into(),
+        ),
+        (
+            vec!["append", "--tool-call", "grep", "--args", "{oops"],
+            String::new(),
+            3,
+            "error: --args: not valid JSON (key must be a string at line 1 column 2)".into(),
+        ),
+        (
+            vec!["append", "--tool-call", "grep", "--args", "{}", "--call-id", "../x"],
+            String::new(),
+            3,
+            "error: --call-id: invalid character '/' (allowed: letters, digits, - _ . :)".into(),
+        ),
+        (vec!["append", "../x", "--user", "x"], String::new(), 4, "error: no conversation matches `../x`".into()),
+        (vec!["append", "--file", "missing.jsonl"], String::new(), 3, "error: missing.jsonl: No such file or directory (os error 2)".into()),
+        (vec!["new", "--title", " "], String::new(), 3, "error: --title: must not be empty".into()),
+    ];
+    let before = env.snapshot();
+    for (args, stdin, code, expected) in cases {
+        let out = env.run_stdin(&args, &stdin);
+        let stderr = out.fails_with(code);
+        let mut lines = stderr.lines();
+        assert_eq!(
+            lines.next(),
+            Some(expected.as_str()),
+            "for {args:?} with {stdin:?}"
+        );
+        for rest in lines {
+            assert!(
+                rest.starts_with("hint: "),
+                "only hints follow the error line: {stderr}"
+            );
+        }
+        assert_eq!(out.stdout, "", "nothing on stdout for {args:?}");
+        assert!(
+            env.snapshot() == before,
+            "store changed by {args:?} with {stdin:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_does_not_create_the_default_store() {
+    let env = TestEnv::bare();
+    let out = run_command(env.command_without_store(&["append"]), "nope\n");
+    out.fails_with(3);
+    assert!(!env.home().join(".local/share/convo").exists());
+}
+
+#[test]
+fn eight_concurrent_writers_all_land() {
+    let env = TestEnv::new();
+    env.new_conversation("race");
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            // Commands are built here (the environment is single-threaded) and run there.
+            let commands: Vec<_> = (0..50)
+                .map(|i| {
+                    let mut cmd =
+                        env.command(&["append", "--user", &format!("writer {w} message {i}")]);
+                    // Real time, so the writers' ids do not depend on one shared fake clock.
+                    cmd.env_remove("CONVO_NOW");
+                    cmd
+                })
+                .collect();
+            std::thread::spawn(move || {
+                for cmd in commands {
+                    let out = run_command(cmd, "");
+                    assert_eq!(out.code, 0, "{}", out.stderr);
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let jsonl = env.run(&["show", "--format", "jsonl"]);
+    let lines: Vec<&str> = jsonl.ok().lines().collect();
+    assert_eq!(lines.len(), 400);
+    for w in 0..8 {
+        for i in 0..50 {
+            let needle = format!("\"writer {w} message {i}\"");
+            assert_eq!(
+                lines.iter().filter(|l| l.contains(&needle)).count(),
+                1,
+                "{needle}"
+            );
+        }
+    }
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+    assert_eq!(env.git(&["rev-list", "--count", "HEAD"]).trim(), "401");
+}
+
+/// Simulate `kill -9` at each step of a commit; the next command must repair the store, and
+/// the event is there exactly when the commit landed.
+#[test]
+fn a_writer_killed_at_any_step_leaves_a_usable_store() {
+    for (step, landed) in [
+        ("journal", false),
+        ("committed", true),
+        ("worktree", true),
+        ("index", true),
+    ] {
+        let (env, _) = store_with_history();
+        let mut cmd = env.command(&["append", "--user", "the last words"]);
+        cmd.env("CONVO_TEST_FAIL_AT", step);
+        let out = run_command(cmd, "");
+        assert_ne!(out.code, 0, "{step}: the process should have died");
+        let shown = env.run(&["show", "--format", "jsonl"]);
+        assert_eq!(shown.ok().contains("the last words"), landed, "{step}");
+        assert!(
+            !env.store.join(".git/convo/txn").exists(),
+            "{step}: journal left behind"
+        );
+        env.run(&["fsck"]).ok();
+        assert_eq!(env.git_status(), "", "{step}");
+        // And the store keeps working.
+        env.run(&["append", "--user", "after"]).ok();
+        env.run(&["fsck"]).ok();
+    }
+}
+
+#[test]
+fn stale_git_locks_and_a_torn_worktree_file_are_recovered() {
+    let (env, id) = store_with_history();
+    let mut cmd = env.command(&["append", "--user", "committed but not mirrored"]);
+    cmd.env("CONVO_TEST_FAIL_AT", "committed");
+    assert_ne!(run_command(cmd, "").code, 0);
+    // What a killed writer might leave: git lock files and a half-written segment.
+    std::fs::write(env.store.join(".git/index.lock"), b"").unwrap();
+    let segment = env
+        .store
+        .join(format!("conversations/{id}/events/0000/000000.jsonl"));
+    let bytes = std::fs::read(&segment).unwrap();
+    std::fs::write(&segment, &bytes[..bytes.len() - 7]).unwrap();
+
+    let shown = env.run(&["show", "--format", "jsonl"]);
+    assert!(shown.ok().contains("committed but not mirrored"));
+    assert!(!env.store.join(".git/index.lock").exists());
+    assert!(
+        std::fs::read_to_string(&segment)
+            .unwrap()
+            .ends_with("\"committed but not mirrored\"}\n")
+    );
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}
+
+/// Kill real processes at random moments; every append that reported success must survive.
+#[test]
+fn kill_nine_at_random_moments_loses_no_committed_event() {
+    let env = TestEnv::new();
+    env.new_conversation("kill");
+    let mut acknowledged = Vec::new();
+    for i in 0..30u64 {
+        let text = format!("message {i}");
+        let mut cmd = env.command(&["append", "--user", &text]);
+        cmd.env_remove("CONVO_NOW")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        // A spread of delays that lands kills before, during and after the commit.
+        std::thread::sleep(Duration::from_micros((i * 7919) % 9000));
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            acknowledged.push(text);
+        }
+    }
+    let shown = env.run(&["show", "--format", "jsonl"]);
+    let stored = shown.ok();
+    for text in &acknowledged {
+        assert!(
+            stored.contains(&format!("\"{text}\"")),
+            "acknowledged append lost: {text}"
+        );
+    }
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}

@@ -337,9 +337,7 @@ impl Event {
             } => {
                 map.insert("call_id".into(), Value::String(call_id.clone()));
                 map.insert("content".into(), Value::String(content.clone()));
-                if *is_error {
-                    map.insert("is_error".into(), Value::Bool(true));
-                }
+                map.insert("is_error".into(), Value::Bool(*is_error));
             }
             Kind::Config { set } => {
                 map.insert("set".into(), Value::Object(set.clone()));

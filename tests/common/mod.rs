@@ -88,9 +88,15 @@ impl TestEnv {
 
     /// A sealed command that finds its store through XDG_DATA_HOME (the default location).
     pub fn command_without_store(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_convo"));
-        cmd.args(args)
-            .env_clear()
+        let mut cmd = self.sealed(env!("CARGO_BIN_EXE_convo"));
+        cmd.args(args);
+        cmd
+    }
+
+    /// Any program, run with the sealed environment (and CONVO_DIR unset).
+    pub fn sealed(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("XDG_DATA_HOME", self.home().join(".local/share"))

@@ -155,7 +155,7 @@ fn log_shows_commits_newest_first_with_sizes() {
     record_sample(&env);
     assert_eq!(
         env.run(&["log", "-n", "2"]).ok(),
-        "commit 1603996b9e356977458e9ffc710222b3ae2ee7c5
+        "commit b0bf395c488f5be6c644ed7a7e651ae5a08b8362
 Convo:  01KDVDQ4K00000000000000001
 Author: convo <convo@localhost>
 Date:   Thu Jan 1 00:06:00 2026 +0000
@@ -163,7 +163,7 @@ Date:   Thu Jan 1 00:06:00 2026 +0000
     append: \"fix login\" turns 0-1 (+2 events)
     after: 2 turns, 6 events, ~45 tokens (chars/4)
 
-commit 63ae89f92a84426acc19fa4c43b5d6126e86b878
+commit f69c72caf85e0a310dfddd2c6782df23db5a46ab
 Convo:  01KDVDQ4K00000000000000001
 Author: convo <convo@localhost>
 Date:   Thu Jan 1 00:05:00 2026 +0000
@@ -174,8 +174,8 @@ Date:   Thu Jan 1 00:05:00 2026 +0000
     );
     assert_eq!(
         env.run(&["log", "--oneline"]).ok(),
-        "1603996 2026-01-01 append: \"fix login\" turns 0-1 (+2 events) [2 turns, 6 events, ~45 tokens (chars/4)]
-63ae89f 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 4 events, ~36 tokens (chars/4)]
+        "b0bf395 2026-01-01 append: \"fix login\" turns 0-1 (+2 events) [2 turns, 6 events, ~45 tokens (chars/4)]
+f69c72c 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 4 events, ~36 tokens (chars/4)]
 d0e8b51 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 3 events, ~24 tokens (chars/4)]
 fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~17 tokens (chars/4)]
 7297aab 2026-01-01 append: \"fix login\" (+1 event) [0 turns, 1 event, ~7 tokens (chars/4)]
@@ -187,7 +187,7 @@ fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~1
     assert_eq!(
         json,
         serde_json::json!([{
-            "commit": "1603996b9e356977458e9ffc710222b3ae2ee7c5",
+            "commit": "b0bf395c488f5be6c644ed7a7e651ae5a08b8362",
             "date": "2026-01-01T00:06:00+00:00",
             "author": "convo <convo@localhost>",
             "subject": "append: \"fix login\" turns 0-1 (+2 events)",

@@ -208,7 +208,7 @@ fn the_repository_is_packed_as_git_would() {
 }
 
 #[test]
-fn long_output_goes_through_the_pager_on_a_terminal() {
+fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
     let env = TestEnv::new();
     env.new_conversation("paged");
     env.run(&["append", "--user", "page me"]).ok();
@@ -226,6 +226,17 @@ fn long_output_goes_through_the_pager_on_a_terminal() {
     on_a_terminal(&format!("{convo} show")).ok();
     let seen = std::fs::read_to_string(&transcript).unwrap();
     assert!(seen.contains("page me"), "{seen}");
+    assert!(
+        seen.contains("\x1b[32muser\x1b[0m"),
+        "a terminal gets colour: {seen}"
+    );
+    on_a_terminal(&format!("NO_COLOR=1 {convo} show")).ok();
+    assert!(
+        !std::fs::read_to_string(&transcript)
+            .unwrap()
+            .contains('\x1b'),
+        "NO_COLOR is honoured"
+    );
 
     // --no-pager writes to the terminal directly.
     std::fs::remove_file(&transcript).unwrap();

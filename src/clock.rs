@@ -24,19 +24,13 @@ enum IdSource {
 impl Clock {
     /// The real time and random ids.
     pub fn system() -> Clock {
-        Clock {
-            now: Utc::now(),
-            ids: RefCell::new(IdSource::Random(ulid::Generator::new())),
-        }
+        Clock { now: Utc::now(), ids: RefCell::new(IdSource::Random(ulid::Generator::new())) }
     }
 
     /// A frozen instant and counter-based ids: every run with the same instant produces the
     /// same ids.
     pub fn fixed(now: DateTime<Utc>) -> Clock {
-        Clock {
-            now,
-            ids: RefCell::new(IdSource::Counter(0)),
-        }
+        Clock { now, ids: RefCell::new(IdSource::Counter(0)) }
     }
 
     pub fn now(&self) -> DateTime<Utc> {
@@ -77,9 +71,7 @@ mod tests {
 
     #[test]
     fn fixed_clock_ids_are_reproducible_and_ordered() {
-        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
-            .unwrap()
-            .to_utc();
+        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().to_utc();
         let (a, b) = (Clock::fixed(t), Clock::fixed(t));
         let ids: Vec<String> = (0..3).map(|_| a.new_id()).collect();
         assert_eq!(ids, (0..3).map(|_| b.new_id()).collect::<Vec<_>>());

@@ -47,11 +47,7 @@ pub struct CommandError {
 
 impl CommandError {
     pub fn new(kind: Kind, message: impl Into<String>) -> Self {
-        CommandError {
-            kind,
-            message: message.into(),
-            hints: Vec::new(),
-        }
+        CommandError { kind, message: message.into(), hints: Vec::new() }
     }
 
     pub fn input(message: impl Into<String>) -> Self {
@@ -87,38 +83,29 @@ impl From<StoreError> for CommandError {
         match e {
             StoreError::NotAStore { path } => CommandError::new(Kind::NotFound, message)
                 .hint(format!("create one with `convo init {}`", path.display())),
-            StoreError::NotAStoreDir { .. } => CommandError::new(Kind::Store, message)
-                .hint("point --store (or CONVO_DIR) at a directory"),
+            StoreError::NotAStoreDir { .. } => {
+                CommandError::new(Kind::Store, message).hint("point --store (or CONVO_DIR) at a directory")
+            }
             StoreError::UnknownConversation { candidates: c, .. } if c.is_empty() => {
                 CommandError::new(Kind::NotFound, message).hint("start one with `convo new`")
             }
-            StoreError::UnknownConversation { candidates: c, .. } => {
-                CommandError::new(Kind::NotFound, message)
-                    .hint(format!("recent conversations: {}", candidates(&c)))
-                    .hint("name one by id, unique id prefix or title; `convo list` shows all")
-            }
+            StoreError::UnknownConversation { candidates: c, .. } => CommandError::new(Kind::NotFound, message)
+                .hint(format!("recent conversations: {}", candidates(&c)))
+                .hint("name one by id, unique id prefix or title; `convo list` shows all"),
             StoreError::AmbiguousConversation { candidates: c, .. } => {
-                CommandError::new(Kind::NotFound, message)
-                    .hint(format!("candidates: {}", candidates(&c)))
+                CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", candidates(&c)))
             }
             StoreError::NoActiveConversation => CommandError::new(Kind::NotFound, message)
                 .hint("name a conversation, `convo switch ID`, or start one with `convo new`"),
-            StoreError::Empty => {
-                CommandError::new(Kind::NotFound, message).hint("start one with `convo new`")
-            }
+            StoreError::Empty => CommandError::new(Kind::NotFound, message).hint("start one with `convo new`"),
             StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } => {
                 CommandError::new(Kind::Input, message).hint("nothing was written")
             }
             StoreError::Corrupt { .. } | StoreError::BadFile { .. } => {
-                CommandError::new(Kind::Store, message)
-                    .hint("`convo fsck` lists every problem in the store")
+                CommandError::new(Kind::Store, message).hint("`convo fsck` lists every problem in the store")
             }
-            StoreError::GitMissing { .. } => {
-                CommandError::new(Kind::Store, message).hint("install git")
-            }
-            StoreError::Io { .. } | StoreError::Git { .. } => {
-                CommandError::new(Kind::Store, message)
-            }
+            StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
+            StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
     }
 }

@@ -9,15 +9,7 @@
 use serde_json::{Map, Value};
 
 /// The event types of DESIGN.md's table, in the order help text lists them.
-pub const INPUT_TYPES: &[&str] = &[
-    "system",
-    "user",
-    "assistant",
-    "reasoning",
-    "tool_call",
-    "tool_result",
-    "config",
-];
+pub const INPUT_TYPES: &[&str] = &["system", "user", "assistant", "reasoning", "tool_call", "tool_result", "config"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -91,22 +83,11 @@ pub struct Draft {
 
 impl Draft {
     pub fn new(kind: Kind) -> Self {
-        Draft {
-            id: None,
-            ts: None,
-            kind,
-            extra: Map::new(),
-            line: 1,
-        }
+        Draft { id: None, ts: None, kind, extra: Map::new(), line: 1 }
     }
 
     pub fn into_event(self, id: String, ts: String) -> Event {
-        Event {
-            id,
-            ts,
-            kind: self.kind,
-            extra: self.extra,
-        }
+        Event { id, ts, kind: self.kind, extra: self.extra }
     }
 }
 
@@ -121,11 +102,7 @@ pub struct LineError {
 
 impl LineError {
     fn new(line: usize, field: Option<&str>, message: impl Into<String>) -> Self {
-        LineError {
-            line,
-            field: field.map(str::to_owned),
-            message: message.into(),
-        }
+        LineError { line, field: field.map(str::to_owned), message: message.into() }
     }
 }
 
@@ -155,11 +132,7 @@ pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
     let mut events = Vec::new();
     let line_count = text.lines().count();
     if !text.is_empty() && !text.ends_with('\n') {
-        return Err(LineError::new(
-            line_count,
-            None,
-            "torn last line (no trailing newline)",
-        ));
+        return Err(LineError::new(line_count, None, "torn last line (no trailing newline)"));
     }
     for (index, line) in text.lines().enumerate() {
         let draft = parse_line(line, index + 1, Source::Stored)?;
@@ -172,8 +145,8 @@ pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
 }
 
 fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> {
-    let value: Value = serde_json::from_str(line)
-        .map_err(|e| LineError::new(n, None, format!("not valid JSON ({e})")))?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| LineError::new(n, None, format!("not valid JSON ({e})")))?;
     let Value::Object(mut map) = value else {
         return Err(LineError::new(n, None, "expected a JSON object"));
     };
@@ -186,26 +159,17 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
     }
     let ts = take_opt_string(&mut map, "ts", n)?;
     if let Some(ts) = &ts {
-        chrono::DateTime::parse_from_rfc3339(ts).map_err(|e| {
-            LineError::new(n, Some("ts"), format!("not an RFC 3339 timestamp ({e})"))
-        })?;
+        chrono::DateTime::parse_from_rfc3339(ts)
+            .map_err(|e| LineError::new(n, Some("ts"), format!("not an RFC 3339 timestamp ({e})")))?;
     } else if required {
         return Err(LineError::new(n, Some("ts"), "missing"));
     }
     let type_name = take_string(&mut map, "type", n)?;
     let kind = match type_name.as_str() {
-        "system" => Kind::System {
-            content: take_string(&mut map, "content", n)?,
-        },
-        "user" => Kind::User {
-            content: take_string(&mut map, "content", n)?,
-        },
-        "assistant" => Kind::Assistant {
-            content: take_string(&mut map, "content", n)?,
-        },
-        "reasoning" => Kind::Reasoning {
-            content: take_string(&mut map, "content", n)?,
-        },
+        "system" => Kind::System { content: take_string(&mut map, "content", n)? },
+        "user" => Kind::User { content: take_string(&mut map, "content", n)? },
+        "assistant" => Kind::Assistant { content: take_string(&mut map, "content", n)? },
+        "reasoning" => Kind::Reasoning { content: take_string(&mut map, "content", n)? },
         "tool_call" => {
             let call_id = take_string(&mut map, "call_id", n)?;
             validate_event_id(&call_id).map_err(|m| LineError::new(n, Some("call_id"), m))?;
@@ -213,14 +177,8 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
             if name.is_empty() {
                 return Err(LineError::new(n, Some("name"), "must not be empty"));
             }
-            let arguments = map
-                .shift_remove("arguments")
-                .unwrap_or_else(|| Value::Object(Map::new()));
-            Kind::ToolCall {
-                call_id,
-                name,
-                arguments,
-            }
+            let arguments = map.shift_remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
+            Kind::ToolCall { call_id, name, arguments }
         }
         "tool_result" => {
             let call_id = take_string(&mut map, "call_id", n)?;
@@ -232,11 +190,7 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
                     return Err(LineError::new(n, Some("is_error"), "must be true or false"));
                 }
             };
-            Kind::ToolResult {
-                call_id,
-                content,
-                is_error,
-            }
+            Kind::ToolResult { call_id, content, is_error }
         }
         "config" => match map.shift_remove("set") {
             Some(Value::Object(set)) => Kind::Config { set },
@@ -256,27 +210,14 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
             return Err(LineError::new(
                 n,
                 Some("type"),
-                format!(
-                    "unknown event type `{other}` (expected one of {})",
-                    INPUT_TYPES.join(", ")
-                ),
+                format!("unknown event type `{other}` (expected one of {})", INPUT_TYPES.join(", ")),
             ));
         }
     };
-    Ok(Draft {
-        id,
-        ts,
-        kind,
-        extra: map,
-        line: n,
-    })
+    Ok(Draft { id, ts, kind, extra: map, line: n })
 }
 
-fn take_opt_string(
-    map: &mut Map<String, Value>,
-    key: &str,
-    n: usize,
-) -> Result<Option<String>, LineError> {
+fn take_opt_string(map: &mut Map<String, Value>, key: &str, n: usize) -> Result<Option<String>, LineError> {
     match map.shift_remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -293,13 +234,8 @@ pub fn validate_event_id(id: &str) -> Result<(), String> {
     if id.is_empty() || id.len() > 128 {
         return Err("must be 1 to 128 characters".into());
     }
-    if let Some(c) = id
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')))
-    {
-        return Err(format!(
-            "invalid character {c:?} (allowed: letters, digits, - _ . :)"
-        ));
+    if let Some(c) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))) {
+        return Err(format!("invalid character {c:?} (allowed: letters, digits, - _ . :)"));
     }
     Ok(())
 }
@@ -310,10 +246,7 @@ impl Event {
         let mut map = Map::new();
         map.insert("id".into(), Value::String(self.id.clone()));
         map.insert("ts".into(), Value::String(self.ts.clone()));
-        map.insert(
-            "type".into(),
-            Value::String(self.kind.type_name().to_owned()),
-        );
+        map.insert("type".into(), Value::String(self.kind.type_name().to_owned()));
         match &self.kind {
             Kind::System { content }
             | Kind::User { content }
@@ -321,20 +254,12 @@ impl Event {
             | Kind::Reasoning { content } => {
                 map.insert("content".into(), Value::String(content.clone()));
             }
-            Kind::ToolCall {
-                call_id,
-                name,
-                arguments,
-            } => {
+            Kind::ToolCall { call_id, name, arguments } => {
                 map.insert("call_id".into(), Value::String(call_id.clone()));
                 map.insert("name".into(), Value::String(name.clone()));
                 map.insert("arguments".into(), arguments.clone());
             }
-            Kind::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => {
+            Kind::ToolResult { call_id, content, is_error } => {
                 map.insert("call_id".into(), Value::String(call_id.clone()));
                 map.insert("content".into(), Value::String(content.clone()));
                 map.insert("is_error".into(), Value::Bool(*is_error));
@@ -365,9 +290,7 @@ impl Event {
             | Kind::Assistant { content }
             | Kind::Reasoning { content }
             | Kind::ToolResult { content, .. } => content.chars().count(),
-            Kind::ToolCall {
-                name, arguments, ..
-            } => name.chars().count() + arguments.to_string().chars().count(),
+            Kind::ToolCall { name, arguments, .. } => name.chars().count() + arguments.to_string().chars().count(),
             Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => 0,
         };
         chars as u64
@@ -431,7 +354,8 @@ mod tests {
 
     #[test]
     fn unknown_fields_survive_a_round_trip_in_order() {
-        let line = r#"{"id":"e1","ts":"2026-01-01T00:00:00Z","type":"user","content":"hi","zeta":1,"alpha":{"x":[1,2]}}"#;
+        let line =
+            r#"{"id":"e1","ts":"2026-01-01T00:00:00Z","type":"user","content":"hi","zeta":1,"alpha":{"x":[1,2]}}"#;
         let events = parse_stored(&format!("{line}\n")).unwrap();
         assert_eq!(events[0].to_line(), format!("{line}\n"));
     }
@@ -446,8 +370,7 @@ mod tests {
 
     #[test]
     fn input_rejects_unknown_type_and_names_line_and_field() {
-        let err =
-            parse_input("{\"type\":\"user\",\"content\":\"a\"}\n{\"type\":\"usr\"}").unwrap_err();
+        let err = parse_input("{\"type\":\"user\",\"content\":\"a\"}\n{\"type\":\"usr\"}").unwrap_err();
         assert_eq!(err.line, 2);
         assert_eq!(err.field.as_deref(), Some("type"));
     }
@@ -460,16 +383,8 @@ mod tests {
 
     #[test]
     fn input_rejects_non_object_and_bad_json() {
-        assert_eq!(
-            parse_input("[1]").unwrap_err().message,
-            "expected a JSON object"
-        );
-        assert!(
-            parse_input("{nope")
-                .unwrap_err()
-                .message
-                .starts_with("not valid JSON")
-        );
+        assert_eq!(parse_input("[1]").unwrap_err().message, "expected a JSON object");
+        assert!(parse_input("{nope").unwrap_err().message.starts_with("not valid JSON"));
     }
 
     #[test]
@@ -480,7 +395,10 @@ mod tests {
 
     #[test]
     fn torn_last_line_is_reported() {
-        let err = parse_stored("{\"id\":\"e1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user\",\"content\":\"a\"}\n{\"id\":").unwrap_err();
+        let err = parse_stored(
+            "{\"id\":\"e1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user\",\"content\":\"a\"}\n{\"id\":",
+        )
+        .unwrap_err();
         assert_eq!(err.line, 2);
         assert!(err.message.contains("torn"));
     }
@@ -498,9 +416,6 @@ mod tests {
         let events = parse_stored(&text).unwrap();
         assert_eq!(turn_numbers(&events), vec![None, Some(0), Some(0), Some(1)]);
         let stats = Stats::of(&events);
-        assert_eq!(
-            (stats.turns, stats.events, stats.current_turn()),
-            (2, 4, Some(1))
-        );
+        assert_eq!((stats.turns, stats.events, stats.current_turn()), (2, 4, Some(1)));
     }
 }

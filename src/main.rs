@@ -68,11 +68,8 @@ pub struct Ctx {
 impl Ctx {
     fn location(&self) -> Result<&StoreLocation, CommandError> {
         self.location.as_ref().ok_or_else(|| {
-            CommandError::new(
-                Kind::NotFound,
-                "cannot find a place for the store: HOME is not set",
-            )
-            .hint("pass --store PATH or set CONVO_DIR")
+            CommandError::new(Kind::NotFound, "cannot find a place for the store: HOME is not set")
+                .hint("pass --store PATH or set CONVO_DIR")
         })
     }
 
@@ -88,10 +85,7 @@ impl Ctx {
         match Store::open(&location.path) {
             Err(StoreError::NotAStore { .. }) if location.is_default => {
                 let (store, _) = Store::init(&location.path)?;
-                self.note(&format!(
-                    "Created convo store in {}",
-                    location.path.display()
-                ));
+                self.note(&format!("Created convo store in {}", location.path.display()));
                 Ok(store.with_fail_point(self.fail_point))
             }
             other => Ok(other?.with_fail_point(self.fail_point)),
@@ -115,25 +109,16 @@ impl Ctx {
 
 fn store_location(flag: Option<PathBuf>) -> Option<StoreLocation> {
     if let Some(path) = flag {
-        return Some(StoreLocation {
-            path,
-            is_default: false,
-        });
+        return Some(StoreLocation { path, is_default: false });
     }
     if let Some(dir) = std::env::var_os("CONVO_DIR").filter(|d| !d.is_empty()) {
-        return Some(StoreLocation {
-            path: dir.into(),
-            is_default: false,
-        });
+        return Some(StoreLocation { path: dir.into(), is_default: false });
     }
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(StoreLocation {
-        path: data.join("convo"),
-        is_default: true,
-    })
+    Some(StoreLocation { path: data.join("convo"), is_default: true })
 }
 
 /// Sealed tests freeze time (and so ids and commit hashes) with CONVO_NOW, and simulate a
@@ -152,10 +137,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         location: store_location(cli.store),
         ui: Ui::new(cli.color, cli.no_pager, cli.quiet),
         clock: clock()?,
-        fail_point: std::env::var("CONVO_TEST_FAIL_AT")
-            .ok()
-            .as_deref()
-            .and_then(FailPoint::parse),
+        fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
     };
     match cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),

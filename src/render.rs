@@ -75,11 +75,7 @@ pub fn tokens(n: u64) -> String {
 }
 
 fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{} {word}s", thousands(n))
-    }
+    if n == 1 { format!("{n} {word}") } else { format!("{} {word}s", thousands(n)) }
 }
 
 /// Cut `text` to one line of at most `width` characters.
@@ -115,12 +111,7 @@ pub fn conversation(
     theme: Theme,
 ) -> io::Result<()> {
     let title = summary.title.as_deref().unwrap_or("(untitled)");
-    writeln!(
-        out,
-        "{} {}",
-        theme.paint(Style::Bold, title),
-        theme.paint(Style::Yellow, &summary.id)
-    )?;
+    writeln!(out, "{} {}", theme.paint(Style::Bold, title), theme.paint(Style::Yellow, &summary.id))?;
     writeln!(
         out,
         "{}",
@@ -146,11 +137,7 @@ pub fn conversation(
         if let (Kind::User { .. }, Some(turn)) = (&event.kind, turn) {
             writeln!(out)?;
             let time = event.ts.get(..19).unwrap_or(&event.ts).replace('T', " ");
-            writeln!(
-                out,
-                "{}",
-                theme.paint(Style::Bold, &format!("── turn {turn} ── {time}"))
-            )?;
+            writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;
         } else if turn.is_none() && matches!(event.kind, Kind::System { .. }) {
             writeln!(out)?;
         }
@@ -162,11 +149,7 @@ pub fn conversation(
                 writeln!(out, "{}", theme.role(&event.kind))?;
                 indented(out, content)?;
             }
-            Kind::ToolCall {
-                call_id,
-                name,
-                arguments,
-            } => {
+            Kind::ToolCall { call_id, name, arguments } => {
                 let args = arguments.to_string();
                 if brief {
                     writeln!(
@@ -177,64 +160,27 @@ pub fn conversation(
                         theme.paint(Style::Dim, &one_line(&args, 80))
                     )?;
                 } else {
-                    writeln!(
-                        out,
-                        "{} {} {}",
-                        theme.role(&event.kind),
-                        name,
-                        theme.paint(Style::Dim, call_id)
-                    )?;
+                    writeln!(out, "{} {} {}", theme.role(&event.kind), name, theme.paint(Style::Dim, call_id))?;
                     let pretty = serde_json::to_string_pretty(arguments).unwrap_or(args);
                     indented(out, &pretty)?;
                 }
             }
-            Kind::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => {
-                let name = tool_names
-                    .get(call_id.as_str())
-                    .copied()
-                    .unwrap_or("unknown");
-                let status = if *is_error {
-                    theme.paint(Style::Red, "error")
-                } else {
-                    "success".to_owned()
-                };
+            Kind::ToolResult { call_id, content, is_error } => {
+                let name = tool_names.get(call_id.as_str()).copied().unwrap_or("unknown");
+                let status = if *is_error { theme.paint(Style::Red, "error") } else { "success".to_owned() };
                 if brief {
                     let lines = content.lines().count() as u64;
-                    writeln!(
-                        out,
-                        "{} {name}: {status}, {}",
-                        theme.role(&event.kind),
-                        plural(lines, "line")
-                    )?;
+                    writeln!(out, "{} {name}: {status}, {}", theme.role(&event.kind), plural(lines, "line"))?;
                 } else {
-                    writeln!(
-                        out,
-                        "{} {name} {} {status}",
-                        theme.role(&event.kind),
-                        theme.paint(Style::Dim, call_id)
-                    )?;
+                    writeln!(out, "{} {name} {} {status}", theme.role(&event.kind), theme.paint(Style::Dim, call_id))?;
                     indented(out, content)?;
                 }
             }
             Kind::Config { set } => {
-                writeln!(
-                    out,
-                    "{} {}",
-                    theme.role(&event.kind),
-                    Value::Object(set.clone())
-                )?;
+                writeln!(out, "{} {}", theme.role(&event.kind), Value::Object(set.clone()))?;
             }
             Kind::Compaction | Kind::Other(_) => {
-                writeln!(
-                    out,
-                    "{} {}",
-                    theme.role(&event.kind),
-                    Value::Object(event.extra.clone())
-                )?;
+                writeln!(out, "{} {}", theme.role(&event.kind), Value::Object(event.extra.clone()))?;
             }
         }
     }
@@ -256,27 +202,16 @@ fn git_date(rfc3339: &str) -> String {
 }
 
 fn counts(entry: &LogEntry) -> Option<String> {
-    Some(format!(
-        "{}, {}, {}",
-        plural(entry.turns?, "turn"),
-        plural(entry.events?, "event"),
-        tokens(entry.tokens?)
-    ))
+    Some(format!("{}, {}, {}", plural(entry.turns?, "turn"), plural(entry.events?, "event"), tokens(entry.tokens?)))
 }
 
 /// `log`: like `git log`, with the conversation's size after each commit.
-pub fn log(
-    out: &mut dyn Write,
-    entries: &[LogEntry],
-    oneline: bool,
-    theme: Theme,
-) -> io::Result<()> {
+pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Theme) -> io::Result<()> {
     for (i, entry) in entries.iter().enumerate() {
         if oneline {
             let date = entry.date.get(..10).unwrap_or(&entry.date);
-            let after = counts(entry)
-                .map(|c| format!(" {}", theme.paint(Style::Dim, &format!("[{c}]"))))
-                .unwrap_or_default();
+            let after =
+                counts(entry).map(|c| format!(" {}", theme.paint(Style::Dim, &format!("[{c}]")))).unwrap_or_default();
             writeln!(
                 out,
                 "{} {date} {}{after}",
@@ -288,11 +223,7 @@ pub fn log(
         if i > 0 {
             writeln!(out)?;
         }
-        writeln!(
-            out,
-            "{}",
-            theme.paint(Style::Yellow, &format!("commit {}", entry.commit))
-        )?;
+        writeln!(out, "{}", theme.paint(Style::Yellow, &format!("commit {}", entry.commit)))?;
         if let Some(id) = &entry.conversation {
             writeln!(out, "Convo:  {id}")?;
         }
@@ -301,41 +232,18 @@ pub fn log(
         writeln!(out)?;
         writeln!(out, "    {}", entry.subject)?;
         if let Some(c) = counts(entry) {
-            writeln!(
-                out,
-                "    {}",
-                theme.paint(Style::Dim, &format!("after: {c}"))
-            )?;
+            writeln!(out, "    {}", theme.paint(Style::Dim, &format!("after: {c}")))?;
         }
     }
     Ok(())
 }
 
 /// `list`: one conversation per line, the active one starred.
-pub fn list(
-    out: &mut dyn Write,
-    summaries: &[Summary],
-    active: Option<&str>,
-    theme: Theme,
-) -> io::Result<()> {
-    let title_width = summaries
-        .iter()
-        .map(|s| {
-            s.title
-                .as_deref()
-                .unwrap_or("(untitled)")
-                .chars()
-                .count()
-                .min(40)
-        })
-        .max()
-        .unwrap_or(0);
+pub fn list(out: &mut dyn Write, summaries: &[Summary], active: Option<&str>, theme: Theme) -> io::Result<()> {
+    let title_width =
+        summaries.iter().map(|s| s.title.as_deref().unwrap_or("(untitled)").chars().count().min(40)).max().unwrap_or(0);
     for s in summaries {
-        let mark = if active == Some(s.id.as_str()) {
-            theme.paint(Style::Green, "*")
-        } else {
-            " ".to_owned()
-        };
+        let mark = if active == Some(s.id.as_str()) { theme.paint(Style::Green, "*") } else { " ".to_owned() };
         let title = one_line(s.title.as_deref().unwrap_or("(untitled)"), 40);
         let pad = title_width.saturating_sub(title.chars().count());
         let updated = s.updated.get(..16).unwrap_or(&s.updated).replace('T', " ");

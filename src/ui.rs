@@ -34,16 +34,11 @@ impl Ui {
         let pager = if no_pager || !tty {
             None
         } else {
-            let cmd = std::env::var("CONVO_PAGER")
-                .or_else(|_| std::env::var("PAGER"))
-                .unwrap_or_else(|_| "less".into());
+            let cmd =
+                std::env::var("CONVO_PAGER").or_else(|_| std::env::var("PAGER")).unwrap_or_else(|_| "less".into());
             Some(cmd).filter(|c| !c.trim().is_empty() && c.trim() != "cat")
         };
-        Ui {
-            theme: Theme { color },
-            quiet,
-            pager,
-        }
+        Ui { theme: Theme { color }, quiet, pager }
     }
 
     /// Where long output (`show`, `log`) goes: a pager on a terminal, else stdout.
@@ -58,10 +53,7 @@ impl Ui {
             if let Ok(mut child) = command.spawn()
                 && let Some(stdin) = child.stdin.take()
             {
-                return Output {
-                    sink: Box::new(stdin),
-                    pager: Some(child),
-                };
+                return Output { sink: Box::new(stdin), pager: Some(child) };
             }
         }
         Output::stdout()
@@ -76,10 +68,7 @@ pub struct Output {
 
 impl Output {
     pub fn stdout() -> Output {
-        Output {
-            sink: Box::new(io::BufWriter::new(io::stdout().lock())),
-            pager: None,
-        }
+        Output { sink: Box::new(io::BufWriter::new(io::stdout().lock())), pager: None }
     }
 
     pub fn writer(&mut self) -> &mut dyn Write {

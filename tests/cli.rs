@@ -6,32 +6,10 @@ use common::TestEnv;
 
 fn record_sample(env: &TestEnv) -> String {
     let id = env.new_conversation("fix login");
-    env.run(&["append", "--system", "You are a careful engineer."])
-        .ok();
-    env.run(&[
-        "append",
-        "--user",
-        "The login form rejects valid passwords.",
-    ])
-    .ok();
-    env.run(&[
-        "append",
-        "--tool-call",
-        "fs_read",
-        "--args",
-        r#"{"path":"src/login.rs"}"#,
-        "--call-id",
-        "c1",
-    ])
-    .ok();
-    env.run(&[
-        "append",
-        "--tool-result",
-        "c1",
-        "--content",
-        "fn check(p: &str) -> bool {\n    p.len() > 80\n}",
-    ])
-    .ok();
+    env.run(&["append", "--system", "You are a careful engineer."]).ok();
+    env.run(&["append", "--user", "The login form rejects valid passwords."]).ok();
+    env.run(&["append", "--tool-call", "fs_read", "--args", r#"{"path":"src/login.rs"}"#, "--call-id", "c1"]).ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "fn check(p: &str) -> bool {\n    p.len() > 80\n}"]).ok();
     env.run_stdin(
         &["append"],
         "{\"type\":\"assistant\",\"content\":\"The length check is inverted.\"}\n{\"type\":\"user\",\"content\":\"Fix it.\"}\n",
@@ -44,10 +22,7 @@ fn record_sample(env: &TestEnv) -> String {
 fn new_prints_id_commit_and_subject() {
     let env = TestEnv::new();
     let out = env.run(&["new", "--title", "fix login"]);
-    assert_eq!(
-        out.ok(),
-        "[01KDVDQ4K00000000000000001 1975846] new: \"fix login\"\n"
-    );
+    assert_eq!(out.ok(), "[01KDVDQ4K00000000000000001 1975846] new: \"fix login\"\n");
     assert_eq!(env.git_status(), "");
 }
 
@@ -68,13 +43,7 @@ fn append_prints_what_it_added() {
 "
     );
     let generated = env.run(&["append", "--tool-call", "ls", "--args", "{}"]);
-    assert!(
-        generated
-            .ok()
-            .contains(" ls call_01KDVDTSS00000000000000001\n"),
-        "{}",
-        generated.stdout
-    );
+    assert!(generated.ok().contains(" ls call_01KDVDTSS00000000000000001\n"), "{}", generated.stdout);
 }
 
 #[test]
@@ -131,10 +100,7 @@ fn show_brief_folds_tool_calls_to_one_line() {
 fn jsonl_round_trips_through_append() {
     let env = TestEnv::new();
     let first = record_sample(&env);
-    let jsonl = env
-        .run(&["show", &first, "--format", "jsonl"])
-        .ok()
-        .to_owned();
+    let jsonl = env.run(&["show", &first, "--format", "jsonl"]).ok().to_owned();
     assert_eq!(jsonl.lines().count(), 6);
     let copy = env.new_conversation("copy");
     env.run_stdin(&["append", &copy], &jsonl).ok();
@@ -142,11 +108,7 @@ fn jsonl_round_trips_through_append() {
     // Unknown fields ride along, in order.
     let extra = "{\"id\":\"x1\",\"ts\":\"2026-02-02T00:00:00Z\",\"type\":\"user\",\"content\":\"hi\",\"zeta\":{\"b\":1},\"alpha\":[2]}\n";
     env.run_stdin(&["append", &copy], extra).ok();
-    assert!(
-        env.run(&["show", &copy, "--format", "jsonl"])
-            .ok()
-            .ends_with(extra)
-    );
+    assert!(env.run(&["show", &copy, "--format", "jsonl"]).ok().ends_with(extra));
 }
 
 #[test]
@@ -182,8 +144,7 @@ fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~1
 1975846 2026-01-01 new: \"fix login\" [0 turns, 0 events, ~0 tokens (chars/4)]
 "
     );
-    let json: serde_json::Value =
-        serde_json::from_str(env.run(&["log", "--format", "json", "-n", "1"]).ok()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(env.run(&["log", "--format", "json", "-n", "1"]).ok()).unwrap();
     assert_eq!(
         json,
         serde_json::json!([{
@@ -209,10 +170,7 @@ fn log_of_one_conversation_skips_the_others() {
         env.run(&["append", &b, "--user", &format!("b{i}")]).ok();
     }
     let log_a = env.run(&["log", &a, "--oneline"]).ok().to_owned();
-    let subjects: Vec<&str> = log_a
-        .lines()
-        .map(|l| l.split_once(" 2026-01-01 ").unwrap().1)
-        .collect();
+    let subjects: Vec<&str> = log_a.lines().map(|l| l.split_once(" 2026-01-01 ").unwrap().1).collect();
     assert_eq!(
         subjects,
         [
@@ -222,42 +180,21 @@ fn log_of_one_conversation_skips_the_others() {
             "new: \"alpha\" [0 turns, 0 events, ~0 tokens (chars/4)]",
         ]
     );
-    assert_eq!(
-        env.run(&["log", "--all", "--oneline"]).ok().lines().count(),
-        8
-    );
+    assert_eq!(env.run(&["log", "--all", "--oneline"]).ok().lines().count(), 8);
 
     std::fs::remove_dir_all(env.store.join(".git/convo/cache")).unwrap();
     assert_eq!(env.run(&["log", &a, "--oneline"]).ok(), log_a);
 
     // A commit by another tool touching the conversation joins its history.
-    std::fs::write(
-        env.store.join(format!("conversations/{a}/NOTES")),
-        "by hand\n",
-    )
-    .unwrap();
+    std::fs::write(env.store.join(format!("conversations/{a}/NOTES")), "by hand\n").unwrap();
     env.git(&["add", "."]);
-    env.git(&[
-        "-c",
-        "user.name=H",
-        "-c",
-        "user.email=h@x",
-        "commit",
-        "-qm",
-        "notes by hand",
-    ]);
+    env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "notes by hand"]);
     env.run(&["append", &a, "--user", "after"]).ok();
     let log = env.run(&["log", &a, "--oneline"]).ok().to_owned();
-    let subjects: Vec<&str> = log
-        .lines()
-        .map(|l| l.split_once(" 2026-").map_or(l, |p| p.1))
-        .collect();
+    let subjects: Vec<&str> = log.lines().map(|l| l.split_once(" 2026-").map_or(l, |p| p.1)).collect();
     assert_eq!(subjects.len(), 6, "{log}");
     assert!(subjects[1].ends_with("notes by hand"), "{log}");
-    assert!(
-        log.ends_with(&log_a[log_a.find('\n').map(|_| 0).unwrap()..]),
-        "{log}"
-    );
+    assert!(log.ends_with(&log_a[log_a.find('\n').map(|_| 0).unwrap()..]), "{log}");
 }
 
 #[test]
@@ -271,8 +208,7 @@ fn list_shows_counts_and_marks_the_active_conversation() {
 * 01KDVE24500000000000000001 second       0 turns    0 events          ~0 tok  2026-01-01 00:07
 "
     );
-    let json: serde_json::Value =
-        serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     assert_eq!(json[0]["turns"], 2);
     assert_eq!(json[0]["tokens"], 45);
     assert_eq!(json[0]["active"], false);
@@ -286,36 +222,16 @@ fn ids_resolve_by_full_id_prefix_and_title() {
     let a = env.new_conversation("alpha");
     let b = env.new_conversation("beta");
     env.run(&["switch", "alpha"]).ok();
-    assert_eq!(
-        env.run(&["append", "--user", "to alpha"])
-            .ok()
-            .split(' ')
-            .next()
-            .unwrap(),
-        format!("[{a}")
-    );
+    assert_eq!(env.run(&["append", "--user", "to alpha"]).ok().split(' ').next().unwrap(), format!("[{a}"));
     env.run(&["switch", &b[..11].to_lowercase()]).ok();
-    assert_eq!(
-        env.run(&["append", "--user", "to beta"])
-            .ok()
-            .split(' ')
-            .next()
-            .unwrap(),
-        format!("[{b}")
-    );
+    assert_eq!(env.run(&["append", "--user", "to beta"]).ok().split(' ').next().unwrap(), format!("[{b}"));
     env.run(&["switch", &a]).ok();
-    assert!(
-        env.run(&["show", "--format", "jsonl"])
-            .ok()
-            .contains("to alpha")
-    );
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("to alpha"));
 
     let ambiguous = env.run(&["show", "01KDV"]);
     assert_eq!(
         ambiguous.fails_with(4),
-        format!(
-            "error: `01KDV` is ambiguous: 2 conversations match\nhint: candidates: {a} \"alpha\", {b} \"beta\"\n"
-        )
+        format!("error: `01KDV` is ambiguous: 2 conversations match\nhint: candidates: {a} \"alpha\", {b} \"beta\"\n")
     );
     let unknown = env.run(&["show", "gamma"]);
     assert_eq!(
@@ -333,10 +249,7 @@ fn reading_a_missing_store_says_how_to_create_one() {
     let out = env.run(&["list"]);
     assert_eq!(
         out.fails_with(4),
-        format!(
-            "error: no convo store at {0}\nhint: create one with `convo init {0}`\n",
-            env.store.display()
-        )
+        format!("error: no convo store at {0}\nhint: create one with `convo init {0}`\n", env.store.display())
     );
     assert!(!env.store.exists());
     // A store named explicitly is not created behind the user's back, even by a write.
@@ -350,10 +263,7 @@ fn the_first_write_creates_the_default_store() {
     let out = common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
     out.ok();
     let default = env.home().join(".local/share/convo");
-    assert_eq!(
-        out.stderr,
-        format!("Created convo store in {}\n", default.display())
-    );
+    assert_eq!(out.stderr, format!("Created convo store in {}\n", default.display()));
     let listed = common::run_command(env.command_without_store(&["list"]), "");
     assert!(listed.ok().contains(" first "));
 }
@@ -372,30 +282,15 @@ fn init_is_idempotent_and_store_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::bare();
     let path = env.store.display().to_string();
-    assert_eq!(
-        env.run(&["init", &path]).ok(),
-        format!("Initialized empty convo store in {path}\n")
-    );
-    assert_eq!(
-        env.run(&["init", &path]).ok(),
-        format!("Reinitialized existing convo store in {path}\n")
-    );
+    assert_eq!(env.run(&["init", &path]).ok(), format!("Initialized empty convo store in {path}\n"));
+    assert_eq!(env.run(&["init", &path]).ok(), format!("Reinitialized existing convo store in {path}\n"));
     let id = env.new_conversation("private");
     env.run(&["append", "--user", "secret"]).ok();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&env.store), 0o700);
     assert_eq!(mode(&env.store.join(format!("conversations/{id}"))), 0o700);
-    assert_eq!(
-        mode(&env.store.join(format!("conversations/{id}/meta.json"))),
-        0o600
-    );
-    assert_eq!(
-        mode(
-            &env.store
-                .join(format!("conversations/{id}/events/0000/000000.jsonl"))
-        ),
-        0o600
-    );
+    assert_eq!(mode(&env.store.join(format!("conversations/{id}/meta.json"))), 0o600);
+    assert_eq!(mode(&env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"))), 0o600);
     assert_eq!(env.git_status(), "");
 }
 
@@ -413,20 +308,8 @@ fn fsck_reports_every_problem_and_exits_one() {
     )
     .unwrap();
     env.git(&["add", "."]);
-    env.git(&[
-        "-c",
-        "user.name=H",
-        "-c",
-        "user.email=h@x",
-        "commit",
-        "-qm",
-        "damage",
-    ]);
-    std::fs::write(
-        env.store.join(format!("conversations/{id}/meta.json")),
-        "{}",
-    )
-    .unwrap();
+    env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "damage"]);
+    std::fs::write(env.store.join(format!("conversations/{id}/meta.json")), "{}").unwrap();
     let out = env.run(&["fsck"]);
     assert_eq!(out.fails_with(1), "error: 2 problems found\n");
     assert_eq!(
@@ -448,14 +331,10 @@ fn fsck_reports_every_problem_and_exits_one() {
 fn a_closed_stdout_is_not_an_error() {
     let env = TestEnv::new();
     env.new_conversation("big");
-    let big = format!(
-        "{{\"type\":\"user\",\"content\":\"{}\"}}\n",
-        "x".repeat(400_000)
-    );
+    let big = format!("{{\"type\":\"user\",\"content\":\"{}\"}}\n", "x".repeat(400_000));
     env.run_stdin(&["append"], &big).ok();
     let mut cmd = env.command(&["show", "--format", "jsonl"]);
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
@@ -468,11 +347,7 @@ fn color_is_off_when_piped_and_on_when_asked() {
     let env = TestEnv::new();
     record_sample(&env);
     assert!(!env.run(&["show"]).ok().contains('\x1b'));
-    assert!(
-        env.run(&["--color", "always", "show"])
-            .ok()
-            .contains("\x1b[32muser\x1b[0m")
-    );
+    assert!(env.run(&["--color", "always", "show"]).ok().contains("\x1b[32muser\x1b[0m"));
     assert!(!env.run(&["--color", "never", "log"]).ok().contains('\x1b'));
 }
 
@@ -480,8 +355,5 @@ fn color_is_off_when_piped_and_on_when_asked() {
 fn help_documents_exit_codes() {
     let env = TestEnv::bare();
     let help = env.run(&["--help"]);
-    assert!(
-        help.ok()
-            .contains("3  bad input: a JSONL line, an id, a flag value; nothing was written")
-    );
+    assert!(help.ok().contains("3  bad input: a JSONL line, an id, a flag value; nothing was written"));
 }

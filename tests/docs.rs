@@ -10,10 +10,7 @@ fn read_dir(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| {
             let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
         })
         .collect()
 }
@@ -33,10 +30,7 @@ fn man_pages_and_completions_are_fresh() {
             "{dir}/ is stale: run `cargo run -- generate-docs .`"
         );
         for (name, bytes) in &generated {
-            assert!(
-                committed[name] == *bytes,
-                "{dir}/{name} is stale: run `cargo run -- generate-docs .`"
-            );
+            assert!(committed[name] == *bytes, "{dir}/{name} is stale: run `cargo run -- generate-docs .`");
         }
     }
     assert!(read_dir(&out.join("man")).contains_key("convo-append.1"));

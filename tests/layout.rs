@@ -15,17 +15,8 @@ fn generated(turns: u32) -> String {
         .arg(&script)
         .args(["--turns", &turns.to_string(), "--seed", "3"])
         .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (tests expect ../shared beside the checkout)",
-                script.display()
-            )
-        });
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap_or_else(|e| panic!("{}: {e} (tests expect ../shared beside the checkout)", script.display()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -49,22 +40,10 @@ fn a_generated_conversation_round_trips_and_closed_segments_are_never_rewritten(
         std::fs::write(&file, chunk.join("\n") + "\n").unwrap();
         env.run(&["append", "--file", file.to_str().unwrap()]).ok();
         // Only the segment that was open may change; every other touched path is new.
-        let changes = env.git(&[
-            "diff-tree",
-            "--no-commit-id",
-            "-r",
-            "--name-status",
-            "HEAD~1",
-            "HEAD",
-        ]);
+        let changes = env.git(&["diff-tree", "--no-commit-id", "-r", "--name-status", "HEAD~1", "HEAD"]);
         let modified: Vec<&str> = changes.lines().filter(|l| l.starts_with('M')).collect();
         assert!(modified.len() <= 1, "closed segments rewritten:\n{changes}");
-        assert!(
-            changes
-                .lines()
-                .all(|l| l.starts_with('M') || l.starts_with('A')),
-            "{changes}"
-        );
+        assert!(changes.lines().all(|l| l.starts_with('M') || l.starts_with('A')), "{changes}");
     }
 
     let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
@@ -87,22 +66,13 @@ fn a_generated_conversation_round_trips_and_closed_segments_are_never_rewritten(
 
     let files = env.git(&["ls-files", &format!("conversations/{id}/events")]);
     let segments: Vec<&str> = files.lines().collect();
-    assert!(
-        segments.len() > 20,
-        "expected many segments, got {}",
-        segments.len()
-    );
+    assert!(segments.len() > 20, "expected many segments, got {}", segments.len());
     for path in &segments {
         let bytes = std::fs::read(env.store.join(path)).unwrap();
         let one_line = bytes.iter().filter(|b| **b == b'\n').count() == 1;
-        assert!(
-            bytes.len() <= 16 * 1024 || one_line,
-            "{path} is {} bytes",
-            bytes.len()
-        );
+        assert!(bytes.len() <= 16 * 1024 || one_line, "{path} is {} bytes", bytes.len());
     }
-    let list: serde_json::Value =
-        serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     assert_eq!(list[0]["turns"], 60);
     assert_eq!(list[0]["events"], lines.len());
     env.run(&["fsck"]).ok();
@@ -115,36 +85,19 @@ fn an_unknown_event_type_in_a_stored_file_is_carried_through() {
     let id = env.new_conversation("future");
     env.run(&["append", "--user", "hi"]).ok();
     // A newer convo wrote a type this one does not know.
-    let segment = env
-        .store
-        .join(format!("conversations/{id}/events/0000/000000.jsonl"));
+    let segment = env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"));
     let line = "{\"id\":\"f1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"hologram\",\"beam\":{\"on\":true}}\n";
     let mut bytes = std::fs::read(&segment).unwrap();
     bytes.extend_from_slice(line.as_bytes());
     std::fs::write(&segment, bytes).unwrap();
     env.git(&["add", "."]);
-    env.git(&[
-        "-c",
-        "user.name=H",
-        "-c",
-        "user.email=h@x",
-        "commit",
-        "-qm",
-        "from the future",
-    ]);
+    env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "from the future"]);
 
     assert!(env.run(&["show", "--format", "jsonl"]).ok().ends_with(line));
-    assert!(
-        env.run(&["show"])
-            .ok()
-            .contains("hologram {\"beam\":{\"on\":true}}")
-    );
+    assert!(env.run(&["show"]).ok().contains("hologram {\"beam\":{\"on\":true}}"));
     env.run(&["append", "--assistant", "still works"]).ok();
     let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
-    assert!(
-        shown.contains(line),
-        "the unknown event must survive later appends"
-    );
+    assert!(shown.contains(line), "the unknown event must survive later appends");
     env.run(&["fsck"]).ok();
 }
 
@@ -176,33 +129,18 @@ fn the_repository_is_packed_as_git_would() {
         })
         .collect();
     let mut hash = std::process::Command::new("git");
-    hash.args(["hash-object", "-w", "--stdin-paths"])
-        .current_dir(&env.store);
+    hash.args(["hash-object", "-w", "--stdin-paths"]).current_dir(&env.store);
     common::run_command(hash, &paths).ok();
     env.git(&["config", "gc.auto", "256"]);
     env.git(&["config", "gc.autoDetach", "false"]);
-    assert!(
-        std::fs::read_dir(env.store.join(".git/objects/17"))
-            .unwrap()
-            .count()
-            > 1
-    );
+    assert!(std::fs::read_dir(env.store.join(".git/objects/17")).unwrap().count() > 1);
 
     env.run(&["append", "--user", "pack me"]).ok();
     // Reachable objects are now packed (unreachable recent ones stay loose, as in git).
     let counts = env.git(&["count-objects", "-v"]);
-    let in_pack: u64 = counts
-        .lines()
-        .find_map(|l| l.strip_prefix("in-pack: "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let in_pack: u64 = counts.lines().find_map(|l| l.strip_prefix("in-pack: ")).unwrap().parse().unwrap();
     assert!(in_pack > 0, "git gc --auto did not run:\n{counts}");
-    assert!(
-        env.run(&["show", "--format", "jsonl"])
-            .ok()
-            .contains("pack me")
-    );
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("pack me"));
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
@@ -226,17 +164,9 @@ fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
     on_a_terminal(&format!("{convo} show")).ok();
     let seen = std::fs::read_to_string(&transcript).unwrap();
     assert!(seen.contains("page me"), "{seen}");
-    assert!(
-        seen.contains("\x1b[32muser\x1b[0m"),
-        "a terminal gets colour: {seen}"
-    );
+    assert!(seen.contains("\x1b[32muser\x1b[0m"), "a terminal gets colour: {seen}");
     on_a_terminal(&format!("NO_COLOR=1 {convo} show")).ok();
-    assert!(
-        !std::fs::read_to_string(&transcript)
-            .unwrap()
-            .contains('\x1b'),
-        "NO_COLOR is honoured"
-    );
+    assert!(!std::fs::read_to_string(&transcript).unwrap().contains('\x1b'), "NO_COLOR is honoured");
 
     // --no-pager writes to the terminal directly.
     std::fs::remove_file(&transcript).unwrap();

@@ -13,18 +13,8 @@ fn store_with_history() -> (TestEnv, String) {
     let env = TestEnv::new();
     let id = env.new_conversation("safety");
     env.run(&["append", "--user", "hello"]).ok();
-    env.run(&[
-        "append",
-        "--tool-call",
-        "grep",
-        "--args",
-        r#"{"q":"x"}"#,
-        "--call-id",
-        "c1",
-    ])
-    .ok();
-    env.run(&["append", "--tool-result", "c1", "--content", "found"])
-        .ok();
+    env.run(&["append", "--tool-call", "grep", "--args", r#"{"q":"x"}"#, "--call-id", "c1"]).ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "found"]).ok();
     (env, id)
 }
 
@@ -34,8 +24,7 @@ fn bad_input_is_refused_with_one_line_and_the_store_is_unchanged() {
     let (env, _) = store_with_history();
     let stored_id = {
         let jsonl = env.run(&["show", "--format", "jsonl"]);
-        let first: serde_json::Value =
-            serde_json::from_str(jsonl.ok().lines().next().unwrap()).unwrap();
+        let first: serde_json::Value = serde_json::from_str(jsonl.ok().lines().next().unwrap()).unwrap();
         first["id"].as_str().unwrap().to_owned()
     };
     let dup_line = format!("{{\"id\":\"{stored_id}\",\"type\":\"user\",\"content\":\"again\"}}\n");
@@ -129,22 +118,12 @@ fn bad_input_is_refused_with_one_line_and_the_store_is_unchanged() {
         let out = env.run_stdin(&args, &stdin);
         let stderr = out.fails_with(code);
         let mut lines = stderr.lines();
-        assert_eq!(
-            lines.next(),
-            Some(expected.as_str()),
-            "for {args:?} with {stdin:?}"
-        );
+        assert_eq!(lines.next(), Some(expected.as_str()), "for {args:?} with {stdin:?}");
         for rest in lines {
-            assert!(
-                rest.starts_with("hint: "),
-                "only hints follow the error line: {stderr}"
-            );
+            assert!(rest.starts_with("hint: "), "only hints follow the error line: {stderr}");
         }
         assert_eq!(out.stdout, "", "nothing on stdout for {args:?}");
-        assert!(
-            env.snapshot() == before,
-            "store changed by {args:?} with {stdin:?}"
-        );
+        assert!(env.snapshot() == before, "store changed by {args:?} with {stdin:?}");
     }
 }
 
@@ -165,8 +144,7 @@ fn eight_concurrent_writers_all_land() {
             // Commands are built here (the environment is single-threaded) and run there.
             let commands: Vec<_> = (0..50)
                 .map(|i| {
-                    let mut cmd =
-                        env.command(&["append", "--user", &format!("writer {w} message {i}")]);
+                    let mut cmd = env.command(&["append", "--user", &format!("writer {w} message {i}")]);
                     // Real time, so the writers' ids do not depend on one shared fake clock.
                     cmd.env_remove("CONVO_NOW");
                     cmd
@@ -189,11 +167,7 @@ fn eight_concurrent_writers_all_land() {
     for w in 0..8 {
         for i in 0..50 {
             let needle = format!("\"writer {w} message {i}\"");
-            assert_eq!(
-                lines.iter().filter(|l| l.contains(&needle)).count(),
-                1,
-                "{needle}"
-            );
+            assert_eq!(lines.iter().filter(|l| l.contains(&needle)).count(), 1, "{needle}");
         }
     }
     env.run(&["fsck"]).ok();
@@ -205,12 +179,7 @@ fn eight_concurrent_writers_all_land() {
 /// the event is there exactly when the commit landed.
 #[test]
 fn a_writer_killed_at_any_step_leaves_a_usable_store() {
-    for (step, landed) in [
-        ("journal", false),
-        ("committed", true),
-        ("worktree", true),
-        ("index", true),
-    ] {
+    for (step, landed) in [("journal", false), ("committed", true), ("worktree", true), ("index", true)] {
         let (env, _) = store_with_history();
         let mut cmd = env.command(&["append", "--user", "the last words"]);
         cmd.env("CONVO_TEST_FAIL_AT", step);
@@ -218,10 +187,7 @@ fn a_writer_killed_at_any_step_leaves_a_usable_store() {
         assert_ne!(out.code, 0, "{step}: the process should have died");
         let shown = env.run(&["show", "--format", "jsonl"]);
         assert_eq!(shown.ok().contains("the last words"), landed, "{step}");
-        assert!(
-            !env.store.join(".git/convo/txn").exists(),
-            "{step}: journal left behind"
-        );
+        assert!(!env.store.join(".git/convo/txn").exists(), "{step}: journal left behind");
         env.run(&["fsck"]).ok();
         assert_eq!(env.git_status(), "", "{step}");
         // And the store keeps working.
@@ -238,20 +204,14 @@ fn stale_git_locks_and_a_torn_worktree_file_are_recovered() {
     assert_ne!(run_command(cmd, "").code, 0);
     // What a killed writer might leave: git lock files and a half-written segment.
     std::fs::write(env.store.join(".git/index.lock"), b"").unwrap();
-    let segment = env
-        .store
-        .join(format!("conversations/{id}/events/0000/000000.jsonl"));
+    let segment = env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"));
     let bytes = std::fs::read(&segment).unwrap();
     std::fs::write(&segment, &bytes[..bytes.len() - 7]).unwrap();
 
     let shown = env.run(&["show", "--format", "jsonl"]);
     assert!(shown.ok().contains("committed but not mirrored"));
     assert!(!env.store.join(".git/index.lock").exists());
-    assert!(
-        std::fs::read_to_string(&segment)
-            .unwrap()
-            .ends_with("\"committed but not mirrored\"}\n")
-    );
+    assert!(std::fs::read_to_string(&segment).unwrap().ends_with("\"committed but not mirrored\"}\n"));
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
@@ -265,10 +225,7 @@ fn kill_nine_at_random_moments_loses_no_committed_event() {
     for i in 0..30u64 {
         let text = format!("message {i}");
         let mut cmd = env.command(&["append", "--user", &text]);
-        cmd.env_remove("CONVO_NOW")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+        cmd.env_remove("CONVO_NOW").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut child = cmd.spawn().unwrap();
         // A spread of delays that lands kills before, during and after the commit.
         std::thread::sleep(Duration::from_micros((i * 7919) % 9000));
@@ -281,11 +238,39 @@ fn kill_nine_at_random_moments_loses_no_committed_event() {
     let shown = env.run(&["show", "--format", "jsonl"]);
     let stored = shown.ok();
     for text in &acknowledged {
-        assert!(
-            stored.contains(&format!("\"{text}\"")),
-            "acknowledged append lost: {text}"
-        );
+        assert!(stored.contains(&format!("\"{text}\"")), "acknowledged append lost: {text}");
     }
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}
+
+#[test]
+fn a_hand_edited_working_file_is_replaced_not_appended_to() {
+    let (env, id) = store_with_history();
+    let segment = format!("conversations/{id}/events/0000/000000.jsonl");
+    let edited = std::fs::read_to_string(env.store.join(&segment)).unwrap().replace("hello", "HELLO");
+    std::fs::write(env.store.join(&segment), edited).unwrap();
+    env.run(&["append", "--user", "next"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(env.store.join(&segment)).unwrap(),
+        env.git(&["show", &format!("HEAD:{segment}")])
+    );
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}
+
+/// The index is derived state: a zeroed one (what a power loss can leave) is reported by
+/// fsck and rebuilt by the next write.
+#[test]
+fn a_corrupt_index_is_reported_and_rebuilt() {
+    let (env, _) = store_with_history();
+    let index = env.store.join(".git/index");
+    let len = std::fs::metadata(&index).unwrap().len() as usize;
+    std::fs::write(&index, vec![0u8; len]).unwrap();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.fails_with(1), "error: 1 problem found\n");
+    assert!(out.stdout.starts_with(".git/index: unreadable ("), "{}", out.stdout);
+    env.run(&["append", "--user", "heal"]).ok();
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }

@@ -70,9 +70,7 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
     }
     if let Some(name) = args.tool_call {
         if name.trim().is_empty() {
-            return Err(CommandError::input(
-                "--tool-call: the tool name must not be empty",
-            ));
+            return Err(CommandError::input("--tool-call: the tool name must not be empty"));
         }
         let raw = args.args.unwrap_or_default();
         let arguments = serde_json::from_str(&raw).map_err(|e| {
@@ -81,33 +79,24 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
         })?;
         let call_id = match args.call_id {
             Some(id) => {
-                event::validate_event_id(&id)
-                    .map_err(|m| CommandError::input(format!("--call-id: {m}")))?;
+                event::validate_event_id(&id).map_err(|m| CommandError::input(format!("--call-id: {m}")))?;
                 id
             }
             None => format!("call_{}", ctx.clock.new_id()),
         };
-        return single(Kind::ToolCall {
-            call_id,
-            name,
-            arguments,
-        });
+        return single(Kind::ToolCall { call_id, name, arguments });
     }
     if let Some(call_id) = args.tool_result {
         let content = args.content.unwrap_or_default();
         return Ok((
-            vec![Draft::new(Kind::ToolResult {
-                call_id,
-                content,
-                is_error: args.error,
-            })],
+            vec![Draft::new(Kind::ToolResult { call_id, content, is_error: args.error })],
             "--tool-result".into(),
         ));
     }
     let (text, label) = match args.file {
         Some(path) => {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
             (text, path.display().to_string())
         }
         None => {
@@ -116,9 +105,7 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
                     .hint("pipe JSONL on stdin, use --file FILE, or a flag such as --user TEXT"));
             }
             let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| CommandError::input(format!("stdin: {e}")))?;
+            std::io::stdin().read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
             (text, "stdin".to_owned())
         }
     };
@@ -127,9 +114,7 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
             .hint("nothing was written; each line is one JSON event, see `convo append --help`")
     })?;
     if drafts.is_empty() {
-        return Err(
-            CommandError::input(format!("{label}: no events")).hint("each line is one JSON event")
-        );
+        return Err(CommandError::input(format!("{label}: no events")).hint("each line is one JSON event"));
     }
     Ok((drafts, label))
 }
@@ -141,46 +126,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let lock = store.lock()?;
     let id = store.resolve_or_active(query.as_deref())?;
-    let appended = store
-        .append(&lock, &id, drafts, &ctx.clock)
-        .map_err(|e| match e {
-            // A flag is not a line: name the flag instead.
-            StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
-                CommandError::input(format!(
-                    "--tool-result: no tool_call with call_id `{call_id}` in this conversation"
-                ))
+    let appended = store.append(&lock, &id, drafts, &ctx.clock).map_err(|e| match e {
+        // A flag is not a line: name the flag instead.
+        StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
+            CommandError::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
                 .hint("nothing was written; `convo show --brief` lists the calls")
-            }
-            other => other.into(),
-        })?;
+        }
+        other => other.into(),
+    })?;
     drop(lock);
     if !ctx.ui.quiet {
         let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "[{} {}] {}",
-            id,
-            super::short_hash(&appended.commit),
-            appended.subject
-        )?;
+        writeln!(out, "[{} {}] {}", id, super::short_hash(&appended.commit), appended.subject)?;
         for (event, turn) in appended.events.iter().zip(&appended.turns) {
-            let turn = turn
-                .map(|t| format!("turn {t}"))
-                .unwrap_or_else(|| "-".into());
+            let turn = turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
             let detail = match &event.kind {
                 Kind::ToolCall { call_id, name, .. } => format!("{name} {call_id}"),
-                Kind::ToolResult {
-                    call_id, is_error, ..
-                } => {
+                Kind::ToolResult { call_id, is_error, .. } => {
                     format!("{call_id} {}", if *is_error { "error" } else { "success" })
                 }
                 _ => String::new(),
             };
-            let line = format!(
-                " {turn:>9}  {:<11} {} {detail}",
-                event.kind.type_name(),
-                event.id
-            );
+            let line = format!(" {turn:>9}  {:<11} {} {detail}", event.kind.type_name(), event.id);
             writeln!(out, "{}", line.trim_end())?;
         }
     }

@@ -19,16 +19,10 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
     out.finish()?;
     if problems.is_empty() {
         let n = store.conversation_ids()?.len();
-        ctx.note(&format!(
-            "checked {n} conversation{}: no problems",
-            if n == 1 { "" } else { "s" }
-        ));
+        ctx.note(&format!("checked {n} conversation{}: no problems", if n == 1 { "" } else { "s" }));
         Ok(())
     } else {
         let n = problems.len();
-        Err(CommandError::new(
-            Kind::CheckFailed,
-            format!("{n} problem{} found", if n == 1 { "" } else { "s" }),
-        ))
+        Err(CommandError::new(Kind::CheckFailed, format!("{n} problem{} found", if n == 1 { "" } else { "s" })))
     }
 }

@@ -17,13 +17,11 @@ pub struct Args {
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), CommandError> {
-    std::fs::write(path, bytes)
-        .map_err(|e| CommandError::new(Kind::Store, format!("{}: {e}", path.display())))
+    std::fs::write(path, bytes).map_err(|e| CommandError::new(Kind::Store, format!("{}: {e}", path.display())))
 }
 
 fn mkdir(path: &Path) -> Result<(), CommandError> {
-    std::fs::create_dir_all(path)
-        .map_err(|e| CommandError::new(Kind::Store, format!("{}: {e}", path.display())))
+    std::fs::create_dir_all(path).map_err(|e| CommandError::new(Kind::Store, format!("{}: {e}", path.display())))
 }
 
 pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
@@ -33,29 +31,15 @@ pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
     mkdir(&completions_dir)?;
     command.build();
     let mut pages = vec![("convo".to_owned(), command.clone())];
-    for sub in command
-        .get_subcommands()
-        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
-    {
-        pages.push((
-            format!("convo-{}", sub.get_name()),
-            sub.clone().name(format!("convo-{}", sub.get_name())),
-        ));
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        pages.push((format!("convo-{}", sub.get_name()), sub.clone().name(format!("convo-{}", sub.get_name()))));
     }
     for (name, page) in pages {
         let mut bytes = Vec::new();
-        clap_mangen::Man::new(page)
-            .render(&mut bytes)
-            .map_err(|e| CommandError::new(Kind::Store, e.to_string()))?;
+        clap_mangen::Man::new(page).render(&mut bytes).map_err(|e| CommandError::new(Kind::Store, e.to_string()))?;
         write(&man_dir.join(format!("{name}.1")), &bytes)?;
     }
-    for shell in [
-        Shell::Bash,
-        Shell::Zsh,
-        Shell::Fish,
-        Shell::Elvish,
-        Shell::PowerShell,
-    ] {
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish, Shell::Elvish, Shell::PowerShell] {
         let mut bytes = Vec::new();
         clap_complete::generate(shell, &mut command, "convo", &mut bytes);
         let file = match shell {

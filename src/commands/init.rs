@@ -17,30 +17,18 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let path = match args.path {
-        Some(path) => path,
-        None => ctx
-            .location
-            .as_ref()
-            .map(|l| l.path.clone())
-            .ok_or_else(|| {
-                CommandError::input("no PATH given and HOME is not set")
-                    .hint("run `convo init PATH`")
+    let path =
+        match args.path {
+            Some(path) => path,
+            None => ctx.location.as_ref().map(|l| l.path.clone()).ok_or_else(|| {
+                CommandError::input("no PATH given and HOME is not set").hint("run `convo init PATH`")
             })?,
-    };
+        };
     let (store, created) = Store::init(&path)?;
     let root = std::fs::canonicalize(store.root()).unwrap_or_else(|_| store.root().to_owned());
     if !ctx.ui.quiet {
-        let verb = if created {
-            "Initialized empty"
-        } else {
-            "Reinitialized existing"
-        };
-        writeln!(
-            std::io::stdout(),
-            "{verb} convo store in {}",
-            root.display()
-        )?;
+        let verb = if created { "Initialized empty" } else { "Reinitialized existing" };
+        writeln!(std::io::stdout(), "{verb} convo store in {}", root.display())?;
     }
     Ok(())
 }

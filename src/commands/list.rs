@@ -27,8 +27,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 .iter()
                 .map(|s| {
                     let mut row = serde_json::to_value(s).unwrap_or_default();
-                    row["active"] =
-                        serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
+                    row["active"] = serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
                     row
                 })
                 .collect();

@@ -15,8 +15,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if let Some(title) = &args.title
         && title.trim().is_empty()
     {
-        return Err(CommandError::input("--title: must not be empty")
-            .hint("leave --title out for an untitled conversation"));
+        return Err(
+            CommandError::input("--title: must not be empty").hint("leave --title out for an untitled conversation")
+        );
     }
     let store = ctx.open_store_for_write()?;
     let lock = store.lock()?;
@@ -24,13 +25,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     store.set_active(&created.id)?;
     drop(lock);
     if !ctx.ui.quiet {
-        writeln!(
-            std::io::stdout(),
-            "[{} {}] {}",
-            created.id,
-            super::short_hash(&created.commit),
-            created.subject
-        )?;
+        writeln!(std::io::stdout(), "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
     }
     ctx.report_gc(created.gc);
     Ok(())

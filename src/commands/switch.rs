@@ -12,11 +12,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve(&args.id)?;
     store.set_active(&id)?;
-    let title = store
-        .meta(&id)?
-        .title
-        .map(|t| format!(" \"{t}\""))
-        .unwrap_or_default();
+    let title = store.meta(&id)?.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();
     ctx.note(&format!("Switched to conversation {id}{title}"));
     Ok(())
 }

@@ -41,9 +41,7 @@ impl Store {
             tree: ObjectId::from_hex(stored.tree.as_bytes()).ok()?,
             stats: stored.stats,
             updated: stored.updated,
-            last_commit: stored
-                .last_commit
-                .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+            last_commit: stored.last_commit.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
         })
     }
 
@@ -84,12 +82,8 @@ impl Store {
             return Ok(cache.clone());
         }
         let events = self.events(id)?;
-        let cache = Cache {
-            tree,
-            stats: Stats::of(&events),
-            updated: events.last().map(|e| e.ts.clone()),
-            last_commit: None,
-        };
+        let cache =
+            Cache { tree, stats: Stats::of(&events), updated: events.last().map(|e| e.ts.clone()), last_commit: None };
         self.write_cache(id, &cache);
         Ok(cache)
     }

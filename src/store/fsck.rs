@@ -23,10 +23,7 @@ impl std::fmt::Display for Problem {
 }
 
 fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem {
-        path: path.into(),
-        message: message.into(),
-    }
+    Problem { path: path.into(), message: message.into() }
 }
 
 impl Store {
@@ -80,10 +77,7 @@ impl Store {
             for (index, event) in events.iter().enumerate() {
                 let at = format!("{path}:{}", index + 1);
                 if let Some(first) = ids.insert(event.id.clone(), at.clone()) {
-                    problems.push(problem(
-                        &at,
-                        format!("duplicate event id `{}` (first at {first})", event.id),
-                    ));
+                    problems.push(problem(&at, format!("duplicate event id `{}` (first at {first})", event.id)));
                 }
                 match &event.kind {
                     Kind::ToolCall { call_id, .. } => {
@@ -92,9 +86,7 @@ impl Store {
                     Kind::ToolResult { call_id, .. } if !calls.contains(call_id) => {
                         problems.push(problem(
                             &at,
-                            format!(
-                                "tool_result for call_id `{call_id}` has no tool_call before it"
-                            ),
+                            format!("tool_result for call_id `{call_id}` has no tool_call before it"),
                         ));
                     }
                     _ => {}
@@ -114,12 +106,8 @@ impl Store {
             let abs = self.root.join(path);
             match std::fs::read(&abs) {
                 Ok(bytes) => {
-                    let actual = gix::objs::compute_hash(
-                        self.repo.object_hash(),
-                        gix::objs::Kind::Blob,
-                        &bytes,
-                    )
-                    .map_err(git_err("hash file"))?;
+                    let actual = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+                        .map_err(git_err("hash file"))?;
                     if actual != *id {
                         problems.push(problem(path, "working tree file differs from HEAD"));
                     }
@@ -131,18 +119,21 @@ impl Store {
             }
         }
         let mut on_disk = Vec::new();
-        walk_files(
-            &self.root.join(layout::CONVERSATIONS),
-            layout::CONVERSATIONS,
-            &mut on_disk,
-        )?;
+        walk_files(&self.root.join(layout::CONVERSATIONS), layout::CONVERSATIONS, &mut on_disk)?;
         for path in on_disk {
             if !committed.contains_key(&path) {
                 problems.push(problem(path, "in the working tree but not in HEAD"));
             }
         }
         if self.repo.index_path().exists() {
-            let index = self.repo.open_index().map_err(git_err("read index"))?;
+            let index = match self.repo.open_index() {
+                Ok(index) => index,
+                Err(e) => {
+                    problems.push(problem(".git/index", format!("unreadable ({e}); the next convo write rebuilds it")));
+                    problems.sort_by(|a, b| a.path.cmp(&b.path));
+                    return Ok(());
+                }
+            };
             let mut indexed = HashSet::new();
             for entry in index.entries() {
                 let path = entry.path(&index).to_string();
@@ -160,27 +151,6 @@ impl Store {
             problems.push(problem(".git/index", "missing"));
         }
         problems.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(())
-    }
-
-    fn collect_blobs(
-        &self,
-        tree: ObjectId,
-        prefix: &str,
-        out: &mut HashMap<String, ObjectId>,
-    ) -> Result<()> {
-        for (name, id, is_tree) in self.tree_entries(tree)? {
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if is_tree {
-                self.collect_blobs(id, &path, out)?;
-            } else {
-                out.insert(path, id);
-            }
-        }
         Ok(())
     }
 }

@@ -80,29 +80,17 @@ pub struct LogEntry {
 
 impl Store {
     fn log_entry(&self, id: ObjectId) -> Result<(LogEntry, Trailers, Vec<ObjectId>)> {
-        let commit = self
-            .repo
-            .find_commit(id)
-            .map_err(git_err(format!("read commit {id}")))?;
-        let decoded = commit
-            .decode()
-            .map_err(git_err(format!("decode commit {id}")))?;
+        let commit = self.repo.find_commit(id).map_err(git_err(format!("read commit {id}")))?;
+        let decoded = commit.decode().map_err(git_err(format!("decode commit {id}")))?;
         let message = decoded.message.to_string();
         let trailers = Trailers::parse(&message);
-        let committer = decoded
-            .committer()
-            .map_err(git_err(format!("read committer of {id}")))?;
-        let time = committer
-            .time()
-            .map_err(git_err(format!("read time of {id}")))?;
+        let committer = decoded.committer().map_err(git_err(format!("read committer of {id}")))?;
+        let time = committer.time().map_err(git_err(format!("read time of {id}")))?;
         let date = chrono::DateTime::from_timestamp(time.seconds, 0)
             .zip(chrono::FixedOffset::east_opt(time.offset))
             .map(|(utc, offset)| utc.with_timezone(&offset).to_rfc3339())
             .unwrap_or_default();
-        let author = decoded
-            .author()
-            .map(|a| format!("{} <{}>", a.name, a.email))
-            .unwrap_or_default();
+        let author = decoded.author().map(|a| format!("{} <{}>", a.name, a.email)).unwrap_or_default();
         let parents: Vec<ObjectId> = decoded.parents().collect();
         let entry = LogEntry {
             commit: id.to_string(),
@@ -166,16 +154,11 @@ impl Store {
         let mut commit = start;
         loop {
             let parent = {
-                let c = self
-                    .repo
-                    .find_commit(commit)
-                    .map_err(git_err(format!("read commit {commit}")))?;
+                let c = self.repo.find_commit(commit).map_err(git_err(format!("read commit {commit}")))?;
                 c.parent_ids().next().map(|p| p.detach())
             };
             match parent {
-                Some(parent) if self.entry_at(self.commit_tree_id(parent)?, path)? == entry => {
-                    commit = parent
-                }
+                Some(parent) if self.entry_at(self.commit_tree_id(parent)?, path)? == entry => commit = parent,
                 _ => return Ok(Some(commit)),
             }
         }
@@ -231,9 +214,6 @@ mod tests {
 
     #[test]
     fn a_message_without_trailers_has_none() {
-        assert_eq!(
-            Trailers::parse("fix typo\n\nsome body text"),
-            Trailers::default()
-        );
+        assert_eq!(Trailers::parse("fix typo\n\nsome body text"), Trailers::default());
     }
 }

@@ -37,35 +37,23 @@ pub fn segment_name(segment: u64) -> String {
 }
 
 pub fn segment_path(id: &str, segment: u64) -> String {
-    format!(
-        "{CONVERSATIONS}/{id}/{EVENTS_DIR}/{}/{}",
-        group_name(segment),
-        segment_name(segment)
-    )
+    format!("{CONVERSATIONS}/{id}/{EVENTS_DIR}/{}/{}", group_name(segment), segment_name(segment))
 }
 
 /// The segment number of a file name, if it is one convo wrote.
 pub fn parse_segment_name(name: &str) -> Option<u64> {
     let digits = name.strip_suffix(".jsonl")?;
-    (digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
+    (digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok()).flatten()
 }
 
 pub fn parse_group_name(name: &str) -> Option<u64> {
-    (name.len() >= 4 && name.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| name.parse().ok())
-        .flatten()
+    (name.len() >= 4 && name.bytes().all(|b| b.is_ascii_digit())).then(|| name.parse().ok()).flatten()
 }
 
 /// Lay `lines` out after an open segment holding `open_len` bytes: returns, per segment
 /// touched, its number and the lines it receives. The open segment keeps taking lines while
 /// it stays within [`SEGMENT_BYTES`].
-pub fn pack_lines(
-    next_or_open: u64,
-    open_len: usize,
-    lines: &[String],
-) -> Vec<(u64, Vec<&String>)> {
+pub fn pack_lines(next_or_open: u64, open_len: usize, lines: &[String]) -> Vec<(u64, Vec<&String>)> {
     let mut out: Vec<(u64, Vec<&String>)> = Vec::new();
     let mut segment = next_or_open;
     let mut len = open_len;
@@ -89,14 +77,8 @@ mod tests {
 
     #[test]
     fn segment_paths_group_by_sixty_four() {
-        assert_eq!(
-            segment_path("X", 0),
-            "conversations/X/events/0000/000000.jsonl"
-        );
-        assert_eq!(
-            segment_path("X", 64),
-            "conversations/X/events/0001/000064.jsonl"
-        );
+        assert_eq!(segment_path("X", 0), "conversations/X/events/0000/000000.jsonl");
+        assert_eq!(segment_path("X", 64), "conversations/X/events/0001/000064.jsonl");
         assert_eq!(parse_segment_name("000064.jsonl"), Some(64));
         assert_eq!(parse_segment_name("64.jsonl"), None);
         assert_eq!(parse_group_name("0001"), Some(1));

@@ -32,22 +32,14 @@ pub enum StoreError {
     #[error("{} exists and is not a convo store", path.display())]
     NotAStoreDir { path: PathBuf },
     #[error("no conversation matches `{query}`")]
-    UnknownConversation {
-        query: String,
-        candidates: Vec<Summary>,
-    },
+    UnknownConversation { query: String, candidates: Vec<Summary> },
     #[error("`{query}` is ambiguous: {} conversations match", candidates.len())]
-    AmbiguousConversation {
-        query: String,
-        candidates: Vec<Summary>,
-    },
+    AmbiguousConversation { query: String, candidates: Vec<Summary> },
     #[error("no active conversation")]
     NoActiveConversation,
     #[error("the store has no conversations yet")]
     Empty,
-    #[error(
-        "input line {line}, field `call_id`: no tool_call with call_id `{call_id}` in this conversation"
-    )]
+    #[error("input line {line}, field `call_id`: no tool_call with call_id `{call_id}` in this conversation")]
     UnknownCallId { line: usize, call_id: String },
     #[error("input line {line}, field `id`: id `{id}` is already used in this conversation")]
     DuplicateId { line: usize, id: String },
@@ -56,10 +48,7 @@ pub enum StoreError {
     #[error("{path}: {message}")]
     BadFile { path: String, message: String },
     #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("git: {context}: {message}")]
     Git { context: String, message: String },
     #[error("`git` was not found on PATH; it is needed to {purpose}")]
@@ -68,14 +57,9 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-pub(crate) fn git_err<E: std::fmt::Display>(
-    context: impl Into<String>,
-) -> impl FnOnce(E) -> StoreError {
+pub(crate) fn git_err<E: std::fmt::Display>(context: impl Into<String>) -> impl FnOnce(E) -> StoreError {
     let context = context.into();
-    move |e| StoreError::Git {
-        context,
-        message: e.to_string(),
-    }
+    move |e| StoreError::Git { context, message: e.to_string() }
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -120,21 +104,13 @@ impl Store {
     pub fn open(root: &Path) -> Result<Store> {
         if !root.join(".git").is_dir() {
             return Err(if root.exists() && !root.is_dir() {
-                StoreError::NotAStoreDir {
-                    path: root.to_owned(),
-                }
+                StoreError::NotAStoreDir { path: root.to_owned() }
             } else {
-                StoreError::NotAStore {
-                    path: root.to_owned(),
-                }
+                StoreError::NotAStore { path: root.to_owned() }
             });
         }
         let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
-        let store = Store {
-            root: root.to_owned(),
-            repo,
-            fail_point: None,
-        };
+        let store = Store { root: root.to_owned(), repo, fail_point: None };
         if store.journal_path().exists() {
             // Taking the lock waits out a writer that is still running; recovery then
             // happens only if the journal is really orphaned.
@@ -149,17 +125,11 @@ impl Store {
             return Ok((Store::open(root)?, false));
         }
         if root.exists() && !root.is_dir() {
-            return Err(StoreError::NotAStoreDir {
-                path: root.to_owned(),
-            });
+            return Err(StoreError::NotAStoreDir { path: root.to_owned() });
         }
         create_private_dir(root)?;
         let repo = gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
-        let store = Store {
-            root: root.to_owned(),
-            repo,
-            fail_point: None,
-        };
+        let store = Store { root: root.to_owned(), repo, fail_point: None };
         create_private_dir(&store.state_dir())?;
         Ok((store, true))
     }
@@ -191,50 +161,45 @@ impl Store {
     }
 
     fn commit_tree_id(&self, commit: ObjectId) -> Result<ObjectId> {
-        let commit = self
-            .repo
-            .find_commit(commit)
-            .map_err(git_err(format!("read commit {commit}")))?;
-        commit
-            .tree_id()
-            .map(|id| id.detach())
-            .map_err(git_err("read commit tree"))
+        let commit = self.repo.find_commit(commit).map_err(git_err(format!("read commit {commit}")))?;
+        commit.tree_id().map(|id| id.detach()).map_err(git_err("read commit tree"))
     }
 
     /// The id of the object at `path` (slash-separated) below `tree`, if any.
     fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .map_err(git_err(format!("read tree {tree}")))?;
-        let entry = tree
-            .lookup_entry(path.split('/'))
-            .map_err(git_err(format!("look up {path}")))?;
+        let tree = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
+        let entry = tree.lookup_entry(path.split('/')).map_err(git_err(format!("look up {path}")))?;
         Ok(entry.map(|e| e.object_id()))
     }
 
     /// `(name, id, is_tree)` of each entry of a tree.
     fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId, bool)>> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .map_err(git_err(format!("read tree {tree}")))?;
-        let decoded = tree
-            .decode()
-            .map_err(git_err(format!("decode tree {}", tree.id)))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()))
-            .collect())
+        let tree = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
+        let decoded = tree.decode().map_err(git_err(format!("decode tree {}", tree.id)))?;
+        Ok(decoded.entries.iter().map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree())).collect())
     }
 
     fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
-        let blob = self
-            .repo
-            .find_blob(id)
-            .map_err(git_err(format!("read blob {id}")))?;
+        let blob = self.repo.find_blob(id).map_err(git_err(format!("read blob {id}")))?;
         Ok(blob.data.clone())
+    }
+
+    /// Every blob below `tree`, by slash-separated path.
+    pub(super) fn collect_blobs(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut std::collections::HashMap<String, ObjectId>,
+    ) -> Result<()> {
+        for (name, id, is_tree) in self.tree_entries(tree)? {
+            let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+            if is_tree {
+                self.collect_blobs(id, &path, out)?;
+            } else {
+                out.insert(path, id);
+            }
+        }
+        Ok(())
     }
 
     /// Ids of all conversations at HEAD, oldest first (ids sort by creation time).
@@ -245,12 +210,8 @@ impl Store {
         let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
             return Ok(Vec::new());
         };
-        let mut ids: Vec<String> = self
-            .tree_entries(dir)?
-            .into_iter()
-            .filter(|(_, _, is_tree)| *is_tree)
-            .map(|(n, _, _)| n)
-            .collect();
+        let mut ids: Vec<String> =
+            self.tree_entries(dir)?.into_iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, _, _)| n).collect();
         ids.sort();
         Ok(ids)
     }
@@ -260,10 +221,7 @@ impl Store {
         let path = layout::meta_path(id);
         let blob = self
             .entry_at(root, &path)?
-            .ok_or_else(|| StoreError::BadFile {
-                path: path.clone(),
-                message: "missing".into(),
-            })?;
+            .ok_or_else(|| StoreError::BadFile { path: path.clone(), message: "missing".into() })?;
         parse_meta(&path, &self.read_blob(blob)?)
     }
 
@@ -278,14 +236,9 @@ impl Store {
 
     fn parse_segment(&self, path: &str, blob: ObjectId) -> Result<Vec<Event>> {
         let bytes = self.read_blob(blob)?;
-        let text = std::str::from_utf8(&bytes).map_err(|_| StoreError::BadFile {
-            path: path.to_owned(),
-            message: "not UTF-8".into(),
-        })?;
-        event::parse_stored(text).map_err(|error| StoreError::Corrupt {
-            path: path.to_owned(),
-            error,
-        })
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| StoreError::BadFile { path: path.to_owned(), message: "not UTF-8".into() })?;
+        event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: path.to_owned(), error })
     }
 
     /// `(path, blob)` of each segment of a conversation, in order.
@@ -308,10 +261,7 @@ impl Store {
         let mut out = Vec::new();
         for (group, oid) in groups {
             let mut segments: Vec<(u64, ObjectId)> = Vec::new();
-            let group_dir = format!(
-                "{events_dir}/{}",
-                layout::group_name(group * layout::SEGMENTS_PER_GROUP)
-            );
+            let group_dir = format!("{events_dir}/{}", layout::group_name(group * layout::SEGMENTS_PER_GROUP));
             for (name, oid, is_tree) in self.tree_entries(oid)? {
                 match layout::parse_segment_name(&name) {
                     Some(n) if !is_tree => segments.push((n, oid)),
@@ -319,11 +269,7 @@ impl Store {
                 }
             }
             segments.sort();
-            out.extend(
-                segments
-                    .into_iter()
-                    .map(|(n, oid)| (layout::segment_path(id, n), oid)),
-            );
+            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
         }
         Ok(out)
     }
@@ -335,11 +281,8 @@ impl Store {
             return Ok(query.to_owned());
         }
         let upper = query.to_ascii_uppercase();
-        let by_prefix: Vec<&String> = if upper.is_empty() {
-            Vec::new()
-        } else {
-            ids.iter().filter(|id| id.starts_with(&upper)).collect()
-        };
+        let by_prefix: Vec<&String> =
+            if upper.is_empty() { Vec::new() } else { ids.iter().filter(|id| id.starts_with(&upper)).collect() };
         let matches: Vec<String> = if by_prefix.is_empty() {
             let mut by_title = Vec::new();
             for id in &ids {
@@ -371,11 +314,7 @@ impl Store {
             None => {
                 let id = self.active()?.ok_or(StoreError::NoActiveConversation)?;
                 // The active id is local state: the conversation may be gone after a reset.
-                if self.conversation_ids()?.contains(&id) {
-                    Ok(id)
-                } else {
-                    Err(StoreError::NoActiveConversation)
-                }
+                if self.conversation_ids()?.contains(&id) { Ok(id) } else { Err(StoreError::NoActiveConversation) }
             }
         }
     }
@@ -390,11 +329,7 @@ impl Store {
     }
 
     pub fn set_active(&self, id: &str) -> Result<()> {
-        txn::write_private_file(
-            &self.state_dir(),
-            &self.state_dir().join("active"),
-            format!("{id}\n").as_bytes(),
-        )
+        txn::write_private_file(&self.state_dir(), &self.state_dir().join("active"), format!("{id}\n").as_bytes())
     }
 
     fn summaries_of<'a>(&self, ids: impl Iterator<Item = &'a String>) -> Result<Vec<Summary>> {
@@ -409,10 +344,7 @@ impl Store {
         Ok(Summary {
             id: id.to_owned(),
             title: meta.title,
-            updated: cached
-                .updated
-                .clone()
-                .unwrap_or_else(|| meta.created.clone()),
+            updated: cached.updated.clone().unwrap_or_else(|| meta.created.clone()),
             created: meta.created,
             tokens: cached.stats.tokens(),
             stats: cached.stats,
@@ -426,24 +358,15 @@ impl Store {
 }
 
 fn bad_layout(dir: &str, name: &str) -> StoreError {
-    StoreError::BadFile {
-        path: format!("{dir}/{name}"),
-        message: "not a file convo writes here".into(),
-    }
+    StoreError::BadFile { path: format!("{dir}/{name}"), message: "not a file convo writes here".into() }
 }
 
 fn parse_meta(path: &str, bytes: &[u8]) -> Result<Meta> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::BadFile {
-        path: path.to_owned(),
-        message: format!("invalid metadata ({e})"),
-    })
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::BadFile { path: path.to_owned(), message: format!("invalid metadata ({e})") })
 }
 
 pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .map_err(io_err(path))
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).map_err(io_err(path))
 }

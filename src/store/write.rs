@@ -48,11 +48,7 @@ fn subject_name(id: &str, title: Option<&str>) -> String {
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
 }
 
 impl Store {
@@ -65,10 +61,8 @@ impl Store {
             forked_from: None,
             extra: Default::default(),
         };
-        let mut bytes = serde_json::to_vec_pretty(&meta).map_err(|e| StoreError::BadFile {
-            path: layout::meta_path(&id),
-            message: e.to_string(),
-        })?;
+        let mut bytes = serde_json::to_vec_pretty(&meta)
+            .map_err(|e| StoreError::BadFile { path: layout::meta_path(&id), message: e.to_string() })?;
         bytes.push(b'\n');
         let subject = format!("new: {}", subject_name(&id, title));
         let trailers = Trailers {
@@ -79,41 +73,22 @@ impl Store {
             ..Default::default()
         };
         let message = format!("{subject}\n\n{}", trailers.render());
-        let changes = [Change {
-            path: layout::meta_path(&id),
-            bytes: Some(bytes),
-        }];
+        let changes = [Change { path: layout::meta_path(&id), bytes: Some(bytes), append_from: None }];
         let committed = self.commit(lock, &changes, &message, clock)?;
         let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
         if let Some(tree) = tree {
             self.write_cache(
                 &id,
-                &Cache {
-                    tree,
-                    stats: Stats::default(),
-                    updated: None,
-                    last_commit: Some(committed.commit),
-                },
+                &Cache { tree, stats: Stats::default(), updated: None, last_commit: Some(committed.commit) },
             );
         }
-        Ok(Created {
-            id,
-            commit: committed.commit,
-            subject,
-            gc: committed.gc,
-        })
+        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc })
     }
 
     /// Append `drafts` to conversation `id` in one commit. Input that would break the
     /// conversation (an id used twice, a result for a call that does not exist) is refused
     /// before anything is written.
-    pub fn append(
-        &self,
-        lock: &Lock,
-        id: &str,
-        drafts: Vec<Draft>,
-        clock: &Clock,
-    ) -> Result<Appended> {
+    pub fn append(&self, lock: &Lock, id: &str, drafts: Vec<Draft>, clock: &Clock) -> Result<Appended> {
         let segments = self.segments(id)?;
         self.check_ids(id, &drafts, &segments)?;
         self.check_call_ids(&drafts, &segments)?;
@@ -139,11 +114,7 @@ impl Store {
 
         let (open_number, open_bytes) = match segments.last() {
             Some((path, blob)) => {
-                let number = path
-                    .rsplit('/')
-                    .next()
-                    .and_then(layout::parse_segment_name)
-                    .unwrap_or(0);
+                let number = path.rsplit('/').next().and_then(layout::parse_segment_name).unwrap_or(0);
                 (number, self.read_blob(*blob)?)
             }
             None => (0, Vec::new()),
@@ -151,18 +122,13 @@ impl Store {
         let lines: Vec<String> = events.iter().map(Event::to_line).collect();
         let mut changes = Vec::new();
         for (number, bucket) in layout::pack_lines(open_number, open_bytes.len(), &lines) {
-            let mut bytes = if number == open_number {
-                open_bytes.clone()
-            } else {
-                Vec::new()
-            };
+            let reopened = number == open_number && !open_bytes.is_empty();
+            let mut bytes = if reopened { open_bytes.clone() } else { Vec::new() };
             for line in bucket {
                 bytes.extend_from_slice(line.as_bytes());
             }
-            changes.push(Change {
-                path: layout::segment_path(id, number),
-                bytes: Some(bytes),
-            });
+            let append_from = reopened.then_some(open_bytes.len());
+            changes.push(Change { path: layout::segment_path(id, number), bytes: Some(bytes), append_from });
         }
 
         let meta = self.meta(id)?;
@@ -178,33 +144,13 @@ impl Store {
         let committed = self.commit(lock, &changes, &message, clock)?;
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
             let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-            self.write_cache(
-                id,
-                &Cache {
-                    tree,
-                    stats,
-                    updated,
-                    last_commit: Some(committed.commit),
-                },
-            );
+            self.write_cache(id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
-        Ok(Appended {
-            commit: committed.commit,
-            subject,
-            events,
-            turns,
-            stats,
-            gc: committed.gc,
-        })
+        Ok(Appended { commit: committed.commit, subject, events, turns, stats, gc: committed.gc })
     }
 
     /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.
-    fn check_ids(
-        &self,
-        _id: &str,
-        drafts: &[Draft],
-        segments: &[(String, ObjectId)],
-    ) -> Result<()> {
+    fn check_ids(&self, _id: &str, drafts: &[Draft], segments: &[(String, ObjectId)]) -> Result<()> {
         if drafts.iter().all(|d| d.id.is_none()) {
             return Ok(());
         }
@@ -216,10 +162,7 @@ impl Store {
             if let Some(event_id) = &draft.id
                 && !seen.insert(event_id.clone())
             {
-                return Err(StoreError::DuplicateId {
-                    line: draft.line,
-                    id: event_id.clone(),
-                });
+                return Err(StoreError::DuplicateId { line: draft.line, id: event_id.clone() });
             }
         }
         Ok(())
@@ -247,16 +190,11 @@ impl Store {
             }
             let stored = self.parse_segment(path, *blob)?;
             missing.retain(|(_, call_id)| {
-                !stored
-                    .iter()
-                    .any(|e| matches!(&e.kind, Kind::ToolCall { call_id: c, .. } if c == call_id))
+                !stored.iter().any(|e| matches!(&e.kind, Kind::ToolCall { call_id: c, .. } if c == call_id))
             });
         }
         match missing.first() {
-            Some((line, call_id)) => Err(StoreError::UnknownCallId {
-                line: *line,
-                call_id: (*call_id).to_owned(),
-            }),
+            Some((line, call_id)) => Err(StoreError::UnknownCallId { line: *line, call_id: (*call_id).to_owned() }),
             None => Ok(()),
         }
     }
@@ -271,11 +209,7 @@ fn append_subject(id: &str, title: Option<&str>, turns: &[Option<u64>], count: u
         (Some(a), Some(b)) => format!(" turns {a}-{b}"),
         _ => String::new(),
     };
-    format!(
-        "append: {}{turn} (+{})",
-        subject_name(id, title),
-        plural(count, "event")
-    )
+    format!("append: {}{turn} (+{})", subject_name(id, title), plural(count, "event"))
 }
 
 #[cfg(test)]
@@ -288,10 +222,7 @@ mod tests {
             append_subject("X", Some("fix login"), &[Some(12); 5], 5),
             "append: \"fix login\" turn 12 (+5 events)"
         );
-        assert_eq!(
-            append_subject("X", None, &[None], 1),
-            "append: X (+1 event)"
-        );
+        assert_eq!(append_subject("X", None, &[None], 1), "append: X (+1 event)");
         assert_eq!(
             append_subject("X", Some("t"), &[Some(2), Some(3), Some(4)], 3),
             "append: \"t\" turns 2-4 (+3 events)"
@@ -301,9 +232,6 @@ mod tests {
     #[test]
     fn long_titles_are_cut_in_subjects() {
         let title = "a".repeat(80);
-        assert_eq!(
-            subject_name("X", Some(&title)),
-            format!("\"{}…\"", "a".repeat(50))
-        );
+        assert_eq!(subject_name("X", Some(&title)), format!("\"{}…\"", "a".repeat(50)));
     }
 }

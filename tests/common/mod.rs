@@ -28,21 +28,13 @@ impl Run {
     /// Assert success and return stdout.
     #[track_caller]
     pub fn ok(&self) -> &str {
-        assert_eq!(
-            self.code, 0,
-            "command failed\nstdout:\n{}\nstderr:\n{}",
-            self.stdout, self.stderr
-        );
+        assert_eq!(self.code, 0, "command failed\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         &self.stdout
     }
 
     #[track_caller]
     pub fn fails_with(&self, code: i32) -> &str {
-        assert_eq!(
-            self.code, code,
-            "unexpected exit\nstdout:\n{}\nstderr:\n{}",
-            self.stdout, self.stderr
-        );
+        assert_eq!(self.code, code, "unexpected exit\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         &self.stderr
     }
 }
@@ -60,12 +52,7 @@ impl TestEnv {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical tempdir");
         std::fs::create_dir_all(root.join("home")).unwrap();
-        TestEnv {
-            store: root.join("store"),
-            root,
-            _dir: dir,
-            tick: Cell::new(0),
-        }
+        TestEnv { store: root.join("store"), root, _dir: dir, tick: Cell::new(0) }
     }
 
     pub fn home(&self) -> PathBuf {
@@ -137,11 +124,7 @@ impl TestEnv {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .output()
             .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -149,18 +132,12 @@ impl TestEnv {
     pub fn new_conversation(&self, title: &str) -> String {
         let out = self.run(&["new", "--title", title]);
         let line = out.ok().to_owned();
-        line.trim_start_matches('[')
-            .split(' ')
-            .next()
-            .unwrap()
-            .to_owned()
+        line.trim_start_matches('[').split(' ').next().unwrap().to_owned()
     }
 }
 
 pub fn run_command(mut cmd: Command, stdin: &str) -> Run {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("convo runs");
     {
         let mut pipe = child.stdin.take().unwrap();
@@ -184,10 +161,7 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
         if entry.file_type().unwrap().is_dir() {
             collect(base, &path, files);
         } else {
-            files.insert(
-                path.strip_prefix(base).unwrap().to_owned(),
-                std::fs::read(&path).unwrap(),
-            );
+            files.insert(path.strip_prefix(base).unwrap().to_owned(), std::fs::read(&path).unwrap());
         }
     }
 }

@@ -175,8 +175,8 @@ impl Store {
         // Read the config keys directly: gix's persona lookup also works out the local time
         // zone, which walks the whole zoneinfo database on every commit.
         let config = self.repo.config_snapshot();
-        let name = config.string("user.name").map(|n| n.into());
-        let email = config.string("user.email").map(|e| e.into());
+        let name = config.string("user.name");
+        let email = config.string("user.email");
         let (name, email) = match (name, email) {
             (Some(name), Some(email)) => (name, email),
             _ => ("convo".into(), "convo@localhost".into()),

@@ -297,6 +297,12 @@ impl Event {
     }
 }
 
+/// convo's one token estimate: characters / 4, rounded up (no tokenizer is configured).
+/// Everything that prints an estimate uses this and says "~" and "(chars/4)".
+pub fn tokens(chars: u64) -> u64 {
+    chars.div_ceil(4)
+}
+
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event
 /// starts the next turn, numbered from 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -323,9 +329,9 @@ impl Stats {
         }
     }
 
-    /// The token estimate: characters / 4, rounded up. Callers label it "(chars/4)".
+    /// The token estimate of these events, see [`tokens`].
     pub fn tokens(&self) -> u64 {
-        self.chars.div_ceil(4)
+        tokens(self.chars)
     }
 
     /// The 0-based number of the turn the last event belongs to, if any turn has started.

@@ -4,6 +4,8 @@
 //! See ARCHITECTURE.md for what each module owns and may not do.
 
 pub mod clock;
+pub mod compaction;
 pub mod event;
+pub mod projection;
 pub mod render;
 pub mod store;

@@ -1,0 +1,140 @@
+//! Making a compaction: its range widened around existing summaries, the covered event ids
+//! looked up, and the before/after estimates `--dry-run` prints. Pure: events in, values out.
+
+use std::collections::BTreeMap;
+
+use crate::compaction::{Compaction, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
+use crate::event::{Event, tokens, turn_numbers};
+use crate::projection::{self, ProjectionError};
+
+/// The per-type policies of a compaction, from a profile and flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policies {
+    pub summary: Option<Summary>,
+    pub reasoning: Option<ReasoningPolicy>,
+    pub tool_calls: Option<ToolCallPolicy>,
+}
+
+impl Policies {
+    pub fn is_empty(&self) -> bool {
+        self.summary.is_none() && self.reasoning.is_none() && self.tool_calls.is_none()
+    }
+}
+
+/// Summary ranges never partially overlap: widen `[from, to]` to swallow every summary range
+/// it intersects (containment included), until nothing changes.
+pub fn widen(mut from: u64, mut to: u64, summaries: &[(u64, u64)]) -> (u64, u64) {
+    loop {
+        let (a, b) = summaries
+            .iter()
+            .filter(|(s, e)| *s <= to && from <= *e)
+            .fold((from, to), |(a, b), (s, e)| (a.min(*s), b.max(*e)));
+        if (a, b) == (from, to) {
+            return (from, to);
+        }
+        (from, to) = (a, b);
+    }
+}
+
+/// Ranges (current turn numbers) of the summaries in force.
+pub fn summary_ranges(events: &[Event]) -> Result<Vec<(u64, u64)>, ProjectionError> {
+    Ok(projection::in_force(events)?
+        .into_iter()
+        .filter(|c| c.compaction.summary.is_some())
+        .filter_map(|c| Some((c.first_turn?, c.last_turn?)))
+        .collect())
+}
+
+/// The highest turn covered by a compaction in force: what `last` counts from.
+pub fn compacted_to(events: &[Event]) -> Result<Option<u64>, ProjectionError> {
+    Ok(projection::in_force(events)?.into_iter().filter_map(|c| c.last_turn).max())
+}
+
+/// The compaction of turns `from..=to` of `events`, covering them by event id.
+pub fn build(
+    events: &[Event],
+    (from, to): (u64, u64),
+    policies: Policies,
+    tools: BTreeMap<String, ToolHint>,
+    profile: Option<String>,
+) -> Result<Compaction, String> {
+    if policies.is_empty() {
+        return Err("nothing to do: no summary, reasoning or tool call policy".into());
+    }
+    let turns = turn_numbers(events);
+    let first = turns.iter().position(|t| *t == Some(from));
+    let last = turns.iter().rposition(|t| *t == Some(to));
+    let (Some(first), Some(last)) = (first, last) else {
+        return Err(format!("turns {from}-{to} are not in the conversation"));
+    };
+    Ok(Compaction {
+        from_turn: from,
+        to_turn: to,
+        from_event: events[first].id.clone(),
+        to_event: events[last].id.clone(),
+        summary: policies.summary,
+        reasoning: policies.reasoning,
+        tool_calls: policies.tool_calls,
+        tools,
+        profile,
+    })
+}
+
+/// Estimated tokens of one turn before and after a compaction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TurnEstimate {
+    /// `None`: events before the first turn (a system prompt).
+    pub turn: Option<u64>,
+    pub before: u64,
+    pub after: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Estimate {
+    pub turns: Vec<TurnEstimate>,
+    pub before: u64,
+    pub after: u64,
+}
+
+/// What the projected view costs now and with `candidate` appended (as event `id` at `ts`).
+pub fn estimate(events: &[Event], candidate: &Compaction, id: &str, ts: &str) -> Result<Estimate, ProjectionError> {
+    let before = projection::project(events)?;
+    let mut with = events.to_vec();
+    with.push(Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into()));
+    let after = projection::project(&with)?;
+    Ok(compare(&before, &after))
+}
+
+/// Per-turn and total tokens of two views of the same conversation.
+pub fn compare(before: &[projection::Projected], after: &[projection::Projected]) -> Estimate {
+    let (b, a) = (projection::chars_by_turn(before), projection::chars_by_turn(after));
+    let mut keys: Vec<Option<u64>> = b.keys().chain(a.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    let turns = keys
+        .into_iter()
+        .map(|turn| TurnEstimate {
+            turn,
+            before: tokens(b.get(&turn).copied().unwrap_or(0)),
+            after: tokens(a.get(&turn).copied().unwrap_or(0)),
+        })
+        .collect();
+    Estimate { turns, before: tokens(b.values().sum()), after: tokens(a.values().sum()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_widen_until_no_partial_overlap_remains() {
+        // Partial overlap on the left, then the widened range touches another.
+        assert_eq!(widen(5, 12, &[(3, 6), (12, 15)]), (3, 15));
+        // Containment counts as intersection.
+        assert_eq!(widen(4, 5, &[(0, 10)]), (0, 10));
+        // Disjoint ranges stay apart.
+        assert_eq!(widen(5, 8, &[(0, 4), (9, 10)]), (5, 8));
+        // A chain: widening into one range reaches the next.
+        assert_eq!(widen(10, 11, &[(8, 10), (6, 8), (0, 2)]), (6, 11));
+    }
+}

@@ -1,0 +1,374 @@
+//! The projection: a pure function from a conversation's raw events to the view an LLM is
+//! sent. No I/O, no config: everything a compaction needs (its range, policies and the tool
+//! hints in force when it was made) is in its event.
+//!
+//! Semantics (RFD 064, DESIGN.md "Compaction"):
+//! - per event and content type, the latest covering compaction with an opinion on that type
+//!   wins (later timestamp; equal timestamps: later in the stream);
+//! - a summary beats per-type policies and replaces every provider-visible event of its range
+//!   with one synthetic user/assistant pair where the range starts;
+//! - stripped requests keep name and call id with arguments `{}`; stripped responses read
+//!   `[compacted] <tool>: success|error`; a tool hint `keep` exempts that part; `omit` drops
+//!   call and result together, decided by the call;
+//! - system, config and unknown events pass through where they are; compaction events are
+//!   stream metadata and never part of the view;
+//! - the result is always valid to send: every result has its call before it, every call its
+//!   result, and user and assistant alternate (placeholders are inserted where needed).
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, FixedOffset};
+use serde_json::{Map, Value};
+
+use crate::compaction::{self, Compaction, FieldMode, Record, ToolCallPolicy};
+use crate::event::{Event, Kind, turn_numbers};
+
+pub const SUMMARY_REQUEST: &str = "[Summary of previous conversation]";
+/// Stands in for a missing assistant reply between two user messages.
+pub const NO_REPLY: &str = "[no reply]";
+/// Stands in for the user message a view must start with.
+pub const CONTINUED: &str = "[conversation continued]";
+
+/// Where a projected event comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A raw event, unchanged.
+    Raw,
+    /// A raw event with content stripped by compaction `by`.
+    Rewritten { by: String },
+    /// Made up by the projection: a summary pair (`by` the compaction) or a placeholder.
+    Synthetic { by: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projected {
+    pub event: Event,
+    pub origin: Origin,
+    /// The raw turn this event stands for (a summary pair: the first turn it replaces).
+    pub raw_turn: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProjectionError(pub String);
+
+/// A compaction in force, placed on the raw events.
+struct Overlay {
+    id: String,
+    compaction: Compaction,
+    start: usize,
+    end: usize,
+}
+
+impl Overlay {
+    fn covers(&self, index: usize) -> bool {
+        (self.start..=self.end).contains(&index)
+    }
+}
+
+/// The projected view of `events`.
+pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
+    let turns = turn_numbers(events);
+    let overlays = overlays(events, &turns)?;
+    let calls: HashMap<&str, (usize, &str)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.kind {
+            Kind::ToolCall { call_id, name, .. } => Some((call_id.as_str(), (i, name.as_str()))),
+            _ => None,
+        })
+        .collect();
+    // Latest first, so the first overlay found with an opinion wins.
+    let winner = |index: usize, has_opinion: &dyn Fn(&Compaction) -> bool| {
+        overlays.iter().rev().find(|o| o.covers(index) && has_opinion(&o.compaction))
+    };
+
+    let mut out = Vec::with_capacity(events.len());
+    let mut summarised: HashSet<&str> = HashSet::new();
+    for (index, event) in events.iter().enumerate() {
+        let turn = turns[index];
+        let raw = || Projected { event: event.clone(), origin: Origin::Raw, raw_turn: turn };
+        match &event.kind {
+            Kind::Compaction => continue,
+            Kind::System { .. } | Kind::Config { .. } | Kind::Other(_) => {
+                out.push(raw());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(o) = winner(index, &|c| c.summary.is_some()) {
+            if summarised.insert(o.id.as_str())
+                && let Some(summary) = &o.compaction.summary
+            {
+                let turn = turns[o.start];
+                out.push(synthetic(
+                    Kind::User { content: SUMMARY_REQUEST.into() },
+                    event,
+                    Some(&o.id),
+                    "summary-user",
+                    turn,
+                ));
+                out.push(synthetic(
+                    Kind::Assistant { content: summary.text.clone() },
+                    event,
+                    Some(&o.id),
+                    "summary",
+                    turn,
+                ));
+            }
+            continue;
+        }
+        match &event.kind {
+            Kind::Reasoning { .. } => {
+                if winner(index, &|c| c.reasoning.is_some()).is_none() {
+                    out.push(raw());
+                }
+            }
+            Kind::ToolCall { call_id, name, .. } => {
+                match tool_decision(winner(index, &|c| c.tool_calls.is_some()), name) {
+                    Decision::Keep => out.push(raw()),
+                    Decision::Omit => {}
+                    Decision::Strip { request, by, .. } if request => {
+                        let mut stripped = event.clone();
+                        stripped.kind = Kind::ToolCall {
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                            arguments: Value::Object(Map::new()),
+                        };
+                        out.push(Projected {
+                            event: stripped,
+                            origin: Origin::Rewritten { by: by.into() },
+                            raw_turn: turn,
+                        });
+                    }
+                    Decision::Strip { .. } => out.push(raw()),
+                }
+            }
+            Kind::ToolResult { call_id, is_error, .. } => {
+                // A result follows its call's fate, so a pair is never split.
+                let Some(&(call_index, name)) = calls.get(call_id.as_str()) else { continue };
+                match tool_decision(winner(call_index, &|c| c.tool_calls.is_some()), name) {
+                    Decision::Keep => out.push(raw()),
+                    Decision::Omit => {}
+                    Decision::Strip { response, by, .. } if response => {
+                        let mut stripped = event.clone();
+                        let status = if *is_error { "error" } else { "success" };
+                        stripped.kind = Kind::ToolResult {
+                            call_id: call_id.clone(),
+                            content: format!("[compacted] {name}: {status}"),
+                            is_error: *is_error,
+                        };
+                        out.push(Projected {
+                            event: stripped,
+                            origin: Origin::Rewritten { by: by.into() },
+                            raw_turn: turn,
+                        });
+                    }
+                    Decision::Strip { .. } => out.push(raw()),
+                }
+            }
+            _ => out.push(raw()),
+        }
+    }
+    Ok(make_valid(out))
+}
+
+/// A compaction in force and the turns it covers in the conversation's current numbering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InForce {
+    pub id: String,
+    pub compaction: Compaction,
+    pub first_turn: Option<u64>,
+    pub last_turn: Option<u64>,
+}
+
+/// The compactions in force (not revoked, placeable), oldest to latest.
+pub fn in_force(events: &[Event]) -> Result<Vec<InForce>, ProjectionError> {
+    let turns = turn_numbers(events);
+    Ok(overlays(events, &turns)?
+        .into_iter()
+        .map(|o| InForce { first_turn: turns[o.start], last_turn: turns[o.end], id: o.id, compaction: o.compaction })
+        .collect())
+}
+
+/// Characters per raw turn of a view (`None`: before the first turn), the basis of every
+/// per-turn token estimate.
+pub fn chars_by_turn(view: &[Projected]) -> std::collections::BTreeMap<Option<u64>, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in view {
+        *out.entry(p.raw_turn).or_insert(0) += p.event.visible_chars();
+    }
+    out
+}
+
+/// Compactions in force, placed on the events by their event ids (falling back to turn
+/// numbers when an id is gone), ordered oldest to latest.
+fn overlays(events: &[Event], turns: &[Option<u64>]) -> Result<Vec<Overlay>, ProjectionError> {
+    let records = compaction::records(events).map_err(ProjectionError)?;
+    let revoked = compaction::revoked(&records);
+    let index_of: HashMap<&str, usize> = events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let mut placed: Vec<(Option<DateTime<FixedOffset>>, usize, Overlay)> = Vec::new();
+    for (seq, (event, record)) in records.into_iter().enumerate() {
+        let Record::Apply(compaction) = record else { continue };
+        if revoked.contains(&event.id) {
+            continue;
+        }
+        let start = index_of
+            .get(compaction.from_event.as_str())
+            .copied()
+            .or_else(|| turns.iter().position(|t| *t == Some(compaction.from_turn)));
+        let end = index_of
+            .get(compaction.to_event.as_str())
+            .copied()
+            .or_else(|| turns.iter().rposition(|t| *t == Some(compaction.to_turn)));
+        if let (Some(start), Some(end)) = (start, end)
+            && start <= end
+        {
+            let ts = DateTime::parse_from_rfc3339(&event.ts).ok();
+            placed.push((ts, seq, Overlay { id: event.id.clone(), compaction, start, end }));
+        }
+    }
+    placed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    Ok(placed.into_iter().map(|(_, _, o)| o).collect())
+}
+
+enum Decision<'a> {
+    Keep,
+    Omit,
+    Strip { request: bool, response: bool, by: &'a str },
+}
+
+/// What the winning compaction (if any) does to a call of tool `name`, hints applied.
+fn tool_decision<'a>(winner: Option<&'a Overlay>, name: &str) -> Decision<'a> {
+    let Some(o) = winner else { return Decision::Keep };
+    match o.compaction.tool_calls {
+        None => Decision::Keep,
+        Some(ToolCallPolicy::Omit) => Decision::Omit,
+        Some(ToolCallPolicy::Strip { request, response }) => {
+            let hint = o.compaction.tools.get(name).copied().unwrap_or_default();
+            let apply = |profile: bool, hint: Option<FieldMode>| match hint {
+                Some(FieldMode::Keep) => false,
+                Some(FieldMode::Strip) => true,
+                None => profile,
+            };
+            Decision::Strip {
+                request: apply(request, hint.request),
+                response: apply(response, hint.response),
+                by: &o.id,
+            }
+        }
+    }
+}
+
+fn synthetic(kind: Kind, at: &Event, by: Option<&str>, suffix: &str, turn: Option<u64>) -> Projected {
+    let id = match by {
+        Some(by) => format!("{by}-{suffix}"),
+        None => format!("{}-{suffix}", at.id),
+    };
+    Projected {
+        event: Event { id, ts: at.ts.clone(), kind, extra: Map::new() },
+        origin: Origin::Synthetic { by: by.map(str::to_owned) },
+        raw_turn: turn,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    User,
+    Assistant,
+}
+
+fn side(kind: &Kind) -> Option<Side> {
+    match kind {
+        Kind::User { .. } => Some(Side::User),
+        Kind::Assistant { .. } | Kind::Reasoning { .. } | Kind::ToolCall { .. } | Kind::ToolResult { .. } => {
+            Some(Side::Assistant)
+        }
+        _ => None,
+    }
+}
+
+/// Make the view sendable: drop results without an earlier call and calls that never got a
+/// result, and keep user and assistant turns alternating, starting with the user.
+fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
+    let mut called: HashSet<String> = HashSet::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    let mut kept: Vec<Projected> = Vec::with_capacity(view.len());
+    for p in view {
+        match &p.event.kind {
+            Kind::ToolCall { call_id, .. } => {
+                called.insert(call_id.clone());
+            }
+            Kind::ToolResult { call_id, .. } => {
+                if !called.contains(call_id) || !answered.insert(call_id.clone()) {
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        kept.push(p);
+    }
+    kept.retain(|p| match &p.event.kind {
+        Kind::ToolCall { call_id, .. } => answered.contains(call_id),
+        _ => true,
+    });
+
+    let mut out: Vec<Projected> = Vec::with_capacity(kept.len());
+    let mut last: Option<Side> = None;
+    for p in kept {
+        match (last, side(&p.event.kind)) {
+            (Some(Side::User), Some(Side::User)) => {
+                out.push(synthetic(
+                    Kind::Assistant { content: NO_REPLY.into() },
+                    &p.event,
+                    None,
+                    "no-reply",
+                    p.raw_turn,
+                ));
+            }
+            (None, Some(Side::Assistant)) => {
+                out.push(synthetic(Kind::User { content: CONTINUED.into() }, &p.event, None, "continued", p.raw_turn));
+            }
+            _ => {}
+        }
+        if let Some(s) = side(&p.event.kind) {
+            last = Some(s);
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// Whether `view` can be sent to a provider as it is; the reason if not. Tests hold every
+/// projection to this.
+pub fn check_valid(view: &[Event]) -> Result<(), String> {
+    let mut called = HashSet::new();
+    let mut answered = HashSet::new();
+    let mut last: Option<Side> = None;
+    for (i, event) in view.iter().enumerate() {
+        match &event.kind {
+            Kind::ToolCall { call_id, .. } => {
+                called.insert(call_id.as_str());
+            }
+            Kind::ToolResult { call_id, .. } => {
+                if !called.contains(call_id.as_str()) {
+                    return Err(format!("event {i}: result for `{call_id}` without its call"));
+                }
+                answered.insert(call_id.as_str());
+            }
+            _ => {}
+        }
+        match (last, side(&event.kind)) {
+            (Some(Side::User), Some(Side::User)) => return Err(format!("event {i}: two user messages in a row")),
+            (None, Some(Side::Assistant)) => return Err(format!("event {i}: the view starts with the assistant")),
+            _ => {}
+        }
+        if let Some(s) = side(&event.kind) {
+            last = Some(s);
+        }
+    }
+    match called.difference(&answered).next() {
+        Some(call) => Err(format!("call `{call}` has no result")),
+        None => Ok(()),
+    }
+}

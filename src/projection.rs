@@ -299,10 +299,8 @@ fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
             Kind::ToolCall { call_id, .. } => {
                 called.insert(call_id.clone());
             }
-            Kind::ToolResult { call_id, .. } => {
-                if !called.contains(call_id) || !answered.insert(call_id.clone()) {
-                    continue;
-                }
+            Kind::ToolResult { call_id, .. } if !called.contains(call_id) || !answered.insert(call_id.clone()) => {
+                continue;
             }
             _ => {}
         }

@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod compaction;
+pub mod config;
 pub mod event;
 pub mod projection;
 pub mod render;

@@ -1,0 +1,450 @@
+//! Layered configuration: built-in defaults (embedded TOML), the user file, the store's
+//! `convo.toml`, the conversation's `config` events, then `--config KEY=VALUE`, later layers
+//! winning key by key. Every layer is checked on its own, so an unknown key or a wrong type
+//! is reported with the file (or event) and line it came from, never silently ignored.
+//!
+//! The caller (the CLI) finds the files and reads the environment; this module parses,
+//! merges and validates what it is handed.
+
+mod edit;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use crate::compaction::{ReasoningPolicy, ToolCallPolicy, ToolHint};
+
+pub use edit::set_in_document;
+
+/// Where a layer comes from, lowest precedence first: the order *is* the precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Default,
+    User,
+    Store,
+    Conversation,
+    CommandLine,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::User => "user",
+            Source::Store => "store",
+            Source::Conversation => "conversation",
+            Source::CommandLine => "command line",
+        }
+    }
+}
+
+pub const DEFAULTS: &str = include_str!("defaults.toml");
+
+/// One layer: its source, where exactly it came from (a path, an event), and its table.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub source: Source,
+    pub origin: String,
+    pub table: Table,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub origin: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(origin: &str, line: Option<usize>, message: impl Into<String>) -> Self {
+        ConfigError { origin: origin.into(), line, message: message.into() }
+    }
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub compaction: CompactionConfig,
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolConfig>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionConfig {
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    #[serde(default)]
+    pub keep_last: Option<u64>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+/// `[compaction.profiles.NAME]`: which policies a compaction applies. Ranges are not part of
+/// a profile: they are chosen per invocation.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    #[serde(default)]
+    pub reasoning: Option<ReasoningPolicy>,
+    #[serde(default)]
+    pub tool_calls: Option<ToolCallsSetting>,
+    #[serde(default)]
+    pub summary: Option<SummarySetting>,
+}
+
+/// `tool_calls = "strip" | "strip-responses" | "strip-requests" | "omit"`, or a table
+/// `{ policy = "strip", request = true, response = false }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolCallsSetting(pub ToolCallPolicy);
+
+impl<'de> Deserialize<'de> for ToolCallsSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            Table {
+                policy: String,
+                #[serde(default = "yes")]
+                request: bool,
+                #[serde(default = "yes")]
+                response: bool,
+            },
+        }
+        fn yes() -> bool {
+            true
+        }
+        let bad = |w: &str| {
+            serde::de::Error::custom(format!(
+                "invalid tool_calls `{w}`: expected \"strip\", \"strip-responses\", \"strip-requests\", \"omit\" or a table"
+            ))
+        };
+        Ok(ToolCallsSetting(match Raw::deserialize(d)? {
+            Raw::Word(w) => match w.as_str() {
+                "strip" => ToolCallPolicy::Strip { request: true, response: true },
+                "strip-responses" => ToolCallPolicy::Strip { request: false, response: true },
+                "strip-requests" => ToolCallPolicy::Strip { request: true, response: false },
+                "omit" => ToolCallPolicy::Omit,
+                other => return Err(bad(other)),
+            },
+            Raw::Table { policy, request, response } => match policy.as_str() {
+                "strip" => ToolCallPolicy::Strip { request, response },
+                "omit" => ToolCallPolicy::Omit,
+                other => return Err(bad(other)),
+            },
+        }))
+    }
+}
+
+/// `summary = { policy = "summarize", model = "...", instructions = "..." }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummarySetting {
+    pub policy: SummaryPolicyName,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub instructions: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryPolicyName {
+    Summarize,
+}
+
+/// `[tools.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    #[serde(default)]
+    pub compaction: Option<ToolHint>,
+}
+
+impl Config {
+    /// Per-tool compaction hints, as a compaction records them.
+    pub fn tool_hints(&self) -> BTreeMap<String, ToolHint> {
+        self.tools.iter().filter_map(|(name, t)| Some((name.clone(), t.compaction?))).collect()
+    }
+}
+
+/// A layer from TOML text (a file's contents).
+pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, ConfigError> {
+    let table: Table = text.parse().map_err(|e: toml::de::Error| {
+        ConfigError::new(origin, e.span().map(|s| line_of(text, s.start)), e.message().trim_end())
+    })?;
+    let layer = Layer { source, origin: origin.to_owned(), table };
+    validate(&layer, Some(text))?;
+    Ok(layer)
+}
+
+/// A layer from dotted keys and values: a conversation's `config` event, or `--config`.
+pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)]) -> Result<Layer, ConfigError> {
+    let mut table = Table::new();
+    for (key, value) in pairs {
+        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, None, m))?;
+    }
+    let layer = Layer { source, origin: origin.to_owned(), table };
+    validate(&layer, None)?;
+    Ok(layer)
+}
+
+/// `KEY=VALUE` from the command line. VALUE is TOML (`5`, `true`, `"strip"`); anything that
+/// does not parse as TOML is taken as a string.
+pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
+    let (key, value) = text.split_once('=').ok_or_else(|| format!("`{text}`: expected KEY=VALUE"))?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(format!("`{text}`: the key must be dotted names, like compaction.keep_last"));
+    }
+    Ok((key.to_owned(), parse_value(value.trim())))
+}
+
+/// A value given on the command line: TOML when it parses, else a plain string.
+pub fn parse_value(text: &str) -> Value {
+    format!("v = {text}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_owned()))
+}
+
+/// JSON (a `config` event's `set`) to TOML; `null` has no TOML form.
+pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, String> {
+    Ok(match value {
+        serde_json::Value::Null => return Err("null is not a config value".into()),
+        serde_json::Value::Bool(b) => Value::Boolean(*b),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Value::Integer(i),
+            (None, Some(f)) => Value::Float(f),
+            _ => return Err(format!("{n} is out of range")),
+        },
+        serde_json::Value::String(s) => Value::String(s.clone()),
+        serde_json::Value::Array(items) => Value::Array(items.iter().map(json_to_toml).collect::<Result<_, _>>()?),
+        serde_json::Value::Object(map) => {
+            let mut table = Table::new();
+            for (k, v) in map {
+                insert_dotted(&mut table, k, json_to_toml(v)?)?;
+            }
+            Value::Table(table)
+        }
+    })
+}
+
+fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| format!("`{key}` is not a key"))?;
+    let mut here = table;
+    for part in parts {
+        let entry = here.entry(part.to_owned()).or_insert_with(|| Value::Table(Table::new()));
+        here = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{part}` is not a table"))?;
+    }
+    match (here.get_mut(last), value) {
+        (Some(Value::Table(existing)), Value::Table(new)) => {
+            merge(existing, new);
+        }
+        (_, value) => {
+            here.insert(last.to_owned(), value);
+        }
+    }
+    Ok(())
+}
+
+fn merge(base: &mut Table, over: Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Check a layer against the schema on its own, so errors name where they came from.
+fn validate(layer: &Layer, text: Option<&str>) -> Result<(), ConfigError> {
+    Config::deserialize(Value::Table(layer.table.clone()).clone()).map(|_| ()).map_err(|e| {
+        // Value-level deserialisation has no spans: find the offending key's line ourselves.
+        let message = e.to_string();
+        let line = text.and_then(|t| {
+            let key = message.split('`').nth(1)?;
+            t.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i + 1)
+        });
+        ConfigError::new(&layer.origin, line, message)
+    })
+}
+
+/// The built-in layer.
+pub fn defaults() -> Layer {
+    // The embedded file is part of the binary and covered by tests: it always parses.
+    parse_layer(Source::Default, "built-in defaults", DEFAULTS).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Layers merged, lowest precedence first.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub config: Config,
+    pub layers: Vec<Layer>,
+}
+
+impl Resolved {
+    /// Merge `layers` (any order: they are sorted by source, stable within one source).
+    pub fn new(mut layers: Vec<Layer>) -> Result<Resolved, ConfigError> {
+        layers.sort_by_key(|l| l.source);
+        let mut merged = Table::new();
+        for layer in &layers {
+            merge(&mut merged, layer.table.clone());
+        }
+        let config = Config::deserialize(Value::Table(merged))
+            .map_err(|e| ConfigError::new("merged configuration", None, e.to_string()))?;
+        Ok(Resolved { config, layers })
+    }
+
+    /// The value of dotted `key` and the layer it came from.
+    pub fn get(&self, key: &str) -> Option<(Value, &Layer)> {
+        let mut found = None;
+        for layer in &self.layers {
+            if let Some(value) = lookup(&layer.table, key) {
+                found = Some(match (found, value) {
+                    (Some((Value::Table(mut base), _)), Value::Table(over)) => {
+                        merge(&mut base, over.clone());
+                        (Value::Table(base), layer)
+                    }
+                    (_, value) => (value.clone(), layer),
+                });
+            }
+        }
+        found
+    }
+
+    /// Every leaf key with its value and the layer that set it, sorted by key.
+    pub fn list(&self) -> Vec<(String, Value, &Layer)> {
+        let mut out: BTreeMap<String, (Value, &Layer)> = BTreeMap::new();
+        for layer in &self.layers {
+            let mut leaves = Vec::new();
+            flatten("", &layer.table, &mut leaves);
+            for (key, value) in leaves {
+                out.insert(key, (value, layer));
+            }
+        }
+        out.into_iter().map(|(k, (v, l))| (k, v, l)).collect()
+    }
+}
+
+fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
+    let mut parts = key.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
+}
+
+fn flatten(prefix: &str, table: &Table, out: &mut Vec<(String, Value)>) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        match value {
+            Value::Table(t) => flatten(&path, t, out),
+            v => out.push((path, v.clone())),
+        }
+    }
+}
+
+/// Check that setting `key` to `value` gives a valid configuration, before anything is written.
+pub fn check_assignment(key: &str, value: &Value) -> Result<(), ConfigError> {
+    layer_from_pairs(Source::CommandLine, key, &[(key.to_owned(), value.clone())]).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(layers: Vec<Layer>) -> Resolved {
+        let mut all = vec![defaults()];
+        all.extend(layers);
+        Resolved::new(all).unwrap()
+    }
+
+    #[test]
+    fn defaults_parse_and_hold_the_builtin_profiles() {
+        let r = resolve(vec![]);
+        assert_eq!(r.config.compaction.default_profile.as_deref(), Some("default"));
+        assert_eq!(r.config.compaction.keep_last, Some(3));
+        let default = &r.config.compaction.profiles["default"];
+        assert_eq!(default.reasoning, Some(ReasoningPolicy::Strip));
+        assert_eq!(default.tool_calls, Some(ToolCallsSetting(ToolCallPolicy::Strip { request: true, response: true })));
+        assert_eq!(r.config.compaction.profiles["light"].tool_calls, None);
+    }
+
+    #[test]
+    fn later_sources_win_key_by_key() {
+        let user = parse_layer(Source::User, "user.toml", "[compaction]\nkeep_last = 5\n").unwrap();
+        let store = parse_layer(
+            Source::Store,
+            "convo.toml",
+            "[compaction.profiles.default]\ntool_calls = \"strip-responses\"\n",
+        )
+        .unwrap();
+        let cli =
+            layer_from_pairs(Source::CommandLine, "--config", &[parse_assignment("compaction.keep_last=1").unwrap()])
+                .unwrap();
+        // Given out of order on purpose: precedence comes from the source, not the position.
+        let r = resolve(vec![cli, store, user]);
+        assert_eq!(r.config.compaction.keep_last, Some(1));
+        let default = &r.config.compaction.profiles["default"];
+        assert_eq!(default.reasoning, Some(ReasoningPolicy::Strip), "merged, not replaced");
+        assert_eq!(
+            default.tool_calls,
+            Some(ToolCallsSetting(ToolCallPolicy::Strip { request: false, response: true }))
+        );
+        let (value, layer) = r.get("compaction.keep_last").unwrap();
+        assert_eq!((value, layer.source), (Value::Integer(1), Source::CommandLine));
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_name_file_key_and_line() {
+        let err = parse_layer(Source::User, "config.toml", "[compaction]\n\nprofles = 1\n").unwrap_err();
+        assert_eq!(err.line, Some(3));
+        assert!(err.to_string().starts_with("config.toml:3: unknown field `profles`"), "{err}");
+        let err = parse_layer(Source::User, "config.toml", "[compaction]\nkeep_last = \"three\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("config.toml"), "{err}");
+        assert!(err.message.contains("invalid type"), "{err}");
+        let err =
+            parse_layer(Source::Store, "convo.toml", "[compaction.profiles.x]\ntool_calls = \"shred\"\n").unwrap_err();
+        assert!(err.message.contains("invalid tool_calls `shred`"), "{err}");
+        let err = parse_layer(Source::Store, "convo.toml", "[compaction\n").unwrap_err();
+        assert_eq!(err.line, Some(1));
+    }
+
+    #[test]
+    fn tool_calls_accepts_words_and_tables() {
+        for (text, policy) in [
+            ("\"omit\"", ToolCallPolicy::Omit),
+            ("\"strip-requests\"", ToolCallPolicy::Strip { request: true, response: false }),
+            ("{ policy = \"strip\", response = false }", ToolCallPolicy::Strip { request: true, response: false }),
+        ] {
+            let layer =
+                parse_layer(Source::User, "t", &format!("[compaction.profiles.p]\ntool_calls = {text}\n")).unwrap();
+            let r = Resolved::new(vec![layer]).unwrap();
+            assert_eq!(r.config.compaction.profiles["p"].tool_calls, Some(ToolCallsSetting(policy)));
+        }
+    }
+
+    #[test]
+    fn command_line_values_are_toml_or_strings() {
+        assert_eq!(parse_assignment("a.b=5").unwrap(), ("a.b".into(), Value::Integer(5)));
+        assert_eq!(parse_assignment("a.b=strip").unwrap(), ("a.b".into(), Value::String("strip".into())));
+        assert!(parse_assignment("nokey").is_err());
+        assert!(parse_assignment(".x=1").is_err());
+    }
+}

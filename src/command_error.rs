@@ -3,6 +3,9 @@
 
 use std::io::Write;
 
+use convo::compaction::plan::PlanError;
+use convo::config::ConfigError;
+use convo::ops::OpsError;
 use convo::store::{StoreError, Summary};
 
 /// Exit codes, as documented in `convo --help`.
@@ -104,9 +107,36 @@ impl From<StoreError> for CommandError {
             StoreError::Corrupt { .. } | StoreError::BadFile { .. } => {
                 CommandError::new(Kind::Store, message).hint("`convo fsck` lists every problem in the store")
             }
+            StoreError::UnknownRevision { .. } => {
+                CommandError::new(Kind::NotFound, message).hint("`convo log` lists the conversation's commits")
+            }
             StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
+    }
+}
+
+impl From<OpsError> for CommandError {
+    fn from(e: OpsError) -> Self {
+        match e {
+            OpsError::Store(e) => e.into(),
+            OpsError::Config(e) => CommandError::input(e.to_string())
+                .hint("`convo config list` shows every setting and where it comes from"),
+            OpsError::Plan(PlanError::Projection(e)) | OpsError::Projection(e) => {
+                CommandError::new(Kind::Store, e.to_string()).hint("`convo fsck` lists every problem in the store")
+            }
+            OpsError::Plan(e @ PlanError::UnknownProfile { .. }) => {
+                CommandError::input(e.to_string()).hint("profiles live in config under [compaction.profiles.NAME]")
+            }
+            OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
+            OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
+        }
+    }
+}
+
+impl From<ConfigError> for CommandError {
+    fn from(e: ConfigError) -> Self {
+        OpsError::Config(e).into()
     }
 }
 

@@ -153,7 +153,8 @@ fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~1
             "author": "convo <convo@localhost>",
             "subject": "append: \"fix login\" turns 0-1 (+2 events)",
             "conversation": "01KDVDQ4K00000000000000001",
-            "turns": 2, "events": 6, "tokens": 45
+            "turns": 2, "events": 6, "tokens": 45,
+            "compaction": null, "undone": false
         }])
     );
 }
@@ -182,7 +183,14 @@ fn log_of_one_conversation_skips_the_others() {
     );
     assert_eq!(env.run(&["log", "--all", "--oneline"]).ok().lines().count(), 8);
 
+    // The same answer from the log index, from a cold cache and index, and from a stale index.
     std::fs::remove_dir_all(env.store.join(".git/convo/cache")).unwrap();
+    std::fs::remove_dir_all(env.store.join(".git/convo/log")).unwrap();
+    assert_eq!(env.run(&["log", &a, "--oneline"]).ok(), log_a);
+    let index = env.store.join(format!(".git/convo/log/{a}.jsonl"));
+    let lines = std::fs::read_to_string(&index).unwrap();
+    assert_eq!(lines.lines().count(), 4);
+    std::fs::write(&index, lines.lines().take(2).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
     assert_eq!(env.run(&["log", &a, "--oneline"]).ok(), log_a);
 
     // A commit by another tool touching the conversation joins its history.

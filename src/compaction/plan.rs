@@ -3,8 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
+
+use crate::compaction::range::{Bound, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
-use crate::event::{Event, tokens, turn_numbers};
+use crate::config::{Config, SummaryPolicyName};
+use crate::event::{Event, Kind, tokens, turn_numbers};
 use crate::projection::{self, ProjectionError};
 
 /// The per-type policies of a compaction, from a profile and flags.
@@ -78,6 +82,97 @@ pub fn build(
         tools,
         profile,
     })
+}
+
+/// What `convo compact` was asked for; `None` means "from config".
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub profile: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub keep_last: Option<u64>,
+    pub reasoning: Option<ReasoningPolicy>,
+    pub tool_calls: Option<ToolCallPolicy>,
+    /// A summary written by the user.
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    #[error("{flag} {input}: {message}")]
+    Bound { flag: &'static str, input: String, message: String },
+    #[error("unknown profile `{name}` (profiles: {known})")]
+    UnknownProfile { name: String, known: String },
+    #[error("profile `{0}` summarizes with a model; pass the summary with --summary TEXT or --summary-file FILE")]
+    NeedsModel(String),
+    #[error("{0}")]
+    Nothing(String),
+    #[error(transparent)]
+    Projection(#[from] ProjectionError),
+}
+
+/// A compaction ready to append, and the range that was asked for before any widening.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub compaction: Compaction,
+    pub requested: (u64, u64),
+}
+
+/// Turn a request into a compaction of `events`: profile and flags give the policies,
+/// bounds (or `compaction.keep_last`) the range, widened around existing summaries.
+pub fn prepare(
+    events: &[Event],
+    config: &Config,
+    request: &Request,
+    now: DateTime<Utc>,
+) -> Result<Prepared, PlanError> {
+    let name = request
+        .profile
+        .clone()
+        .or_else(|| config.compaction.default_profile.clone())
+        .unwrap_or_else(|| "default".into());
+    let profile = config.compaction.profiles.get(&name).ok_or_else(|| PlanError::UnknownProfile {
+        name: name.clone(),
+        known: config.compaction.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
+    })?;
+    let mut policies = Policies {
+        summary: None,
+        reasoning: request.reasoning.or(profile.reasoning),
+        tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
+    };
+    match (&request.summary, &profile.summary) {
+        (Some(text), _) => policies.summary = Some(Summary { text: text.clone(), by: "user".into() }),
+        (None, Some(s)) if s.policy == SummaryPolicyName::Summarize => return Err(PlanError::NeedsModel(name)),
+        _ => {}
+    }
+
+    let parse = |flag: &'static str, input: &str| {
+        Bound::parse(input).map_err(|message| PlanError::Bound { flag, input: input.to_owned(), message })
+    };
+    let from_input = request.from.clone().unwrap_or_else(|| "0".into());
+    let to_input = match (&request.to, request.keep_last.or(config.compaction.keep_last)) {
+        (Some(to), _) => to.clone(),
+        (None, Some(n)) => format!("-{n}"),
+        (None, None) => "-0".into(),
+    };
+    let (from, to) = (parse("--from", &from_input)?, parse("--to", &to_input)?);
+    let turns = Turns { starts: turn_starts(events), compacted_to: compacted_to(events)?, now };
+    let requested = turns.resolve_range((&from, &from_input), (&to, &to_input))?;
+    let range =
+        if policies.summary.is_some() { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
+    let compaction = build(events, range, policies, config.tool_hints(), Some(name)).map_err(PlanError::Nothing)?;
+    Ok(Prepared { compaction, requested })
+}
+
+/// When each turn started: the timestamp of its user event.
+pub fn turn_starts(events: &[Event]) -> Vec<DateTime<chrono::FixedOffset>> {
+    events
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::User { .. }))
+        .map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default())
+        .collect()
 }
 
 /// Estimated tokens of one turn before and after a compaction.

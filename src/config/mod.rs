@@ -284,6 +284,29 @@ fn validate(layer: &Layer, text: Option<&str>) -> Result<(), ConfigError> {
     })
 }
 
+/// One layer per `config` event of a conversation, in order (later events win).
+pub fn conversation_layers(events: &[crate::event::Event]) -> Result<Vec<Layer>, ConfigError> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            crate::event::Kind::Config { set } => Some((e, set)),
+            _ => None,
+        })
+        .map(|(e, set)| {
+            let origin = format!("config event {}", e.id);
+            let pairs = set
+                .iter()
+                .map(|(k, v)| {
+                    json_to_toml(v)
+                        .map(|v| (k.clone(), v))
+                        .map_err(|m| ConfigError::new(&origin, None, format!("`{k}`: {m}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            layer_from_pairs(Source::Conversation, &origin, &pairs)
+        })
+        .collect()
+}
+
 /// The built-in layer.
 pub fn defaults() -> Layer {
     // The embedded file is part of the binary and covered by tests: it always parses.

@@ -5,9 +5,14 @@
 //! chain, so its cost grows with the conversation's history, not the store's. Commits made
 //! by other tools break the chain; there, and when the local cache cannot name the newest
 //! commit, a first-parent walk that compares the conversation's tree entry finds it.
+//!
+//! On top of the chain sits a local index, `.git/convo/log/<id>.jsonl`: one line per commit,
+//! appended by each write, so `log ID` reads one small file instead of inflating every
+//! commit. It is disposable: if its newest line is not the conversation's newest commit, it
+//! is rebuilt from the chain.
 
 use gix::ObjectId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, git_err, layout};
 
@@ -19,6 +24,8 @@ pub struct Trailers {
     pub turns: Option<u64>,
     pub events: Option<u64>,
     pub tokens: Option<u64>,
+    /// The compaction event this commit added.
+    pub compaction: Option<String>,
 }
 
 impl Trailers {
@@ -36,6 +43,7 @@ impl Trailers {
                 "Convo-Turns" => t.turns = value.parse().ok(),
                 "Convo-Events" => t.events = value.parse().ok(),
                 "Convo-Tokens" => t.tokens = value.parse().ok(),
+                "Convo-Compaction" => t.compaction = Some(value.to_owned()),
                 _ => {}
             }
         }
@@ -59,12 +67,15 @@ impl Trailers {
         if let Some(tokens) = self.tokens {
             out += &format!("Convo-Tokens: {tokens}\n");
         }
+        if let Some(compaction) = &self.compaction {
+            out += &format!("Convo-Compaction: {compaction}\n");
+        }
         out
     }
 }
 
 /// One commit as `log` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogEntry {
     pub commit: String,
     /// Committer time, RFC 3339.
@@ -76,6 +87,11 @@ pub struct LogEntry {
     pub events: Option<u64>,
     /// Estimated tokens after the change, characters / 4.
     pub tokens: Option<u64>,
+    /// The compaction this commit added, if it is a compaction.
+    pub compaction: Option<String>,
+    /// Set by callers who know the compaction was later withdrawn.
+    #[serde(default)]
+    pub undone: bool,
 }
 
 impl Store {
@@ -101,19 +117,39 @@ impl Store {
             turns: trailers.turns,
             events: trailers.events,
             tokens: trailers.tokens,
+            compaction: trailers.compaction.clone(),
+            undone: false,
         };
         Ok((entry, trailers, parents))
     }
 
     /// The commits that changed conversation `id`, newest first, at most `limit`.
     pub fn log(&self, id: &str, limit: Option<usize>) -> Result<Vec<LogEntry>> {
+        let newest = self.last_commit_of(id)?;
+        let mut entries = match self.read_log_index(id) {
+            Some(entries) if entries.last().map(|e| e.commit.as_str()) == newest.map(|c| c.to_string()).as_deref() => {
+                entries
+            }
+            _ => {
+                let mut entries = self.walk_log(id, newest)?;
+                entries.reverse();
+                self.write_log_index(id, &entries);
+                entries
+            }
+        };
+        entries.reverse();
+        if let Some(n) = limit {
+            entries.truncate(n);
+        }
+        Ok(entries)
+    }
+
+    /// The conversation's commits from `newest` back, following the trailer chain.
+    fn walk_log(&self, id: &str, newest: Option<ObjectId>) -> Result<Vec<LogEntry>> {
         let dir = layout::conversation_dir(id);
         let mut out = Vec::new();
-        let mut next = self.last_commit_of(id)?;
+        let mut next = newest;
         while let Some(commit) = next {
-            if limit.is_some_and(|n| out.len() >= n) {
-                break;
-            }
             let (entry, trailers, parents) = self.log_entry(commit)?;
             out.push(entry);
             next = match (trailers.convo_id.as_deref() == Some(id), trailers.previous) {
@@ -127,6 +163,55 @@ impl Store {
             };
         }
         Ok(out)
+    }
+
+    fn log_index_path(&self, id: &str) -> std::path::PathBuf {
+        self.state_dir().join("log").join(format!("{id}.jsonl"))
+    }
+
+    /// The index, oldest first; `None` if missing or unreadable.
+    fn read_log_index(&self, id: &str) -> Option<Vec<LogEntry>> {
+        let text = std::fs::read_to_string(self.log_index_path(id)).ok()?;
+        text.lines().map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// Best effort, like every cache: a store we cannot write still answers.
+    fn write_log_index(&self, id: &str, oldest_first: &[LogEntry]) {
+        let text: String =
+            oldest_first.iter().filter_map(|e| serde_json::to_string(e).ok()).map(|l| l + "\n").collect();
+        if super::create_private_dir(&self.state_dir().join("log")).is_ok() {
+            let _ = super::txn::write_private_file(&self.state_dir(), &self.log_index_path(id), text.as_bytes());
+        }
+    }
+
+    /// Record commit `commit` of conversation `id` in its log index, if the index is up to
+    /// date with the commit before it; otherwise drop the index so the next read rebuilds it.
+    pub(super) fn record_log(&self, id: &str, commit: ObjectId, previous: Option<ObjectId>) {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let path = self.log_index_path(id);
+        let Ok((entry, _, _)) = self.log_entry(commit) else { return };
+        let Ok(line) = serde_json::to_string(&entry) else { return };
+        let Some(previous) = previous else {
+            // A new conversation: its index starts here.
+            self.write_log_index(id, &[entry]);
+            return;
+        };
+        let up_to_date = std::fs::File::open(&path).ok().and_then(|mut f| {
+            // Only the last line matters: read the tail.
+            let len = f.metadata().ok()?.len();
+            f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+            let mut tail = String::new();
+            f.read_to_string(&mut tail).ok()?;
+            let last: LogEntry = serde_json::from_str(tail.lines().last()?).ok()?;
+            Some(ObjectId::from_hex(last.commit.as_bytes()).ok() == Some(previous))
+        });
+        if up_to_date == Some(true)
+            && let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(&path)
+            && f.write_all(format!("{line}\n").as_bytes()).is_ok()
+        {
+            return;
+        }
+        let _ = std::fs::remove_file(&path);
     }
 
     /// Every commit of the store, newest first (first parents only, as `git log --first-parent`).
@@ -207,6 +292,7 @@ mod tests {
             turns: Some(3),
             events: Some(9),
             tokens: Some(120),
+            compaction: Some("01C".into()),
         };
         let message = format!("append: \"x\" turn 2 (+3 events)\n\n{}", t.render());
         assert_eq!(Trailers::parse(&message), t);

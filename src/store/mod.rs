@@ -23,7 +23,7 @@ use crate::event::{self, Event, LineError, Stats};
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
 pub use txn::{FailPoint, GcOutcome, Lock};
-pub use write::{Appended, Created};
+pub use write::{Appended, Created, Subject, subject_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -51,6 +51,8 @@ pub enum StoreError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("git: {context}: {message}")]
     Git { context: String, message: String },
+    #[error("unknown revision `{rev}`: {message}")]
+    UnknownRevision { rev: String, message: String },
     #[error("`git` was not found on PATH; it is needed to {purpose}")]
     GitMissing { purpose: &'static str },
 }
@@ -74,9 +76,16 @@ pub struct Meta {
     pub title: Option<String>,
     pub created: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<String>,
+    pub forked_from: Option<ForkedFrom>,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where a fork came from: the source conversation and the first turn taken from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    pub id: String,
+    pub turn: u64,
 }
 
 /// One conversation as `list` shows it.
@@ -129,6 +138,16 @@ impl Store {
         }
         create_private_dir(root)?;
         let repo = gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
+        // gix writes loose objects at zlib level 1, a quarter bigger than git's: the store
+        // is mostly text, so spend the little CPU level 6 costs.
+        let config_path = repo.git_dir().join("config");
+        let mut config = gix::config::File::from_path_no_includes(config_path.clone(), gix::config::Source::Local)
+            .map_err(git_err("read .git/config"))?;
+        config.set_raw_value("core.looseCompression", "6").map_err(git_err("set core.looseCompression"))?;
+        let mut bytes = Vec::new();
+        config.write_to(&mut bytes).map_err(io_err(&config_path))?;
+        std::fs::write(&config_path, bytes).map_err(io_err(&config_path))?;
+        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
         let store = Store { root: root.to_owned(), repo, fail_point: None };
         create_private_dir(&store.state_dir())?;
         Ok((store, true))
@@ -241,11 +260,45 @@ impl Store {
         event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: path.to_owned(), error })
     }
 
-    /// `(path, blob)` of each segment of a conversation, in order.
+    /// The events of conversation `id` as of revision `rev` (anything git's rev-parse takes:
+    /// a hash, `HEAD~3`, a branch).
+    pub fn events_at(&self, id: &str, rev: &str) -> Result<Vec<Event>> {
+        let object = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| StoreError::UnknownRevision { rev: rev.to_owned(), message: e.to_string() })?;
+        let commit = object
+            .object()
+            .map_err(git_err(format!("read {rev}")))?
+            .peel_to_commit()
+            .map_err(|e| StoreError::UnknownRevision { rev: rev.to_owned(), message: e.to_string() })?;
+        let root = commit.tree_id().map_err(git_err(format!("read tree of {rev}")))?.detach();
+        let mut events = Vec::new();
+        for (path, blob) in self.segments_in(root, id)? {
+            events.extend(self.parse_segment(&path, blob)?);
+        }
+        Ok(events)
+    }
+
+    /// The bytes of a file at HEAD, if it exists (e.g. the store's `convo.toml`).
+    pub fn head_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let Some(root) = self.head_tree_id()? else { return Ok(None) };
+        match self.entry_at(root, path)? {
+            Some(blob) => self.read_blob(blob).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `(path, blob)` of each segment of a conversation at HEAD, in order.
     fn segments(&self, id: &str) -> Result<Vec<(String, ObjectId)>> {
-        let Some(root) = self.head_tree_id()? else {
-            return Ok(Vec::new());
-        };
+        match self.head_tree_id()? {
+            Some(root) => self.segments_in(root, id),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// `(path, blob)` of each segment of a conversation in tree `root`, in order.
+    fn segments_in(&self, root: ObjectId, id: &str) -> Result<Vec<(String, ObjectId)>> {
         let events_dir = format!("{}/{}", layout::conversation_dir(id), layout::EVENTS_DIR);
         let Some(dir) = self.entry_at(root, &events_dir)? else {
             return Ok(Vec::new());

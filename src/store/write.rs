@@ -24,6 +24,14 @@ pub struct Appended {
     pub gc: GcOutcome,
 }
 
+/// A subject line chosen by the caller (a compaction, a config change) instead of the
+/// default `append: ... (+N events)`, and the compaction it records, if any.
+#[derive(Debug, Clone, Default)]
+pub struct Subject {
+    pub text: String,
+    pub compaction: Option<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Created {
     pub id: String,
@@ -33,7 +41,7 @@ pub struct Created {
 }
 
 /// Titles go into commit subjects: keep them to one short line.
-fn subject_name(id: &str, title: Option<&str>) -> String {
+pub fn subject_name(id: &str, title: Option<&str>) -> String {
     match title {
         Some(title) => {
             let one_line: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -45,6 +53,13 @@ fn subject_name(id: &str, title: Option<&str>) -> String {
         }
         None => id.to_owned(),
     }
+}
+
+fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
+    let mut bytes = serde_json::to_vec_pretty(meta)
+        .map_err(|e| StoreError::BadFile { path: layout::meta_path(id), message: e.to_string() })?;
+    bytes.push(b'\n');
+    Ok(Change { path: layout::meta_path(id), bytes: Some(bytes), append_from: None })
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -61,9 +76,6 @@ impl Store {
             forked_from: None,
             extra: Default::default(),
         };
-        let mut bytes = serde_json::to_vec_pretty(&meta)
-            .map_err(|e| StoreError::BadFile { path: layout::meta_path(&id), message: e.to_string() })?;
-        bytes.push(b'\n');
         let subject = format!("new: {}", subject_name(&id, title));
         let trailers = Trailers {
             convo_id: Some(id.clone()),
@@ -73,7 +85,7 @@ impl Store {
             ..Default::default()
         };
         let message = format!("{subject}\n\n{}", trailers.render());
-        let changes = [Change { path: layout::meta_path(&id), bytes: Some(bytes), append_from: None }];
+        let changes = [meta_change(&id, &meta)?];
         let committed = self.commit(lock, &changes, &message, clock)?;
         let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
         if let Some(tree) = tree {
@@ -82,6 +94,7 @@ impl Store {
                 &Cache { tree, stats: Stats::default(), updated: None, last_commit: Some(committed.commit) },
             );
         }
+        self.record_log(&id, committed.commit, None);
         Ok(Created { id, commit: committed.commit, subject, gc: committed.gc })
     }
 
@@ -89,6 +102,18 @@ impl Store {
     /// conversation (an id used twice, a result for a call that does not exist) is refused
     /// before anything is written.
     pub fn append(&self, lock: &Lock, id: &str, drafts: Vec<Draft>, clock: &Clock) -> Result<Appended> {
+        self.append_as(lock, id, drafts, clock, None)
+    }
+
+    /// [`append`](Self::append) with the commit subject given by the caller.
+    pub fn append_as(
+        &self,
+        lock: &Lock,
+        id: &str,
+        drafts: Vec<Draft>,
+        clock: &Clock,
+        subject: Option<Subject>,
+    ) -> Result<Appended> {
         let segments = self.segments(id)?;
         self.check_ids(id, &drafts, &segments)?;
         self.check_call_ids(&drafts, &segments)?;
@@ -132,13 +157,17 @@ impl Store {
         }
 
         let meta = self.meta(id)?;
-        let subject = append_subject(id, meta.title.as_deref(), &turns, events.len());
+        let Subject { text: subject, compaction } = subject.unwrap_or_else(|| Subject {
+            text: append_subject(id, meta.title.as_deref(), &turns, events.len()),
+            compaction: None,
+        });
         let trailers = Trailers {
             convo_id: Some(id.to_owned()),
             previous,
             turns: Some(stats.turns),
             events: Some(stats.events),
             tokens: Some(stats.tokens()),
+            compaction,
         };
         let message = format!("{subject}\n\n{}", trailers.render());
         let committed = self.commit(lock, &changes, &message, clock)?;
@@ -146,7 +175,96 @@ impl Store {
             let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
             self.write_cache(id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
+        self.record_log(id, committed.commit, previous);
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, gc: committed.gc })
+    }
+
+    /// Commit one store-level file (such as `convo.toml`) with `message`.
+    pub fn commit_file(
+        &self,
+        lock: &Lock,
+        path: &str,
+        bytes: Vec<u8>,
+        message: &str,
+        clock: &Clock,
+    ) -> Result<ObjectId> {
+        let changes = [Change { path: path.to_owned(), bytes: Some(bytes), append_from: None }];
+        Ok(self.commit(lock, &changes, &format!("{message}\n"), clock)?.commit)
+    }
+
+    /// A new conversation holding the events of `source` that `keep` selects, in order, with
+    /// their ids. A segment kept whole is written back byte for byte, so git stores no new
+    /// blob for it; partly kept segments are repacked.
+    pub fn fork(
+        &self,
+        lock: &Lock,
+        source: &str,
+        keep: &dyn Fn(usize, &Event) -> bool,
+        title: Option<&str>,
+        forked_from: super::ForkedFrom,
+        clock: &Clock,
+    ) -> Result<Created> {
+        let id = clock.new_id();
+        let meta = Meta {
+            title: title.map(str::to_owned),
+            created: clock.timestamp(),
+            forked_from: Some(forked_from.clone()),
+            extra: Default::default(),
+        };
+        let mut changes = vec![meta_change(&id, &meta)?];
+        let mut next = 0u64;
+        let mut pending: Vec<String> = Vec::new();
+        let flush = |pending: &mut Vec<String>, next: &mut u64, changes: &mut Vec<Change>| {
+            for (number, bucket) in layout::pack_lines(*next, 0, pending) {
+                let bytes: Vec<u8> = bucket.iter().flat_map(|l| l.as_bytes()).copied().collect();
+                changes.push(Change { path: layout::segment_path(&id, number), bytes: Some(bytes), append_from: None });
+                *next = number + 1;
+            }
+            pending.clear();
+        };
+        let mut index = 0;
+        let (mut stats, mut updated) = (Stats::default(), None);
+        for (path, blob) in self.segments(source)? {
+            let events = self.parse_segment(&path, blob)?;
+            let kept: Vec<&Event> =
+                events.iter().enumerate().filter(|(i, e)| keep(index + i, e)).map(|(_, e)| e).collect();
+            index += events.len();
+            for e in &kept {
+                stats.add(e);
+                updated = Some(e.ts.clone());
+            }
+            if kept.len() == events.len() && !kept.is_empty() {
+                flush(&mut pending, &mut next, &mut changes);
+                let bytes = self.read_blob(blob)?;
+                changes.push(Change { path: layout::segment_path(&id, next), bytes: Some(bytes), append_from: None });
+                next += 1;
+            } else {
+                pending.extend(kept.iter().map(|e| e.to_line()));
+            }
+        }
+        flush(&mut pending, &mut next, &mut changes);
+
+        let source_meta = self.meta(source)?;
+        let subject = format!(
+            "fork: {} from {} turn {} (+{})",
+            subject_name(&id, title),
+            subject_name(source, source_meta.title.as_deref()),
+            forked_from.turn,
+            plural(stats.events as usize, "event"),
+        );
+        let trailers = Trailers {
+            convo_id: Some(id.clone()),
+            turns: Some(stats.turns),
+            events: Some(stats.events),
+            tokens: Some(stats.tokens()),
+            ..Default::default()
+        };
+        let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
+        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(&id))? {
+            self.write_cache(&id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
+        }
+        self.record_log(&id, committed.commit, None);
+        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc })
     }
 
     /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.

@@ -1,0 +1,218 @@
+//! Operations that combine the store, config and compaction: what several commands share
+//! (`compact`, `fork --compact`, `config set`). Commands parse and print; the work is here.
+
+use crate::clock::Clock;
+use crate::compaction::plan::{self, Estimate, PlanError, Prepared, Request};
+use crate::compaction::range::{Bound, Turns};
+use crate::compaction::{Compaction, Record};
+use crate::config::{self, ConfigError, Layer, Resolved, Source};
+use crate::event::{Event, Kind, turn_numbers};
+use crate::projection::{self, ProjectionError};
+use crate::store::{Appended, Created, ForkedFrom, Lock, Store, StoreError, Subject};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Projection(#[from] ProjectionError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = OpsError> = std::result::Result<T, E>;
+
+/// The configuration for conversation `events` in `store`: the caller's `base` layers
+/// (defaults, user file, command line) plus the store's `convo.toml` and the conversation's
+/// `config` events.
+pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer]) -> Result<Resolved> {
+    let mut layers = base.to_vec();
+    if let Some(bytes) = store.head_file(STORE_CONFIG)? {
+        let text = String::from_utf8_lossy(&bytes);
+        layers.push(config::parse_layer(Source::Store, STORE_CONFIG, &text)?);
+    }
+    layers.extend(config::conversation_layers(events)?);
+    Ok(Resolved::new(layers)?)
+}
+
+/// The store's shared, committed configuration file.
+pub const STORE_CONFIG: &str = "convo.toml";
+
+/// A compaction worked out but not yet appended, with what it would save.
+pub struct Planned {
+    pub prepared: Prepared,
+    pub estimate: Estimate,
+    /// The id and timestamp the compaction event will have.
+    pub id: String,
+    pub ts: String,
+}
+
+/// Work out the compaction `request` asks for, without writing anything (`--dry-run`).
+pub fn plan_compaction(events: &[Event], config: &Resolved, request: &Request, clock: &Clock) -> Result<Planned> {
+    let prepared = plan::prepare(events, &config.config, request, clock.now())?;
+    let (id, ts) = (clock.new_id(), clock.timestamp());
+    let estimate = plan::estimate(events, &prepared.compaction, &id, &ts)?;
+    Ok(Planned { prepared, estimate, id, ts })
+}
+
+/// Append a planned compaction as one commit:
+/// `compact: "fix login" turns 0-9 [strip reasoning, strip tool calls] ~48,210 -> 9,874 tokens`.
+pub fn apply_compaction(
+    store: &Store,
+    lock: &Lock,
+    conversation: &str,
+    planned: &Planned,
+    clock: &Clock,
+) -> Result<Appended> {
+    let c = &planned.prepared.compaction;
+    let title = store.meta(conversation)?.title;
+    let text = format!(
+        "compact: {} turns {}-{} {} ~{} -> {} tokens",
+        crate::store::subject_name(conversation, title.as_deref()),
+        c.from_turn,
+        c.to_turn,
+        c.describe(),
+        crate::render::thousands(planned.estimate.before),
+        crate::render::thousands(planned.estimate.after),
+    );
+    let mut draft = Record::Apply(c.clone()).to_draft();
+    draft.id = Some(planned.id.clone());
+    draft.ts = Some(planned.ts.clone());
+    let subject = Subject { text, compaction: Some(planned.id.clone()) };
+    Ok(store.append_as(lock, conversation, vec![draft], clock, Some(subject))?)
+}
+
+/// What `compact --undo` withdrew.
+pub struct Undone {
+    pub appended: Appended,
+    pub target: String,
+    pub compaction: Compaction,
+    pub estimate: Estimate,
+}
+
+/// Withdraw compaction `target` (an id or unique prefix; default: the latest in force) by
+/// appending a revocation. Nothing is deleted.
+pub fn undo_compaction(
+    store: &Store,
+    lock: &Lock,
+    conversation: &str,
+    target: Option<&str>,
+    clock: &Clock,
+) -> Result<Undone> {
+    let events = store.events(conversation)?;
+    let in_force = projection::in_force(&events)?;
+    let chosen = match target {
+        None => {
+            in_force.last().ok_or_else(|| OpsError::Invalid("no compaction to undo in this conversation".into()))?
+        }
+        Some(prefix) => {
+            let matches: Vec<_> = in_force.iter().filter(|c| c.id.starts_with(prefix)).collect();
+            match matches.as_slice() {
+                [one] => *one,
+                [] => {
+                    let known: Vec<&str> = in_force.iter().map(|c| c.id.as_str()).collect();
+                    return Err(OpsError::Invalid(format!(
+                        "no compaction `{prefix}` in force (in force: {})",
+                        if known.is_empty() { "none".into() } else { known.join(", ") }
+                    )));
+                }
+                _ => return Err(OpsError::Invalid(format!("`{prefix}` names {} compactions", matches.len()))),
+            }
+        }
+    };
+    let (id, ts) = (clock.new_id(), clock.timestamp());
+    let mut draft = Record::Revoke { target: chosen.id.clone() }.to_draft();
+    draft.id = Some(id);
+    draft.ts = Some(ts.clone());
+    let before = projection::project(&events)?;
+    let mut with = events.clone();
+    with.push(draft.clone().into_event(String::new(), ts));
+    let estimate = plan::compare(&before, &projection::project(&with)?);
+    let c = &chosen.compaction;
+    let title = store.meta(conversation)?.title;
+    let text = format!(
+        "compact: {} undo {} turns {}-{} {} ~{} -> {} tokens",
+        crate::store::subject_name(conversation, title.as_deref()),
+        &chosen.id[..chosen.id.len().min(10)],
+        c.from_turn,
+        c.to_turn,
+        c.describe(),
+        crate::render::thousands(estimate.before),
+        crate::render::thousands(estimate.after),
+    );
+    let appended = store.append_as(lock, conversation, vec![draft], clock, Some(Subject { text, compaction: None }))?;
+    Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
+}
+
+/// Which turns of a conversation a fork takes.
+pub enum ForkRange {
+    All,
+    Last(u64),
+    Bounds { from: String, to: String },
+}
+
+/// Fork turns of `source` into a new conversation. Events keep their ids; system and config
+/// events up to the end of the range come along; so do compactions (and their undos) whose
+/// range lies inside the fork.
+pub fn fork(
+    store: &Store,
+    lock: &Lock,
+    source: &str,
+    range: ForkRange,
+    title: Option<&str>,
+    clock: &Clock,
+) -> Result<Created> {
+    let events = store.events(source)?;
+    let turns = turn_numbers(&events);
+    let count = turns.iter().flatten().max().map_or(0, |t| t + 1);
+    let (from, to) = match range {
+        ForkRange::All => (0, count.saturating_sub(1)),
+        ForkRange::Last(n) if n == 0 || n > count => {
+            return Err(OpsError::Invalid(format!(
+                "--last {n}: expected 1 to {count} (the conversation has {count} turns)"
+            )));
+        }
+        ForkRange::Last(n) => (count - n, count - 1),
+        ForkRange::Bounds { from, to } => {
+            let parse = |flag: &'static str, input: &str| {
+                Bound::parse(input).map_err(|message| PlanError::Bound { flag, input: input.to_owned(), message })
+            };
+            let (a, b) = (parse("--from", &from)?, parse("--to", &to)?);
+            let t = Turns {
+                starts: plan::turn_starts(&events),
+                compacted_to: plan::compacted_to(&events)?,
+                now: clock.now(),
+            };
+            t.resolve_range((&a, &from), (&b, &to)).map_err(PlanError::from)?
+        }
+    };
+    let end = turns.iter().rposition(|t| t.is_some_and(|t| t <= to)).unwrap_or(events.len());
+    let in_range = |i: usize| turns[i].is_some_and(|t| (from..=to).contains(&t));
+    let kept_ids: std::collections::HashSet<&str> =
+        events.iter().enumerate().filter(|(i, _)| in_range(*i)).map(|(_, e)| e.id.as_str()).collect();
+    let records = crate::compaction::records(&events).map_err(|m| OpsError::Projection(ProjectionError(m)))?;
+    let kept_compactions: std::collections::HashSet<&str> = records
+        .iter()
+        .filter_map(|(e, r)| match r {
+            Record::Apply(c) if kept_ids.contains(c.from_event.as_str()) && kept_ids.contains(c.to_event.as_str()) => {
+                Some(e.id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let keep = |i: usize, e: &Event| match &e.kind {
+        Kind::System { .. } | Kind::Config { .. } => i <= end,
+        Kind::Compaction => match Record::from_event(e) {
+            Ok(Record::Apply(_)) => kept_compactions.contains(e.id.as_str()),
+            Ok(Record::Revoke { target }) => kept_compactions.contains(target.as_str()),
+            Err(_) => false,
+        },
+        _ => in_range(i),
+    };
+    let forked_from = ForkedFrom { id: source.to_owned(), turn: from };
+    Ok(store.fork(lock, source, &keep, title, forked_from, clock)?)
+}

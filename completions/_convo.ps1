@@ -24,6 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -36,9 +37,13 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List conversations: id, title, turns, events, estimated tokens, last update')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another conversation the active one')
             [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append events to a conversation, as one commit')
-            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation''s raw events')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation: its raw events, or with --compacted what an LLM is sent')
             [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Show the history of a conversation, newest first')
             [CompletionResult]::new('fsck', 'fsck', [CompletionResultType]::ParameterValue, 'Check the store''s integrity')
+            [CompletionResult]::new('compact', 'compact', [CompletionResultType]::ParameterValue, 'Compact a conversation: append an overlay that shrinks what an LLM is sent')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show what compaction changes, or how a conversation changed between two commits')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new conversation from (part of) another, and make it active')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Read and set configuration')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -47,6 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -62,6 +68,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -76,6 +83,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -89,6 +97,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -113,6 +122,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--error', '--error', [CompletionResultType]::ParameterName, 'Mark the tool result as an error')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -128,7 +138,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--brief', '--brief', [CompletionResultType]::ParameterName, 'Fold each tool call and tool result to one line')
+            [CompletionResult]::new('--compacted', '--compacted', [CompletionResultType]::ParameterName, 'The projected view: compactions applied, stripped and made-up events marked')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -145,6 +157,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--oneline', '--oneline', [CompletionResultType]::ParameterName, 'One line per commit')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every commit of the store, all conversations')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
@@ -160,6 +173,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -169,10 +183,160 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'convo;compact' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Profile to apply (default: compaction.default_profile)')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to apply (default: compaction.default_profile)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'First turn to compact; alone it means `last` [default: 0]')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Last turn to compact [default: -N, N = compaction.keep_last]')
+            [CompletionResult]::new('--keep-last', '--keep-last', [CompletionResultType]::ParameterName, 'Leave the last N turns as they are (--to -N)')
+            [CompletionResult]::new('--reasoning', '--reasoning', [CompletionResultType]::ParameterName, 'What to do with reasoning, over the profile')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'What to do with tool calls, over the profile')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Replace the range with this summary')
+            [CompletionResult]::new('--summary-file', '--summary-file', [CompletionResultType]::ParameterName, 'Replace the range with the summary in FILE')
+            [CompletionResult]::new('--undo', '--undo', [CompletionResultType]::ParameterName, 'Withdraw a compaction (default: the latest in force) by appending its revocation')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Print the range, policies and token estimates; write nothing')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the range, policies and token estimates; write nothing')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --dry-run, also print the projected view of the range')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'With --dry-run, also print the projected view of the range')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;diff' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--compacted', '--compacted', [CompletionResultType]::ParameterName, 'The raw view against the compacted view')
+            [CompletionResult]::new('--stat', '--stat', [CompletionResultType]::ParameterName, 'Per-turn estimated tokens, before -> after, and the totals')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;fork' {
+            [CompletionResult]::new('--last', '--last', [CompletionResultType]::ParameterName, 'Take the last N turns')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'First turn to take: 5, -3, 5h, 2days [default: 0]')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Last turn to take, same forms [default: the last turn]')
+            [CompletionResult]::new('--compact', '--compact', [CompletionResultType]::ParameterName, 'Compact the fork afterwards, with PROFILE or compaction.default_profile')
+            [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Title of the fork [default: the source''s title with " (fork)"]')
+            [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Title of the fork [default: the source''s title with " (fork)"]')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;config' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'convo;config;get' {
+            [CompletionResult]::new('--id', '--id', [CompletionResultType]::ParameterName, 'Conversation whose config events count (default: the active one, if any)')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;config;set' {
+            [CompletionResult]::new('--layer', '--layer', [CompletionResultType]::ParameterName, 'The layer to write')
+            [CompletionResult]::new('--id', '--id', [CompletionResultType]::ParameterName, 'Conversation whose config events count (default: the active one, if any)')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Same as --layer user')
+            [CompletionResult]::new('--conversation', '--conversation', [CompletionResultType]::ParameterName, 'Same as --layer conversation')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;config;list' {
+            [CompletionResult]::new('--id', '--id', [CompletionResultType]::ParameterName, 'Conversation whose config events count (default: the active one, if any)')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;config;help' {
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'convo;config;help;get' {
+            break
+        }
+        'convo;config;help;set' {
+            break
+        }
+        'convo;config;help;list' {
+            break
+        }
+        'convo;config;help;help' {
+            break
+        }
         'convo;generate-docs' {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
@@ -188,9 +352,13 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List conversations: id, title, turns, events, estimated tokens, last update')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another conversation the active one')
             [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append events to a conversation, as one commit')
-            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation''s raw events')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation: its raw events, or with --compacted what an LLM is sent')
             [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Show the history of a conversation, newest first')
             [CompletionResult]::new('fsck', 'fsck', [CompletionResultType]::ParameterValue, 'Check the store''s integrity')
+            [CompletionResult]::new('compact', 'compact', [CompletionResultType]::ParameterValue, 'Compact a conversation: append an overlay that shrinks what an LLM is sent')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show what compaction changes, or how a conversation changed between two commits')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new conversation from (part of) another, and make it active')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Read and set configuration')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -217,6 +385,30 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;fsck' {
+            break
+        }
+        'convo;help;compact' {
+            break
+        }
+        'convo;help;diff' {
+            break
+        }
+        'convo;help;fork' {
+            break
+        }
+        'convo;help;config' {
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            break
+        }
+        'convo;help;config;get' {
+            break
+        }
+        'convo;help;config;set' {
+            break
+        }
+        'convo;help;config;list' {
             break
         }
         'convo;help;generate-docs' {

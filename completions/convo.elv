@@ -21,6 +21,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -33,9 +34,13 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand list 'List conversations: id, title, turns, events, estimated tokens, last update'
             cand switch 'Make another conversation the active one'
             cand append 'Append events to a conversation, as one commit'
-            cand show 'Print a conversation''s raw events'
+            cand show 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
             cand log 'Show the history of a conversation, newest first'
             cand fsck 'Check the store''s integrity'
+            cand compact 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+            cand diff 'Show what compaction changes, or how a conversation changed between two commits'
+            cand fork 'Start a new conversation from (part of) another, and make it active'
+            cand config 'Read and set configuration'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -43,6 +48,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -57,6 +63,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -70,6 +77,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -82,6 +90,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -105,6 +114,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --error 'Mark the tool result as an error'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
@@ -119,7 +129,9 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --brief 'Fold each tool call and tool result to one line'
+            cand --compacted 'The projected view: compactions applied, stripped and made-up events marked'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -135,6 +147,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --oneline 'One line per commit'
             cand --all 'Every commit of the store, all conversations'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
@@ -149,6 +162,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -157,10 +171,148 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;compact'= {
+            cand -p 'Profile to apply (default: compaction.default_profile)'
+            cand --profile 'Profile to apply (default: compaction.default_profile)'
+            cand --from 'First turn to compact; alone it means `last` [default: 0]'
+            cand --to 'Last turn to compact [default: -N, N = compaction.keep_last]'
+            cand --keep-last 'Leave the last N turns as they are (--to -N)'
+            cand --reasoning 'What to do with reasoning, over the profile'
+            cand --tools 'What to do with tool calls, over the profile'
+            cand --summary 'Replace the range with this summary'
+            cand --summary-file 'Replace the range with the summary in FILE'
+            cand --undo 'Withdraw a compaction (default: the latest in force) by appending its revocation'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand -n 'Print the range, policies and token estimates; write nothing'
+            cand --dry-run 'Print the range, policies and token estimates; write nothing'
+            cand -v 'With --dry-run, also print the projected view of the range'
+            cand --verbose 'With --dry-run, also print the projected view of the range'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;diff'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --compacted 'The raw view against the compacted view'
+            cand --stat 'Per-turn estimated tokens, before -> after, and the totals'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;fork'= {
+            cand --last 'Take the last N turns'
+            cand --from 'First turn to take: 5, -3, 5h, 2days [default: 0]'
+            cand --to 'Last turn to take, same forms [default: the last turn]'
+            cand --compact 'Compact the fork afterwards, with PROFILE or compaction.default_profile'
+            cand -t 'Title of the fork [default: the source''s title with " (fork)"]'
+            cand --title 'Title of the fork [default: the source''s title with " (fork)"]'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;config'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand get 'Print the value of KEY in force'
+            cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
+            cand list 'Print every key in force, with the layer it comes from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'convo;config;get'= {
+            cand --id 'Conversation whose config events count (default: the active one, if any)'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;config;set'= {
+            cand --layer 'The layer to write'
+            cand --id 'Conversation whose config events count (default: the active one, if any)'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --user 'Same as --layer user'
+            cand --conversation 'Same as --layer conversation'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;config;list'= {
+            cand --id 'Conversation whose config events count (default: the active one, if any)'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;config;help'= {
+            cand get 'Print the value of KEY in force'
+            cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
+            cand list 'Print every key in force, with the layer it comes from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'convo;config;help;get'= {
+        }
+        &'convo;config;help;set'= {
+        }
+        &'convo;config;help;list'= {
+        }
+        &'convo;config;help;help'= {
+        }
         &'convo;generate-docs'= {
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'
             cand --quiet 'Print nothing but data and errors'
@@ -175,9 +327,13 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand list 'List conversations: id, title, turns, events, estimated tokens, last update'
             cand switch 'Make another conversation the active one'
             cand append 'Append events to a conversation, as one commit'
-            cand show 'Print a conversation''s raw events'
+            cand show 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
             cand log 'Show the history of a conversation, newest first'
             cand fsck 'Check the store''s integrity'
+            cand compact 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+            cand diff 'Show what compaction changes, or how a conversation changed between two commits'
+            cand fork 'Start a new conversation from (part of) another, and make it active'
+            cand config 'Read and set configuration'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -196,6 +352,23 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;log'= {
         }
         &'convo;help;fsck'= {
+        }
+        &'convo;help;compact'= {
+        }
+        &'convo;help;diff'= {
+        }
+        &'convo;help;fork'= {
+        }
+        &'convo;help;config'= {
+            cand get 'Print the value of KEY in force'
+            cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
+            cand list 'Print every key in force, with the layer it comes from'
+        }
+        &'convo;help;config;get'= {
+        }
+        &'convo;help;config;set'= {
+        }
+        &'convo;help;config;list'= {
         }
         &'convo;help;generate-docs'= {
         }

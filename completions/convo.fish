@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_convo_global_optspecs
-    string join \n C/store= color= no-pager q/quiet h/help V/version
+    string join \n C/store= color= no-pager q/quiet config= h/help V/version
 end
 
 function __fish_convo_needs_command
@@ -28,6 +28,7 @@ complete -c convo -n "__fish_convo_needs_command" -s C -l store -d 'Use the stor
 complete -c convo -n "__fish_convo_needs_command" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_needs_command" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_needs_command" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_needs_command" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -37,15 +38,20 @@ complete -c convo -n "__fish_convo_needs_command" -f -a "new" -d 'Start a conver
 complete -c convo -n "__fish_convo_needs_command" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
 complete -c convo -n "__fish_convo_needs_command" -f -a "switch" -d 'Make another conversation the active one'
 complete -c convo -n "__fish_convo_needs_command" -f -a "append" -d 'Append events to a conversation, as one commit'
-complete -c convo -n "__fish_convo_needs_command" -f -a "show" -d 'Print a conversation\'s raw events'
+complete -c convo -n "__fish_convo_needs_command" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
 complete -c convo -n "__fish_convo_needs_command" -f -a "log" -d 'Show the history of a conversation, newest first'
 complete -c convo -n "__fish_convo_needs_command" -f -a "fsck" -d 'Check the store\'s integrity'
+complete -c convo -n "__fish_convo_needs_command" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+complete -c convo -n "__fish_convo_needs_command" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
+complete -c convo -n "__fish_convo_needs_command" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
+complete -c convo -n "__fish_convo_needs_command" -f -a "config" -d 'Read and set configuration'
 complete -c convo -n "__fish_convo_needs_command" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
 complete -c convo -n "__fish_convo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand init" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand init" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand init" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand init" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand init" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -55,6 +61,7 @@ complete -c convo -n "__fish_convo_using_subcommand new" -s C -l store -d 'Use t
 complete -c convo -n "__fish_convo_using_subcommand new" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand new" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand new" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand new" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand new" -s h -l help -d 'Print help'
@@ -65,6 +72,7 @@ complete -c convo -n "__fish_convo_using_subcommand list" -s C -l store -d 'Use 
 complete -c convo -n "__fish_convo_using_subcommand list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand list" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand list" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand list" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -73,6 +81,7 @@ complete -c convo -n "__fish_convo_using_subcommand switch" -s C -l store -d 'Us
 complete -c convo -n "__fish_convo_using_subcommand switch" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand switch" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand switch" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand switch" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand switch" -s h -l help -d 'Print help'
@@ -91,6 +100,7 @@ complete -c convo -n "__fish_convo_using_subcommand append" -s C -l store -d 'Us
 complete -c convo -n "__fish_convo_using_subcommand append" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand append" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand append" -l error -d 'Mark the tool result as an error'
 complete -c convo -n "__fish_convo_using_subcommand append" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand append" -s q -l quiet -d 'Print nothing but data and errors'
@@ -102,7 +112,9 @@ complete -c convo -n "__fish_convo_using_subcommand show" -s C -l store -d 'Use 
 complete -c convo -n "__fish_convo_using_subcommand show" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand show" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand show" -l brief -d 'Fold each tool call and tool result to one line'
+complete -c convo -n "__fish_convo_using_subcommand show" -l compacted -d 'The projected view: compactions applied, stripped and made-up events marked'
 complete -c convo -n "__fish_convo_using_subcommand show" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand show" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -114,6 +126,7 @@ complete -c convo -n "__fish_convo_using_subcommand log" -s C -l store -d 'Use t
 complete -c convo -n "__fish_convo_using_subcommand log" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand log" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand log" -l oneline -d 'One line per commit'
 complete -c convo -n "__fish_convo_using_subcommand log" -l all -d 'Every commit of the store, all conversations'
 complete -c convo -n "__fish_convo_using_subcommand log" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
@@ -124,25 +137,134 @@ complete -c convo -n "__fish_convo_using_subcommand fsck" -s C -l store -d 'Use 
 complete -c convo -n "__fish_convo_using_subcommand fsck" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand fsck" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand fsck" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand fsck" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand fsck" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand fsck" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s p -l profile -d 'Profile to apply (default: compaction.default_profile)' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l from -d 'First turn to compact; alone it means `last` [default: 0]' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l to -d 'Last turn to compact [default: -N, N = compaction.keep_last]' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l keep-last -d 'Leave the last N turns as they are (--to -N)' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l reasoning -d 'What to do with reasoning, over the profile' -r -f -a "strip\t'Leave reasoning out of the view'"
+complete -c convo -n "__fish_convo_using_subcommand compact" -l tools -d 'What to do with tool calls, over the profile' -r -f -a "strip\t'Empty requests and replace responses with a status line'
+strip-requests\t'Empty requests only'
+strip-responses\t'Replace responses with a status line only'
+omit\t'Leave calls and results out'"
+complete -c convo -n "__fish_convo_using_subcommand compact" -l summary -d 'Replace the range with this summary' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l summary-file -d 'Replace the range with the summary in FILE' -r -F
+complete -c convo -n "__fish_convo_using_subcommand compact" -l undo -d 'Withdraw a compaction (default: the latest in force) by appending its revocation' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand compact" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand compact" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -s n -l dry-run -d 'Print the range, policies and token estimates; write nothing'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, also print the projected view of the range'
+complete -c convo -n "__fish_convo_using_subcommand compact" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand diff" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand diff" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand diff" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand diff" -l compacted -d 'The raw view against the compacted view'
+complete -c convo -n "__fish_convo_using_subcommand diff" -l stat -d 'Per-turn estimated tokens, before -> after, and the totals'
+complete -c convo -n "__fish_convo_using_subcommand diff" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand diff" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand diff" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand fork" -l last -d 'Take the last N turns' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -l from -d 'First turn to take: 5, -3, 5h, 2days [default: 0]' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -l to -d 'Last turn to take, same forms [default: the last turn]' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -l compact -d 'Compact the fork afterwards, with PROFILE or compaction.default_profile' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -s t -l title -d 'Title of the fork [default: the source\'s title with " (fork)"]' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand fork" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand fork" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand fork" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand fork" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand fork" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand fork" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "get" -d 'Print the value of KEY in force'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l id -d 'Conversation whose config events count (default: the active one, if any)' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l layer -d 'The layer to write' -r -f -a "user\t'$XDG_CONFIG_HOME/convo/config.toml, yours alone'
+store\t'The store\'s convo.toml, committed and shared through remotes'
+conversation\t'A `config` event in the conversation, from here on'"
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l id -d 'Conversation whose config events count (default: the active one, if any)' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l user -d 'Same as --layer user'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l conversation -d 'Same as --layer conversation'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -l id -d 'Conversation whose config events count (default: the active one, if any)' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print the value of KEY in force'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "show" -d 'Print a conversation\'s raw events'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "config" -d 'Read and set configuration'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY in force'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key in force, with the layer it comes from'

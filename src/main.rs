@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use convo::clock::Clock;
+use convo::config;
 use convo::store::{FailPoint, GcOutcome, Store, StoreError};
 
 use command_error::{CommandError, EXIT_CODES, Kind};
@@ -32,6 +33,9 @@ pub struct Cli {
     /// Print nothing but data and errors
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5
+    #[arg(long = "config", global = true, value_name = "KEY=VALUE")]
+    config: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,6 +50,10 @@ enum Command {
     Show(commands::show::Args),
     Log(commands::log::Args),
     Fsck(commands::fsck::Args),
+    Compact(commands::compact::Args),
+    Diff(commands::diff::Args),
+    Fork(commands::fork::Args),
+    Config(commands::config::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -60,6 +68,10 @@ pub struct StoreLocation {
 /// Everything a command needs from the outside world, resolved once.
 pub struct Ctx {
     pub location: Option<StoreLocation>,
+    /// `$XDG_CONFIG_HOME/convo/config.toml` (or under `~/.config`).
+    pub user_config: Option<PathBuf>,
+    /// `--config KEY=VALUE`, in order.
+    config_args: Vec<(String, toml::Value)>,
     pub ui: Ui,
     pub clock: Clock,
     fail_point: Option<FailPoint>,
@@ -90,6 +102,28 @@ impl Ctx {
             }
             other => Ok(other?.with_fail_point(self.fail_point)),
         }
+    }
+
+    /// Built-in defaults, the user file and `--config`: the layers that do not depend on
+    /// the store.
+    pub fn base_layers(&self) -> Result<Vec<config::Layer>, CommandError> {
+        let mut layers = vec![config::defaults()];
+        if let Some(path) = &self.user_config {
+            match std::fs::read_to_string(path) {
+                Ok(text) => layers.push(config::parse_layer(config::Source::User, &path.display().to_string(), &text)?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CommandError::input(format!("{}: {e}", path.display()))),
+            }
+        }
+        if !self.config_args.is_empty() {
+            layers.push(config::layer_from_pairs(config::Source::CommandLine, "--config", &self.config_args)?);
+        }
+        Ok(layers)
+    }
+
+    /// The configuration in force for a conversation with `events` in `store`.
+    pub fn config(&self, store: &Store, events: &[convo::event::Event]) -> Result<config::Resolved, CommandError> {
+        Ok(convo::ops::resolve_config(store, events, &self.base_layers()?)?)
     }
 
     /// A status line on stderr, unless `--quiet`.
@@ -132,9 +166,24 @@ fn clock() -> Result<Clock, CommandError> {
     }
 }
 
+fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("convo/config.toml"))
+}
+
 fn run(cli: Cli) -> Result<(), CommandError> {
+    let config_args = cli
+        .config
+        .iter()
+        .map(|a| config::parse_assignment(a).map_err(|m| CommandError::input(format!("--config {m}"))))
+        .collect::<Result<Vec<_>, _>>()?;
     let ctx = Ctx {
         location: store_location(cli.store),
+        user_config: user_config_path(),
+        config_args,
         ui: Ui::new(cli.color, cli.no_pager, cli.quiet),
         clock: clock()?,
         fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
@@ -148,6 +197,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Show(args) => commands::show::run(&ctx, args),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Fsck(args) => commands::fsck::run(&ctx, args),
+        Command::Compact(args) => commands::compact::run(&ctx, args),
+        Command::Diff(args) => commands::diff::run(&ctx, args),
+        Command::Fork(args) => commands::fork::run(&ctx, args),
+        Command::Config(args) => commands::config::run(&ctx, args),
         Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
     }
 }

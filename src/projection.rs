@@ -173,6 +173,16 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
     Ok(make_valid(out))
 }
 
+/// The raw events as a view (compaction events left out), to compare with a projection.
+pub fn raw_view(events: &[Event]) -> Vec<Projected> {
+    events
+        .iter()
+        .zip(turn_numbers(events))
+        .filter(|(e, _)| !matches!(e.kind, Kind::Compaction))
+        .map(|(e, turn)| Projected { event: e.clone(), origin: Origin::Raw, raw_turn: turn })
+        .collect()
+}
+
 /// A compaction in force and the turns it covers in the conversation's current numbering.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InForce {

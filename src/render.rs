@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use crate::event::{Event, Kind, turn_numbers};
+use crate::projection::{Origin, Projected};
 use crate::store::{LogEntry, Problem, Summary};
 
 /// ANSI styling, or none.
@@ -42,6 +43,21 @@ impl Theme {
             Style::Red => "31",
         };
         format!("\x1b[{code}m{text}\x1b[0m")
+    }
+
+    /// Text in the dim style, for secondary lines.
+    pub fn dim(&self, text: &str) -> String {
+        self.paint(Style::Dim, text)
+    }
+
+    /// Text in the added (green) or removed (red) style of a diff, or the hunk style.
+    pub fn diff_line(&self, line: &str) -> String {
+        match line.as_bytes().first() {
+            Some(b'+') => self.paint(Style::Green, line),
+            Some(b'-') => self.paint(Style::Red, line),
+            Some(b'@') => self.paint(Style::Cyan, line),
+            _ => line.to_owned(),
+        }
     }
 
     fn role(&self, kind: &Kind) -> String {
@@ -101,30 +117,47 @@ fn indented(out: &mut dyn Write, text: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// `show`: a conversation for reading in a terminal. `brief` folds each tool call and tool
-/// result to one line.
+/// What to print beside an event of a projected view: how it relates to the raw
+/// conversation, and the raw turn it stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label {
+    pub mark: Mark,
+    pub turn: Option<u64>,
+}
+
+/// How a shown event relates to the raw conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Raw,
+    /// Content stripped by a compaction.
+    Compacted,
+    /// Made up by the projection (a summary pair, a placeholder).
+    Synthetic,
+}
+
+/// The header of `show`: title, id, and a line of counts.
+pub fn header(out: &mut dyn Write, summary: &Summary, theme: Theme) -> io::Result<()> {
+    let title = summary.title.as_deref().unwrap_or("(untitled)");
+    writeln!(out, "{} {}", theme.paint(Style::Bold, title), theme.paint(Style::Yellow, &summary.id))?;
+    let counts = format!(
+        "{}, {}, {}",
+        plural(summary.stats.turns, "turn"),
+        plural(summary.stats.events, "event"),
+        tokens(summary.tokens)
+    );
+    writeln!(out, "{}", theme.paint(Style::Dim, &counts))
+}
+
+/// `show`: events for reading in a terminal. `brief` folds each tool call and tool result
+/// to one line; `labels` (empty: raw events, numbered here) mark compacted and synthetic
+/// events and give each its raw turn.
 pub fn conversation(
     out: &mut dyn Write,
-    summary: &Summary,
     events: &[Event],
+    labels: &[Label],
     brief: bool,
     theme: Theme,
 ) -> io::Result<()> {
-    let title = summary.title.as_deref().unwrap_or("(untitled)");
-    writeln!(out, "{} {}", theme.paint(Style::Bold, title), theme.paint(Style::Yellow, &summary.id))?;
-    writeln!(
-        out,
-        "{}",
-        theme.paint(
-            Style::Dim,
-            &format!(
-                "{}, {}, {}",
-                plural(summary.stats.turns, "turn"),
-                plural(summary.stats.events, "event"),
-                tokens(summary.tokens)
-            )
-        )
-    )?;
     let tool_names: std::collections::HashMap<&str, &str> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -132,8 +165,14 @@ pub fn conversation(
             _ => None,
         })
         .collect();
-    let turns = turn_numbers(events);
-    for (event, turn) in events.iter().zip(turns) {
+    let turns = if labels.is_empty() { turn_numbers(events) } else { labels.iter().map(|l| l.turn).collect() };
+    for (i, (event, turn)) in events.iter().zip(turns).enumerate() {
+        let mark = match labels.get(i).map(|l| l.mark) {
+            Some(Mark::Compacted) => format!(" {}", theme.paint(Style::Dim, "[compacted]")),
+            Some(Mark::Synthetic) => format!(" {}", theme.paint(Style::Dim, "[synthetic]")),
+            _ => String::new(),
+        };
+        let role = format!("{}{mark}", theme.role(&event.kind));
         if let (Kind::User { .. }, Some(turn)) = (&event.kind, turn) {
             writeln!(out)?;
             let time = event.ts.get(..19).unwrap_or(&event.ts).replace('T', " ");
@@ -146,21 +185,15 @@ pub fn conversation(
             | Kind::User { content }
             | Kind::Assistant { content }
             | Kind::Reasoning { content } => {
-                writeln!(out, "{}", theme.role(&event.kind))?;
+                writeln!(out, "{}", role)?;
                 indented(out, content)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
                 let args = arguments.to_string();
                 if brief {
-                    writeln!(
-                        out,
-                        "{} {} {}",
-                        theme.role(&event.kind),
-                        name,
-                        theme.paint(Style::Dim, &one_line(&args, 80))
-                    )?;
+                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &one_line(&args, 80)))?;
                 } else {
-                    writeln!(out, "{} {} {}", theme.role(&event.kind), name, theme.paint(Style::Dim, call_id))?;
+                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, call_id))?;
                     let pretty = serde_json::to_string_pretty(arguments).unwrap_or(args);
                     indented(out, &pretty)?;
                 }
@@ -170,19 +203,64 @@ pub fn conversation(
                 let status = if *is_error { theme.paint(Style::Red, "error") } else { "success".to_owned() };
                 if brief {
                     let lines = content.lines().count() as u64;
-                    writeln!(out, "{} {name}: {status}, {}", theme.role(&event.kind), plural(lines, "line"))?;
+                    writeln!(out, "{} {name}: {status}, {}", role, plural(lines, "line"))?;
                 } else {
-                    writeln!(out, "{} {name} {} {status}", theme.role(&event.kind), theme.paint(Style::Dim, call_id))?;
+                    writeln!(out, "{} {name} {} {status}", role, theme.paint(Style::Dim, call_id))?;
                     indented(out, content)?;
                 }
             }
             Kind::Config { set } => {
-                writeln!(out, "{} {}", theme.role(&event.kind), Value::Object(set.clone()))?;
+                writeln!(out, "{} {}", role, Value::Object(set.clone()))?;
             }
-            Kind::Compaction | Kind::Other(_) => {
-                writeln!(out, "{} {}", theme.role(&event.kind), Value::Object(event.extra.clone()))?;
+            Kind::Compaction => match crate::compaction::Record::from_event(event) {
+                Ok(crate::compaction::Record::Apply(c)) => {
+                    writeln!(out, "{role} {} turns {}-{} {}", event.id, c.from_turn, c.to_turn, c.describe())?;
+                }
+                Ok(crate::compaction::Record::Revoke { target }) => {
+                    writeln!(out, "{role} {} undoes {target}", event.id)?
+                }
+                Err(_) => writeln!(out, "{role} {}", Value::Object(event.extra.clone()))?,
+            },
+            Kind::Other(_) => {
+                writeln!(out, "{} {}", role, Value::Object(event.extra.clone()))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The marks and events of a projected view, for [`conversation`].
+pub fn marked(view: &[Projected]) -> (Vec<Event>, Vec<Label>) {
+    view.iter()
+        .map(|p| {
+            let mark = match p.origin {
+                Origin::Raw => Mark::Raw,
+                Origin::Rewritten { .. } => Mark::Compacted,
+                Origin::Synthetic { .. } => Mark::Synthetic,
+            };
+            (p.event.clone(), Label { mark, turn: p.raw_turn })
+        })
+        .unzip()
+}
+
+/// `show --compacted --format jsonl`: the projected events, marked: `compacted_by` on a
+/// stripped event, `synthetic` (and the `compaction` behind it) on a made-up one.
+pub fn projected_jsonl(out: &mut dyn Write, view: &[Projected]) -> io::Result<()> {
+    for p in view {
+        let mut event = p.event.clone();
+        match &p.origin {
+            Origin::Raw => {}
+            Origin::Rewritten { by } => {
+                event.extra.insert("compacted_by".into(), Value::String(by.clone()));
+            }
+            Origin::Synthetic { by } => {
+                event.extra.insert("synthetic".into(), Value::Bool(true));
+                if let Some(by) = by {
+                    event.extra.insert("compaction".into(), Value::String(by.clone()));
+                }
+            }
+        }
+        out.write_all(event.to_line().as_bytes())?;
     }
     Ok(())
 }
@@ -214,9 +292,10 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
                 counts(entry).map(|c| format!(" {}", theme.paint(Style::Dim, &format!("[{c}]")))).unwrap_or_default();
             writeln!(
                 out,
-                "{} {date} {}{after}",
+                "{} {date} {}{}{after}",
                 theme.paint(Style::Yellow, &entry.commit[..7.min(entry.commit.len())]),
-                entry.subject
+                subject(entry, theme),
+                undone(entry, theme)
             )?;
             continue;
         }
@@ -230,12 +309,25 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
         writeln!(out, "Author: {}", entry.author)?;
         writeln!(out, "Date:   {}", git_date(&entry.date))?;
         writeln!(out)?;
-        writeln!(out, "    {}", entry.subject)?;
+        writeln!(out, "    {}{}", subject(entry, theme), undone(entry, theme))?;
         if let Some(c) = counts(entry) {
             writeln!(out, "    {}", theme.paint(Style::Dim, &format!("after: {c}")))?;
         }
     }
     Ok(())
+}
+
+/// Compactions stand out from appends.
+fn subject(entry: &LogEntry, theme: Theme) -> String {
+    if entry.subject.starts_with("compact:") {
+        theme.paint(Style::Magenta, &entry.subject)
+    } else {
+        entry.subject.clone()
+    }
+}
+
+fn undone(entry: &LogEntry, theme: Theme) -> String {
+    if entry.undone { format!(" {}", theme.paint(Style::Red, "(undone)")) } else { String::new() }
 }
 
 /// `list`: one conversation per line, the active one starred.

@@ -2,7 +2,7 @@ use convo::render;
 
 use super::Format;
 use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::command_error::{CommandError, Kind};
 
 /// Show the history of a conversation, newest first
 ///
@@ -34,7 +34,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         store.log_all(args.max_count)?
     } else {
         let id = store.resolve_or_active(args.id.as_deref())?;
-        store.log(&id, args.max_count)?
+        let mut entries = store.log(&id, args.max_count)?;
+        // Compactions withdrawn later show as undone.
+        if entries.iter().any(|e| e.compaction.is_some()) {
+            let events = store.events(&id)?;
+            let records = convo::compaction::records(&events).map_err(|m| CommandError::new(Kind::Store, m))?;
+            let revoked = convo::compaction::revoked(&records);
+            for e in &mut entries {
+                e.undone = e.compaction.as_ref().is_some_and(|c| revoked.contains(c));
+            }
+        }
+        entries
     };
     match args.format {
         Format::Json => {

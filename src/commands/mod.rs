@@ -2,6 +2,10 @@
 //! library, and prints.
 
 pub mod append;
+pub mod compact;
+pub mod config;
+pub mod diff;
+pub mod fork;
 pub mod fsck;
 pub mod generate_docs;
 pub mod init;

@@ -1,3 +1,4 @@
+use convo::projection;
 use convo::render;
 
 use crate::Ctx;
@@ -11,7 +12,7 @@ enum ShowFormat {
     Jsonl,
 }
 
-/// Print a conversation's raw events
+/// Print a conversation: its raw events, or with --compacted what an LLM is sent
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
@@ -21,22 +22,42 @@ pub struct Args {
     /// Fold each tool call and tool result to one line
     #[arg(long)]
     brief: bool,
+    /// The projected view: compactions applied, stripped and made-up events marked
+    #[arg(long)]
+    compacted: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
-    match args.format {
-        ShowFormat::Jsonl => {
+    let view =
+        if args.compacted { Some(projection::project(&events).map_err(convo::ops::OpsError::from)?) } else { None };
+    match (args.format, &view) {
+        (ShowFormat::Jsonl, None) => {
             let mut out = crate::ui::Output::stdout();
             render::jsonl(out.writer(), &events)?;
             out.finish()?;
         }
-        ShowFormat::Text => {
+        (ShowFormat::Jsonl, Some(view)) => {
+            let mut out = crate::ui::Output::stdout();
+            render::projected_jsonl(out.writer(), view)?;
+            out.finish()?;
+        }
+        (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
-            render::conversation(out.writer(), &summary, &events, args.brief, ctx.ui.theme)?;
+            render::header(out.writer(), &summary, ctx.ui.theme)?;
+            match view {
+                None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
+                Some(view) => {
+                    let chars: u64 = view.iter().map(|p| p.event.visible_chars()).sum();
+                    let line = format!("compacted view: {}", render::tokens(convo::event::tokens(chars)));
+                    writeln!(out.writer(), "{}", ctx.ui.theme.dim(&line))?;
+                    let (events, marks) = render::marked(&view);
+                    render::conversation(out.writer(), &events, &marks, args.brief, ctx.ui.theme)?;
+                }
+            }
             out.finish()?;
         }
     }

@@ -143,7 +143,15 @@ pub fn prepare(
         tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
     };
     match (&request.summary, &profile.summary) {
-        (Some(text), _) => policies.summary = Some(Summary { text: text.clone(), by: "user".into() }),
+        (Some(text), _) => {
+            // A summary replaces the whole range: the profile's per-type policies would have
+            // nothing to act on, so only explicit flags are kept.
+            policies = Policies {
+                summary: Some(Summary { text: text.clone(), by: "user".into() }),
+                reasoning: request.reasoning,
+                tool_calls: request.tool_calls,
+            };
+        }
         (None, Some(s)) if s.policy == SummaryPolicyName::Summarize => return Err(PlanError::NeedsModel(name)),
         _ => {}
     }

@@ -275,9 +275,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn validate(layer: &Layer, text: Option<&str>) -> Result<(), ConfigError> {
     Config::deserialize(Value::Table(layer.table.clone()).clone()).map(|_| ()).map_err(|e| {
         // Value-level deserialisation has no spans: find the offending key's line ourselves.
-        let message = e.to_string();
+        let message = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
         let line = text.and_then(|t| {
-            let key = message.split('`').nth(1)?;
+            let key = message.split('`').nth(1)?.rsplit('.').next()?;
             t.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i + 1)
         });
         ConfigError::new(&layer.origin, line, message)

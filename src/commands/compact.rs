@@ -1,0 +1,217 @@
+use std::io::Write;
+use std::path::PathBuf;
+
+use convo::compaction::plan::Request;
+use convo::compaction::{ReasoningPolicy, ToolCallPolicy};
+use convo::ops;
+use convo::projection;
+use convo::render::{self, thousands};
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReasoningArg {
+    /// Leave reasoning out of the view
+    Strip,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ToolsArg {
+    /// Empty requests and replace responses with a status line
+    Strip,
+    /// Empty requests only
+    StripRequests,
+    /// Replace responses with a status line only
+    StripResponses,
+    /// Leave calls and results out
+    Omit,
+}
+
+/// Compact a conversation: append an overlay that shrinks what an LLM is sent
+///
+/// Nothing is deleted or rewritten: one `compaction` event is appended, in its own commit,
+/// and `show --compacted`, `diff --compacted` and LLM requests apply it. Policies come from
+/// a profile (--profile, default: compaction.default_profile) and the flags below; the range
+/// from --from/--to, which take a turn (5), turns before the last (-3), a time ago (5h,
+/// 2days) or `last` (one past the last compacted turn). Without --to the last N turns stay
+/// as they are, N = compaction.keep_last. `--undo` withdraws a compaction the same way.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    id: Option<String>,
+    /// Profile to apply (default: compaction.default_profile)
+    #[arg(long, short, value_name = "NAME")]
+    profile: Option<String>,
+    /// First turn to compact; alone it means `last` [default: 0]
+    #[arg(long, value_name = "BOUND", num_args = 0..=1, default_missing_value = "last", allow_negative_numbers = true)]
+    from: Option<String>,
+    /// Last turn to compact [default: -N, N = compaction.keep_last]
+    #[arg(long, value_name = "BOUND", allow_negative_numbers = true, conflicts_with = "keep_last")]
+    to: Option<String>,
+    /// Leave the last N turns as they are (--to -N)
+    #[arg(long, value_name = "N")]
+    keep_last: Option<u64>,
+    /// What to do with reasoning, over the profile
+    #[arg(long, value_enum, value_name = "POLICY")]
+    reasoning: Option<ReasoningArg>,
+    /// What to do with tool calls, over the profile
+    #[arg(long, value_enum, value_name = "POLICY")]
+    tools: Option<ToolsArg>,
+    /// Replace the range with this summary
+    #[arg(long, value_name = "TEXT", conflicts_with = "summary_file")]
+    summary: Option<String>,
+    /// Replace the range with the summary in FILE
+    #[arg(long, value_name = "FILE")]
+    summary_file: Option<PathBuf>,
+    /// Print the range, policies and token estimates; write nothing
+    #[arg(long, short = 'n')]
+    dry_run: bool,
+    /// With --dry-run, also print the projected view of the range
+    #[arg(long, short, requires = "dry_run")]
+    verbose: bool,
+    /// Withdraw a compaction (default: the latest in force) by appending its revocation
+    #[arg(
+        long,
+        value_name = "COMPACTION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "reasoning", "tools", "summary", "summary_file", "dry_run"]
+    )]
+    undo: Option<String>,
+}
+
+fn request(args: &Args) -> Result<Request, CommandError> {
+    let summary = match &args.summary_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| CommandError::input(format!("--summary-file {}: {e}", path.display())))?,
+        ),
+        None => args.summary.clone(),
+    };
+    if summary.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(CommandError::input("the summary is empty").hint("nothing was written"));
+    }
+    Ok(Request {
+        profile: args.profile.clone(),
+        from: args.from.clone(),
+        to: args.to.clone(),
+        keep_last: args.keep_last,
+        reasoning: args.reasoning.map(|ReasoningArg::Strip| ReasoningPolicy::Strip),
+        tool_calls: args.tools.map(|t| match t {
+            ToolsArg::Strip => ToolCallPolicy::Strip { request: true, response: true },
+            ToolsArg::StripRequests => ToolCallPolicy::Strip { request: true, response: false },
+            ToolsArg::StripResponses => ToolCallPolicy::Strip { request: false, response: true },
+            ToolsArg::Omit => ToolCallPolicy::Omit,
+        }),
+        summary: summary.map(|s| s.trim_end().to_owned()),
+    })
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    if let Some(target) = &args.undo {
+        let lock = store.lock()?;
+        let id = store.resolve_or_active(args.id.as_deref())?;
+        let target = Some(target.as_str()).filter(|t| !t.is_empty());
+        let undone = ops::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
+        drop(lock);
+        if !ctx.ui.quiet {
+            writeln!(
+                std::io::stdout(),
+                "[{id} {}] {}",
+                super::short_hash(&undone.appended.commit),
+                undone.appended.subject
+            )?;
+        }
+        ctx.report_gc(undone.appended.gc);
+        return Ok(());
+    }
+
+    let request = request(&args)?;
+    // A dry run takes no lock: it writes nothing.
+    let lock = if args.dry_run { None } else { Some(store.lock()?) };
+    let id = store.resolve_or_active(args.id.as_deref())?;
+    let events = store.events(&id)?;
+    let config = ctx.config(&store, &events)?;
+    let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
+    let c = &planned.prepared.compaction;
+    let Some(lock) = lock else {
+        return dry_run(ctx, &store, &id, &events, &planned, args.verbose);
+    };
+    let appended = ops::apply_compaction(&store, &lock, &id, &planned, &ctx.clock)?;
+    drop(lock);
+    if !ctx.ui.quiet {
+        writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
+        if (c.from_turn, c.to_turn) != planned.prepared.requested {
+            let (a, b) = planned.prepared.requested;
+            ctx.note(&format!(
+                "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",
+                c.from_turn, c.to_turn
+            ));
+        }
+    }
+    ctx.report_gc(appended.gc);
+    Ok(())
+}
+
+fn dry_run(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    id: &str,
+    events: &[convo::event::Event],
+    planned: &ops::Planned,
+    verbose: bool,
+) -> Result<(), CommandError> {
+    let c = &planned.prepared.compaction;
+    let e = &planned.estimate;
+    let title = store.meta(id)?.title;
+    let mut out = ctx.ui.paged();
+    let w = out.writer();
+    writeln!(
+        w,
+        "Would compact {} turns {}-{} {} (profile {})",
+        convo::store::subject_name(id, title.as_deref()),
+        c.from_turn,
+        c.to_turn,
+        c.describe(),
+        c.profile.as_deref().unwrap_or("-"),
+    )?;
+    if (c.from_turn, c.to_turn) != planned.prepared.requested {
+        let (a, b) = planned.prepared.requested;
+        writeln!(w, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
+    }
+    writeln!(w, "{:>6}  {:>10}  {:>10}", "turn", "now", "after")?;
+    for t in &e.turns {
+        let in_range = t.turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t));
+        if in_range {
+            let turn = t.turn.map_or("-".into(), |t| t.to_string());
+            writeln!(
+                w,
+                "{turn:>6}  {:>10}  {:>10}",
+                format!("~{}", thousands(t.before)),
+                format!("~{}", thousands(t.after))
+            )?;
+        }
+    }
+    let saved = if e.before > 0 { 100.0 * (e.before as f64 - e.after as f64) / e.before as f64 } else { 0.0 };
+    writeln!(
+        w,
+        "total  ~{} -> ~{} tokens (chars/4), {saved:.1}% smaller; nothing written (--dry-run)",
+        thousands(e.before),
+        thousands(e.after)
+    )?;
+    if verbose {
+        let mut with = events.to_vec();
+        with.push(
+            convo::compaction::Record::Apply(c.clone()).to_draft().into_event(planned.id.clone(), planned.ts.clone()),
+        );
+        let view = projection::project(&with).map_err(ops::OpsError::from)?;
+        let in_range: Vec<_> =
+            view.into_iter().filter(|p| p.raw_turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t))).collect();
+        let (events, marks) = render::marked(&in_range);
+        render::conversation(w, &events, &marks, false, ctx.ui.theme)?;
+    }
+    out.finish()?;
+    Ok(())
+}

@@ -1,0 +1,71 @@
+use std::io::Write;
+
+use convo::compaction::plan::Request;
+use convo::ops::{self, ForkRange};
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Start a new conversation from (part of) another, and make it active
+///
+/// The fork records where it came from (conversation and turn) in its metadata. Copied
+/// events keep their ids, compactions inside the forked part come along, and segments
+/// copied whole cost git no new objects. --compact then compacts the fork (with the
+/// default profile, or the one named).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    id: Option<String>,
+    /// Take the last N turns
+    #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
+    last: Option<u64>,
+    /// First turn to take: 5, -3, 5h, 2days [default: 0]
+    #[arg(long, value_name = "BOUND", allow_negative_numbers = true)]
+    from: Option<String>,
+    /// Last turn to take, same forms [default: the last turn]
+    #[arg(long, value_name = "BOUND", allow_negative_numbers = true)]
+    to: Option<String>,
+    /// Compact the fork afterwards, with PROFILE or compaction.default_profile
+    #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    compact: Option<String>,
+    /// Title of the fork [default: the source's title with " (fork)"]
+    #[arg(long, short)]
+    title: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let lock = store.lock()?;
+    let source = store.resolve_or_active(args.id.as_deref())?;
+    let range = match (args.last, &args.from, &args.to) {
+        (Some(n), _, _) => ForkRange::Last(n),
+        (None, None, None) => ForkRange::All,
+        (None, from, to) => ForkRange::Bounds {
+            from: from.clone().unwrap_or_else(|| "0".into()),
+            to: to.clone().unwrap_or_else(|| "-0".into()),
+        },
+    };
+    let title = match args.title {
+        Some(t) => t,
+        None => format!("{} (fork)", store.meta(&source)?.title.unwrap_or_else(|| source.clone())),
+    };
+    let created = ops::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
+    store.set_active(&created.id)?;
+    let mut out = std::io::stdout().lock();
+    if !ctx.ui.quiet {
+        writeln!(out, "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
+    }
+    ctx.report_gc(created.gc);
+    if let Some(profile) = args.compact {
+        let events = store.events(&created.id)?;
+        let config = ctx.config(&store, &events)?;
+        let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
+        let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
+        let appended = ops::apply_compaction(&store, &lock, &created.id, &planned, &ctx.clock)?;
+        if !ctx.ui.quiet {
+            writeln!(out, "[{} {}] {}", created.id, super::short_hash(&appended.commit), appended.subject)?;
+        }
+        ctx.report_gc(appended.gc);
+    }
+    Ok(())
+}

@@ -1,0 +1,215 @@
+//! Property tests over random conversations and random compaction sequences:
+//! - the raw event files only ever grow: every earlier byte stays where it was;
+//! - events outside every compaction range reach the view unchanged, in order;
+//! - the projected view is always valid to send to a provider;
+//! - undoing the latest compaction restores the previous view exactly.
+
+use std::collections::BTreeMap;
+
+use convo::clock::Clock;
+use convo::compaction::plan::{self, Policies};
+use convo::compaction::{FieldMode, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
+use convo::event::{Draft, Event, Kind};
+use convo::projection::{self, Origin, check_valid, project};
+use convo::store::Store;
+use proptest::prelude::*;
+
+/// One turn: a user message, maybe reasoning, some tool calls (`true` = error), maybe a reply.
+#[derive(Debug, Clone)]
+struct Turn {
+    reasoning: bool,
+    tools: Vec<(u8, bool)>,
+    reply: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Compact { from: usize, len: usize, summary: bool, reasoning: bool, tools: u8, hint: u8 },
+    UndoLatest,
+}
+
+fn turn() -> impl Strategy<Value = Turn> {
+    (any::<bool>(), prop::collection::vec((0u8..3, any::<bool>()), 0..3), prop::bool::weighted(0.85))
+        .prop_map(|(reasoning, tools, reply)| Turn { reasoning, tools, reply })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0usize..12, 0usize..6, prop::bool::weighted(0.3), any::<bool>(), 0u8..5, 0u8..4)
+            .prop_map(|(from, len, summary, reasoning, tools, hint)| Op::Compact { from, len, summary, reasoning, tools, hint }),
+        1 => Just(Op::UndoLatest),
+    ]
+}
+
+const TOOLS: [&str; 3] = ["fs_read_file", "fs_modify_file", "grep"];
+
+fn drafts(turns: &[Turn]) -> Vec<Draft> {
+    let mut out = vec![Draft::new(Kind::System { content: "system prompt".into() })];
+    let mut call = 0;
+    for (t, turn) in turns.iter().enumerate() {
+        out.push(Draft::new(Kind::User { content: format!("user {t}") }));
+        if turn.reasoning {
+            out.push(Draft::new(Kind::Reasoning { content: format!("thinking {t} ").repeat(5) }));
+        }
+        for (tool, error) in &turn.tools {
+            call += 1;
+            let name = TOOLS[*tool as usize].to_owned();
+            out.push(Draft::new(Kind::ToolCall {
+                call_id: format!("c{call}"),
+                name,
+                arguments: serde_json::json!({"path": format!("src/{t}.rs")}),
+            }));
+            out.push(Draft::new(Kind::ToolResult {
+                call_id: format!("c{call}"),
+                content: "output ".repeat(30),
+                is_error: *error,
+            }));
+        }
+        if turn.reply {
+            out.push(Draft::new(Kind::Assistant { content: format!("reply {t}") }));
+        }
+    }
+    out
+}
+
+fn policies(summary: bool, reasoning: bool, tools: u8, n: usize) -> Policies {
+    if summary {
+        return Policies {
+            summary: Some(Summary { text: format!("summary {n}"), by: "user".into() }),
+            ..Default::default()
+        };
+    }
+    Policies {
+        summary: None,
+        reasoning: (reasoning || !(1..=3).contains(&tools)).then_some(ReasoningPolicy::Strip),
+        tool_calls: match tools {
+            1 => Some(ToolCallPolicy::Strip { request: true, response: true }),
+            2 => Some(ToolCallPolicy::Strip { request: false, response: true }),
+            3 => Some(ToolCallPolicy::Omit),
+            _ => None,
+        },
+    }
+}
+
+fn hints(hint: u8) -> BTreeMap<String, ToolHint> {
+    match hint {
+        1 => BTreeMap::from([("fs_read_file".into(), ToolHint { request: Some(FieldMode::Keep), response: None })]),
+        2 => BTreeMap::from([("grep".into(), ToolHint { request: None, response: Some(FieldMode::Keep) })]),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// Every segment file's bytes, by path.
+fn segment_bytes(root: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &std::path::Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.path().is_dir() {
+                walk(&entry.path(), out);
+            } else if entry.path().extension().is_some_and(|e| e == "jsonl") {
+                out.insert(entry.path().display().to_string(), std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(&root.join("conversations"), &mut out);
+    out
+}
+
+/// Raw events a view must show unchanged: provider-visible and outside every range in force.
+fn untouched(events: &[Event]) -> Vec<Event> {
+    let in_force = projection::in_force(events).unwrap();
+    let index: BTreeMap<&str, usize> = events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let ranges: Vec<(usize, usize)> = in_force
+        .iter()
+        .map(|c| (index[c.compaction.from_event.as_str()], index[c.compaction.to_event.as_str()]))
+        .collect();
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !matches!(e.kind, Kind::Compaction))
+        .filter(|(i, _)| !ranges.iter().any(|(a, b)| (a..=b).contains(&i)))
+        .map(|(_, e)| e.clone())
+        .collect()
+}
+
+fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::init(&dir.path().join("store")).unwrap();
+    let mut tick = 0i64;
+    let mut clock = || {
+        tick += 1;
+        Clock::fixed(chrono::DateTime::from_timestamp(1_800_000_000 + tick, 0).unwrap())
+    };
+    let lock = store.lock().unwrap();
+    let id = store.create(&lock, Some("prop"), &clock()).unwrap().id;
+    store.append(&lock, &id, drafts(&turns), &clock()).unwrap();
+    let mut applied: Vec<String> = Vec::new();
+
+    for (n, op) in ops.into_iter().enumerate() {
+        let before_files = segment_bytes(store.root());
+        let events = store.events(&id).unwrap();
+        let view_before = project(&events).unwrap();
+        let last_turn = turns.len() - 1;
+        let draft = match op {
+            Op::Compact { from, len, summary, reasoning, tools, hint } => {
+                let from = from.min(last_turn) as u64;
+                let to = (from + len as u64).min(last_turn as u64);
+                let range =
+                    if summary { plan::widen(from, to, &plan::summary_ranges(&events).unwrap()) } else { (from, to) };
+                let c = plan::build(&events, range, policies(summary, reasoning, tools, n), hints(hint), None).unwrap();
+                Record::Apply(c).to_draft()
+            }
+            Op::UndoLatest => match applied.pop() {
+                Some(target) => Record::Revoke { target }.to_draft(),
+                None => continue,
+            },
+        };
+        let is_apply = draft.extra.contains_key("from_turn");
+        let appended = store.append(&lock, &id, vec![draft], &clock()).unwrap();
+        if is_apply {
+            applied.push(appended.events[0].id.clone());
+        }
+
+        // Raw files only grow.
+        let after_files = segment_bytes(store.root());
+        for (path, bytes) in &before_files {
+            let now = &after_files[path];
+            prop_assert!(now.starts_with(bytes), "{path} was rewritten");
+        }
+
+        let events = store.events(&id).unwrap();
+        let view = project(&events).unwrap();
+        let plain: Vec<Event> = view.iter().map(|p| p.event.clone()).collect();
+        prop_assert_eq!(check_valid(&plain), Ok(()));
+
+        let raw_in_view: Vec<Event> =
+            view.iter().filter(|p| p.origin == Origin::Raw).map(|p| p.event.clone()).collect();
+        let untouched = untouched(&events);
+        let mut it = raw_in_view.iter();
+        for event in &untouched {
+            prop_assert!(it.any(|e| e == event), "event {} outside every range is missing or changed", event.id);
+        }
+
+        // Undo of the latest compaction restores the view before it.
+        if is_apply {
+            let mut with_undo = events.clone();
+            let revoke = Record::Revoke { target: applied.last().unwrap().clone() }.to_draft();
+            with_undo.push(revoke.into_event("undo".into(), "2099-01-01T00:00:00Z".into()));
+            prop_assert_eq!(project(&with_undo).unwrap(), view_before);
+        }
+    }
+    drop(lock);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn compaction_never_rewrites_and_always_projects_a_valid_view(
+        turns in prop::collection::vec(turn(), 1..14),
+        ops in prop::collection::vec(op(), 1..8),
+    ) {
+        check(turns, ops)?;
+    }
+}

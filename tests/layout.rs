@@ -111,6 +111,14 @@ fn commits_use_the_git_identity_when_configured() {
         env.git(&["log", "-1", "--format=%an <%ae>|%cn <%ce>"]),
         "Ada Lovelace <ada@example.com>|Ada Lovelace <ada@example.com>\n"
     );
+    // convo moves the branch itself: git must find the repository and both reflogs sound.
+    env.run(&["append", "--user", "hello"]).ok();
+    env.git(&["fsck", "--strict", "--no-progress"]);
+    assert_eq!(
+        env.git(&["reflog", "--format=%gs"]),
+        "commit: append: \"signed\" turn 0 (+1 event)\ncommit (initial): new: \"signed\"\n"
+    );
+    assert_eq!(env.git(&["reflog", "show", "--format=%gs", "main"]), env.git(&["reflog", "--format=%gs"]));
 }
 
 #[test]

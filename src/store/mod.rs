@@ -10,6 +10,7 @@ mod cache;
 mod fsck;
 mod history;
 pub mod layout;
+mod refs;
 mod txn;
 mod write;
 

@@ -141,18 +141,17 @@ impl Store {
         }
         let tree = editor.write().map_err(git_err("write tree"))?.detach();
         let signature = self.signature(clock);
-        let commit = self
-            .repo
-            .commit_as(
-                signature.to_ref(&mut gix::date::parse::TimeBuf::default()),
-                signature.to_ref(&mut gix::date::parse::TimeBuf::default()),
-                "HEAD",
-                message,
-                tree,
-                parent,
-            )
-            .map_err(git_err("commit"))?
-            .detach();
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author: signature.clone(),
+            committer: signature.clone(),
+            encoding: None,
+            parents: parent.into_iter().collect(),
+            extra_headers: Vec::new(),
+        };
+        let commit = self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach();
+        self.move_head(parent, commit, &signature, message.lines().next().unwrap_or(""))?;
         self.fail(FailPoint::Committed);
 
         for change in changes {
@@ -379,7 +378,7 @@ impl Store {
     }
 }
 
-fn private_options() -> std::fs::OpenOptions {
+pub(super) fn private_options() -> std::fs::OpenOptions {
     use std::os::unix::fs::OpenOptionsExt;
     let mut options = std::fs::OpenOptions::new();
     options.create(true).mode(0o600);
@@ -405,7 +404,7 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
 /// Allocating the blocks up front sidesteps it. Only files derived from HEAD (working tree,
 /// index, cache) are written this way; HEAD's ref itself keeps git's durable replace.
 /// Best effort: filesystems without fallocate just take the slow path.
-fn preallocate(file: &File, len: usize) {
+pub(super) fn preallocate(file: &File, len: usize) {
     if len > 0 {
         let _ = rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, len as u64);
     }

@@ -23,7 +23,7 @@ user's git configuration nor their convo store is touched.  Event content is det
 Measurements
 ------------
 1. Append latency (`latency`).  Wall time of one whole `convo append ID` process that reads
-   one ~2 KB turn (a user + assistant JSONL pair) from stdin, median of N runs, with 100 and
+   one ~2 KB turn (a user + assistant JSONL pair) from stdin, with 100 and
    with 10,000 turns of history in the conversation.  The history is built in bulk (1,000
    turns per `convo append`): convo packs lines into 16 KiB segments whatever the batch
    size, so this yields the same layout as one append per turn.
@@ -31,8 +31,10 @@ Measurements
    files and an equivalent history (the convo working tree is copied over and committed
    with `git add -A && git commit` after each bulk append): append the same ~2 KB to the
    open segment file (rolling over at 16 KiB as convo does), then `git add FILE` and
-   `git commit -q -m MSG`, two processes, timed together.  Convo and git runs alternate so
-   drift in machine load hits both alike.
+   `git commit -q -m MSG`, two processes, timed together.  Each side runs as a `sh` loop of
+   8 operations (as a user or an agent runs commands; this keeps Python's own ~1 ms per
+   spawned process out of both sides), the two sides alternating by round, and the median
+   of 5 rounds is reported, so drift in machine load hits both alike.
    Targets: convo/git <= 0.25 and latency@10,000 / latency@100 <= 1.5.
 
 2. Storage (`storage`).  Automatic gc is off (`gc.auto 0` right after `convo init`), and
@@ -305,6 +307,8 @@ class GitAnchor:
                 shutil.copyfile(src, dst)
         self.bench.git(self.repo, "add", "-A")
         self.bench.git(self.repo, "commit", "-q", "-m", message)
+        for attr in ("open_n", "open_size"):
+            self.__dict__.pop(attr, None)
 
     def _segment_path(self, n: int) -> Path:
         return (self.repo / "conversations" / self.cid / "events"
@@ -313,6 +317,29 @@ class GitAnchor:
     def _open_segment(self) -> int:
         names = (self.repo / "conversations" / self.cid / "events").glob("*/*.jsonl")
         return max((int(p.stem) for p in names), default=0)
+
+    def script(self, lines: list[str]) -> list[str]:
+        """Shell commands appending `lines` to the open segment as convo would (rolling over
+        at SEGMENT_BYTES), then `git add` and `git commit`: builtins but the two git
+        processes. Scripts are built ahead of running, so the open segment is tracked here."""
+        if not hasattr(self, "open_n"):
+            self.open_n = self._open_segment()
+            path = self._segment_path(self.open_n)
+            self.open_size = path.stat().st_size if path.exists() else 0
+        out, touched = [], []
+        for line in lines:
+            if self.open_size > 0 and self.open_size + len(line.encode()) > SEGMENT_BYTES:
+                self.open_n, self.open_size = self.open_n + 1, 0
+            path = self._segment_path(self.open_n)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rel = str(path.relative_to(self.repo))
+            out.append(f"printf '%s' {shell_quote(line)} >> {shell_quote(rel)}")
+            self.open_size += len(line.encode())
+            if rel not in touched:
+                touched.append(rel)
+        out.append("git add -- " + " ".join(shell_quote(t) for t in touched))
+        out.append("git commit -q -m 'append one turn'")
+        return out
 
     def append(self, lines: list[str]) -> None:
         """Append lines to the open segment (rolling over like convo), add, commit."""
@@ -336,19 +363,36 @@ class GitAnchor:
         self.bench.git(self.repo, "commit", "-q", "-m", "append one turn")
 
 
+def shell_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
 def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
-                        anchor: GitAnchor, warmup: int = 3) -> tuple[float, float]:
-    """Median ms of single-turn `convo append` and of the git anchor, runs alternating."""
+                        anchor: GitAnchor, rounds: int = 5, per_round: int = 8) -> tuple[float, float]:
+    """Mean ms of one single-turn `convo append` and of one git anchor append, taken as
+    the median over `rounds` of `per_round` operations run back to back by one `sh`, the
+    two sides alternating by round. A shell loop is how a user or an agent runs commands;
+    it keeps Python's own process-spawning cost (about 1 ms a process) out of both sides."""
     convo_ms, git_ms = [], []
-    for i in range(warmup + bench.reps):
-        events = turns.events(TURN_BYTES)
-        stdin = "".join(to_line(e) for e in events).encode()
-        lines = turns.stored_lines(events)
-        c = timed(lambda: bench.convo(store, "append", cid, stdin=stdin))
-        g = timed(lambda: anchor.append(lines))
-        if i >= warmup:
-            convo_ms.append(c)
-            git_ms.append(g)
+    env = {**bench.env, "CONVO_DIR": str(store)}
+    for r in range(rounds + 1):
+        inputs, git_lines = [], []
+        for i in range(per_round):
+            events = turns.events(TURN_BYTES)
+            path = bench.root / f"turn-{r}-{i}.jsonl"
+            path.write_bytes("".join(to_line(e) for e in events).encode())
+            inputs.append(path)
+            git_lines.extend(anchor.script(turns.stored_lines(events)))
+        convo_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --color never append {cid} < {shell_quote(str(p))}"
+                                  for p in inputs)
+        git_script = "\n".join(git_lines)
+        c = timed(lambda: subprocess.run(["sh", "-ec", convo_script], env=env, check=True,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        g = timed(lambda: subprocess.run(["sh", "-ec", git_script], cwd=anchor.repo, env=bench.env, check=True,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        if r > 0:  # the first round warms caches
+            convo_ms.append(c / per_round)
+            git_ms.append(g / per_round)
     return statistics.median(convo_ms), statistics.median(git_ms)
 
 
@@ -373,9 +417,9 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
         convo_ms, git_ms = measure_append_pair(bench, turns, store, cid, anchor)
         medians[size] = (convo_ms, git_ms)
         # The measured appends (warm-up included) add to the history.
-        history += 3 + bench.reps
+        history += 6 * 8
         print(f"  history {size:>6,} turns: convo {convo_ms:7.2f} ms   git add+commit "
-              f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of {bench.reps})")
+              f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of 5 rounds of 8)")
 
     segments = len(list((store / "conversations" / cid / "events").glob("*/*.jsonl")))
     print(f"  store after the run: {history:,} turns in {segments:,} segments, "

@@ -300,6 +300,16 @@ impl Store {
 
     /// `(path, blob)` of each segment of a conversation in tree `root`, in order.
     fn segments_in(&self, root: ObjectId, id: &str) -> Result<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        for (group, tree) in self.groups_in(root, id)? {
+            let segments = self.group_segments(id, group, tree)?;
+            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
+        }
+        Ok(out)
+    }
+
+    /// The segment folders of a conversation in tree `root`, ascending: `(group, tree)`.
+    fn groups_in(&self, root: ObjectId, id: &str) -> Result<Vec<(u64, ObjectId)>> {
         let events_dir = format!("{}/{}", layout::conversation_dir(id), layout::EVENTS_DIR);
         let Some(dir) = self.entry_at(root, &events_dir)? else {
             return Ok(Vec::new());
@@ -312,20 +322,28 @@ impl Store {
             }
         }
         groups.sort();
-        let mut out = Vec::new();
-        for (group, oid) in groups {
-            let mut segments: Vec<(u64, ObjectId)> = Vec::new();
-            let group_dir = format!("{events_dir}/{}", layout::group_name(group * layout::SEGMENTS_PER_GROUP));
-            for (name, oid, is_tree) in self.tree_entries(oid)? {
-                match layout::parse_segment_name(&name) {
-                    Some(n) if !is_tree => segments.push((n, oid)),
-                    _ => return Err(bad_layout(&group_dir, &name)),
+        Ok(groups)
+    }
+
+    /// The segments of one folder, ascending: `(segment number, blob)`.
+    fn group_segments(&self, id: &str, group: u64, tree: ObjectId) -> Result<Vec<(u64, ObjectId)>> {
+        let mut segments: Vec<(u64, ObjectId)> = Vec::new();
+        for (name, oid, is_tree) in self.tree_entries(tree)? {
+            match layout::parse_segment_name(&name) {
+                Some(n) if !is_tree => segments.push((n, oid)),
+                _ => {
+                    let dir = format!(
+                        "{}/{}/{}",
+                        layout::conversation_dir(id),
+                        layout::EVENTS_DIR,
+                        layout::group_name(group * layout::SEGMENTS_PER_GROUP)
+                    );
+                    return Err(bad_layout(&dir, &name));
                 }
             }
-            segments.sort();
-            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
         }
-        Ok(out)
+        segments.sort();
+        Ok(segments)
     }
 
     /// The conversation `query` names: a full id, a unique id prefix, or an exact title.

@@ -265,7 +265,9 @@ impl Store {
         let mut index = if !index_path.exists() {
             gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), index_path)
         } else {
-            match self.repo.open_index() {
+            // Our own file, written whole by rename: skip re-hashing it (decoding still
+            // catches a torn one).
+            match gix::index::File::at(&index_path, self.repo.object_hash(), true, Default::default()) {
                 Ok(index) => index,
                 // The index is derived state: if it is torn or zeroed (a power loss), rebuild it.
                 Err(_) => return self.rebuild_index(tree),

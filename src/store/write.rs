@@ -114,9 +114,16 @@ impl Store {
         clock: &Clock,
         subject: Option<Subject>,
     ) -> Result<Appended> {
-        let segments = self.segments(id)?;
-        self.check_ids(id, &drafts, &segments)?;
-        self.check_call_ids(&drafts, &segments)?;
+        // Appending needs the open segment, and call ids are almost always recent: read the
+        // segment folders lazily from the end instead of every segment of a long history.
+        let root = self.head_tree_id()?.ok_or(StoreError::Empty)?;
+        let groups = self.groups_in(root, id)?;
+        self.check_ids(id, &drafts)?;
+        self.check_call_ids(id, &drafts, &groups)?;
+        let open = match groups.last() {
+            Some((group, tree)) => self.group_segments(id, *group, *tree)?.pop(),
+            None => None,
+        };
 
         let before = self.cached_stats(id)?;
         let previous = self.last_commit_of(id)?;
@@ -137,11 +144,8 @@ impl Store {
             turns.push(stats.current_turn());
         }
 
-        let (open_number, open_bytes) = match segments.last() {
-            Some((path, blob)) => {
-                let number = path.rsplit('/').next().and_then(layout::parse_segment_name).unwrap_or(0);
-                (number, self.read_blob(*blob)?)
-            }
+        let (open_number, open_bytes) = match open {
+            Some((number, blob)) => (number, self.read_blob(blob)?),
             None => (0, Vec::new()),
         };
         let lines: Vec<String> = events.iter().map(Event::to_line).collect();
@@ -268,12 +272,12 @@ impl Store {
     }
 
     /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.
-    fn check_ids(&self, _id: &str, drafts: &[Draft], segments: &[(String, ObjectId)]) -> Result<()> {
+    fn check_ids(&self, id: &str, drafts: &[Draft]) -> Result<()> {
         if drafts.iter().all(|d| d.id.is_none()) {
             return Ok(());
         }
         let mut seen: HashSet<String> = HashSet::new();
-        for (path, blob) in segments {
+        for (path, blob) in &self.segments(id)? {
             seen.extend(self.parse_segment(path, *blob)?.into_iter().map(|e| e.id));
         }
         for draft in drafts {
@@ -288,7 +292,7 @@ impl Store {
 
     /// Every `tool_result` must answer a `tool_call` before it. Calls are usually recent, so
     /// segments are searched newest first and the search stops once all are found.
-    fn check_call_ids(&self, drafts: &[Draft], segments: &[(String, ObjectId)]) -> Result<()> {
+    fn check_call_ids(&self, id: &str, drafts: &[Draft], groups: &[(u64, ObjectId)]) -> Result<()> {
         let mut missing: Vec<(usize, &str)> = Vec::new();
         let mut calls_in_input: HashSet<&str> = HashSet::new();
         for draft in drafts {
@@ -302,14 +306,16 @@ impl Store {
                 _ => {}
             }
         }
-        for (path, blob) in segments.iter().rev() {
-            if missing.is_empty() {
-                break;
+        'groups: for (group, tree) in groups.iter().rev() {
+            for (number, blob) in self.group_segments(id, *group, *tree)?.into_iter().rev() {
+                if missing.is_empty() {
+                    break 'groups;
+                }
+                let stored = self.parse_segment(&layout::segment_path(id, number), blob)?;
+                missing.retain(|(_, call_id)| {
+                    !stored.iter().any(|e| matches!(&e.kind, Kind::ToolCall { call_id: c, .. } if c == call_id))
+                });
             }
-            let stored = self.parse_segment(path, *blob)?;
-            missing.retain(|(_, call_id)| {
-                !stored.iter().any(|e| matches!(&e.kind, Kind::ToolCall { call_id: c, .. } if c == call_id))
-            });
         }
         match missing.first() {
             Some((line, call_id)) => Err(StoreError::UnknownCallId { line: *line, call_id: (*call_id).to_owned() }),

@@ -151,7 +151,18 @@ impl Store {
         let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
         let store = Store { root: root.to_owned(), repo, fail_point: None };
         create_private_dir(&store.state_dir())?;
+        store.create_object_folders();
         Ok((store, true))
+    }
+
+    /// Create the 256 fan-out folders of `.git/objects` up front: a new object otherwise
+    /// often needs a `mkdir` first, which on ext4 costs as much as the object itself. Best
+    /// effort; `git gc` removes the empty ones, so it runs again after each gc.
+    fn create_object_folders(&self) {
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        for byte in 0..=255u8 {
+            let _ = std::fs::create_dir(objects.join(format!("{byte:02x}")));
+        }
     }
 
     pub fn with_fail_point(mut self, fail_point: Option<FailPoint>) -> Self {

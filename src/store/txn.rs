@@ -374,7 +374,10 @@ impl Store {
             .stderr(std::process::Stdio::null())
             .status()
         {
-            Ok(_) => GcOutcome::Ran,
+            Ok(_) => {
+                self.create_object_folders();
+                GcOutcome::Ran
+            }
             Err(_) => GcOutcome::GitMissing,
         }
     }

@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show what compaction changes, or how a conversation changed between two commits')
             [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new conversation from (part of) another, and make it active')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Read and set configuration')
+            [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Send a message with the conversation to an LLM and record both sides')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -135,6 +136,8 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
         }
         'convo;show' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'format')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'With --format openai|anthropic: the model named in the body [default: llm.model]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'With --format openai|anthropic: the model named in the body [default: llm.model]')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
@@ -332,6 +335,24 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
         'convo;config;help;help' {
             break
         }
+        'convo;query' {
+            [CompletionResult]::new('--id', '--id', [CompletionResultType]::ParameterName, 'Conversation id, unique id prefix, or title (default: the active one)')
+            [CompletionResult]::new('--compact', '--compact', [CompletionResultType]::ParameterName, 'Compact before sending, with PROFILE or compaction.default_profile')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as provider/model [default: llm.model]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as provider/model [default: llm.model]')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'convo;generate-docs' {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
@@ -359,6 +380,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show what compaction changes, or how a conversation changed between two commits')
             [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new conversation from (part of) another, and make it active')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Read and set configuration')
+            [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Send a message with the conversation to an LLM and record both sides')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -409,6 +431,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;config;list' {
+            break
+        }
+        'convo;help;query' {
             break
         }
         'convo;help;generate-docs' {

@@ -52,6 +52,9 @@ _convo() {
             convo,new)
                 cmd="convo__subcmd__new"
                 ;;
+            convo,query)
+                cmd="convo__subcmd__query"
+                ;;
             convo,show)
                 cmd="convo__subcmd__show"
                 ;;
@@ -118,6 +121,9 @@ _convo() {
             convo__subcmd__help,new)
                 cmd="convo__subcmd__help__subcmd__new"
                 ;;
+            convo__subcmd__help,query)
+                cmd="convo__subcmd__help__subcmd__query"
+                ;;
             convo__subcmd__help,show)
                 cmd="convo__subcmd__help__subcmd__show"
                 ;;
@@ -140,7 +146,7 @@ _convo() {
 
     case "${cmd}" in
         convo)
-            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch append show log fsck compact diff fork config generate-docs help"
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch append show log fsck compact diff fork config query generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -664,7 +670,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help)
-            opts="init new list switch append show log fsck compact diff fork config generate-docs help"
+            opts="init new list switch append show log fsck compact diff fork config query generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -887,6 +893,20 @@ _convo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        convo__subcmd__help__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         convo__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1059,15 +1079,69 @@ _convo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        convo__subcmd__query)
+            opts="-m -C -q -h -V --id --compact --model --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         convo__subcmd__show)
-            opts="-C -q -h -V --format --brief --compacted --store --color --no-pager --quiet --config --help --version"
+            opts="-m -C -q -h -V --format --brief --compacted --model --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "text jsonl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text jsonl openai anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --store)

@@ -41,6 +41,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand diff 'Show what compaction changes, or how a conversation changed between two commits'
             cand fork 'Start a new conversation from (part of) another, and make it active'
             cand config 'Read and set configuration'
+            cand query 'Send a message with the conversation to an LLM and record both sides'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -126,6 +127,8 @@ set edit:completion:arg-completer[convo] = {|@words|
         }
         &'convo;show'= {
             cand --format 'format'
+            cand -m 'With --format openai|anthropic: the model named in the body [default: llm.model]'
+            cand --model 'With --format openai|anthropic: the model named in the body [default: llm.model]'
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
@@ -308,6 +311,23 @@ set edit:completion:arg-completer[convo] = {|@words|
         }
         &'convo;config;help;help'= {
         }
+        &'convo;query'= {
+            cand --id 'Conversation id, unique id prefix, or title (default: the active one)'
+            cand --compact 'Compact before sending, with PROFILE or compaction.default_profile'
+            cand -m 'The model, as provider/model [default: llm.model]'
+            cand --model 'The model, as provider/model [default: llm.model]'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;generate-docs'= {
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
@@ -334,6 +354,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand diff 'Show what compaction changes, or how a conversation changed between two commits'
             cand fork 'Start a new conversation from (part of) another, and make it active'
             cand config 'Read and set configuration'
+            cand query 'Send a message with the conversation to an LLM and record both sides'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -369,6 +390,8 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;config;set'= {
         }
         &'convo;help;config;list'= {
+        }
+        &'convo;help;query'= {
         }
         &'convo;help;generate-docs'= {
         }

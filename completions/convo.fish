@@ -45,6 +45,7 @@ complete -c convo -n "__fish_convo_needs_command" -f -a "compact" -d 'Compact a 
 complete -c convo -n "__fish_convo_needs_command" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
 complete -c convo -n "__fish_convo_needs_command" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
 complete -c convo -n "__fish_convo_needs_command" -f -a "config" -d 'Read and set configuration'
+complete -c convo -n "__fish_convo_needs_command" -f -a "query" -d 'Send a message with the conversation to an LLM and record both sides'
 complete -c convo -n "__fish_convo_needs_command" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
 complete -c convo -n "__fish_convo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand init" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
@@ -107,7 +108,10 @@ complete -c convo -n "__fish_convo_using_subcommand append" -s q -l quiet -d 'Pr
 complete -c convo -n "__fish_convo_using_subcommand append" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand append" -s V -l version -d 'Print version'
 complete -c convo -n "__fish_convo_using_subcommand show" -l format -r -f -a "text\t'For reading: turn headers, roles, indented content'
-jsonl\t'The stored events, one per line; `convo append` reads it back'"
+jsonl\t'The stored events, one per line; `convo append` reads it back'
+openai\t'The OpenAI Chat Completions request body for the compacted view'
+anthropic\t'The Anthropic Messages request body for the compacted view'"
+complete -c convo -n "__fish_convo_using_subcommand show" -s m -l model -d 'With --format openai|anthropic: the model named in the body [default: llm.model]' -r
 complete -c convo -n "__fish_convo_using_subcommand show" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand show" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -242,6 +246,18 @@ complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subc
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand query" -l id -d 'Conversation id, unique id prefix, or title (default: the active one)' -r
+complete -c convo -n "__fish_convo_using_subcommand query" -l compact -d 'Compact before sending, with PROFILE or compaction.default_profile' -r
+complete -c convo -n "__fish_convo_using_subcommand query" -s m -l model -d 'The model, as provider/model [default: llm.model]' -r
+complete -c convo -n "__fish_convo_using_subcommand query" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand query" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand query" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand query" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand query" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand query" -s V -l version -d 'Print version'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -251,20 +267,21 @@ complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l no-pager -
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "config" -d 'Read and set configuration'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "config" -d 'Read and set configuration'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "query" -d 'Send a message with the conversation to an LLM and record both sides'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY in force'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key in force, with the layer it comes from'

@@ -16,7 +16,8 @@ Exit status:
   2  usage error (unknown flag, missing argument)
   3  bad input: a JSONL line, an id, a flag value; nothing was written
   4  not found: no store, no such conversation, or an ambiguous name
-  5  the store could not be read or written (I/O, git, a corrupt file)";
+  5  the store could not be read or written (I/O, git, a corrupt file)
+  6  the LLM call failed (connection, HTTP error, malformed answer); nothing was written";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -25,6 +26,8 @@ pub enum Kind {
     Input,
     NotFound,
     Store,
+    /// The LLM provider could not be reached or answered badly.
+    Remote,
     /// stdout was closed (`convo log | head`): not a failure.
     BrokenPipe,
 }
@@ -37,6 +40,7 @@ impl Kind {
             Kind::Input => 3,
             Kind::NotFound => 4,
             Kind::Store => 5,
+            Kind::Remote => 6,
         }
     }
 }

@@ -54,6 +54,7 @@ enum Command {
     Diff(commands::diff::Args),
     Fork(commands::fork::Args),
     Config(commands::config::Args),
+    Query(commands::query::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -201,6 +202,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Diff(args) => commands::diff::run(&ctx, args),
         Command::Fork(args) => commands::fork::run(&ctx, args),
         Command::Config(args) => commands::config::run(&ctx, args),
+        Command::Query(args) => commands::query::run(&ctx, args),
         Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
     }
 }

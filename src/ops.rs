@@ -6,7 +6,7 @@ use crate::compaction::plan::{self, Estimate, PlanError, Prepared, Request};
 use crate::compaction::range::{Bound, Turns};
 use crate::compaction::{Compaction, Record};
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
-use crate::event::{Event, Kind, turn_numbers};
+use crate::event::{Draft, Event, Kind, turn_numbers};
 use crate::projection::{self, ProjectionError};
 use crate::store::{Appended, Created, ForkedFrom, Lock, Store, StoreError, Subject};
 
@@ -215,4 +215,118 @@ pub fn fork(
     };
     let forked_from = ForkedFrom { id: source.to_owned(), turn: from };
     Ok(store.fork(lock, source, &keep, title, forked_from, clock)?)
+}
+
+/// What a `query` turn recorded.
+pub struct Queried {
+    pub appended: Appended,
+    pub reply: crate::llm::client::Reply,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+    #[error(transparent)]
+    Llm(#[from] crate::llm::client::LlmError),
+}
+
+impl From<StoreError> for QueryError {
+    fn from(e: StoreError) -> Self {
+        QueryError::Ops(e.into())
+    }
+}
+
+/// Send `message` after the projected view of conversation `id` to `endpoint`, streaming the
+/// answer to `on_delta`, then append the user message and the answer as one commit. A failed
+/// call writes nothing; a stream that ends early (or `stop`) keeps what arrived, marked
+/// `"interrupted": true`. The lock is taken only to commit, not while the model thinks.
+#[allow(clippy::too_many_arguments)]
+pub fn query(
+    store: &Store,
+    id: &str,
+    message: String,
+    model: &crate::llm::Model,
+    endpoint: &crate::llm::client::Endpoint,
+    on_delta: &mut dyn FnMut(crate::llm::client::Delta),
+    stop: &dyn Fn() -> bool,
+    clock: &Clock,
+) -> Result<Queried, QueryError> {
+    use serde_json::Value;
+    let events = store.events(id)?;
+    let user = Draft::new(Kind::User { content: message });
+    let mut with = events.clone();
+    with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
+    let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();
+    let body = crate::llm::request_body(model, &view, true);
+    let reply = endpoint.complete(&body, on_delta, stop)?;
+
+    let mut drafts = vec![user];
+    if !reply.reasoning.is_empty() {
+        drafts.push(Draft::new(Kind::Reasoning { content: reply.reasoning.clone() }));
+    }
+    if !reply.text.is_empty() || (reply.tool_calls.is_empty()) {
+        drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
+    }
+    for (call_id, name, arguments) in &reply.tool_calls {
+        drafts.push(Draft::new(Kind::ToolCall {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        }));
+    }
+    // Who answered, what it cost, and whether the answer is whole: on the last event.
+    if let Some(last) = drafts.last_mut() {
+        last.extra.insert("model".into(), Value::String(model.name.clone()));
+        last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        if reply.interrupted {
+            last.extra.insert("interrupted".into(), Value::Bool(true));
+        }
+    }
+    let lock = store.lock()?;
+    let title = store.meta(id)?.title;
+    let turn = crate::event::Stats::of(&events).turns;
+    let text = format!(
+        "query: {} turn {turn} (+{} events) via {}{}",
+        crate::store::subject_name(id, title.as_deref()),
+        drafts.len(),
+        model.name,
+        if reply.interrupted { " (interrupted)" } else { "" }
+    );
+    let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
+    Ok(Queried { appended, reply })
+}
+
+/// After a turn: compact from `last` to `-keep_last` with `compaction.auto.profile` when the
+/// projected view passes `trigger_ratio` of the model's window and there are more than
+/// `min_turns` turns. `None` when it did not fire (or cannot: the window is unknown).
+pub fn auto_compact(
+    store: &Store,
+    lock: &Lock,
+    id: &str,
+    config: &Resolved,
+    context_window: Option<u64>,
+    clock: &Clock,
+) -> Result<Option<(Appended, Planned)>> {
+    let auto = &config.config.compaction.auto;
+    let Some(window) = context_window.filter(|_| auto.enabled == Some(true)) else { return Ok(None) };
+    let events = store.events(id)?;
+    let turns = crate::event::Stats::of(&events).turns;
+    if turns <= auto.min_turns.unwrap_or(5) {
+        return Ok(None);
+    }
+    let view = projection::project(&events)?;
+    let tokens = crate::event::tokens(view.iter().map(|p| p.event.visible_chars()).sum());
+    if (tokens as f64) <= window as f64 * auto.trigger_ratio.unwrap_or(0.75) {
+        return Ok(None);
+    }
+    let request = Request { profile: auto.profile.clone(), from: Some("last".into()), ..Default::default() };
+    let planned = match plan_compaction(&events, config, &request, clock) {
+        Ok(planned) => planned,
+        // Nothing left to compact (everything but the kept turns already is): not an error.
+        Err(OpsError::Plan(PlanError::Range(_))) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let appended = apply_compaction(store, lock, id, &planned, clock)?;
+    Ok(Some((appended, planned)))
 }

@@ -87,7 +87,7 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
             vec!["compact", "--to", "10days"],
             "error: --to 10days: no turn started before then (the conversation has turns 0-4)",
         ),
-        (vec!["compact", "--profile", "nope"], "error: unknown profile `nope` (profiles: default, light)"),
+        (vec!["compact", "--profile", "nope"], "error: unknown profile `nope` (profiles: default, light, summarize)"),
         (vec!["compact", "empty"], "error: --from 0: the conversation has no turns yet"),
         (vec!["compact", "--summary", " "], "error: the summary is empty"),
         (vec!["compact", "--undo", "zzz"], "error: no compaction `zzz` in force (in force: none)"),
@@ -98,7 +98,7 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
         ),
         (
             vec!["--config", "compaction.kep_last=1", "compact"],
-            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles` in `compaction`",
+            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`",
         ),
     ] {
         let out = env.run(&args);
@@ -276,7 +276,7 @@ fn config_layers_and_where_they_come_from() {
     assert_eq!(
         err.fails_with(3).lines().next(),
         Some(
-            "error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles` in `compaction`"
+            "error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`"
         )
     );
     assert!(env.snapshot() == before);

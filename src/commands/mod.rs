@@ -12,6 +12,7 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod new;
+pub mod query;
 pub mod show;
 pub mod switch;
 

@@ -10,6 +10,10 @@ enum ShowFormat {
     Text,
     /// The stored events, one per line; `convo append` reads it back
     Jsonl,
+    /// The OpenAI Chat Completions request body for the compacted view
+    Openai,
+    /// The Anthropic Messages request body for the compacted view
+    Anthropic,
 }
 
 /// Print a conversation: its raw events, or with --compacted what an LLM is sent
@@ -25,12 +29,18 @@ pub struct Args {
     /// The projected view: compactions applied, stripped and made-up events marked
     #[arg(long)]
     compacted: bool,
+    /// With --format openai|anthropic: the model named in the body [default: llm.model]
+    #[arg(long, short)]
+    model: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
+    if matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
+        return provider_body(ctx, &store, &events, args.format, args.model.as_deref());
+    }
     let view =
         if args.compacted { Some(projection::project(&events).map_err(convo::ops::OpsError::from)?) } else { None };
     match (args.format, &view) {
@@ -44,6 +54,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             render::projected_jsonl(out.writer(), view)?;
             out.finish()?;
         }
+        (ShowFormat::Openai | ShowFormat::Anthropic, _) => unreachable!("handled above"),
         (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
@@ -61,5 +72,35 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             out.finish()?;
         }
     }
+    Ok(())
+}
+
+/// The request body `query` would send: always the compacted view, which is what a provider
+/// must get (valid pairs and alternation).
+fn provider_body(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    events: &[convo::event::Event],
+    format: ShowFormat,
+    model: Option<&str>,
+) -> Result<(), CommandError> {
+    let view: Vec<_> =
+        projection::project(events).map_err(convo::ops::OpsError::from)?.into_iter().map(|p| p.event).collect();
+    let config = ctx.config(store, events)?;
+    let model_name = model.map(str::to_owned).or_else(|| config.config.llm.model.clone());
+    let model = model_name.as_deref().and_then(|n| convo::llm::resolve_model(&config.config, Some(n)).ok());
+    let options = convo::llm::wire::BodyOptions {
+        model: model.as_ref().map(|m| m.model.clone()).or_else(|| model_name.clone()),
+        stream: true,
+        max_tokens: model.as_ref().map_or(4096, |m| m.max_output_tokens),
+    };
+    let body = match format {
+        ShowFormat::Anthropic => convo::llm::wire::anthropic(&view, &options),
+        _ => convo::llm::wire::openai(&view, &options),
+    };
+    let mut out = crate::ui::Output::stdout();
+    serde_json::to_writer_pretty(out.writer(), &body).map_err(std::io::Error::from)?;
+    writeln!(out.writer())?;
+    out.finish()?;
     Ok(())
 }

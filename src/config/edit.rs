@@ -5,11 +5,11 @@ use toml_edit::{DocumentMut, Item, Table};
 /// `text` with dotted `key` set to `value` (given as TOML, e.g. `5` or `"strip"`).
 pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
-    let parts: Vec<&str> = key.split('.').collect();
+    let parts = super::split_key(key);
     let (last, parents) = parts.split_last().ok_or("empty key")?;
     let mut table: &mut Table = doc.as_table_mut();
     for part in parents {
-        let item = table.entry(part).or_insert_with(|| {
+        let item = table.entry(part.as_str()).or_insert_with(|| {
             let mut t = Table::new();
             t.set_implicit(true);
             Item::Table(t)
@@ -21,10 +21,10 @@ pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<Str
     let parsed: DocumentMut = rendered.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
     let item = parsed.get("v").cloned().ok_or("value did not render")?;
     // Replace the value in place so the key keeps its comments.
-    match table.get_mut(last) {
+    match table.get_mut(last.as_str()) {
         Some(existing) if existing.is_value() && item.is_value() => *existing = item,
         _ => {
-            table.insert(last, item);
+            table.insert(last.as_str(), item);
         }
     }
     Ok(doc.to_string())

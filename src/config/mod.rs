@@ -72,6 +72,50 @@ pub struct Config {
     pub compaction: CompactionConfig,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+    #[serde(default)]
+    pub llm: LlmConfig,
+    /// `[providers.NAME]`: where models named `NAME/...` are served.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// `[models."provider/model"]`.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// `[llm]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    /// The model `query` and summaries use without --model, as `provider/model`.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Seconds to wait for an answer.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[providers.NAME]`. Every field is optional in a layer; a provider in use must end up
+/// with `kind` and `base_url`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    #[serde(default)]
+    pub kind: Option<crate::llm::client::ProviderKind>,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key (the key itself never goes in config).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+/// `[models."provider/model"]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -83,6 +127,25 @@ pub struct CompactionConfig {
     pub keep_last: Option<u64>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
+    /// Ask before a summary call that would send more tokens than this (on a terminal).
+    #[serde(default)]
+    pub confirm_above_tokens: Option<u64>,
+    #[serde(default)]
+    pub auto: AutoConfig,
+}
+
+/// `[compaction.auto]`: compact when the projected view nears the model's window.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoConfig {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub trigger_ratio: Option<f64>,
+    #[serde(default)]
+    pub profile: Option<String>,
+    #[serde(default)]
+    pub min_turns: Option<u64>,
 }
 
 /// `[compaction.profiles.NAME]`: which policies a compaction applies. Ranges are not part of
@@ -200,7 +263,7 @@ pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)])
 pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
     let (key, value) = text.split_once('=').ok_or_else(|| format!("`{text}`: expected KEY=VALUE"))?;
     let key = key.trim();
-    if key.is_empty() || key.split('.').any(str::is_empty) {
+    if key.is_empty() || split_key(key).iter().any(String::is_empty) {
         return Err(format!("`{text}`: the key must be dotted names, like compaction.keep_last"));
     }
     Ok((key.to_owned(), parse_value(value.trim())))
@@ -237,15 +300,29 @@ pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, String> {
     })
 }
 
+/// `a."b.c".d` → `["a", "b.c", "d"]`: model names such as `ollama/llama3.2` hold dots.
+pub fn split_key(key: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quoted = false;
+    for c in key.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(String::new()),
+            c => parts.last_mut().map_or((), |p| p.push(c)),
+        }
+    }
+    parts
+}
+
 fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
-    let mut parts: Vec<&str> = key.split('.').collect();
+    let mut parts = split_key(key);
     let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| format!("`{key}` is not a key"))?;
     let mut here = table;
     for part in parts {
-        let entry = here.entry(part.to_owned()).or_insert_with(|| Value::Table(Table::new()));
+        let entry = here.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
         here = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{part}` is not a table"))?;
     }
-    match (here.get_mut(last), value) {
+    match (here.get_mut(&last), value) {
         (Some(Value::Table(existing)), Value::Table(new)) => {
             merge(existing, new);
         }
@@ -365,9 +442,9 @@ impl Resolved {
 }
 
 fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
-    let mut parts = key.split('.');
-    let mut value = table.get(parts.next()?)?;
-    for part in parts {
+    let parts = split_key(key);
+    let mut value = table.get(parts.first()?)?;
+    for part in &parts[1..] {
         value = value.as_table()?.get(part)?;
     }
     Some(value)
@@ -375,7 +452,8 @@ fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
 
 fn flatten(prefix: &str, table: &Table, out: &mut Vec<(String, Value)>) {
     for (key, value) in table {
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let key = if key.contains('.') || key.contains('/') { format!("\"{key}\"") } else { key.clone() };
+        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
         match value {
             Value::Table(t) => flatten(&path, t, out),
             v => out.push((path, v.clone())),

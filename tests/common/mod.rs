@@ -165,3 +165,5 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
         }
     }
 }
+
+pub mod server;

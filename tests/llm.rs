@@ -1,0 +1,263 @@
+//! LLM calls against a real HTTP server on loopback: request bodies, streaming, faults that
+//! must leave the store unchanged, the key never leaking, automatic compaction.
+
+mod common;
+
+use common::TestEnv;
+use common::server::{Reply, Server, openai_stream};
+
+const KEY: &str = "sk-test-DO-NOT-LEAK-4242";
+
+/// `--config` flags that point provider `test` (OpenAI-compatible) or `claude` (Anthropic)
+/// at the server.
+fn provider(server: &Server) -> Vec<String> {
+    vec![
+        "--config".into(),
+        "providers.test.kind=\"openai\"".into(),
+        "--config".into(),
+        format!("providers.test.base_url=\"{}/v1\"", server.url),
+        "--config".into(),
+        "providers.test.api_key_env=\"CONVO_TEST_KEY\"".into(),
+        "--config".into(),
+        "providers.claude.kind=\"anthropic\"".into(),
+        "--config".into(),
+        format!("providers.claude.base_url=\"{}/v1\"", server.url),
+    ]
+}
+
+fn query(env: &TestEnv, server: &Server, args: &[&str]) -> common::Run {
+    query_with(env, server, &[], args)
+}
+
+/// `query` with extra global flags (which must come before the subcommand to add to
+/// the provider's `--config` flags rather than replace them).
+fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) -> common::Run {
+    let mut all: Vec<String> = provider(server);
+    all.extend(global.iter().cloned());
+    all.push("query".into());
+    all.extend(args.iter().map(|a| a.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut cmd = env.command(&refs);
+    cmd.env("CONVO_TEST_KEY", KEY);
+    common::run_command(cmd, "")
+}
+
+fn conversation(env: &TestEnv) -> String {
+    let id = env.new_conversation("llm");
+    env.run_stdin(&["append"], include_str!("../examples/login-bug.jsonl")).ok();
+    id
+}
+
+#[test]
+fn query_streams_the_answer_and_records_the_turn() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["Ship", "ped", "."], false)]);
+    let out = query(&env, &server, &["--model", "test/small", "Anything else?"]);
+    assert_eq!(out.ok(), "Shipped.\n");
+    assert!(out.stderr.contains("] query: \"llm\" turn 2 (+2 events) via test/small\n"), "{}", out.stderr);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    let auth = requests[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+    assert_eq!(auth, Some(format!("Bearer {KEY}")));
+    // The body is the projected view plus the new message: what `show --format openai` prints.
+    let sent: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
+    assert_eq!(sent["model"], "small");
+    assert_eq!(sent["stream"], true);
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap(), &serde_json::json!({"role": "user", "content": "Anything else?"}));
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "fs_grep_files");
+    assert_eq!(
+        messages[3],
+        serde_json::json!({"role": "tool", "tool_call_id": "call_1", "content": "src/auth/password.rs:14: pub fn validate_password(input: &str, hash: &Hash) -> Result<(), AuthError> {"})
+    );
+
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "assistant");
+    assert_eq!(last["content"], "Shipped.");
+    assert_eq!(last["model"], "test/small");
+    assert_eq!(last["usage"], serde_json::json!({"input_tokens": 12, "output_tokens": 3}));
+    env.run(&["fsck"]).ok();
+}
+
+#[test]
+fn provider_bodies_match_show_format() {
+    let env = TestEnv::new();
+    conversation(&env);
+    env.run(&["compact", "--keep-last", "1"]).ok();
+    for (model, format) in [("test/small", "openai"), ("claude/haiku", "anthropic")] {
+        let mut args = provider(&Server::start(vec![]));
+        args.extend(["show".into(), "--format".into(), format.into(), "--model".into(), model.into()]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let shown: serde_json::Value = serde_json::from_str(env.run(&refs).ok()).unwrap();
+        let golden =
+            std::fs::read_to_string(format!("{}/tests/golden/{format}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(shown, serde_json::from_str::<serde_json::Value>(&golden).unwrap(), "{format} body");
+    }
+}
+
+#[test]
+fn anthropic_streams_thinking_text_and_tool_use() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let events = [
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Check the tests."}}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text"}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Running them."}}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"tu_1","name":"run_tests"}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"filter\":"}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"\"auth\"}"}}"#,
+        r#"{"type":"message_delta","usage":{"output_tokens":9}}"#,
+        r#"{"type":"message_stop"}"#,
+    ];
+    let server = Server::start(vec![Reply::Sse(events.iter().map(|e| e.to_string()).collect())]);
+    let out = query(&env, &server, &["--model", "claude/haiku", "Run the tests"]);
+    assert_eq!(out.ok(), "Running them.\n");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert!(request.headers.iter().any(|(k, v)| k == "anthropic-version" && v == "2023-06-01"));
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let tail: Vec<serde_json::Value> = jsonl.lines().rev().take(4).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(tail[3]["content"], "Run the tests");
+    assert_eq!(tail[2]["type"], "reasoning");
+    assert_eq!(tail[1]["content"], "Running them.");
+    assert_eq!(tail[0]["type"], "tool_call");
+    assert_eq!(tail[0]["arguments"], serde_json::json!({"filter": "auth"}));
+    assert_eq!(tail[0]["usage"], serde_json::json!({"input_tokens": 40, "output_tokens": 9}));
+}
+
+#[test]
+fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["Half an ", "answ"], true)]);
+    let out = query(&env, &server, &["--model", "test/small", "Go on"]);
+    assert_eq!(out.ok(), "Half an answ\n");
+    assert!(out.stderr.contains("warning: the answer was interrupted"), "{}", out.stderr);
+    assert!(out.stderr.contains("via test/small (interrupted)"), "{}", out.stderr);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["content"], "Half an answ");
+    assert_eq!(last["interrupted"], true);
+}
+
+#[test]
+fn faults_leave_the_store_unchanged_and_say_why() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let before = env.snapshot();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let cases: Vec<(Vec<Reply>, &str)> = vec![
+        (
+            vec![Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into())],
+            "HTTP 500: the model fell over",
+        ),
+        (
+            vec![Reply::Json(401, vec![], format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#))],
+            "HTTP 401: Incorrect API key provided: [redacted]",
+        ),
+        (
+            vec![Reply::Json(429, vec![("retry-after", "0".into())], r#"{"error":{"message":"slow down"}}"#.into())],
+            "HTTP 429: slow down",
+        ),
+        (vec![Reply::Sse(vec!["{not json".into()])], "malformed answer (stream event is not JSON"),
+        (
+            vec![Reply::Json(200, vec![], "{\"choices\": 7}".into())],
+            "malformed answer (no stream events in the answer)",
+        ),
+    ];
+    for (replies, expected) in cases {
+        let server = Server::start(replies);
+        let out = query(&env, &server, &["--model", "test/small", "hello?"]);
+        let stderr = out.fails_with(6);
+        assert!(stderr.lines().next().unwrap().contains(expected), "{stderr}");
+        assert!(!stderr.contains(KEY));
+        assert!(env.snapshot() == before, "store changed after: {expected}");
+    }
+    // 429 is retried (three attempts in all) before giving up.
+    let server = Server::start(vec![Reply::Json(429, vec![("retry-after", "0".into())], "{}".into())]);
+    query(&env, &server, &["--model", "test/small", "hello?"]).fails_with(6);
+    assert_eq!(server.requests().len(), 3);
+    // ...and a retry that then succeeds records the turn.
+    let server = Server::start(vec![
+        Reply::Json(429, vec![("retry-after", "0".into())], "{}".into()),
+        openai_stream(&["ok"], false),
+    ]);
+    assert_eq!(query(&env, &server, &["--model", "test/small", "hello?"]).ok(), "ok\n");
+    // Connection refused.
+    let args = [
+        "--config".to_owned(),
+        "providers.down.kind=\"openai\"".into(),
+        "--config".into(),
+        format!("providers.down.base_url=\"{closed}\""),
+        "query".into(),
+        "--model".into(),
+        "down/m".into(),
+        "hi".into(),
+    ];
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let before = env.snapshot();
+    let out = env.run(&refs);
+    assert!(out.fails_with(6).starts_with("error: down/m at "), "{}", out.stderr);
+    assert!(out.stderr.contains("cannot connect"), "{}", out.stderr);
+    assert!(env.snapshot() == before);
+}
+
+#[test]
+fn the_key_never_reaches_the_store_or_any_output() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["fine"], false)]);
+    let out = query(&env, &server, &["--model", "test/small", "status?"]);
+    assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
+    for (path, bytes) in env.snapshot() {
+        assert!(!String::from_utf8_lossy(&bytes).contains(KEY), "{} holds the key", path.display());
+    }
+    assert!(!env.git(&["log", "-p", "--all"]).contains(KEY));
+    // A missing key is named by its variable, not guessed at.
+    let mut args = provider(&server);
+    args.extend(["query".into(), "--model".into(), "test/small".into(), "hi".into()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = env.run(&refs);
+    assert_eq!(
+        out.fails_with(3).lines().next(),
+        Some("error: CONVO_TEST_KEY is not set: it holds the key for test/small")
+    );
+}
+
+#[test]
+fn auto_compaction_fires_at_the_threshold_and_not_below() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["noted"], false)]);
+    let auto = |window: u64| -> Vec<String> {
+        vec![
+            "--config".into(),
+            "compaction.auto.enabled=true".into(),
+            "--config".into(),
+            "compaction.auto.min_turns=1".into(),
+            "--config".into(),
+            "compaction.keep_last=1".into(),
+            "--config".into(),
+            format!("models.\"test/small\".context_window={window}"),
+        ]
+    };
+    // The view is ~450 tokens: a 1,000-token window at 0.75 is not reached.
+    let out = query_with(&env, &server, &auto(1000), &["--model", "test/small", "one"]);
+    assert!(!out.ok().is_empty());
+    assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
+    // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
+    let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
+    out.ok();
+    assert!(out.stderr.contains("[context compacted: turns 0-2, ~"), "{}", out.stderr);
+    assert!(env.run(&["log", "--oneline", "-n", "1"]).ok().contains("compact: \"llm\" turns 0-2"));
+}

@@ -157,12 +157,16 @@ strip-responses\t'Replace responses with a status line only'
 omit\t'Leave calls and results out'"
 complete -c convo -n "__fish_convo_using_subcommand compact" -l summary -d 'Replace the range with this summary' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l summary-file -d 'Replace the range with the summary in FILE' -r -F
+complete -c convo -n "__fish_convo_using_subcommand compact" -s m -l model -d 'The model that summarizes, as provider/model [default: the profile\'s summary.model, then llm.model]' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l focus -d 'Something the summary must pay particular attention to' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l undo -d 'Withdraw a compaction (default: the latest in force) by appending its revocation' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand compact" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c convo -n "__fish_convo_using_subcommand compact" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l summarize -d 'Have a model summarize the range (from its raw events)'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s y -l yes -d 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s n -l dry-run -d 'Print the range, policies and token estimates; write nothing'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, also print the projected view of the range'
 complete -c convo -n "__fish_convo_using_subcommand compact" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'

@@ -4,7 +4,7 @@
 use crate::clock::Clock;
 use crate::compaction::plan::{self, Estimate, PlanError, Prepared, Request};
 use crate::compaction::range::{Bound, Turns};
-use crate::compaction::{Compaction, Record};
+use crate::compaction::{Compaction, Record, Summary, TokenUsage, summary};
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::{Draft, Event, Kind, turn_numbers};
 use crate::projection::{self, ProjectionError};
@@ -55,8 +55,98 @@ pub struct Planned {
 pub fn plan_compaction(events: &[Event], config: &Resolved, request: &Request, clock: &Clock) -> Result<Planned> {
     let prepared = plan::prepare(events, &config.config, request, clock.now())?;
     let (id, ts) = (clock.new_id(), clock.timestamp());
-    let estimate = plan::estimate(events, &prepared.compaction, &id, &ts)?;
+    // A summary still to be written counts as empty: the estimate is a lower bound until then.
+    let mut candidate = prepared.compaction.clone();
+    if prepared.pending.is_some() {
+        candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
+    }
+    let estimate = plan::estimate(events, &candidate, &id, &ts)?;
     Ok(Planned { prepared, estimate, id, ts })
+}
+
+/// A summary for a model to write: the model, the instructions, and the raw events of the
+/// range as transcript chunks that each fit the model's window.
+pub struct SummaryJob {
+    pub model: crate::llm::Model,
+    pub instructions: String,
+    pub chunks: Vec<String>,
+    /// Estimated tokens sent, all calls together.
+    pub input_tokens: u64,
+}
+
+/// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
+/// `summary.model`, which wins over `llm.model`.
+pub fn summary_job(
+    events: &[Event],
+    planned: &Planned,
+    config: &Resolved,
+    model: Option<&str>,
+    focus: Option<&str>,
+) -> Result<SummaryJob> {
+    let pending = planned.prepared.pending.as_ref().ok_or_else(|| OpsError::Invalid("no summary to write".into()))?;
+    let name = model.map(str::to_owned).or_else(|| pending.model.clone());
+    let model = crate::llm::resolve_model(&config.config, name.as_deref()).map_err(OpsError::Invalid)?;
+    let instructions = summary::instructions(pending.instructions.as_deref(), focus);
+    let c = &planned.prepared.compaction;
+    let turns = summary::transcript(events, (c.from_turn, c.to_turn));
+    // Leave 40% of the window for the instructions, the answer and the estimate's error.
+    // (Never below 1 KiB a chunk, however small the window claims to be.)
+    let max_chars = model
+        .context_window
+        .map(|w| ((w as f64 * 0.6) as usize).saturating_mul(4).saturating_sub(instructions.len()).max(1024));
+    let chunks = summary::chunks(&turns, max_chars);
+    let chars: usize = chunks.iter().map(|c| c.len() + instructions.len()).sum();
+    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64) })
+}
+
+/// Have the model write the summary: one call per chunk, then one to combine them. An empty
+/// answer is an error, like any other fault: nothing is written.
+pub fn write_summary(
+    job: &SummaryJob,
+    endpoint: &crate::llm::client::Endpoint,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(String, TokenUsage), QueryError> {
+    let ask = |instructions: &str, text: &str, usage: &mut TokenUsage| -> Result<String, QueryError> {
+        let message = |kind| Event { id: "m".into(), ts: String::new(), kind, extra: Default::default() };
+        let view =
+            [message(Kind::System { content: instructions.into() }), message(Kind::User { content: text.into() })];
+        let body = crate::llm::request_body(&job.model, &view, false);
+        let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
+        usage.input_tokens += reply.usage.input_tokens;
+        usage.output_tokens += reply.usage.output_tokens;
+        let text = reply.text.trim().to_owned();
+        if text.is_empty() {
+            return Err(crate::llm::client::LlmError::Malformed {
+                endpoint: job.model.name.clone(),
+                message: "the model returned an empty summary".into(),
+            }
+            .into());
+        }
+        Ok(text)
+    };
+    let mut usage = TokenUsage::default();
+    let total = job.chunks.len() + usize::from(job.chunks.len() > 1);
+    let mut parts = Vec::new();
+    for (i, chunk) in job.chunks.iter().enumerate() {
+        progress(i, total);
+        parts.push(ask(&job.instructions, chunk, &mut usage)?);
+    }
+    let text = if parts.len() == 1 {
+        parts.remove(0)
+    } else {
+        progress(total - 1, total);
+        let numbered: Vec<String> = parts.iter().enumerate().map(|(i, p)| format!("Part {}:\n{p}", i + 1)).collect();
+        ask(summary::COMBINE_INSTRUCTIONS, &numbered.join("\n\n"), &mut usage)?
+    };
+    Ok((text, usage))
+}
+
+/// Put a written summary into the planned compaction and estimate it anew.
+pub fn fill_summary(events: &[Event], planned: &mut Planned, text: String, usage: TokenUsage, by: &str) -> Result<()> {
+    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage: Some(usage) });
+    planned.prepared.pending = None;
+    planned.estimate = plan::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
+    Ok(())
 }
 
 /// Append a planned compaction as one commit:
@@ -68,6 +158,9 @@ pub fn apply_compaction(
     planned: &Planned,
     clock: &Clock,
 ) -> Result<Appended> {
+    if planned.prepared.pending.is_some() {
+        return Err(OpsError::Invalid("the profile summarizes with a model: use `convo compact --summarize`".into()));
+    }
     let c = &planned.prepared.compaction;
     let title = store.meta(conversation)?.title;
     let text = format!(

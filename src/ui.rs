@@ -85,3 +85,23 @@ impl Output {
         flushed
     }
 }
+
+/// A spinner on stderr while something slow happens (a summary being written); indicatif
+/// draws nothing when stderr is not a terminal.
+pub fn spinner(quiet: bool, message: String) -> Option<indicatif::ProgressBar> {
+    if quiet {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
+}
+
+/// Ask a yes/no question on the terminal; `None` when there is no terminal to ask on.
+pub fn confirm(prompt: &str) -> Option<bool> {
+    if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+        return None;
+    }
+    dialoguer::Confirm::new().with_prompt(prompt).default(false).interact().ok()
+}

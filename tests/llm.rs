@@ -261,3 +261,169 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     assert!(out.stderr.contains("[context compacted: turns 0-2, ~"), "{}", out.stderr);
     assert!(env.run(&["log", "--oneline", "-n", "1"]).ok().contains("compact: \"llm\" turns 0-2"));
 }
+
+fn summary_reply(text: &str) -> Reply {
+    Reply::Json(
+        200,
+        vec![],
+        serde_json::json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 20}
+        })
+        .to_string(),
+    )
+}
+
+fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) -> common::Run {
+    let mut all = provider(server);
+    all.extend(global.iter().map(|s| s.to_string()));
+    all.push("compact".into());
+    all.extend(args.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut cmd = env.command(&refs);
+    cmd.env("CONVO_TEST_KEY", KEY);
+    common::run_command(cmd, "")
+}
+
+#[test]
+fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
+    let env = TestEnv::new();
+    conversation(&env);
+    env.run(&["append", "--user", "And the changelog?"]).ok();
+    env.run(&["compact", "--to", "0", "--summary", "PRIOR-SUMMARY-TEXT"]).ok();
+    let server = Server::start(vec![summary_reply("The length bound was halved; fixed and tested.")]);
+    // A tiny confirmation threshold: with no terminal to ask on, it must not ask (or hang).
+    let out = compact_with(
+        &env,
+        &server,
+        &["--config", "compaction.confirm_above_tokens=1"],
+        &["--summarize", "--model", "test/small", "--to", "1", "--focus", "the length bound"],
+    );
+    assert!(out.ok().contains("compact: \"llm\" turns 0-1 [summary by test/small] ~"), "{}", out.stdout);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let body: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
+    assert_eq!(body["model"], "small");
+    assert!(body.get("stream").is_none());
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
+    assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");
+    let transcript = body["messages"][1]["content"].as_str().unwrap();
+    // The raw events of both turns, tool output included; never the earlier summary.
+    assert!(transcript.contains("[user]\nUsers with long passwords can't log in."), "{transcript}");
+    assert!(transcript.contains("const MAX_LEN: usize = 64;"), "{transcript}");
+    assert!(transcript.contains("[user]\nMakes sense. Fix it"), "{transcript}");
+    assert!(!transcript.contains("PRIOR-SUMMARY-TEXT"), "a summarizer must read raw events");
+    assert!(!transcript.contains("And the changelog?"), "turn 2 is outside the range");
+
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        compaction["summary"],
+        serde_json::json!({
+            "text": "The length bound was halved; fixed and tested.",
+            "by": "test/small",
+            "usage": {"input_tokens": 300, "output_tokens": 20}
+        })
+    );
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    assert!(view.contains("The length bound was halved"));
+    assert!(!view.contains("PRIOR-SUMMARY-TEXT"), "the wider, later summary wins");
+}
+
+#[test]
+fn a_summary_dry_run_sends_nothing_and_writes_nothing() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![]);
+    let before = env.snapshot();
+    let out =
+        compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--keep-last", "1", "--dry-run"]);
+    let text = out.ok().to_owned();
+    assert!(text.starts_with("Would compact \"llm\" turns 0-0 [summary by test/small] (profile default)\n"), "{text}");
+    assert!(
+        text.contains(" tokens of raw events to test/small in 1 call, and write the summary it returns\n"),
+        "{text}"
+    );
+    assert_eq!(server.requests().len(), 0);
+    assert!(env.snapshot() == before);
+}
+
+#[test]
+fn a_range_larger_than_the_window_is_summarized_in_chunks_then_combined() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![summary_reply("part summary")]);
+    let out = compact_with(
+        &env,
+        &server,
+        &["--config", "models.\"test/small\".context_window=600"],
+        &["--summarize", "--model", "test/small", "--to", "1"],
+    );
+    out.ok();
+    let requests = server.requests();
+    assert!(requests.len() >= 3, "{} requests", requests.len());
+    let users: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            let body: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+            body["messages"][1]["content"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let (combine, chunks) = users.split_last().unwrap();
+    assert!(combine.starts_with("Part 1:\npart summary\n\nPart 2:\npart summary"), "{combine}");
+    let all: String = chunks.concat();
+    for needle in ["Users with long passwords", "MAX_LEN / 2", "Makes sense. Fix it", "all 7 auth tests pass."] {
+        assert!(all.contains(needle), "`{needle}` missing: the range was truncated");
+    }
+    assert!(chunks.iter().all(|c| c.len() <= 1024), "a chunk exceeds the window budget");
+}
+
+#[test]
+fn an_empty_summary_or_a_fault_writes_nothing() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let before = env.snapshot();
+    for (reply, expected) in [
+        (summary_reply("   "), "the model returned an empty summary"),
+        (Reply::Json(503, vec![], r#"{"error":{"message":"overloaded"}}"#.into()), "HTTP 503: overloaded"),
+        (Reply::Json(200, vec![], "{\"choices\": []}".into()), "malformed answer (no choices[0].message)"),
+    ] {
+        let server = Server::start(vec![reply]);
+        let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]);
+        let stderr = out.fails_with(6);
+        assert!(stderr.lines().next().unwrap().contains(expected), "{stderr}");
+        assert!(env.snapshot() == before, "{expected}");
+    }
+}
+
+#[test]
+fn auto_compaction_also_follows_append_when_enabled() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let flags = [
+        "--config",
+        "compaction.auto.enabled=true",
+        "--config",
+        "compaction.auto.min_turns=1",
+        "--config",
+        "compaction.keep_last=1",
+        "--config",
+        "llm.model=\"ollama/llama3.2\"",
+        "--config",
+        "models.\"ollama/llama3.2\".context_window=400",
+    ];
+    let mut args: Vec<&str> = flags.to_vec();
+    args.extend(["append", "--user", "next"]);
+    let out = env.run(&args);
+    out.ok();
+    assert!(out.stderr.contains("[context compacted: turns 0-1, ~"), "{}", out.stderr);
+    // Below the threshold (a big window) nothing happens.
+    let mut args: Vec<&str> = flags.to_vec();
+    args[9] = "models.\"ollama/llama3.2\".context_window=100000";
+    args.extend(["append", "--user", "more"]);
+    let out = env.run(&args);
+    out.ok();
+    assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
+}

@@ -75,7 +75,7 @@ fn drafts(turns: &[Turn]) -> Vec<Draft> {
 fn policies(summary: bool, reasoning: bool, tools: u8, n: usize) -> Policies {
     if summary {
         return Policies {
-            summary: Some(Summary { text: format!("summary {n}"), by: "user".into() }),
+            summary: Some(Summary { text: format!("summary {n}"), by: "user".into(), usage: None }),
             ..Default::default()
         };
     }
@@ -156,7 +156,8 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let to = (from + len as u64).min(last_turn as u64);
                 let range =
                     if summary { plan::widen(from, to, &plan::summary_ranges(&events).unwrap()) } else { (from, to) };
-                let c = plan::build(&events, range, policies(summary, reasoning, tools, n), hints(hint), None).unwrap();
+                let c = plan::build(&events, range, policies(summary, reasoning, tools, n), false, hints(hint), None)
+                    .unwrap();
                 Record::Apply(c).to_draft()
             }
             Op::UndoLatest => match applied.pop() {

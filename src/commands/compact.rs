@@ -64,6 +64,18 @@ pub struct Args {
     /// Replace the range with the summary in FILE
     #[arg(long, value_name = "FILE")]
     summary_file: Option<PathBuf>,
+    /// Have a model summarize the range (from its raw events)
+    #[arg(long, conflicts_with_all = ["summary", "summary_file"])]
+    summarize: bool,
+    /// The model that summarizes, as provider/model [default: the profile's summary.model, then llm.model]
+    #[arg(long, short, value_name = "MODEL")]
+    model: Option<String>,
+    /// Something the summary must pay particular attention to
+    #[arg(long, value_name = "TEXT")]
+    focus: Option<String>,
+    /// Do not ask before sending a large range to the model (compaction.confirm_above_tokens)
+    #[arg(long, short)]
+    yes: bool,
     /// Print the range, policies and token estimates; write nothing
     #[arg(long, short = 'n')]
     dry_run: bool,
@@ -76,7 +88,7 @@ pub struct Args {
         value_name = "COMPACTION",
         num_args = 0..=1,
         default_missing_value = "",
-        conflicts_with_all = ["profile", "from", "to", "keep_last", "reasoning", "tools", "summary", "summary_file", "dry_run"]
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "reasoning", "tools", "summary", "summary_file", "summarize", "dry_run"]
     )]
     undo: Option<String>,
 }
@@ -105,6 +117,7 @@ fn request(args: &Args) -> Result<Request, CommandError> {
             ToolsArg::Omit => ToolCallPolicy::Omit,
         }),
         summary: summary.map(|s| s.trim_end().to_owned()),
+        summarize: args.summarize,
     })
 }
 
@@ -129,18 +142,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
 
     let request = request(&args)?;
-    // A dry run takes no lock: it writes nothing.
-    let lock = if args.dry_run { None } else { Some(store.lock()?) };
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
     let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
+    let options = SummaryOptions { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
+    if args.dry_run {
+        return dry_run(ctx, &store, &id, &events, &config, &planned, &options, args.verbose);
+    }
+    let (appended, planned) = finish(ctx, &store, &id, &events, &config, planned, &options)?;
     let c = &planned.prepared.compaction;
-    let Some(lock) = lock else {
-        return dry_run(ctx, &store, &id, &events, &planned, args.verbose);
-    };
-    let appended = ops::apply_compaction(&store, &lock, &id, &planned, &ctx.clock)?;
-    drop(lock);
     if !ctx.ui.quiet {
         writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
         if (c.from_turn, c.to_turn) != planned.prepared.requested {
@@ -155,14 +166,88 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// How a model summary is made, when the compaction needs one.
+pub struct SummaryOptions {
+    pub model: Option<String>,
+    pub focus: Option<String>,
+    /// Skip the question before a large call.
+    pub yes: bool,
+}
+
+/// Write the summary a planned compaction still needs (asking first when it is large and
+/// there is a terminal), then append the compaction under the store's lock. The model is
+/// called without the lock held: the compaction covers its range by event ids, so turns
+/// appended meanwhile do not disturb it. Shared by `compact`, `fork --compact` and
+/// `query --compact`.
+pub fn finish(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    id: &str,
+    events: &[convo::event::Event],
+    config: &convo::config::Resolved,
+    mut planned: ops::Planned,
+    options: &SummaryOptions,
+) -> Result<(convo::store::Appended, ops::Planned), CommandError> {
+    if planned.prepared.pending.is_some() {
+        let job = ops::summary_job(events, &planned, config, options.model.as_deref(), options.focus.as_deref())?;
+        let limit = config.config.compaction.confirm_above_tokens.unwrap_or(50_000);
+        if job.input_tokens > limit && !options.yes {
+            let prompt = format!("Send ~{} tokens to {} to summarize?", thousands(job.input_tokens), job.model.name);
+            if crate::ui::confirm(&prompt) == Some(false) {
+                return Err(CommandError::input("not sent: nothing was written").hint("--yes skips this question"));
+            }
+        }
+        let endpoint = super::query::endpoint(&job.model)?;
+        let spinner = crate::ui::spinner(ctx.ui.quiet, format!("summarizing with {}", job.model.name));
+        let written = ops::write_summary(&job, &endpoint, &mut |i, n| {
+            if let Some(s) = &spinner {
+                s.set_message(format!("summarizing with {} ({}/{n})", job.model.name, i + 1));
+            }
+        });
+        if let Some(s) = spinner {
+            s.finish_and_clear();
+        }
+        let (text, usage) = written.map_err(super::query::query_error)?;
+        ops::fill_summary(events, &mut planned, text, usage, &job.model.name)?;
+    }
+    let lock = store.lock()?;
+    let appended = ops::apply_compaction(store, &lock, id, &planned, &ctx.clock)?;
+    Ok((appended, planned))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn dry_run(
     ctx: &Ctx,
     store: &convo::store::Store,
     id: &str,
     events: &[convo::event::Event],
+    config: &convo::config::Resolved,
     planned: &ops::Planned,
+    options: &SummaryOptions,
     verbose: bool,
 ) -> Result<(), CommandError> {
+    if planned.prepared.pending.is_some() {
+        let job = ops::summary_job(events, planned, config, options.model.as_deref(), options.focus.as_deref())?;
+        let c = &planned.prepared.compaction;
+        let title = store.meta(id)?.title;
+        let calls = job.chunks.len() + usize::from(job.chunks.len() > 1);
+        writeln!(
+            std::io::stdout(),
+            "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
+             would send ~{} tokens of raw events to {} in {calls} call{}, and write the summary it returns\n\
+             total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
+            convo::store::subject_name(id, title.as_deref()),
+            c.from_turn,
+            c.to_turn,
+            job.model.name,
+            c.profile.as_deref().unwrap_or("-"),
+            thousands(job.input_tokens),
+            job.model.name,
+            if calls == 1 { "" } else { "s" },
+            thousands(planned.estimate.before),
+        )?;
+        return Ok(());
+    }
     let c = &planned.prepared.compaction;
     let e = &planned.estimate;
     let title = store.meta(id)?.title;

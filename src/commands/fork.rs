@@ -57,11 +57,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     ctx.report_gc(created.gc);
     if let Some(profile) = args.compact {
+        drop(lock);
         let events = store.events(&created.id)?;
         let config = ctx.config(&store, &events)?;
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
         let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
-        let appended = ops::apply_compaction(&store, &lock, &created.id, &planned, &ctx.clock)?;
+        let options = super::compact::SummaryOptions { model: None, focus: None, yes: false };
+        let (appended, _) = super::compact::finish(ctx, &store, &created.id, &events, &config, planned, &options)?;
         if !ctx.ui.quiet {
             writeln!(out, "[{} {}] {}", created.id, super::short_hash(&appended.commit), appended.subject)?;
         }

@@ -53,6 +53,14 @@ pub fn endpoint(model: &convo::llm::Model) -> Result<Endpoint, CommandError> {
     })
 }
 
+/// A failed LLM call: exit status 6, and nothing was written.
+pub fn query_error(e: QueryError) -> CommandError {
+    match e {
+        QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
+        QueryError::Ops(e) => e.into(),
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let message = if args.message == "-" {
         let mut text = String::new();
@@ -73,10 +81,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let endpoint = endpoint(&model)?;
 
     if let Some(profile) = args.compact {
-        let lock = store.lock()?;
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
         let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
-        let appended = ops::apply_compaction(&store, &lock, &id, &planned, &ctx.clock)?;
+        let options = super::compact::SummaryOptions { model: args.model.clone(), focus: None, yes: false };
+        let (appended, _) = super::compact::finish(ctx, &store, &id, &events, &config, planned, &options)?;
         ctx.note(&format!("[{id} {}] {}", super::short_hash(&appended.commit), appended.subject));
     }
 

@@ -9,6 +9,7 @@
 
 pub mod plan;
 pub mod range;
+pub mod summary;
 
 use std::collections::BTreeMap;
 
@@ -59,6 +60,17 @@ pub struct Summary {
     pub text: String,
     /// Who wrote it: `user`, or the model (`provider/model`).
     pub by: String,
+    /// The tokens the provider reported for writing it (all calls, when chunked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// Tokens a provider reported for a call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -59,10 +59,11 @@ pub fn build(
     events: &[Event],
     (from, to): (u64, u64),
     policies: Policies,
+    summary_pending: bool,
     tools: BTreeMap<String, ToolHint>,
     profile: Option<String>,
 ) -> Result<Compaction, String> {
-    if policies.is_empty() {
+    if policies.is_empty() && !summary_pending {
         return Err("nothing to do: no summary, reasoning or tool call policy".into());
     }
     let turns = turn_numbers(events);
@@ -95,6 +96,17 @@ pub struct Request {
     pub tool_calls: Option<ToolCallPolicy>,
     /// A summary written by the user.
     pub summary: Option<String>,
+    /// Have a model write the summary (`--summarize`), even if the profile does not.
+    pub summarize: bool,
+}
+
+/// A summary still to be written by a model: the compaction's range is final, its text not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSummary {
+    /// From the profile's `summary.model`, if it names one.
+    pub model: Option<String>,
+    /// From the profile's `summary.instructions`, if any.
+    pub instructions: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -105,19 +117,19 @@ pub enum PlanError {
     Bound { flag: &'static str, input: String, message: String },
     #[error("unknown profile `{name}` (profiles: {known})")]
     UnknownProfile { name: String, known: String },
-    #[error("profile `{0}` summarizes with a model; pass the summary with --summary TEXT or --summary-file FILE")]
-    NeedsModel(String),
     #[error("{0}")]
     Nothing(String),
     #[error(transparent)]
     Projection(#[from] ProjectionError),
 }
 
-/// A compaction ready to append, and the range that was asked for before any widening.
+/// A compaction ready to append (but for a pending model summary), and the range that was
+/// asked for before any widening.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     pub compaction: Compaction,
     pub requested: (u64, u64),
+    pub pending: Option<PendingSummary>,
 }
 
 /// Turn a request into a compaction of `events`: profile and flags give the policies,
@@ -142,17 +154,26 @@ pub fn prepare(
         reasoning: request.reasoning.or(profile.reasoning),
         tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
     };
+    let mut pending = None;
     match (&request.summary, &profile.summary) {
         (Some(text), _) => {
             // A summary replaces the whole range: the profile's per-type policies would have
             // nothing to act on, so only explicit flags are kept.
             policies = Policies {
-                summary: Some(Summary { text: text.clone(), by: "user".into() }),
+                summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None }),
                 reasoning: request.reasoning,
                 tool_calls: request.tool_calls,
             };
         }
-        (None, Some(s)) if s.policy == SummaryPolicyName::Summarize => return Err(PlanError::NeedsModel(name)),
+        (None, from_profile)
+            if request.summarize || from_profile.as_ref().is_some_and(|s| s.policy == SummaryPolicyName::Summarize) =>
+        {
+            policies = Policies { summary: None, reasoning: request.reasoning, tool_calls: request.tool_calls };
+            pending = Some(PendingSummary {
+                model: from_profile.as_ref().and_then(|s| s.model.clone()),
+                instructions: from_profile.as_ref().and_then(|s| s.instructions.clone()),
+            });
+        }
         _ => {}
     }
 
@@ -168,10 +189,11 @@ pub fn prepare(
     let (from, to) = (parse("--from", &from_input)?, parse("--to", &to_input)?);
     let turns = Turns { starts: turn_starts(events), compacted_to: compacted_to(events)?, now };
     let requested = turns.resolve_range((&from, &from_input), (&to, &to_input))?;
-    let range =
-        if policies.summary.is_some() { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
-    let compaction = build(events, range, policies, config.tool_hints(), Some(name)).map_err(PlanError::Nothing)?;
-    Ok(Prepared { compaction, requested })
+    let summarizing = policies.summary.is_some() || pending.is_some();
+    let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
+    let compaction = build(events, range, policies, pending.is_some(), config.tool_hints(), Some(name))
+        .map_err(PlanError::Nothing)?;
+    Ok(Prepared { compaction, requested, pending })
 }
 
 /// When each turn started: the timestamp of its user event.

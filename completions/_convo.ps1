@@ -342,7 +342,6 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;query' {
-            [CompletionResult]::new('--id', '--id', [CompletionResultType]::ParameterName, 'Conversation id, unique id prefix, or title (default: the active one)')
             [CompletionResult]::new('--compact', '--compact', [CompletionResultType]::ParameterName, 'Compact before sending, with PROFILE or compaction.default_profile')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as provider/model [default: llm.model]')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as provider/model [default: llm.model]')

@@ -1092,16 +1092,12 @@ _convo() {
             return 0
             ;;
         convo__subcmd__query)
-            opts="-m -C -q -h -V --id --compact --model --store --color --no-pager --quiet --config --help --version"
+            opts="-m -C -q -h -V --compact --model --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --id)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --compact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

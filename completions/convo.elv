@@ -318,7 +318,6 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;config;help;help'= {
         }
         &'convo;query'= {
-            cand --id 'Conversation id, unique id prefix, or title (default: the active one)'
             cand --compact 'Compact before sending, with PROFILE or compaction.default_profile'
             cand -m 'The model, as provider/model [default: llm.model]'
             cand --model 'The model, as provider/model [default: llm.model]'

@@ -250,7 +250,6 @@ complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subc
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c convo -n "__fish_convo_using_subcommand query" -l id -d 'Conversation id, unique id prefix, or title (default: the active one)' -r
 complete -c convo -n "__fish_convo_using_subcommand query" -l compact -d 'Compact before sending, with PROFILE or compaction.default_profile' -r
 complete -c convo -n "__fish_convo_using_subcommand query" -s m -l model -d 'The model, as provider/model [default: llm.model]' -r
 complete -c convo -n "__fish_convo_using_subcommand query" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F

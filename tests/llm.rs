@@ -53,7 +53,8 @@ fn query_streams_the_answer_and_records_the_turn() {
     let env = TestEnv::new();
     conversation(&env);
     let server = Server::start(vec![openai_stream(&["Ship", "ped", "."], false)]);
-    let out = query(&env, &server, &["--model", "test/small", "Anything else?"]);
+    // [ID] MESSAGE: the conversation named by its title.
+    let out = query(&env, &server, &["--model", "test/small", "llm", "Anything else?"]);
     assert_eq!(out.ok(), "Shipped.\n");
     assert!(out.stderr.contains("] query: \"llm\" turn 2 (+2 events) via test/small\n"), "{}", out.stderr);
 
@@ -88,7 +89,10 @@ fn query_streams_the_answer_and_records_the_turn() {
 fn provider_bodies_match_show_format() {
     let env = TestEnv::new();
     conversation(&env);
-    env.run(&["compact", "--keep-last", "1"]).ok();
+    // A summary pair and a stripped turn, so both show in the bodies.
+    env.run(&["append", "--user", "And the changelog?"]).ok();
+    env.run(&["compact", "--to", "0", "--summary", "Found the halved length bound in validate_password."]).ok();
+    env.run(&["compact", "--from", "1", "--to", "1"]).ok();
     for (model, format) in [("test/small", "openai"), ("claude/haiku", "anthropic")] {
         let mut args = provider(&Server::start(vec![]));
         args.extend(["show".into(), "--format".into(), format.into(), "--model".into(), model.into()]);
@@ -426,4 +430,48 @@ fn auto_compaction_also_follows_append_when_enabled() {
     let out = env.run(&args);
     out.ok();
     assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
+}
+
+#[test]
+fn a_silent_server_times_out_and_writes_nothing() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let before = env.snapshot();
+    let server = Server::start(vec![Reply::Silence(4)]);
+    let out =
+        query_with(&env, &server, &["--config".into(), "llm.timeout_secs=1".into()], &["--model", "test/small", "hi"]);
+    let stderr = out.fails_with(6);
+    assert!(stderr.contains("no answer in time"), "{stderr}");
+    assert!(env.snapshot() == before);
+}
+
+#[test]
+fn ctrl_c_keeps_what_arrived_marked_interrupted() {
+    use std::io::Read;
+    let env = TestEnv::new();
+    conversation(&env);
+    let first = serde_json::json!({"choices": [{"index": 0, "delta": {"content": "partial answer"}}]}).to_string();
+    let server = Server::start(vec![Reply::SseThenHang(vec![first], 30)]);
+    let mut args = provider(&server);
+    args.extend(["query".into(), "--model".into(), "test/small".into(), "tell me".into()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = env.command(&refs);
+    cmd.env("CONVO_TEST_KEY", KEY).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 64];
+    while !String::from_utf8_lossy(&seen).contains("partial answer") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream never arrived");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["content"], "partial answer");
+    assert_eq!(last["interrupted"], true);
 }

@@ -19,17 +19,16 @@ use crate::command_error::{CommandError, Kind};
 /// nears the model's context window.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
-    #[arg(long = "id", value_name = "ID")]
-    id: Option<String>,
     /// Compact before sending, with PROFILE or compaction.default_profile
     #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     compact: Option<String>,
     /// The model, as provider/model [default: llm.model]
     #[arg(long, short)]
     model: Option<String>,
-    /// The message; `-` reads it from stdin
-    message: String,
+    /// [ID] MESSAGE: the conversation (default: the active one), then the message (`-`
+    /// reads it from stdin)
+    #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
+    args: Vec<String>,
 }
 
 /// The endpoint for `model`, with its key read from the environment now.
@@ -62,18 +61,23 @@ pub fn query_error(e: QueryError) -> CommandError {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let message = if args.message == "-" {
+    let (query, message) = match args.args.as_slice() {
+        [id, message] => (Some(id.clone()), message.clone()),
+        [message] => (None, message.clone()),
+        _ => return Err(CommandError::input("expected [ID] MESSAGE")),
+    };
+    let message = if message == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
         text
     } else {
-        args.message.clone()
+        message
     };
     if message.trim().is_empty() {
         return Err(CommandError::input("the message is empty").hint("nothing was written"));
     }
     let store = ctx.open_store()?;
-    let id = store.resolve_or_active(args.id.as_deref())?;
+    let id = store.resolve_or_active(query.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
     let model = convo::llm::resolve_model(&config.config, args.model.as_deref())

@@ -84,6 +84,40 @@ pub enum LlmError {
 const MAX_ATTEMPTS: u32 = 3;
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(20);
 
+/// The lines of a streamed body, read on a thread of their own so the caller can stop
+/// waiting (Ctrl-C) even while the server is silent. `None` marks the end of the body.
+fn stream_lines(response: reqwest::blocking::Response) -> std::sync::mpsc::Receiver<Option<String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(response).lines() {
+            match line {
+                Ok(line) => {
+                    if tx.send(Some(line)).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(None);
+    });
+    rx
+}
+
+/// The next line of a stream, or `None` at its end or when `stop` says so.
+fn next_line(rx: &std::sync::mpsc::Receiver<Option<String>>, stop: &dyn Fn() -> bool) -> Option<String> {
+    loop {
+        if stop() {
+            return None;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => return line,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
 impl Endpoint {
     fn url(&self) -> String {
         let base = self.base_url.trim_end_matches('/');
@@ -261,11 +295,8 @@ impl Endpoint {
         // Tool calls arrive in pieces, by index.
         let mut calls: Vec<(String, String, String)> = Vec::new();
         let mut events = 0;
-        for line in BufReader::new(response).lines() {
-            if stop() {
-                break;
-            }
-            let Ok(line) = line else { break };
+        let lines = stream_lines(response);
+        while let Some(line) = next_line(&lines, stop) {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             if data == "[DONE]" {
@@ -335,11 +366,8 @@ impl Endpoint {
         let mut reply = Reply { interrupted: true, ..Default::default() };
         let mut blocks: Vec<(String, String, String, String)> = Vec::new(); // type, id, name, json
         let mut events = 0;
-        for line in BufReader::new(response).lines() {
-            if stop() {
-                break;
-            }
-            let Ok(line) = line else { break };
+        let lines = stream_lines(response);
+        while let Some(line) = next_line(&lines, stop) {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             let event: Value =

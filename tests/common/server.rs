@@ -9,8 +9,12 @@ use std::sync::{Arc, Mutex};
 pub enum Reply {
     /// Status, extra headers, JSON body.
     Json(u16, Vec<(&'static str, String)>, String),
-    /// Server-sent events, each `data:` payload; `cut` closes the stream without its end.
+    /// Server-sent events, each `data:` payload, then the connection closes.
     Sse(Vec<String>),
+    /// Server-sent events, then silence for this many seconds before closing.
+    SseThenHang(Vec<String>, u64),
+    /// Nothing at all for this many seconds, not even headers.
+    Silence(u64),
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +80,17 @@ impl Server {
                             let _ = stream.flush();
                         }
                     }
+                    Some(Reply::SseThenHang(events, seconds)) => {
+                        let _ = stream.write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+                        );
+                        for event in events {
+                            let _ = stream.write_all(format!("data: {event}\n\n").as_bytes());
+                            let _ = stream.flush();
+                        }
+                        std::thread::sleep(std::time::Duration::from_secs(seconds));
+                    }
+                    Some(Reply::Silence(seconds)) => std::thread::sleep(std::time::Duration::from_secs(seconds)),
                     None => {}
                 }
             }

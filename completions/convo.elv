@@ -42,6 +42,11 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fork 'Start a new conversation from (part of) another, and make it active'
             cand config 'Read and set configuration'
             cand query 'Send a message with the conversation to an LLM and record both sides'
+            cand remote 'Manage the git remotes conversations are shared through'
+            cand clone 'Clone a store from a git remote'
+            cand fetch 'Download a remote''s commits without changing any conversation'
+            cand pull 'Fetch a remote and bring its conversations in, losing nothing'
+            cand push 'Send this store''s conversations to a remote'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -333,6 +338,147 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;remote'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand add 'Add a remote'
+            cand remove 'Remove a remote (the conversations stay)'
+            cand set-url 'Change a remote''s URL'
+            cand list 'List remotes with their URLs (the default)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'convo;remote;add'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;remote;remove'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;remote;set-url'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;remote;list'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;remote;help'= {
+            cand add 'Add a remote'
+            cand remove 'Remove a remote (the conversations stay)'
+            cand set-url 'Change a remote''s URL'
+            cand list 'List remotes with their URLs (the default)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'convo;remote;help;add'= {
+        }
+        &'convo;remote;help;remove'= {
+        }
+        &'convo;remote;help;set-url'= {
+        }
+        &'convo;remote;help;list'= {
+        }
+        &'convo;remote;help;help'= {
+        }
+        &'convo;clone'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;fetch'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;pull'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;push'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --force-with-lease 'Overwrite the remote''s branch if it is still where this store last saw it'
+            cand --allow-secrets 'Push even if secret-like strings were found'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;generate-docs'= {
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
@@ -360,6 +506,11 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fork 'Start a new conversation from (part of) another, and make it active'
             cand config 'Read and set configuration'
             cand query 'Send a message with the conversation to an LLM and record both sides'
+            cand remote 'Manage the git remotes conversations are shared through'
+            cand clone 'Clone a store from a git remote'
+            cand fetch 'Download a remote''s commits without changing any conversation'
+            cand pull 'Fetch a remote and bring its conversations in, losing nothing'
+            cand push 'Send this store''s conversations to a remote'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -397,6 +548,28 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;config;list'= {
         }
         &'convo;help;query'= {
+        }
+        &'convo;help;remote'= {
+            cand add 'Add a remote'
+            cand remove 'Remove a remote (the conversations stay)'
+            cand set-url 'Change a remote''s URL'
+            cand list 'List remotes with their URLs (the default)'
+        }
+        &'convo;help;remote;add'= {
+        }
+        &'convo;help;remote;remove'= {
+        }
+        &'convo;help;remote;set-url'= {
+        }
+        &'convo;help;remote;list'= {
+        }
+        &'convo;help;clone'= {
+        }
+        &'convo;help;fetch'= {
+        }
+        &'convo;help;pull'= {
+        }
+        &'convo;help;push'= {
         }
         &'convo;help;generate-docs'= {
         }

@@ -46,6 +46,11 @@ complete -c convo -n "__fish_convo_needs_command" -f -a "diff" -d 'Show what com
 complete -c convo -n "__fish_convo_needs_command" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
 complete -c convo -n "__fish_convo_needs_command" -f -a "config" -d 'Read and set configuration'
 complete -c convo -n "__fish_convo_needs_command" -f -a "query" -d 'Send a message with the conversation to an LLM and record both sides'
+complete -c convo -n "__fish_convo_needs_command" -f -a "remote" -d 'Manage the git remotes conversations are shared through'
+complete -c convo -n "__fish_convo_needs_command" -f -a "clone" -d 'Clone a store from a git remote'
+complete -c convo -n "__fish_convo_needs_command" -f -a "fetch" -d 'Download a remote\'s commits without changing any conversation'
+complete -c convo -n "__fish_convo_needs_command" -f -a "pull" -d 'Fetch a remote and bring its conversations in, losing nothing'
+complete -c convo -n "__fish_convo_needs_command" -f -a "push" -d 'Send this store\'s conversations to a remote'
 complete -c convo -n "__fish_convo_needs_command" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
 complete -c convo -n "__fish_convo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand init" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
@@ -261,6 +266,99 @@ complete -c convo -n "__fish_convo_using_subcommand query" -l no-pager -d 'Never
 complete -c convo -n "__fish_convo_using_subcommand query" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand query" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -f -a "add" -d 'Add a remote'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -f -a "remove" -d 'Remove a remote (the conversations stay)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -f -a "set-url" -d 'Change a remote\'s URL'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -f -a "list" -d 'List remotes with their URLs (the default)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and not __fish_seen_subcommand_from add remove set-url list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from set-url" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a remote'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a remote (the conversations stay)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from help" -f -a "set-url" -d 'Change a remote\'s URL'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from help" -f -a "list" -d 'List remotes with their URLs (the default)'
+complete -c convo -n "__fish_convo_using_subcommand remote; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand clone" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand clone" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand clone" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand clone" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand clone" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand clone" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand clone" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand fetch" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand fetch" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand fetch" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand fetch" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand fetch" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand fetch" -s h -l help -d 'Print help'
+complete -c convo -n "__fish_convo_using_subcommand fetch" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand pull" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand pull" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand pull" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand pull" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand pull" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand pull" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand pull" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand push" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand push" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand push" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand push" -l force-with-lease -d 'Overwrite the remote\'s branch if it is still where this store last saw it'
+complete -c convo -n "__fish_convo_using_subcommand push" -l allow-secrets -d 'Push even if secret-like strings were found'
+complete -c convo -n "__fish_convo_using_subcommand push" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand push" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand push" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand push" -s V -l version -d 'Print version'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -270,21 +368,30 @@ complete -c convo -n "__fish_convo_using_subcommand generate-docs" -l no-pager -
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand generate-docs" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "config" -d 'Read and set configuration'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "query" -d 'Send a message with the conversation to an LLM and record both sides'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
-complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "init" -d 'Create a store (a git repository for conversations)'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "new" -d 'Start a conversation and make it the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "list" -d 'List conversations: id, title, turns, events, estimated tokens, last update'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "switch" -d 'Make another conversation the active one'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "append" -d 'Append events to a conversation, as one commit'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "show" -d 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "log" -d 'Show the history of a conversation, newest first'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "fsck" -d 'Check the store\'s integrity'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "compact" -d 'Compact a conversation: append an overlay that shrinks what an LLM is sent'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "diff" -d 'Show what compaction changes, or how a conversation changed between two commits'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "fork" -d 'Start a new conversation from (part of) another, and make it active'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "config" -d 'Read and set configuration'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "query" -d 'Send a message with the conversation to an LLM and record both sides'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "remote" -d 'Manage the git remotes conversations are shared through'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "clone" -d 'Clone a store from a git remote'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "fetch" -d 'Download a remote\'s commits without changing any conversation'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "pull" -d 'Fetch a remote and bring its conversations in, losing nothing'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "push" -d 'Send this store\'s conversations to a remote'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "generate-docs" -d 'Write man pages and shell completions from the command definitions'
+complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY in force'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key in force, with the layer it comes from'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "add" -d 'Add a remote'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "remove" -d 'Remove a remote (the conversations stay)'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "set-url" -d 'Change a remote\'s URL'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "list" -d 'List remotes with their URLs (the default)'

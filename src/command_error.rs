@@ -7,6 +7,7 @@ use convo::compaction::plan::PlanError;
 use convo::config::ConfigError;
 use convo::ops::OpsError;
 use convo::store::{StoreError, Summary};
+use convo::sync::SyncError;
 
 /// Exit codes, as documented in `convo --help`.
 pub const EXIT_CODES: &str = "\
@@ -17,7 +18,8 @@ Exit status:
   3  bad input: a JSONL line, an id, a flag value; nothing was written
   4  not found: no store, no such conversation, or an ambiguous name
   5  the store could not be read or written (I/O, git, a corrupt file)
-  6  the LLM call failed (connection, HTTP error, malformed answer); nothing was written";
+  6  a remote failed or refused: an LLM provider (connection, HTTP error, malformed
+     answer) or a git remote (unreachable, push rejected); nothing was written";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -134,6 +136,30 @@ impl From<OpsError> for CommandError {
             }
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
+        }
+    }
+}
+
+impl From<SyncError> for CommandError {
+    fn from(e: SyncError) -> Self {
+        let message = e.to_string();
+        match e {
+            SyncError::Store(e) => e.into(),
+            SyncError::GitMissing(_) => {
+                CommandError::new(Kind::Store, message).hint("install git (e.g. apt install git)")
+            }
+            SyncError::UnknownRemote(_) => CommandError::new(Kind::NotFound, message)
+                .hint("`convo remote add NAME URL`; `convo remote` lists them"),
+            SyncError::Rejected { .. } => CommandError::new(Kind::Remote, message)
+                .hint("run `convo pull` to bring them in (nothing is lost), then push again"),
+            SyncError::Secrets(findings) => {
+                let mut error = CommandError::input(message);
+                for f in findings {
+                    error = error.hint(format!("conversation {} event {}: {}", f.conversation, f.event, f.kind));
+                }
+                error.hint("nothing was pushed; --allow-secrets pushes anyway")
+            }
+            SyncError::Git { .. } => CommandError::new(Kind::Remote, message),
         }
     }
 }

@@ -12,3 +12,4 @@ pub mod ops;
 pub mod projection;
 pub mod render;
 pub mod store;
+pub mod sync;

@@ -55,6 +55,11 @@ enum Command {
     Fork(commands::fork::Args),
     Config(commands::config::Args),
     Query(commands::query::Args),
+    Remote(commands::remote::Args),
+    Clone(commands::clone::Args),
+    Fetch(commands::fetch::Args),
+    Pull(commands::pull::Args),
+    Push(commands::push::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -203,6 +208,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Fork(args) => commands::fork::run(&ctx, args),
         Command::Config(args) => commands::config::run(&ctx, args),
         Command::Query(args) => commands::query::run(&ctx, args),
+        Command::Remote(args) => commands::remote::run(&ctx, args),
+        Command::Clone(args) => commands::clone::run(&ctx, args),
+        Command::Fetch(args) => commands::fetch::run(&ctx, args),
+        Command::Pull(args) => commands::pull::run(&ctx, args),
+        Command::Push(args) => commands::push::run(&ctx, args),
         Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
     }
 }

@@ -22,16 +22,16 @@ pub struct Args {
     #[arg(long, short, value_name = "FILE", group = "source")]
     file: Option<PathBuf>,
     /// A user message (starts a new turn)
-    #[arg(long, value_name = "TEXT", group = "source")]
+    #[arg(long, value_name = "TEXT", group = "source", allow_hyphen_values = true)]
     user: Option<String>,
     /// An assistant message
-    #[arg(long, value_name = "TEXT", group = "source")]
+    #[arg(long, value_name = "TEXT", group = "source", allow_hyphen_values = true)]
     assistant: Option<String>,
     /// The model's reasoning
-    #[arg(long, value_name = "TEXT", group = "source")]
+    #[arg(long, value_name = "TEXT", group = "source", allow_hyphen_values = true)]
     reasoning: Option<String>,
     /// A system prompt
-    #[arg(long, value_name = "TEXT", group = "source")]
+    #[arg(long, value_name = "TEXT", group = "source", allow_hyphen_values = true)]
     system: Option<String>,
     /// A tool call to the tool NAME (with --args)
     #[arg(long, value_name = "NAME", group = "source", requires = "args")]
@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, value_name = "CALL_ID", group = "source", requires = "content")]
     tool_result: Option<String>,
     /// The tool result's output
-    #[arg(long, value_name = "TEXT", requires = "tool_result")]
+    #[arg(long, value_name = "TEXT", requires = "tool_result", allow_hyphen_values = true)]
     content: Option<String>,
     /// Mark the tool result as an error
     #[arg(long, requires = "tool_result")]

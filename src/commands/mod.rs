@@ -2,9 +2,11 @@
 //! library, and prints.
 
 pub mod append;
+pub mod clone;
 pub mod compact;
 pub mod config;
 pub mod diff;
+pub mod fetch;
 pub mod fork;
 pub mod fsck;
 pub mod generate_docs;
@@ -12,7 +14,10 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod new;
+pub mod pull;
+pub mod push;
 pub mod query;
+pub mod remote;
 pub mod show;
 pub mod switch;
 

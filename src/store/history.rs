@@ -26,6 +26,8 @@ pub struct Trailers {
     pub tokens: Option<u64>,
     /// The compaction event this commit added.
     pub compaction: Option<String>,
+    /// For a merge: each conversation it brought in, and that conversation's previous commit.
+    pub merged: Vec<(String, ObjectId)>,
 }
 
 impl Trailers {
@@ -44,6 +46,13 @@ impl Trailers {
                 "Convo-Events" => t.events = value.parse().ok(),
                 "Convo-Tokens" => t.tokens = value.parse().ok(),
                 "Convo-Compaction" => t.compaction = Some(value.to_owned()),
+                "Convo-Merged" => {
+                    if let Some((id, commit)) = value.split_once(' ')
+                        && let Ok(commit) = ObjectId::from_hex(commit.trim().as_bytes())
+                    {
+                        t.merged.push((id.to_owned(), commit));
+                    }
+                }
                 _ => {}
             }
         }
@@ -152,8 +161,11 @@ impl Store {
         while let Some(commit) = next {
             let (entry, trailers, parents) = self.log_entry(commit)?;
             out.push(entry);
+            let merged = trailers.merged.iter().find(|(c, _)| c == id).map(|(_, commit)| *commit);
             next = match (trailers.convo_id.as_deref() == Some(id), trailers.previous) {
                 (true, Some(previous)) => Some(previous),
+                // A merge that brought this conversation in: continue on the side it came from.
+                _ if merged.is_some() => merged,
                 // The first commit of the conversation, or a commit outside convo's chain:
                 // ask the tree which commit before it touched the conversation.
                 _ => match parents.first() {
@@ -293,6 +305,7 @@ mod tests {
             events: Some(9),
             tokens: Some(120),
             compaction: Some("01C".into()),
+            merged: Vec::new(),
         };
         let message = format!("append: \"x\" turn 2 (+3 events)\n\n{}", t.render());
         assert_eq!(Trailers::parse(&message), t);

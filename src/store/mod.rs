@@ -10,6 +10,7 @@ mod cache;
 mod fsck;
 mod history;
 pub mod layout;
+mod merge;
 mod refs;
 mod txn;
 mod write;
@@ -23,6 +24,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
+pub use merge::{Diverged, Integrated};
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, Subject, subject_name};
 
@@ -132,27 +134,39 @@ impl Store {
     /// Create a store at `root` (or accept an existing one). Returns whether it was new.
     pub fn init(root: &Path) -> Result<(Store, bool)> {
         if root.join(".git").is_dir() {
-            return Ok((Store::open(root)?, false));
+            let store = Store::open(root)?;
+            // A clone, or a git repository convo has not used yet.
+            if !store.state_dir().exists() {
+                store.set_up()?;
+                return Ok((Store::open(root)?, false));
+            }
+            return Ok((store, false));
         }
         if root.exists() && !root.is_dir() {
             return Err(StoreError::NotAStoreDir { path: root.to_owned() });
         }
         create_private_dir(root)?;
         let repo = gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
+        let store = Store { root: root.to_owned(), repo, fail_point: None };
+        store.set_up()?;
+        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
+        Ok((Store { root: root.to_owned(), repo, fail_point: None }, true))
+    }
+
+    /// What makes a git repository a convo store: compression, local state, object folders.
+    fn set_up(&self) -> Result<()> {
         // gix writes loose objects at zlib level 1, a quarter bigger than git's: the store
         // is mostly text, so spend the little CPU level 6 costs.
-        let config_path = repo.git_dir().join("config");
+        let config_path = self.repo.git_dir().join("config");
         let mut config = gix::config::File::from_path_no_includes(config_path.clone(), gix::config::Source::Local)
             .map_err(git_err("read .git/config"))?;
         config.set_raw_value("core.looseCompression", "6").map_err(git_err("set core.looseCompression"))?;
         let mut bytes = Vec::new();
         config.write_to(&mut bytes).map_err(io_err(&config_path))?;
         std::fs::write(&config_path, bytes).map_err(io_err(&config_path))?;
-        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
-        let store = Store { root: root.to_owned(), repo, fail_point: None };
-        create_private_dir(&store.state_dir())?;
-        store.create_object_folders();
-        Ok((store, true))
+        create_private_dir(&self.state_dir())?;
+        self.create_object_folders();
+        Ok(())
     }
 
     /// Create the 256 fan-out folders of `.git/objects` up front: a new object otherwise

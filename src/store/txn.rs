@@ -170,7 +170,7 @@ impl Store {
 
     /// Author and committer: the user's git identity when configured, else convo's own, so a
     /// machine without git config can still record conversations.
-    fn signature(&self, clock: &Clock) -> gix::actor::Signature {
+    pub(super) fn signature(&self, clock: &Clock) -> gix::actor::Signature {
         // Read the config keys directly: gix's persona lookup also works out the local time
         // zone, which walks the whole zoneinfo database on every commit.
         let config = self.repo.config_snapshot();
@@ -182,6 +182,65 @@ impl Store {
         };
         let now = clock.now();
         gix::actor::Signature { name, email, time: gix::date::Time { seconds: now.timestamp(), offset: 0 } }
+    }
+
+    /// Move HEAD from `expected` to `target` (a fast-forward, or a merge commit made with
+    /// [`Store::write_commit`]) and mirror every file that differs between the two trees into
+    /// the working tree and index, journalled like any commit.
+    pub(crate) fn advance(
+        &self,
+        lock: &Lock,
+        expected: ObjectId,
+        target: ObjectId,
+        subject: &str,
+        clock: &Clock,
+    ) -> Result<()> {
+        let (mut old, mut new) = (std::collections::HashMap::new(), std::collections::HashMap::new());
+        self.collect_blobs(self.commit_tree_id(expected)?, "", &mut old)?;
+        self.collect_blobs(self.commit_tree_id(target)?, "", &mut new)?;
+        let mut paths: Vec<String> =
+            new.iter().filter(|(p, id)| old.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
+        paths.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
+        paths.sort();
+        self.write_journal(&paths)?;
+        self.move_head(Some(expected), target, &self.signature(clock), subject)?;
+        self.replay_journal(lock)?;
+        self.maybe_gc();
+        Ok(())
+    }
+
+    /// Write a commit object (no ref moves) with the caller's identity and clock.
+    pub(super) fn write_commit(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        clock: &Clock,
+    ) -> Result<ObjectId> {
+        let signature = self.signature(clock);
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author: signature.clone(),
+            committer: signature,
+            encoding: None,
+            parents: parents.iter().copied().collect(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach())
+    }
+
+    /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
+    pub(crate) fn write_journal(&self, paths: &[String]) -> Result<()> {
+        let bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() })
+            .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
+        write_private_file(&self.state_dir(), &self.journal_path(), &bytes)
+    }
+
+    /// Mirror the journalled paths from HEAD into the working tree and index, then drop the
+    /// journal: the end of every commit, and the repair after a crash.
+    pub(crate) fn replay_journal(&self, lock: &Lock) -> Result<()> {
+        self.recover(lock)
     }
 
     /// Replay the working-tree and index half of an interrupted commit from HEAD.

@@ -172,6 +172,7 @@ impl Store {
             events: Some(stats.events),
             tokens: Some(stats.tokens()),
             compaction,
+            merged: Vec::new(),
         };
         let message = format!("{subject}\n\n{}", trailers.render());
         let committed = self.commit(lock, &changes, &message, clock)?;

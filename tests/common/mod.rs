@@ -15,6 +15,8 @@ pub struct TestEnv {
     pub root: PathBuf,
     pub store: PathBuf,
     tick: Cell<u32>,
+    /// Hours added to this environment's clock, so two environments never mint the same ids.
+    epoch: u32,
 }
 
 #[derive(Debug)]
@@ -52,7 +54,12 @@ impl TestEnv {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical tempdir");
         std::fs::create_dir_all(root.join("home")).unwrap();
-        TestEnv { store: root.join("store"), root, _dir: dir, tick: Cell::new(0) }
+        TestEnv { store: root.join("store"), root, _dir: dir, tick: Cell::new(0), epoch: 0 }
+    }
+
+    /// A second environment whose clock runs `hours` ahead (distinct ids and hashes).
+    pub fn bare_at(hours: u32) -> TestEnv {
+        TestEnv { epoch: hours, ..TestEnv::bare() }
     }
 
     pub fn home(&self) -> PathBuf {
@@ -63,7 +70,8 @@ impl TestEnv {
     fn next_now(&self) -> String {
         let n = self.tick.get();
         self.tick.set(n + 1);
-        format!("2026-01-01T{:02}:{:02}:00Z", n / 60 % 24, n % 60)
+        let hours = self.epoch + n / 60;
+        format!("2026-01-{:02}T{:02}:{:02}:00Z", 1 + hours / 24, hours % 24, n % 60)
     }
 
     /// A command with a sealed environment; CONVO_DIR points at this env's store.
@@ -167,3 +175,5 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
 }
 
 pub mod server;
+
+pub mod githttp;

@@ -1,0 +1,44 @@
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use convo::sync;
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Clone a store from a git remote
+///
+/// Without PATH the clone goes where the store would be (--store, $CONVO_DIR, or
+/// $XDG_DATA_HOME/convo), which must not exist yet.
+#[derive(clap::Args)]
+pub struct Args {
+    /// What git can clone: a path, file://, git://, http(s)://, ssh
+    url: String,
+    /// Where to put the store
+    path: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let path = match args.path {
+        Some(path) => path,
+        None => ctx
+            .location
+            .as_ref()
+            .map(|l| l.path.clone())
+            .ok_or_else(|| CommandError::input("no PATH given and HOME is not set"))?,
+    };
+    if path.exists() && std::fs::read_dir(&path).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return Err(CommandError::input(format!("{} already exists and is not empty", path.display()))
+            .hint("clone into a new PATH"));
+    }
+    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let store = sync::clone(&args.url, &path, progress)?;
+    let count = store.conversation_ids()?.len();
+    ctx.note(&format!(
+        "Cloned {} into {} ({count} conversation{})",
+        args.url,
+        path.display(),
+        if count == 1 { "" } else { "s" }
+    ));
+    Ok(())
+}

@@ -1,0 +1,55 @@
+use std::io::{IsTerminal, Write};
+
+use convo::store::Integrated;
+use convo::sync;
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Fetch a remote and bring its conversations in, losing nothing
+///
+/// Fast-forwards when only the remote moved. When both sides changed, conversations changed
+/// on one side take that side; a conversation appended to on both keeps the remote's line
+/// under its id, and your local line becomes a fork (`forked_from` the common point), one line
+/// of output per such conversation. The active conversation is left as it is.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The remote [default: origin]
+    #[arg(default_value = "origin")]
+    remote: String,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let outcome = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
+    let mut out = std::io::stdout().lock();
+    match outcome {
+        Integrated::UpToDate => writeln!(out, "Already up to date.")?,
+        Integrated::FastForward { commit, conversations } => {
+            writeln!(out, "Fast-forward to {} ({conversations} conversations)", super::short_hash(&commit))?
+        }
+        Integrated::Merged { commit, updated, diverged, kept_remote } => {
+            let plural = if updated == 1 { "" } else { "s" };
+            writeln!(out, "Merged {} ({updated} conversation{plural} updated)", super::short_hash(&commit))?;
+            for d in diverged {
+                let title = d.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();
+                writeln!(
+                    out,
+                    "diverged: {}{title}: the remote's line keeps the id; your {} {} in fork {}",
+                    d.id,
+                    d.local_events,
+                    if d.local_events == 1 { "event is" } else { "events are" },
+                    d.fork
+                )?;
+            }
+            for file in kept_remote {
+                writeln!(
+                    out,
+                    "conflict: {file} changed on both sides; kept the remote's (yours is in the merge's first parent)"
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

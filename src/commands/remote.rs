@@ -1,0 +1,44 @@
+use std::io::Write;
+
+use convo::sync;
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+/// Manage the git remotes conversations are shared through
+///
+/// A remote is anything git can talk to: a path, file://, git://, http(s)://, ssh.
+/// Credentials go through git's own helpers; convo never stores them.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Add a remote
+    Add { name: String, url: String },
+    /// Remove a remote (the conversations stay)
+    Remove { name: String },
+    /// Change a remote's URL
+    SetUrl { name: String, url: String },
+    /// List remotes with their URLs (the default)
+    List,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    match args.action.unwrap_or(Action::List) {
+        Action::Add { name, url } => sync::remote_add(&store, &name, &url)?,
+        Action::Remove { name } => sync::remote_remove(&store, &name)?,
+        Action::SetUrl { name, url } => sync::remote_set_url(&store, &name, &url)?,
+        Action::List => {
+            let mut out = std::io::stdout().lock();
+            for (name, url) in sync::remotes(&store)? {
+                writeln!(out, "{name}\t{url}")?;
+            }
+        }
+    }
+    Ok(())
+}

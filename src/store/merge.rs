@@ -1,0 +1,219 @@
+//! Integrating another line of history (a fetched remote) without losing anything.
+//!
+//! Fast-forward when only one side moved. When both moved, the merge is built per
+//! conversation from the merge base: a conversation changed on one side takes that side; one
+//! appended to on both keeps the remote's line under its id, and the local line (every event,
+//! compactions and undos with them) becomes a fork conversation whose events tree is the local
+//! one, so git stores no new blob for it. Nothing is interleaved, nothing dropped.
+
+use std::collections::{BTreeSet, HashSet};
+
+use gix::ObjectId;
+use gix::object::tree::EntryKind;
+
+use super::history::Trailers;
+use super::txn::Lock;
+use super::{ForkedFrom, Meta, Result, Store, StoreError, git_err, layout};
+use crate::clock::Clock;
+use crate::event::Stats;
+
+/// A conversation appended to on both sides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diverged {
+    pub id: String,
+    pub title: Option<String>,
+    /// The new conversation holding the local line.
+    pub fork: String,
+    /// Local events the remote did not have.
+    pub local_events: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Integrated {
+    UpToDate,
+    FastForward { commit: ObjectId, conversations: usize },
+    Merged { commit: ObjectId, updated: usize, diverged: Vec<Diverged>, kept_remote: Vec<String> },
+}
+
+impl Store {
+    /// Bring `theirs` (a fetched commit) into HEAD; `label` names it in messages.
+    pub fn integrate(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
+        let Some(ours) = self.head_commit_id()? else {
+            // An empty store has no commit to fast-forward from: adopt theirs outright.
+            return self.adopt(lock, theirs, label, clock);
+        };
+        if ours == theirs {
+            return Ok(Integrated::UpToDate);
+        }
+        let base = self.repo.merge_base(ours, theirs).ok().flatten().map(|id| id.detach());
+        if base == Some(theirs) {
+            return Ok(Integrated::UpToDate);
+        }
+        let conversations = |commit: ObjectId| -> Result<usize> {
+            let tree = self.commit_tree_id(commit)?;
+            Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
+                Some(dir) => self.tree_entries(dir)?.len(),
+                None => 0,
+            })
+        };
+        if base == Some(ours) {
+            self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
+            return Ok(Integrated::FastForward { commit: theirs, conversations: conversations(theirs)? });
+        }
+        self.merge(lock, ours, theirs, base, label, clock)
+    }
+
+    fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
+        let mut paths = std::collections::HashMap::new();
+        self.collect_blobs(self.commit_tree_id(theirs)?, "", &mut paths)?;
+        let journal: Vec<String> = paths.into_keys().collect();
+        self.write_journal(&journal)?;
+        self.move_head(None, theirs, &self.signature(clock), &format!("pull: {label}"))?;
+        self.replay_journal(lock)?;
+        let tree = self.commit_tree_id(theirs)?;
+        let count = match self.entry_at(tree, layout::CONVERSATIONS)? {
+            Some(dir) => self.tree_entries(dir)?.len(),
+            None => 0,
+        };
+        Ok(Integrated::FastForward { commit: theirs, conversations: count })
+    }
+
+    fn merge(
+        &self,
+        lock: &Lock,
+        ours: ObjectId,
+        theirs: ObjectId,
+        base: Option<ObjectId>,
+        label: &str,
+        clock: &Clock,
+    ) -> Result<Integrated> {
+        let empty = ObjectId::empty_tree(self.repo.object_hash());
+        let b_tree = match base {
+            Some(b) => self.commit_tree_id(b)?,
+            None => empty,
+        };
+        let (o_tree, t_tree) = (self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?);
+        let mut editor = self.repo.edit_tree(t_tree).map_err(git_err("edit tree"))?;
+        let mut trailers: Vec<String> = Vec::new();
+        let mut kept_remote = Vec::new();
+        let mut updated = 0;
+
+        // Files outside conversations/ (convo.toml): one side's change wins; both: theirs.
+        for (name, _, _) in self.tree_entries(o_tree)? {
+            if name == layout::CONVERSATIONS {
+                continue;
+            }
+            let (b, o, t) =
+                (self.entry_at(b_tree, &name)?, self.entry_at(o_tree, &name)?, self.entry_at(t_tree, &name)?);
+            if o != b && t == b {
+                if let Some(o) = o {
+                    editor.upsert(name.as_str(), EntryKind::Blob, o).map_err(git_err(format!("merge {name}")))?;
+                }
+            } else if o != b && t != b && o != t {
+                kept_remote.push(name);
+            }
+        }
+
+        let ids = |tree: ObjectId| -> Result<BTreeSet<String>> {
+            Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
+                Some(dir) => self.tree_entries(dir)?.into_iter().map(|(n, _, _)| n).collect(),
+                None => BTreeSet::new(),
+            })
+        };
+        let mut all = ids(o_tree)?;
+        all.extend(ids(t_tree)?);
+        let mut diverged = Vec::new();
+        for id in all {
+            let dir = layout::conversation_dir(&id);
+            let (b, o, t) = (self.entry_at(b_tree, &dir)?, self.entry_at(o_tree, &dir)?, self.entry_at(t_tree, &dir)?);
+            if o == t || o == b {
+                if t != b {
+                    updated += 1;
+                    if let Some(last) = self.newest_change(theirs, &dir)? {
+                        trailers.push(format!("Convo-Merged: {id} {last}"));
+                    }
+                }
+                continue;
+            }
+            if t == b {
+                // Changed only here: keep ours.
+                match o {
+                    Some(o) => {
+                        editor.upsert(dir.as_str(), EntryKind::Tree, o).map_err(git_err(format!("merge {dir}")))?
+                    }
+                    None => editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?,
+                };
+                continue;
+            }
+            // Appended to on both sides: theirs keeps the id, ours becomes a fork.
+            let (Some(o), Some(_)) = (o, t) else { continue };
+            let theirs_ids: HashSet<String> = self.events_in(t_tree, &id)?.into_iter().map(|e| e.id).collect();
+            let our_events = self.events_in(o_tree, &id)?;
+            let local_events = our_events.iter().filter(|e| !theirs_ids.contains(&e.id)).count();
+            updated += 1;
+            if let Some(last) = self.newest_change(theirs, &dir)? {
+                trailers.push(format!("Convo-Merged: {id} {last}"));
+            }
+            if local_events == 0 {
+                continue;
+            }
+            let base_turns = match b {
+                Some(_) => Stats::of(&self.events_in(b_tree, &id)?).turns,
+                None => 0,
+            };
+            let source_meta = self.meta_in(o_tree, &id)?;
+            let fork = clock.new_id();
+            let meta = Meta {
+                title: Some(format!("{} (diverged)", source_meta.title.clone().unwrap_or_else(|| id.clone()))),
+                created: clock.timestamp(),
+                forked_from: Some(ForkedFrom { id: id.clone(), turn: base_turns }),
+                extra: Default::default(),
+            };
+            let mut bytes = serde_json::to_vec_pretty(&meta)
+                .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;
+            bytes.push(b'\n');
+            let blob = self.repo.write_blob(&bytes).map_err(git_err("write fork metadata"))?.detach();
+            editor.upsert(layout::meta_path(&fork).as_str(), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
+            if let Some(events) = self.entry_at(o, layout::EVENTS_DIR)? {
+                let path = format!("{}/{}", layout::conversation_dir(&fork), layout::EVENTS_DIR);
+                editor.upsert(path.as_str(), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
+            }
+            if let Some(last) = self.newest_change(ours, &dir)? {
+                trailers.push(format!("Convo-Merged: {fork} {last}"));
+            }
+            diverged.push(Diverged { id, title: source_meta.title, fork, local_events });
+        }
+        let tree = editor.write().map_err(git_err("write merged tree"))?.detach();
+        let subject = format!(
+            "merge: {label} ({updated} conversation{} updated{})",
+            if updated == 1 { "" } else { "s" },
+            if diverged.is_empty() { String::new() } else { format!(", {} diverged into forks", diverged.len()) }
+        );
+        let mut message = format!("{subject}\n\n");
+        for line in &trailers {
+            message += line;
+            message.push('\n');
+        }
+        debug_assert!(Trailers::parse(&message).convo_id.is_none());
+        let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
+        self.advance(lock, ours, commit, &subject, clock)?;
+        Ok(Integrated::Merged { commit, updated, diverged, kept_remote })
+    }
+
+    /// Events of conversation `id` in tree `root`.
+    fn events_in(&self, root: ObjectId, id: &str) -> Result<Vec<crate::event::Event>> {
+        let mut events = Vec::new();
+        for (path, blob) in self.segments_in(root, id)? {
+            events.extend(self.parse_segment(&path, blob)?);
+        }
+        Ok(events)
+    }
+
+    fn meta_in(&self, root: ObjectId, id: &str) -> Result<Meta> {
+        let path = layout::meta_path(id);
+        let blob = self
+            .entry_at(root, &path)?
+            .ok_or_else(|| StoreError::BadFile { path: path.clone(), message: "missing".into() })?;
+        super::parse_meta(&path, &self.read_blob(blob)?)
+    }
+}

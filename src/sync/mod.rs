@@ -1,0 +1,248 @@
+//! Sharing stores through ordinary git remotes. gix has no push, so the transport (remote
+//! configuration, fetch, clone, push) is the `git` binary, which brings every protocol git
+//! speaks and the user's credential helpers; integrating what was fetched happens in-process
+//! (`Store::integrate`). Before a push, the events it would publish are scanned for secrets.
+
+pub mod secrets;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use gix::ObjectId;
+
+use crate::clock::Clock;
+use crate::event::{Event, Kind};
+use crate::store::{Integrated, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("`git` was not found on PATH; it is needed to {0}")]
+    GitMissing(&'static str),
+    #[error("git {command}: {message}")]
+    Git { command: String, message: String },
+    #[error("no remote named `{0}`")]
+    UnknownRemote(String),
+    #[error("the remote `{remote}` has commits this store does not have")]
+    Rejected { remote: String },
+    #[error("refusing to push: {} secret{} found in the events to be pushed", .0.len(), if .0.len() == 1 { "" } else { "s" })]
+    Secrets(Vec<Finding>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub type Result<T, E = SyncError> = std::result::Result<T, E>;
+
+/// A secret-like string in an event about to be pushed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub conversation: String,
+    pub event: String,
+    pub kind: &'static str,
+}
+
+/// How git's own output is handled: progress goes straight to the terminal's stderr.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stderr {
+    Inherit,
+    Capture,
+}
+
+fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
+    let mut command = Command::new("git");
+    command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
+    command.stderr(match stderr {
+        Stderr::Inherit => Stdio::inherit(),
+        Stderr::Capture => Stdio::piped(),
+    });
+    let output = command.output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => SyncError::GitMissing(purpose),
+        _ => SyncError::Git { command: args.join(" "), message: e.to_string() },
+    })?;
+    Ok(output)
+}
+
+fn checked(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<String> {
+    let output = git(dir, args, stderr, purpose)?;
+    if !output.status.success() {
+        let text = String::from_utf8_lossy(&output.stderr);
+        let message = match stderr {
+            Stderr::Capture => text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim().to_owned(),
+            Stderr::Inherit => "failed (git's message is above)".to_owned(),
+        };
+        let message =
+            message.strip_prefix("fatal: ").or_else(|| message.strip_prefix("error: ")).unwrap_or(&message).to_owned();
+        return Err(SyncError::Git { command: args.first().copied().unwrap_or("").to_owned(), message });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `(name, url)` of each remote.
+pub fn remotes(store: &Store) -> Result<Vec<(String, String)>> {
+    let out = checked(store.root(), &["remote", "-v"], Stderr::Capture, "list remotes")?;
+    let mut remotes: Vec<(String, String)> = Vec::new();
+    for line in out.lines() {
+        let mut parts = line.split_whitespace();
+        if let (Some(name), Some(url)) = (parts.next(), parts.next())
+            && !remotes.iter().any(|(n, _)| n == name)
+        {
+            remotes.push((name.to_owned(), url.to_owned()));
+        }
+    }
+    Ok(remotes)
+}
+
+pub fn remote_add(store: &Store, name: &str, url: &str) -> Result<()> {
+    checked(store.root(), &["remote", "add", name, url], Stderr::Capture, "add a remote").map(drop)
+}
+
+pub fn remote_remove(store: &Store, name: &str) -> Result<()> {
+    require_remote(store, name)?;
+    checked(store.root(), &["remote", "remove", name], Stderr::Capture, "remove a remote").map(drop)
+}
+
+pub fn remote_set_url(store: &Store, name: &str, url: &str) -> Result<()> {
+    require_remote(store, name)?;
+    checked(store.root(), &["remote", "set-url", name, url], Stderr::Capture, "change a remote").map(drop)
+}
+
+fn require_remote(store: &Store, name: &str) -> Result<()> {
+    if remotes(store)?.iter().any(|(n, _)| n == name) { Ok(()) } else { Err(SyncError::UnknownRemote(name.to_owned())) }
+}
+
+/// The branch HEAD is on (`main`).
+fn branch(store: &Store) -> Result<String> {
+    let out = checked(store.root(), &["symbolic-ref", "--short", "HEAD"], Stderr::Capture, "read HEAD")?;
+    Ok(out.trim().to_owned())
+}
+
+/// git's own progress (objects, bytes) on stderr when `progress`, else its messages
+/// captured for a one-line error.
+fn progress_args(progress: bool) -> (&'static str, Stderr) {
+    if progress { ("--progress", Stderr::Inherit) } else { ("--quiet", Stderr::Capture) }
+}
+
+/// Fetch `remote`. Nothing local changes but the remote-tracking refs, and those only if the
+/// fetch completes.
+pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
+    require_remote(store, remote)?;
+    let (flag, stderr) = progress_args(progress);
+    // FETCH_HEAD is git porcelain state convo does not use: a failed fetch leaves no trace.
+    checked(store.root(), &["fetch", "--no-write-fetch-head", flag, remote], stderr, "fetch").map(drop)
+}
+
+/// The fetched tip of `remote`'s copy of our branch, if it has one.
+pub fn remote_tip(store: &Store, remote: &str) -> Result<Option<ObjectId>> {
+    let name = format!("refs/remotes/{remote}/{}", branch(store)?);
+    let out = git(store.root(), &["rev-parse", "--verify", "--quiet", &name], Stderr::Capture, "read a remote ref")?;
+    Ok(ObjectId::from_hex(String::from_utf8_lossy(&out.stdout).trim().as_bytes()).ok())
+}
+
+/// Fetch `remote` and integrate it (see [`Store::integrate`]). The store's lock is taken
+/// only once the fetch is complete, not while the network is slow.
+pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Result<Integrated> {
+    fetch(store, remote, progress)?;
+    match remote_tip(store, remote)? {
+        Some(tip) => {
+            let lock = store.lock()?;
+            Ok(store.integrate(&lock, tip, &format!("{remote}/{}", branch(store)?), clock)?)
+        }
+        None => Ok(Integrated::UpToDate),
+    }
+}
+
+/// The events HEAD has that `remote`'s tip does not, per conversation.
+fn unpublished(store: &Store, remote: &str) -> Result<Vec<(String, Event)>> {
+    let tip = remote_tip(store, remote)?.map(|t| t.to_string());
+    let mut out = Vec::new();
+    for id in store.conversation_ids()? {
+        let published: std::collections::HashSet<String> = match &tip {
+            Some(tip) => match store.events_at(&id, tip) {
+                Ok(events) => events.into_iter().map(|e| e.id).collect(),
+                Err(_) => Default::default(),
+            },
+            None => Default::default(),
+        };
+        out.extend(store.events(&id)?.into_iter().filter(|e| !published.contains(&e.id)).map(|e| (id.clone(), e)));
+    }
+    Ok(out)
+}
+
+/// Every secret-like string in the events a push to `remote` would publish.
+pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    for (conversation, event) in unpublished(store, remote)? {
+        let text = match &event.kind {
+            Kind::System { content }
+            | Kind::User { content }
+            | Kind::Assistant { content }
+            | Kind::Reasoning { content } => content.clone(),
+            Kind::ToolResult { content, .. } => content.clone(),
+            _ => event.to_line(),
+        };
+        for kind in secrets::scan(&text) {
+            findings.push(Finding { conversation: conversation.clone(), event: event.id.clone(), kind });
+        }
+    }
+    Ok(findings)
+}
+
+/// Push HEAD's branch to `remote`, after a secret scan unless `allow_secrets`.
+pub fn push(store: &Store, remote: &str, force_with_lease: bool, allow_secrets: bool, progress: bool) -> Result<()> {
+    require_remote(store, remote)?;
+    if !allow_secrets {
+        let findings = scan_unpublished(store, remote)?;
+        if !findings.is_empty() {
+            return Err(SyncError::Secrets(findings));
+        }
+    }
+    let refspec = format!("HEAD:refs/heads/{}", branch(store)?);
+    let (flag, stderr) = progress_args(progress);
+    let mut args = vec!["push", "--porcelain", flag];
+    if force_with_lease {
+        args.push("--force-with-lease");
+    }
+    args.extend([remote, refspec.as_str()]);
+    let output = git(store.root(), &args, stderr, "push")?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.success() {
+        return Ok(());
+    }
+    if stdout.contains("[rejected]")
+        || stdout.contains("non-fast-forward")
+        || stderr.contains("fetch first")
+        || stdout.contains("stale info")
+    {
+        return Err(SyncError::Rejected { remote: remote.to_owned() });
+    }
+    let message = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+    Err(SyncError::Git {
+        command: "push".into(),
+        message: message.trim_start_matches("fatal: ").trim_start_matches("error: ").to_owned(),
+    })
+}
+
+/// Clone `url` into `path` and make it a convo store.
+pub fn clone(url: &str, path: &Path, progress: bool) -> Result<Store> {
+    let target = path.to_string_lossy().into_owned();
+    let (flag, stderr) = progress_args(progress);
+    checked(Path::new("."), &["clone", flag, url, &target], stderr, "clone")?;
+    // A bare repository made with another default branch (`master`) points its HEAD at a
+    // branch convo never pushed: check out the one it did.
+    if git(path, &["rev-parse", "--verify", "--quiet", "HEAD"], Stderr::Capture, "clone")?.status.success() {
+        return Ok(Store::init(path)?.0);
+    }
+    let branches =
+        checked(path, &["for-each-ref", "--format=%(refname:short)", "refs/remotes/origin"], Stderr::Capture, "clone")?;
+    let branch = branches
+        .lines()
+        .find(|b| *b == "origin/main")
+        .or_else(|| branches.lines().find(|b| *b != "origin/HEAD" && !b.is_empty()))
+        .map(str::to_owned);
+    if let Some(branch) = branch {
+        let local = branch.trim_start_matches("origin/").to_owned();
+        checked(path, &["checkout", "--quiet", "-B", &local, &branch], Stderr::Capture, "clone")?;
+    }
+    let (store, _) = Store::init(path)?;
+    Ok(store)
+}

@@ -50,6 +50,8 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('fetch', 'fetch', [CompletionResultType]::ParameterValue, 'Download a remote''s commits without changing any conversation')
             [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Fetch a remote and bring its conversations in, losing nothing')
             [CompletionResult]::new('push', 'push', [CompletionResultType]::ParameterValue, 'Send this store''s conversations to a remote')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import a session from another tool as a new conversation')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write a conversation in another format')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -519,6 +521,46 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'convo;import' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The format [default: detected]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The format [default: detected]')
+            [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Title of the new conversation [default: from the session, else the file name]')
+            [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Title of the new conversation [default: from the session, else the file name]')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--again', '--again', [CompletionResultType]::ParameterName, 'Import a file again although a conversation already holds it')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;export' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'f')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'format')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'With --format openai|anthropic: the model named in the body [default: llm.model]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'With --format openai|anthropic: the model named in the body [default: llm.model]')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--compacted', '--compacted', [CompletionResultType]::ParameterName, 'The compacted view instead of the raw events')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'convo;generate-docs' {
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
@@ -552,6 +594,8 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('fetch', 'fetch', [CompletionResultType]::ParameterValue, 'Download a remote''s commits without changing any conversation')
             [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Fetch a remote and bring its conversations in, losing nothing')
             [CompletionResult]::new('push', 'push', [CompletionResultType]::ParameterValue, 'Send this store''s conversations to a remote')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import a session from another tool as a new conversation')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write a conversation in another format')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -636,6 +680,12 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;push' {
+            break
+        }
+        'convo;help;import' {
+            break
+        }
+        'convo;help;export' {
             break
         }
         'convo;help;generate-docs' {

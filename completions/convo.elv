@@ -47,6 +47,8 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand import 'Import a session from another tool as a new conversation'
+            cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -479,6 +481,44 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;import'= {
+            cand -f 'The format [default: detected]'
+            cand --format 'The format [default: detected]'
+            cand -t 'Title of the new conversation [default: from the session, else the file name]'
+            cand --title 'Title of the new conversation [default: from the session, else the file name]'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --again 'Import a file again although a conversation already holds it'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;export'= {
+            cand -f 'f'
+            cand --format 'format'
+            cand -o 'Write to FILE instead of stdout'
+            cand --output 'Write to FILE instead of stdout'
+            cand -m 'With --format openai|anthropic: the model named in the body [default: llm.model]'
+            cand --model 'With --format openai|anthropic: the model named in the body [default: llm.model]'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --compacted 'The compacted view instead of the raw events'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;generate-docs'= {
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
@@ -511,6 +551,8 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand import 'Import a session from another tool as a new conversation'
+            cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -570,6 +612,10 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;pull'= {
         }
         &'convo;help;push'= {
+        }
+        &'convo;help;import'= {
+        }
+        &'convo;help;export'= {
         }
         &'convo;help;generate-docs'= {
         }

@@ -126,6 +126,23 @@ pub fn parse_input(text: &str) -> Result<Vec<Draft>, LineError> {
     Ok(drafts)
 }
 
+/// Parse JSONL whose lines may carry any type (an export of a conversation, compactions
+/// included), as input: `id` and `ts` may be missing, unknown types are kept.
+pub fn parse_input_any(text: &str) -> Result<Vec<Draft>, LineError> {
+    let mut drafts = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        drafts.push(parse_line(line, index + 1, Source::Stored).or_else(|e| match e.field.as_deref() {
+            // Stored parsing insists on id and ts; here they may be filled in later.
+            Some("id") | Some("ts") if e.message == "missing" => parse_line(line, index + 1, Source::Input),
+            _ => Err(e),
+        })?);
+    }
+    Ok(drafts)
+}
+
 /// Parse a stored event file. Every line must be a complete event with `id` and `ts`; a file
 /// that does not end in a newline has a torn last line, which is reported, not guessed at.
 pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod compaction;
 pub mod config;
 pub mod event;
+pub mod interop;
 pub mod llm;
 pub mod ops;
 pub mod projection;

@@ -26,7 +26,7 @@ pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
 pub use merge::{Diverged, Integrated};
 pub use txn::{FailPoint, GcOutcome, Lock};
-pub use write::{Appended, Created, Subject, subject_name};
+pub use write::{Appended, Created, NewConversation, Subject, subject_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

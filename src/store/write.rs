@@ -24,6 +24,18 @@ pub struct Appended {
     pub gc: GcOutcome,
 }
 
+/// A conversation to create with its events (see [`Store::create_many`]).
+#[derive(Debug, Clone)]
+pub struct NewConversation {
+    pub title: Option<String>,
+    /// Extra `meta.json` fields (where an import came from, a subagent's parent).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub drafts: Vec<Draft>,
+    /// Index (in the same call) of the conversation this one is a subagent of: recorded as
+    /// `subagent_of` in its metadata.
+    pub parent: Option<usize>,
+}
+
 /// A subject line chosen by the caller (a compaction, a config change) instead of the
 /// default `append: ... (+N events)`, and the compaction it records, if any.
 #[derive(Debug, Clone, Default)]
@@ -182,6 +194,68 @@ impl Store {
         }
         self.record_log(id, committed.commit, previous);
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, gc: committed.gc })
+    }
+
+    /// New conversations with their events, all in one commit (an import). Each entry is a
+    /// title, extra metadata fields, and the events; the input is checked like `append`'s:
+    /// unique ids, every tool result after its call.
+    pub fn create_many(
+        &self,
+        lock: &Lock,
+        conversations: Vec<NewConversation>,
+        subject: &str,
+        clock: &Clock,
+    ) -> Result<Vec<(String, Stats)>> {
+        let mut changes = Vec::new();
+        let mut out: Vec<(String, Stats)> = Vec::new();
+        let mut trailers = String::new();
+        for c in conversations {
+            let id = clock.new_id();
+            let mut seen = HashSet::new();
+            let mut calls = HashSet::new();
+            for d in &c.drafts {
+                if let Some(event_id) = &d.id
+                    && !seen.insert(event_id.clone())
+                {
+                    return Err(StoreError::DuplicateId { line: d.line, id: event_id.clone() });
+                }
+                match &d.kind {
+                    Kind::ToolCall { call_id, .. } => {
+                        calls.insert(call_id.clone());
+                    }
+                    Kind::ToolResult { call_id, .. } if !calls.contains(call_id) => {
+                        return Err(StoreError::UnknownCallId { line: d.line, call_id: call_id.clone() });
+                    }
+                    _ => {}
+                }
+            }
+            let ts = clock.timestamp();
+            let events: Vec<Event> = c
+                .drafts
+                .into_iter()
+                .map(|d| {
+                    let event_id = d.id.clone().unwrap_or_else(|| clock.new_id());
+                    let ts = d.ts.clone().unwrap_or_else(|| ts.clone());
+                    d.into_event(event_id, ts)
+                })
+                .collect();
+            let stats = Stats::of(&events);
+            let mut extra = c.extra;
+            if let Some((parent, _)) = c.parent.and_then(|p| out.get(p)) {
+                extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
+            }
+            let meta = Meta { title: c.title, created: clock.timestamp(), forked_from: None, extra };
+            changes.push(meta_change(&id, &meta)?);
+            let lines: Vec<String> = events.iter().map(Event::to_line).collect();
+            for (number, bucket) in layout::pack_lines(0, 0, &lines) {
+                let bytes: Vec<u8> = bucket.iter().flat_map(|l| l.as_bytes()).copied().collect();
+                changes.push(Change { path: layout::segment_path(&id, number), bytes: Some(bytes), append_from: None });
+            }
+            trailers += &format!("Convo-Imported: {id}\n");
+            out.push((id, stats));
+        }
+        self.commit(lock, &changes, &format!("{subject}\n\n{trailers}"), clock)?;
+        Ok(out)
     }
 
     /// Commit one store-level file (such as `convo.toml`) with `message`.

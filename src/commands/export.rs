@@ -1,0 +1,86 @@
+use std::io::Write;
+use std::path::PathBuf;
+
+use convo::interop::export;
+use convo::projection;
+use convo::render;
+
+use crate::Ctx;
+use crate::command_error::CommandError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ExportFormat {
+    /// convo's JSONL; `convo import` reads it back losslessly
+    Jsonl,
+    /// The OpenAI Chat Completions request body (always the compacted view)
+    Openai,
+    /// The Anthropic Messages request body (always the compacted view)
+    Anthropic,
+    /// A readable transcript, tool calls folded into <details>
+    Markdown,
+    /// One self-contained HTML page, compacted ranges shaded
+    Html,
+}
+
+/// Write a conversation in another format
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    id: Option<String>,
+    #[arg(long, short, value_enum)]
+    format: ExportFormat,
+    /// The compacted view instead of the raw events
+    #[arg(long)]
+    compacted: bool,
+    /// Write to FILE instead of stdout
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// With --format openai|anthropic: the model named in the body [default: llm.model]
+    #[arg(long, short)]
+    model: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let id = store.resolve_or_active(args.id.as_deref())?;
+    let events = store.events(&id)?;
+    let title = store.meta(&id)?.title.unwrap_or_else(|| id.clone());
+    let project = || projection::project(&events).map_err(convo::ops::OpsError::from);
+    let mut bytes = Vec::new();
+    match args.format {
+        ExportFormat::Jsonl if args.compacted => render::projected_jsonl(&mut bytes, &project()?)?,
+        ExportFormat::Jsonl => render::jsonl(&mut bytes, &events)?,
+        ExportFormat::Openai | ExportFormat::Anthropic => {
+            let view: Vec<_> = project()?.into_iter().map(|p| p.event).collect();
+            let body = super::show::provider_body_value(
+                ctx,
+                &store,
+                &events,
+                &view,
+                args.format == ExportFormat::Anthropic,
+                args.model.as_deref(),
+            )?;
+            serde_json::to_writer_pretty(&mut bytes, &body).map_err(std::io::Error::from)?;
+            bytes.push(b'\n');
+        }
+        ExportFormat::Markdown | ExportFormat::Html => {
+            let (shown, in_force) = if args.compacted {
+                (project()?.into_iter().map(|p| p.event).collect(), Vec::new())
+            } else {
+                (events.clone(), projection::in_force(&events).map_err(convo::ops::OpsError::from)?)
+            };
+            if args.format == ExportFormat::Html {
+                export::html(&mut bytes, &title, &shown, &in_force)?;
+            } else {
+                export::markdown(&mut bytes, &title, &shown, &in_force)?;
+            }
+        }
+    }
+    match args.output {
+        Some(path) => {
+            std::fs::write(&path, &bytes).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?
+        }
+        None => std::io::stdout().write_all(&bytes)?,
+    }
+    Ok(())
+}

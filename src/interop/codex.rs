@@ -1,0 +1,109 @@
+//! Codex CLI rollout JSONL: `{timestamp, type, payload}` records. `response_item`s are the
+//! conversation; `event_msg`s repeat them for the UI and are skipped (counted); a
+//! `compacted` record becomes a compaction with its summary. A `function_call`'s
+//! `arguments` string that is not JSON is kept as a string.
+
+use serde_json::Value;
+
+use super::{Builder, Conversation, Format, Imported, Report, arguments, jsonl_values, skip, text_of};
+use crate::clock::Clock;
+use crate::event::Kind;
+
+pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
+    let lines = jsonl_values(text)?;
+    if !lines.iter().take(20).any(|l| l.get("payload").is_some() && l.get("type").is_some()) {
+        return Err("no `{timestamp, type, payload}` record".into());
+    }
+    let mut report = Report { records: lines.len(), ..Default::default() };
+    let mut b = Builder::new(clock);
+    for line in &lines {
+        let ts = line.get("timestamp").and_then(Value::as_str);
+        let payload = line.get("payload").cloned().unwrap_or_default();
+        let record = line.get("type").and_then(Value::as_str).unwrap_or("");
+        match record {
+            "response_item" => response_item(&mut b, &mut report, &payload, ts),
+            "compacted" => {
+                let mut summary = payload.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
+                if summary.trim().is_empty() {
+                    // The replacement history is what Codex sent instead: its messages are the summary.
+                    summary = payload
+                        .get("replacement_history")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+                        .map(|i| text_of(i.get("content").unwrap_or(&Value::Null)))
+                        .filter(|t| !t.trim().is_empty())
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                }
+                if !b.compaction(&mut report, &summary, "codex", ts) {
+                    skip(&mut report, "compacted record with nothing to cover");
+                }
+            }
+            "event_msg" => skip(&mut report, "event_msg (repeats a response item)"),
+            "" => skip(&mut report, "record without a type"),
+            other => skip(&mut report, format!("`{other}` record")),
+        }
+    }
+    Ok(Imported {
+        format: Format::Codex,
+        conversations: vec![Conversation { title: None, drafts: b.drafts, parent: None }],
+        report,
+    })
+}
+
+fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {
+    let id = p.get("id").and_then(Value::as_str);
+    let call_id = || p.get("call_id").and_then(Value::as_str).unwrap_or("").to_owned();
+    let name = || p.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
+    let kind = match p.get("type").and_then(Value::as_str).unwrap_or("") {
+        "message" => {
+            let content = text_of(p.get("content").unwrap_or(&Value::Null));
+            match p.get("role").and_then(Value::as_str) {
+                Some("user") => Kind::User { content },
+                Some("assistant") => Kind::Assistant { content },
+                Some("system") | Some("developer") => Kind::System { content },
+                _ => {
+                    skip(report, "message with an unknown role");
+                    return;
+                }
+            }
+        }
+        "agent_message" => Kind::Assistant { content: text_of(p.get("content").unwrap_or(&Value::Null)) },
+        "reasoning" => {
+            let summary = text_of(p.get("summary").unwrap_or(&Value::Null));
+            let content = text_of(p.get("content").unwrap_or(&Value::Null));
+            Kind::Reasoning { content: if content.is_empty() { summary } else { content } }
+        }
+        "function_call" => {
+            Kind::ToolCall { call_id: call_id(), name: name(), arguments: arguments(p.get("arguments")) }
+        }
+        "custom_tool_call" => Kind::ToolCall { call_id: call_id(), name: name(), arguments: arguments(p.get("input")) },
+        "tool_search_call" => {
+            Kind::ToolCall { call_id: call_id(), name: "tool_search".into(), arguments: arguments(p.get("arguments")) }
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let output = p.get("output").cloned().unwrap_or_default();
+            let content = match &output {
+                Value::Object(o) => {
+                    o.get("text").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| output.to_string())
+                }
+                other => text_of(other),
+            };
+            Kind::ToolResult { call_id: call_id(), content, is_error: false }
+        }
+        "tool_search_output" => Kind::ToolResult {
+            call_id: call_id(),
+            content: p.get("tools").map(Value::to_string).unwrap_or_default(),
+            is_error: false,
+        },
+        other => {
+            skip(report, format!("response item `{other}`"));
+            return;
+        }
+    };
+    if !b.push(report, kind, id, ts) {
+        skip(report, "tool result without its call");
+    }
+}

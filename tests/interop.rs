@@ -1,0 +1,297 @@
+//! Import and export on the real transcripts in ../shared/corpus: counts checked against the
+//! files themselves (read here with serde_json, independently of the importers), round trips,
+//! provider-valid views, and malformed input that must write nothing.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use common::TestEnv;
+use serde_json::Value;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+}
+
+#[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
+struct Counts {
+    user: usize,
+    assistant: usize,
+    tool_call: usize,
+    tool_result: usize,
+}
+
+fn jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What the file holds, counted straight from its JSON.
+fn expected(path: &Path) -> Counts {
+    let mut c = Counts::default();
+    let name = path.to_string_lossy();
+    if name.contains("/claude-code/") {
+        let lines = jsonl(path);
+        let calls: HashSet<String> = lines
+            .iter()
+            .filter(|l| l["type"] == "assistant")
+            .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| b["id"].as_str().unwrap().to_owned())
+            .collect();
+        c.tool_call = calls.len();
+        for l in &lines {
+            let content = &l["message"]["content"];
+            match l["type"].as_str() {
+                Some("user") if l["isCompactSummary"] != true => match content {
+                    Value::String(s) if !s.trim().is_empty() => c.user += 1,
+                    Value::Array(blocks) => {
+                        let text: String =
+                            blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+                        if !text.trim().is_empty() {
+                            c.user += 1;
+                        }
+                        c.tool_result += blocks
+                            .iter()
+                            .filter(|b| {
+                                b["type"] == "tool_result" && calls.contains(b["tool_use_id"].as_str().unwrap_or(""))
+                            })
+                            .count();
+                    }
+                    _ => {}
+                },
+                Some("assistant") => {
+                    c.assistant += content.as_array().map_or(0, |b| b.iter().filter(|b| b["type"] == "text").count())
+                }
+                _ => {}
+            }
+        }
+    } else if name.contains("/codex/") {
+        let items: Vec<Value> =
+            jsonl(path).into_iter().filter(|l| l["type"] == "response_item").map(|l| l["payload"].clone()).collect();
+        // A result counts when its call came before it (the fixture has one that does not).
+        let mut calls: HashSet<String> = HashSet::new();
+        for p in &items {
+            match (p["type"].as_str(), p["role"].as_str()) {
+                (Some("message"), Some("user")) => c.user += 1,
+                (Some("message"), Some("assistant")) | (Some("agent_message"), _) => c.assistant += 1,
+                (Some("function_call" | "custom_tool_call" | "tool_search_call"), _) => {
+                    c.tool_call += 1;
+                    calls.insert(p["call_id"].as_str().unwrap_or("").to_owned());
+                }
+                (Some("function_call_output" | "custom_tool_call_output" | "tool_search_output"), _)
+                    if calls.contains(p["call_id"].as_str().unwrap_or("")) =>
+                {
+                    c.tool_result += 1;
+                }
+                _ => {}
+            }
+        }
+    } else if name.contains("/openai-chat/") {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for m in doc["history"].as_array().unwrap() {
+            match m["role"].as_str() {
+                Some("user") => c.user += 1,
+                Some("assistant") => {
+                    if m["content"].as_str().is_some_and(|s| !s.trim().is_empty()) {
+                        c.assistant += 1;
+                    }
+                    c.tool_call += m["tool_calls"].as_array().map_or(0, Vec::len);
+                }
+                Some("tool") => c.tool_result += 1,
+                _ => {}
+            }
+        }
+    } else if name.contains("/openhands/") {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let events = doc.as_array().unwrap();
+        let actions: HashSet<u64> = events
+            .iter()
+            .filter(|e| {
+                e["source"] == "agent"
+                    && e["action"].is_string()
+                    && e["action"] != "message"
+                    && e["action"] != "change_agent_state"
+            })
+            .filter_map(|e| e["id"].as_u64())
+            .collect();
+        for e in events {
+            match (e["source"].as_str(), e["action"].as_str()) {
+                (Some("user"), Some("message")) => c.user += 1,
+                (Some("agent"), Some("message")) => c.assistant += 1,
+                _ => {}
+            }
+            if e["cause"].as_u64().is_some_and(|cause| actions.contains(&cause)) && e["observation"].is_string() {
+                c.tool_result += 1;
+            }
+        }
+        c.tool_call = actions.len();
+    }
+    c
+}
+
+/// Counts of a store's imported events, over every conversation (subagents included).
+fn imported(env: &TestEnv) -> Counts {
+    let mut c = Counts::default();
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    for conv in list.as_array().unwrap() {
+        for line in env.run(&["show", conv["id"].as_str().unwrap(), "--format", "jsonl"]).ok().lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            match e["type"].as_str() {
+                Some("user") => c.user += 1,
+                Some("assistant") => c.assistant += 1,
+                Some("tool_call") => c.tool_call += 1,
+                Some("tool_result") => c.tool_result += 1,
+                _ => {}
+            }
+        }
+    }
+    c
+}
+
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(corpus()).expect("../shared/corpus beside the checkout").flatten() {
+        if dir.path().is_dir() {
+            files.extend(std::fs::read_dir(dir.path()).unwrap().flatten().map(|f| f.path()));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The compacted view of every conversation obeys the provider rules.
+fn assert_provider_valid(env: &TestEnv) {
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    for conv in list.as_array().unwrap() {
+        let id = conv["id"].as_str().unwrap();
+        let view = env.run(&["show", id, "--compacted", "--format", "jsonl"]).ok().to_owned();
+        let events = convo::event::parse_stored(&view).unwrap();
+        convo::projection::check_valid(&events).unwrap_or_else(|e| panic!("{id}: {e}"));
+        for format in ["openai", "anthropic"] {
+            let body: Value = serde_json::from_str(env.run(&["export", id, "--format", format]).ok()).unwrap();
+            assert!(body["messages"].as_array().is_some_and(|m| !m.is_empty()), "{id} {format}");
+            if format == "anthropic" {
+                let roles: Vec<&str> =
+                    body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+                assert!(roles.windows(2).all(|w| w[0] != w[1]), "{id}: anthropic roles must alternate: {roles:?}");
+                assert_eq!(roles.first(), Some(&"user"));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_corpus_file_imports_with_the_counts_the_file_holds() {
+    let files = corpus_files();
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let env = TestEnv::new();
+        let out = env.run(&["import", file.to_str().unwrap()]);
+        out.ok();
+        assert_eq!(imported(&env), expected(&file), "{}", file.display());
+        env.run(&["fsck"]).ok();
+        assert_eq!(env.git_status(), "");
+        assert_provider_valid(&env);
+        // Importing it again is caught; --again makes a copy.
+        let again = env.run(&["import", file.to_str().unwrap()]);
+        assert!(again.fails_with(3).contains("is already imported, as "), "{}", again.stderr);
+        env.run(&["import", "--again", file.to_str().unwrap()]).ok();
+    }
+}
+
+#[test]
+fn compactions_from_the_source_become_convo_compactions() {
+    let env = TestEnv::new();
+    let file = corpus().join("codex/agent-sessions__stage0_codex_small.SCHEMA-FIXTURE.jsonl");
+    let out = env.run(&["import", file.to_str().unwrap()]);
+    assert!(out.stderr.contains("compactions from the source: "), "{}", out.stderr);
+    let raw = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert!(raw.contains("\"type\":\"compaction\""));
+    assert!(raw.contains("\"by\":\"codex\""));
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    assert!(view.contains("[Summary of previous conversation]"), "{view}");
+}
+
+#[test]
+fn jsonl_export_round_trips_through_import() {
+    for file in corpus_files() {
+        let env = TestEnv::new();
+        env.run(&["import", file.to_str().unwrap()]).ok();
+        let exported = env.root.join("export.jsonl");
+        env.run(&["export", "--format", "jsonl", "-o", exported.to_str().unwrap()]).ok();
+        let id = env.run(&["import", "--again", exported.to_str().unwrap()]).ok().trim().to_owned();
+        let again = env.run(&["export", &id, "--format", "jsonl"]).ok().to_owned();
+        assert_eq!(again, std::fs::read_to_string(&exported).unwrap(), "{}", file.display());
+    }
+}
+
+#[test]
+fn readable_exports_show_turns_tools_and_compacted_ranges() {
+    let env = TestEnv::new();
+    env.run(&[
+        "import",
+        corpus()
+            .join("openai-chat/sweagent__demo_function_calling_replace_from_source__marshmallow-1867.traj")
+            .to_str()
+            .unwrap(),
+    ])
+    .ok();
+    env.run(&["compact", "--to", "0", "--summary", "Fixed the <rounding> & the test."]).ok();
+    let md = env.run(&["export", "--format", "markdown"]).ok().to_owned();
+    assert!(md.contains("## Turn 0\n\n**User**\n"), "{md}");
+    assert!(md.contains("<details><summary>Tool call: "), "{md}");
+    assert!(md.contains("> **Compacted turns 0-0, summarized by user**\n> Fixed the <rounding> & the test.\n"), "{md}");
+    let html = env.run(&["export", "--format", "html"]).ok().to_owned();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(!html.contains("http://") && !html.contains("https://") || !html.contains("<link"), "no external assets");
+    assert!(
+        html.contains("<div class=\"compacted\"><p class=\"note\">Compacted turns 0-0, summarized by user</p>"),
+        "{html}"
+    );
+    assert!(html.contains("Fixed the &lt;rounding&gt; &amp; the test."));
+    assert!(html.contains("<details class=\"event tool\"><summary>tool call: "));
+}
+
+#[test]
+fn malformed_input_is_refused_and_nothing_is_written() {
+    let env = TestEnv::new();
+    env.new_conversation("keep");
+    let before = env.snapshot();
+    let claude =
+        std::fs::read_to_string(corpus().join("claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"))
+            .unwrap();
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>, &str)> = vec![
+        (
+            "truncated.jsonl",
+            claude.as_bytes()[..claude.len() - 40].to_vec(),
+            vec!["--format", "claude-code"],
+            "not valid JSON",
+        ),
+        ("binary.bin", vec![0, 159, 146, 150, 0, 1, 2], vec![], "binary"),
+        ("empty.jsonl", Vec::new(), vec![], "the file is empty"),
+        (
+            "array.json",
+            b"[{\"type\":\"user\"}]".to_vec(),
+            vec!["--format", "claude-code"],
+            "a JSON array, not JSON lines",
+        ),
+        ("nothing.txt", b"hello world\n".to_vec(), vec![], "not a format convo reads (jsonl: "),
+    ];
+    for (name, bytes, flags, expected) in cases {
+        let path = env.root.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut args = vec!["import"];
+        args.extend(flags);
+        args.push(path.to_str().unwrap());
+        let out = env.run(&args);
+        let first = out.fails_with(3).lines().next().unwrap().to_owned();
+        assert!(first.contains(expected), "{name}: {first}");
+        assert!(env.snapshot() == before, "{name} changed the store");
+    }
+}

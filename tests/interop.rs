@@ -295,3 +295,60 @@ fn malformed_input_is_refused_and_nothing_is_written() {
         assert!(env.snapshot() == before, "{name} changed the store");
     }
 }
+
+/// The HTML export rendered by a real browser: headless Chromium (Debian's `chromium`, which
+/// `.ci/run` installs) loads the page from disk with the network off, and the text a reader
+/// sees holds the turns, the folded tool calls and the compacted range with its summary.
+#[test]
+fn html_export_renders_in_headless_chromium() {
+    let env = TestEnv::new();
+    env.run(&[
+        "import",
+        corpus().join("openhands/openhands__tests_runtime_trajs__basic_gui_mode.json").to_str().unwrap(),
+    ])
+    .ok();
+    env.run(&["append", "--user", "Anything left?"]).ok();
+    env.run(&["compact", "--to", "0", "--summary", "Built a <b>counter</b> app & served it."]).ok();
+    let page = env.root.join("page.html");
+    env.run(&["export", "--format", "html", "-o", page.to_str().unwrap()]).ok();
+    let profile = env.root.join("chromium-profile");
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (apt install chromium; .ci/run installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = String::from_utf8(out.stdout).unwrap();
+    // The text a reader sees: tags stripped, entities decoded.
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in dom.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    assert!(text.contains("Compacted turns 0-0, summarized by user"), "{text}");
+    assert!(text.contains("Built a <b>counter</b> app & served it."), "the summary is shown as text, not markup");
+    assert!(text.contains("Turn 1") && text.contains("Anything left?"), "{text}");
+    assert!(text.contains("tool call: run"), "{text}");
+    assert!(dom.contains("<div class=\"compacted\">"));
+    assert!(
+        !dom.contains("<link") && !dom.contains("<script src") && !dom.contains("<img"),
+        "the page needs nothing from outside"
+    );
+}

@@ -141,8 +141,12 @@ impl Ctx {
         }
     }
 
-    /// Say so when the store needs packing and git is missing to do it.
-    pub fn report_gc(&self, gc: GcOutcome) {
+    /// After a commit: say so when it landed but its mirror into the working tree did not,
+    /// or when the store needs packing and git is missing to do it.
+    pub fn report_commit(&self, gc: GcOutcome, warning: Option<&str>) {
+        if let Some(warning) = warning {
+            let _ = writeln!(std::io::stderr(), "warning: {warning}");
+        }
         if gc == GcOutcome::GitMissing {
             self.note("warning: the store has many loose objects and `git` is not installed to pack them (`git gc`)");
         }

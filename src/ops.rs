@@ -362,11 +362,18 @@ pub fn query(
         drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
     }
     for (call_id, name, arguments) in &reply.tool_calls {
-        drafts.push(Draft::new(Kind::ToolCall {
-            call_id: call_id.clone(),
-            name: name.clone(),
+        // Provider ids are not always usable as convo ids (empty, too long, odd characters):
+        // store such a call under a new id and keep the provider's beside it.
+        let usable = crate::event::validate_event_id(call_id).is_ok();
+        let mut draft = Draft::new(Kind::ToolCall {
+            call_id: if usable { call_id.clone() } else { format!("call_{}", clock.new_id()) },
+            name: if name.trim().is_empty() { "unknown".into() } else { name.clone() },
             arguments: arguments.clone(),
-        }));
+        });
+        if !usable {
+            draft.extra.insert("source_call_id".into(), Value::String(call_id.clone()));
+        }
+        drafts.push(draft);
     }
     // Who answered, what it cost, and whether the answer is whole: on the last event.
     if let Some(last) = drafts.last_mut() {

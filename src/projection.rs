@@ -70,14 +70,17 @@ impl Overlay {
 pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
     let turns = turn_numbers(events);
     let overlays = overlays(events, &turns)?;
-    let calls: HashMap<&str, (usize, &str)> = events
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| match &e.kind {
-            Kind::ToolCall { call_id, name, .. } => Some((call_id.as_str(), (i, name.as_str()))),
-            _ => None,
-        })
-        .collect();
+    // Every call of each id, in order: a result answers the latest call with its id before it
+    // (an id can be used twice).
+    let mut calls: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if let Kind::ToolCall { call_id, name, .. } = &e.kind {
+            calls.entry(call_id.as_str()).or_default().push((i, name.as_str()));
+        }
+    }
+    let call_before = |call_id: &str, index: usize| {
+        calls.get(call_id).and_then(|list| list.iter().rev().find(|(i, _)| *i < index)).copied()
+    };
     // Latest first, so the first overlay found with an opinion wins.
     let winner = |index: usize, has_opinion: &dyn Fn(&Compaction) -> bool| {
         overlays.iter().rev().find(|o| o.covers(index) && has_opinion(&o.compaction))
@@ -146,7 +149,7 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
             }
             Kind::ToolResult { call_id, is_error, .. } => {
                 // A result follows its call's fate, so a pair is never split.
-                let Some(&(call_index, name)) = calls.get(call_id.as_str()) else { continue };
+                let Some((call_index, name)) = call_before(call_id, index) else { continue };
                 match tool_decision(winner(call_index, &|c| c.tool_calls.is_some()), name) {
                     Decision::Keep => out.push(raw()),
                     Decision::Omit => {}
@@ -301,25 +304,29 @@ fn side(kind: &Kind) -> Option<Side> {
 /// Make the view sendable: drop results without an earlier call and calls that never got a
 /// result, and keep user and assistant turns alternating, starting with the user.
 fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
-    let mut called: HashSet<String> = HashSet::new();
-    let mut answered: HashSet<String> = HashSet::new();
-    let mut kept: Vec<Projected> = Vec::with_capacity(view.len());
-    for p in view {
+    // Pair by occurrence: a result answers the earliest unanswered call with its id; results
+    // with no such call, and calls never answered, are left out.
+    let mut pending: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+    let mut answered: HashSet<usize> = HashSet::new();
+    let mut keep = vec![true; view.len()];
+    for (i, p) in view.iter().enumerate() {
         match &p.event.kind {
-            Kind::ToolCall { call_id, .. } => {
-                called.insert(call_id.clone());
-            }
-            Kind::ToolResult { call_id, .. } if !called.contains(call_id) || !answered.insert(call_id.clone()) => {
-                continue;
-            }
+            Kind::ToolCall { call_id, .. } => pending.entry(call_id.clone()).or_default().push_back(i),
+            Kind::ToolResult { call_id, .. } => match pending.get_mut(call_id).and_then(|q| q.pop_front()) {
+                Some(call) => {
+                    answered.insert(call);
+                }
+                None => keep[i] = false,
+            },
             _ => {}
         }
-        kept.push(p);
     }
-    kept.retain(|p| match &p.event.kind {
-        Kind::ToolCall { call_id, .. } => answered.contains(call_id),
-        _ => true,
-    });
+    let kept: Vec<Projected> = view
+        .into_iter()
+        .enumerate()
+        .filter(|(i, p)| keep[*i] && (!matches!(p.event.kind, Kind::ToolCall { .. }) || answered.contains(i)))
+        .map(|(_, p)| p)
+        .collect();
 
     let mut out: Vec<Projected> = Vec::with_capacity(kept.len());
     let mut last: Option<Side> = None;
@@ -350,20 +357,16 @@ fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
 /// Whether `view` can be sent to a provider as it is; the reason if not. Tests hold every
 /// projection to this.
 pub fn check_valid(view: &[Event]) -> Result<(), String> {
-    let mut called = HashSet::new();
-    let mut answered = HashSet::new();
+    // Calls waiting for their result, by id, counted per occurrence.
+    let mut pending: HashMap<&str, usize> = HashMap::new();
     let mut last: Option<Side> = None;
     for (i, event) in view.iter().enumerate() {
         match &event.kind {
-            Kind::ToolCall { call_id, .. } => {
-                called.insert(call_id.as_str());
-            }
-            Kind::ToolResult { call_id, .. } => {
-                if !called.contains(call_id.as_str()) {
-                    return Err(format!("event {i}: result for `{call_id}` without its call"));
-                }
-                answered.insert(call_id.as_str());
-            }
+            Kind::ToolCall { call_id, .. } => *pending.entry(call_id.as_str()).or_default() += 1,
+            Kind::ToolResult { call_id, .. } => match pending.get_mut(call_id.as_str()) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => return Err(format!("event {i}: result for `{call_id}` without its call")),
+            },
             _ => {}
         }
         match (last, side(&event.kind)) {
@@ -375,8 +378,8 @@ pub fn check_valid(view: &[Event]) -> Result<(), String> {
             last = Some(s);
         }
     }
-    match called.difference(&answered).next() {
-        Some(call) => Err(format!("call `{call}` has no result")),
+    match pending.iter().find(|(_, n)| **n > 0) {
+        Some((call, _)) => Err(format!("call `{call}` has no result")),
         None => Ok(()),
     }
 }

@@ -475,3 +475,26 @@ fn ctrl_c_keeps_what_arrived_marked_interrupted() {
     assert_eq!(last["content"], "partial answer");
     assert_eq!(last["interrupted"], true);
 }
+
+/// What a provider sends is not always a usable id: a skipped stream index, an empty or odd
+/// call id. The conversation must stay readable, and a stream that ends after its finish
+/// reason without `[DONE]` is complete, not interrupted.
+#[test]
+fn odd_provider_tool_calls_leave_the_conversation_readable() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let chunks = vec![
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"bad id!","function":{"name":"run_tests","arguments":"{}"}}]}}]}"#.to_owned(),
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#.to_owned(),
+    ];
+    let server = Server::start(vec![Reply::Sse(chunks)]);
+    let out = query(&env, &server, &["--model", "test/small", "test it"]);
+    out.ok();
+    assert!(!out.stderr.contains("interrupted"), "{}", out.stderr);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "tool_call");
+    assert_eq!(last["source_call_id"], "bad id!");
+    assert!(last["call_id"].as_str().unwrap().starts_with("call_"));
+    env.run(&["fsck"]).ok();
+}

@@ -287,3 +287,30 @@ fn omitting_a_whole_turns_replies_keeps_alternation() {
         ]
     );
 }
+
+/// An id used by two calls (agents do this): each result answers the latest call before it,
+/// and the view keeps both pairs whole.
+#[test]
+fn a_call_id_used_twice_still_gives_a_valid_view() {
+    let t = "2026-01-01T00:00:00Z";
+    let lines = vec![
+        event("u0", t, json!({"type":"user","content":"go"})),
+        event("c1", t, json!({"type":"tool_call","call_id":"call_0","name":"ls","arguments":{}})),
+        event("r1", t, json!({"type":"tool_result","call_id":"call_0","content":"a"})),
+        event("c2", t, json!({"type":"tool_call","call_id":"call_0","name":"cat","arguments":{}})),
+        event("r2", t, json!({"type":"tool_result","call_id":"call_0","content":"b"})),
+        event("a0", t, json!({"type":"assistant","content":"done"})),
+    ];
+    let events = with(&lines, &[]);
+    assert_eq!(listing(&events).len(), 6);
+    // A second call left unanswered is dropped from the view, not sent dangling.
+    let events = with(&lines[..4], &[]);
+    assert_eq!(
+        listing(&events),
+        [
+            r#"ChatRequest("go")"#,
+            r#"ToolCallRequest(id="call_0", ls, {})"#,
+            r#"ToolCallResponse(id="call_0", ok, "a")"#,
+        ]
+    );
+}

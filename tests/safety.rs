@@ -274,3 +274,20 @@ fn a_corrupt_index_is_reported_and_rebuilt() {
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
+
+/// A git process holding the index (an editor's `git status`) when convo commits: the commit
+/// has landed, so convo must say so with exit 0, not fail and invite a retry that would append
+/// twice; the next command brings the working tree and index up to date.
+#[test]
+fn a_commit_that_lands_is_never_reported_as_failed() {
+    let (env, _) = store_with_history();
+    std::fs::write(env.store.join(".git/index.lock"), b"held by another git").unwrap();
+    let out = env.run(&["append", "--user", "exactly once"]);
+    out.ok();
+    assert!(out.stderr.starts_with("warning: committed "), "{}", out.stderr);
+    std::fs::remove_file(env.store.join(".git/index.lock")).unwrap();
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(shown.matches("exactly once").count(), 1);
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}

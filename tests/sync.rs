@@ -208,3 +208,30 @@ fn a_server_vanishing_mid_fetch_leaves_the_store_unchanged() {
     assert!(changed.is_empty(), "a failed fetch changed the store: {changed:?}");
     b.run(&["fsck"]).ok();
 }
+
+/// Anything else in the store (a folder added with git) merges with its kind intact.
+#[test]
+fn a_folder_added_with_git_survives_a_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["append", "--user", "one"]).ok();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, hub.to_str().unwrap());
+    std::fs::create_dir_all(a.store.join("notes")).unwrap();
+    std::fs::write(a.store.join("notes/x.txt"), "by hand\n").unwrap();
+    a.git(&["add", "notes"]);
+    a.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "notes"]);
+    b.run(&["switch", "c"]).ok();
+    b.run(&["append", "--user", "two"]).ok();
+    b.run(&["push"]).ok();
+    assert!(a.run(&["pull"]).ok().starts_with("Merged "));
+    a.git(&["fsck", "--strict", "--no-progress"]);
+    assert_eq!(std::fs::read_to_string(a.store.join("notes/x.txt")).unwrap(), "by hand\n");
+    a.run(&["append", "--user", "three"]).ok();
+    a.run(&["fsck"]).ok();
+    assert_eq!(a.git_status(), "");
+}

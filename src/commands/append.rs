@@ -151,7 +151,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             writeln!(out, "{}", line.trim_end())?;
         }
     }
-    ctx.report_gc(appended.gc);
+    ctx.report_commit(appended.gc, appended.warning.as_deref());
     auto_compact(ctx, &store, &id)
 }
 
@@ -175,7 +175,7 @@ fn auto_compact(ctx: &Ctx, store: &convo::store::Store, id: &str) -> Result<(), 
             convo::render::thousands(planned.estimate.before),
             convo::render::thousands(planned.estimate.after)
         );
-        ctx.report_gc(appended.gc);
+        ctx.report_commit(appended.gc, appended.warning.as_deref());
     }
     Ok(())
 }

@@ -137,7 +137,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 undone.appended.subject
             )?;
         }
-        ctx.report_gc(undone.appended.gc);
+        ctx.report_commit(undone.appended.gc, undone.appended.warning.as_deref());
         return Ok(());
     }
 
@@ -162,7 +162,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             ));
         }
     }
-    ctx.report_gc(appended.gc);
+    ctx.report_commit(appended.gc, appended.warning.as_deref());
     Ok(())
 }
 

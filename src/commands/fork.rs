@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if !ctx.ui.quiet {
         writeln!(out, "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
     }
-    ctx.report_gc(created.gc);
+    ctx.report_commit(created.gc, created.warning.as_deref());
     if let Some(profile) = args.compact {
         drop(lock);
         let events = store.events(&created.id)?;
@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         if !ctx.ui.quiet {
             writeln!(out, "[{} {}] {}", created.id, super::short_hash(&appended.commit), appended.subject)?;
         }
-        ctx.report_gc(appended.gc);
+        ctx.report_commit(appended.gc, appended.warning.as_deref());
     }
     Ok(())
 }

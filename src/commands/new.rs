@@ -27,6 +27,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if !ctx.ui.quiet {
         writeln!(std::io::stdout(), "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
     }
-    ctx.report_gc(created.gc);
+    ctx.report_commit(created.gc, created.warning.as_deref());
     Ok(())
 }

@@ -123,7 +123,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         ctx.note("warning: the answer was interrupted; what arrived is kept, marked interrupted");
     }
     ctx.note(&format!("[{id} {}] {}", super::short_hash(&queried.appended.commit), queried.appended.subject));
-    ctx.report_gc(queried.appended.gc);
+    ctx.report_commit(queried.appended.gc, queried.appended.warning.as_deref());
 
     let lock = store.lock()?;
     let events = store.events(&id)?;
@@ -138,7 +138,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             convo::render::thousands(planned.estimate.before),
             convo::render::thousands(planned.estimate.after)
         );
-        ctx.report_gc(appended.gc);
+        ctx.report_commit(appended.gc, appended.warning.as_deref());
     }
     Ok(())
 }

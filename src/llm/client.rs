@@ -82,6 +82,8 @@ pub enum LlmError {
 }
 
 const MAX_ATTEMPTS: u32 = 3;
+/// Tool calls one answer may carry: a bound on what a stream's `index` can make us allocate.
+const MAX_TOOL_CALLS: usize = 1024;
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(20);
 
 /// The lines of a streamed body, read on a thread of their own so the caller can stop
@@ -325,8 +327,17 @@ impl Endpoint {
                 reply.reasoning.push_str(text);
                 on_delta(Delta::Reasoning(text));
             }
+            if chunk.pointer("/choices/0/finish_reason").is_some_and(|r| !r.is_null()) {
+                // Some servers end the stream after the finish reason, without `[DONE]`.
+                reply.interrupted = false;
+            }
             for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                 let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+                if index >= MAX_TOOL_CALLS {
+                    return Err(
+                        self.malformed(format!("tool call index {index} (at most {MAX_TOOL_CALLS} calls an answer)"))
+                    );
+                }
                 while calls.len() <= index {
                     calls.push(Default::default());
                 }
@@ -346,6 +357,10 @@ impl Endpoint {
             return Err(self.malformed("no stream events in the answer"));
         }
         for (id, name, args) in calls {
+            if id.is_empty() && name.is_empty() && args.is_empty() {
+                // A slot the server skipped over (indexes need not be dense).
+                continue;
+            }
             match self.openai_call(&id, &name, &args) {
                 Ok(call) => reply.tool_calls.push(call),
                 // A call cut off mid-arguments is dropped with the rest of an interrupted reply.

@@ -98,17 +98,25 @@ impl Store {
         let mut kept_remote = Vec::new();
         let mut updated = 0;
 
-        // Files outside conversations/ (convo.toml): one side's change wins; both: theirs.
-        for (name, _, _) in self.tree_entries(o_tree)? {
+        // Entries outside conversations/ (convo.toml, anything added with git): one side's
+        // change wins; both: theirs. Names come from all three trees, so a deletion on one
+        // side is seen too, and an entry keeps its kind (file or folder).
+        let mut names: BTreeSet<(String, bool)> = BTreeSet::new();
+        for tree in [b_tree, o_tree, t_tree] {
+            names.extend(self.tree_entries(tree)?.into_iter().map(|(n, _, is_tree)| (n, is_tree)));
+        }
+        for (name, is_tree) in names {
             if name == layout::CONVERSATIONS {
                 continue;
             }
             let (b, o, t) =
                 (self.entry_at(b_tree, &name)?, self.entry_at(o_tree, &name)?, self.entry_at(t_tree, &name)?);
             if o != b && t == b {
-                if let Some(o) = o {
-                    editor.upsert(name.as_str(), EntryKind::Blob, o).map_err(git_err(format!("merge {name}")))?;
-                }
+                let kind = if is_tree { EntryKind::Tree } else { EntryKind::Blob };
+                match o {
+                    Some(o) => editor.upsert(name.as_str(), kind, o).map_err(git_err(format!("merge {name}")))?,
+                    None => editor.remove(name.as_str()).map_err(git_err(format!("merge {name}")))?,
+                };
             } else if o != b && t != b && o != t {
                 kept_remote.push(name);
             }
@@ -145,8 +153,14 @@ impl Store {
                 };
                 continue;
             }
+            // Changed here, deleted there (with git): keep ours, nothing of it is lost.
+            let (Some(o), Some(_)) = (o, t) else {
+                if let Some(o) = o {
+                    editor.upsert(dir.as_str(), EntryKind::Tree, o).map_err(git_err(format!("merge {dir}")))?;
+                }
+                continue;
+            };
             // Appended to on both sides: theirs keeps the id, ours becomes a fork.
-            let (Some(o), Some(_)) = (o, t) else { continue };
             let theirs_ids: HashSet<String> = self.events_in(t_tree, &id)?.into_iter().map(|e| e.id).collect();
             let our_events = self.events_in(o_tree, &id)?;
             let local_events = our_events.iter().filter(|e| !theirs_ids.contains(&e.id)).count();

@@ -84,6 +84,8 @@ pub(crate) struct Committed {
     pub commit: ObjectId,
     pub tree: ObjectId,
     pub gc: GcOutcome,
+    /// Set when the commit landed but mirroring it did not (finished by the next command).
+    pub warning: Option<String>,
 }
 
 impl Store {
@@ -101,7 +103,7 @@ impl Store {
         file.lock().map_err(io_err(&path))?;
         let lock = Lock { _file: file };
         if self.journal_path().exists() {
-            self.recover(&lock)?;
+            self.recover(&lock, true)?;
         }
         Ok(lock)
     }
@@ -153,7 +155,21 @@ impl Store {
         let commit = self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach();
         self.move_head(parent, commit, &signature, message.lines().next().unwrap_or(""))?;
         self.fail(FailPoint::Committed);
+        // The commit has landed: from here a failure must not be reported as one (a retry
+        // would append twice). The journal stays, and the next command mirrors from HEAD.
+        if let Err(e) = self.mirror(changes, &journal.paths, tree) {
+            let warning = format!(
+                "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
+                &commit.to_string()[..7]
+            );
+            return Ok(Committed { commit, tree, gc: GcOutcome::NotNeeded, warning: Some(warning) });
+        }
+        let gc = self.maybe_gc();
+        Ok(Committed { commit, tree, gc, warning: None })
+    }
 
+    /// The working tree and index half of a commit, then the journal's removal.
+    fn mirror(&self, changes: &[Change], paths: &[String], tree: ObjectId) -> Result<()> {
         for change in changes {
             match (change.append_from, &change.bytes) {
                 (Some(n), Some(bytes)) => self.append_worktree_file(&change.path, bytes, n)?,
@@ -161,11 +177,9 @@ impl Store {
             }
         }
         self.fail(FailPoint::Worktree);
-        self.sync_index(&journal.paths, tree)?;
+        self.sync_index(paths, tree)?;
         self.fail(FailPoint::Index);
-        std::fs::remove_file(self.journal_path()).map_err(io_err(self.journal_path()))?;
-        let gc = self.maybe_gc();
-        Ok(Committed { commit, tree, gc })
+        std::fs::remove_file(self.journal_path()).map_err(io_err(self.journal_path()))
     }
 
     /// Author and committer: the user's git identity when configured, else convo's own, so a
@@ -240,26 +254,29 @@ impl Store {
     /// Mirror the journalled paths from HEAD into the working tree and index, then drop the
     /// journal: the end of every commit, and the repair after a crash.
     pub(crate) fn replay_journal(&self, lock: &Lock) -> Result<()> {
-        self.recover(lock)
+        self.recover(lock, false)
     }
 
-    /// Replay the working-tree and index half of an interrupted commit from HEAD.
-    fn recover(&self, _lock: &Lock) -> Result<()> {
+    /// Replay the working-tree and index half of an interrupted commit from HEAD. Only for an
+    /// orphaned journal (`stale_locks`) are git lock files removed: convo's own lock is held,
+    /// so they are the killed writer's.
+    fn recover(&self, _lock: &Lock, stale_locks: bool) -> Result<()> {
         let path = self.journal_path();
         let bytes = std::fs::read(&path).map_err(io_err(&path))?;
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| StoreError::BadFile {
             path: path.display().to_string(),
             message: format!("unreadable journal ({e})"),
         })?;
-        // We hold convo's lock, so git lock files under it are leftovers of the killed writer.
         let git_dir = self.repo.git_dir().to_owned();
-        for stale in [git_dir.join("index.lock"), git_dir.join("HEAD.lock")] {
-            let _ = std::fs::remove_file(stale);
-        }
-        if let Ok(head) = self.repo.head_name()
-            && let Some(name) = head
-        {
-            let _ = std::fs::remove_file(git_dir.join(format!("{}.lock", name.as_bstr().to_str_lossy())));
+        if stale_locks {
+            for stale in [git_dir.join("index.lock"), git_dir.join("HEAD.lock")] {
+                let _ = std::fs::remove_file(stale);
+            }
+            if let Ok(head) = self.repo.head_name()
+                && let Some(name) = head
+            {
+                let _ = std::fs::remove_file(git_dir.join(format!("{}.lock", name.as_bstr().to_str_lossy())));
+            }
         }
         let tree = self.head_tree_id()?.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
         for file in &journal.paths {

@@ -22,6 +22,8 @@ pub struct Appended {
     pub turns: Vec<Option<u64>>,
     pub stats: Stats,
     pub gc: GcOutcome,
+    /// The commit landed but its mirror into the working tree did not (see `txn`).
+    pub warning: Option<String>,
 }
 
 /// A conversation to create with its events (see [`Store::create_many`]).
@@ -50,6 +52,7 @@ pub struct Created {
     pub commit: ObjectId,
     pub subject: String,
     pub gc: GcOutcome,
+    pub warning: Option<String>,
 }
 
 /// Titles go into commit subjects: keep them to one short line.
@@ -107,7 +110,7 @@ impl Store {
             );
         }
         self.record_log(&id, committed.commit, None);
-        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc })
+        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc, warning: committed.warning })
     }
 
     /// Append `drafts` to conversation `id` in one commit. Input that would break the
@@ -193,7 +196,15 @@ impl Store {
             self.write_cache(id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
         self.record_log(id, committed.commit, previous);
-        Ok(Appended { commit: committed.commit, subject, events, turns, stats, gc: committed.gc })
+        Ok(Appended {
+            commit: committed.commit,
+            subject,
+            events,
+            turns,
+            stats,
+            gc: committed.gc,
+            warning: committed.warning,
+        })
     }
 
     /// New conversations with their events, all in one commit (an import). Each entry is a
@@ -343,7 +354,7 @@ impl Store {
             self.write_cache(&id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
         self.record_log(&id, committed.commit, None);
-        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc })
+        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc, warning: committed.warning })
     }
 
     /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.

@@ -105,3 +105,17 @@ pub fn confirm(prompt: &str) -> Option<bool> {
     }
     dialoguer::Confirm::new().with_prompt(prompt).default(false).interact().ok()
 }
+
+/// A byte-count progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress_bar(quiet: bool, len: u64, message: String) -> Option<indicatif::ProgressBar> {
+    if quiet {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} {bar:30} {bytes}/{total_bytes} ({bytes_per_sec})")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(message);
+    Some(bar)
+}

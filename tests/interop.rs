@@ -352,3 +352,45 @@ fn html_export_renders_in_headless_chromium() {
         "the page needs nothing from outside"
     );
 }
+
+/// A streamed import writes segments as it reads; one that fails on its last line, or is
+/// refused as a duplicate, must take those objects back out, not leave them for `git gc`.
+#[test]
+fn an_import_that_fails_late_leaves_no_objects_behind() {
+    // Long enough that whole batches of events, and so segments, are written before the end.
+    let mut session = String::new();
+    for n in 1..=1500 {
+        let (role, text) = if n % 2 == 1 { ("user", "please look at the parser") } else { ("assistant", "done") };
+        let parent = if n == 1 { "null".to_owned() } else { format!("\"u{}\"", n - 1) };
+        session += &format!(
+            "{{\"type\":\"{role}\",\"uuid\":\"u{n}\",\"parentUuid\":{parent},\"isSidechain\":false,\
+             \"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{{\"role\":\"{role}\",\
+             \"content\":[{{\"type\":\"text\",\"text\":\"{text} (turn {n})\"}}]}}}}\n"
+        );
+    }
+    let source = TestEnv::new();
+    let long = source.root.join("long.jsonl");
+    std::fs::write(&long, &session).unwrap();
+    source.run(&["import", long.to_str().unwrap()]).ok();
+    // convo's own JSONL has no first pass over the file, unlike Claude Code's (sidechains).
+    let events = source.run(&["export", "--format", "jsonl"]).ok().to_owned();
+
+    for (name, text) in [("claude.jsonl", session), ("convo.jsonl", events)] {
+        let env = TestEnv::new();
+        env.new_conversation("keep");
+        let before = env.snapshot();
+        let bad = env.root.join(name);
+        std::fs::write(&bad, format!("{text}{{\"type\":\"user\",\n")).unwrap();
+        let out = env.run(&["import", bad.to_str().unwrap()]);
+        assert!(out.fails_with(3).contains("not valid JSON"), "{name}: {}", out.stderr);
+        assert!(env.snapshot() == before, "{name}: a failed import left files in the store");
+
+        let good = env.root.join(format!("good-{name}"));
+        std::fs::write(&good, &text).unwrap();
+        env.run(&["import", good.to_str().unwrap()]).ok();
+        let before = env.snapshot();
+        let again = env.run(&["import", good.to_str().unwrap()]);
+        assert!(again.fails_with(3).contains("is already imported"), "{name}: {}", again.stderr);
+        assert!(env.snapshot() == before, "{name}: a refused duplicate left files in the store");
+    }
+}

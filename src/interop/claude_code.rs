@@ -14,62 +14,83 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, Report, arguments, jsonl_values, skip, text_of};
+use super::{Builder, EMIT_BATCH, Emit, Format, Imported, Lines, Outcome, Report, arguments, json_line, skip, text_of};
 use crate::clock::Clock;
 use crate::event::Kind;
 
 pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
-    let lines = jsonl_values(text)?;
-    let looks_right = lines.iter().take(20).any(|l| {
-        l.get("type").and_then(Value::as_str).is_some_and(|t| t == "user" || t == "assistant" || t == "summary")
-            && (l.get("uuid").is_some() || l.get("leafUuid").is_some())
-    });
-    if !looks_right {
-        return Err("no line with a Claude Code `type` and `uuid`".into());
+    let roots = sidechain_roots(&mut super::text_lines(text))?;
+    let mut drafts = Vec::new();
+    let outcome = parse_lines(&mut super::text_lines(text), &roots, clock, &mut drafts)?;
+    Ok(super::collected(outcome, drafts))
+}
+
+/// First pass: for each sidechain line, the first line of its subagent run (follow parents
+/// while they are sidechain lines). Only sidechain lines are kept, so memory follows them.
+pub fn sidechain_roots(lines: Lines) -> Result<HashMap<String, String>, String> {
+    let mut parent: HashMap<String, Option<String>> = HashMap::new();
+    for (i, line) in lines.enumerate() {
+        let Some(l) = json_line(i + 1, &line?)? else { continue };
+        if l.get("isSidechain") == Some(&Value::Bool(true))
+            && let Some(uuid) = l.get("uuid").and_then(Value::as_str)
+        {
+            parent.insert(uuid.to_owned(), l.get("parentUuid").and_then(Value::as_str).map(str::to_owned));
+        }
     }
-    // Sidechain runs are grouped by their first line: follow parents while they are sidechain.
-    let parent: HashMap<String, (Option<String>, bool)> = lines
-        .iter()
-        .filter_map(|l| {
-            let uuid = l.get("uuid")?.as_str()?.to_owned();
-            let up = l.get("parentUuid").and_then(Value::as_str).map(str::to_owned);
-            Some((uuid, (up, l.get("isSidechain") == Some(&Value::Bool(true)))))
-        })
-        .collect();
-    let root = |uuid: &str| -> String {
-        let mut uuid = uuid.to_owned();
-        for _ in 0..100_000 {
-            match parent.get(&uuid) {
-                Some((Some(p), _)) if parent.get(p).is_some_and(|(_, side)| *side) => uuid = p.clone(),
+    let mut roots = HashMap::new();
+    for uuid in parent.keys() {
+        let mut root = uuid.clone();
+        for _ in 0..parent.len() {
+            match parent.get(&root) {
+                Some(Some(p)) if parent.contains_key(p) => root = p.clone(),
                 _ => break,
             }
         }
-        uuid
-    };
+        roots.insert(uuid.clone(), root);
+    }
+    Ok(roots)
+}
 
-    let mut report = Report { records: lines.len(), ..Default::default() };
-    let mut main = Builder::new(clock);
-    let mut subagents: Vec<(String, Builder)> = Vec::new();
+/// Second pass: the events, emitted as they are made.
+pub fn parse_lines(
+    lines: Lines,
+    roots: &HashMap<String, String>,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<Outcome, String> {
+    let mut report = Report::default();
+    // Conversation 0 is the main one; subagent runs get 1, 2, ... in order of appearance.
+    let mut builders: Vec<Builder> = vec![Builder::new(clock)];
+    let mut runs: HashMap<String, usize> = HashMap::new();
     let mut title = None;
     let mut boundary = false;
-    for line in &lines {
+    let mut recognised = false;
+    for (i, line) in lines.enumerate() {
+        let Some(line) = json_line(i + 1, &line?)? else { continue };
+        report.records += 1;
         let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+        if matches!(kind, "user" | "assistant" | "summary")
+            && (line.get("uuid").is_some() || line.get("leafUuid").is_some())
+        {
+            recognised = true;
+        } else if !recognised && report.records >= 20 {
+            return Err("no line with a Claude Code `type` and `uuid`".into());
+        }
         let uuid = line.get("uuid").and_then(Value::as_str);
         let ts = line.get("timestamp").and_then(Value::as_str);
         let sidechain = line.get("isSidechain") == Some(&Value::Bool(true));
-        let builder = if sidechain {
-            let key = root(uuid.unwrap_or(""));
-            let index = match subagents.iter().position(|(k, _)| *k == key) {
-                Some(i) => i,
-                None => {
-                    subagents.push((key, Builder::new(clock)));
-                    subagents.len() - 1
-                }
-            };
-            &mut subagents[index].1
+        let index = if sidechain {
+            let root = uuid.and_then(|u| roots.get(u)).cloned().unwrap_or_default();
+            let next = builders.len();
+            let index = *runs.entry(root).or_insert(next);
+            if index == next {
+                builders.push(Builder::new(clock));
+            }
+            index
         } else {
-            &mut main
+            0
         };
+        let builder = &mut builders[index];
         match kind {
             "summary" => {
                 if title.is_none() {
@@ -82,16 +103,15 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
                 skip(&mut report, "compact boundary (becomes the compaction)");
             }
             "user" => {
-                let message = line.get("message").cloned().unwrap_or_default();
-                let content = message.get("content").cloned().unwrap_or_default();
+                let content = line.pointer("/message/content").cloned().unwrap_or_default();
                 if line.get("isCompactSummary") == Some(&Value::Bool(true)) || (boundary && !sidechain) {
                     boundary = false;
                     if !builder.compaction(&mut report, &text_of(&content), "claude-code", ts) {
                         skip(&mut report, "compact summary with nothing before it");
                     }
-                    continue;
+                } else {
+                    user_line(builder, &mut report, &content, uuid, ts);
                 }
-                user_line(builder, &mut report, &content, uuid, ts);
             }
             "assistant" => {
                 let content = line.pointer("/message/content").cloned().unwrap_or_default();
@@ -100,19 +120,21 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
             "" => skip(&mut report, "line without a type"),
             other => skip(&mut report, format!("`{other}` record")),
         }
-    }
-    let mut conversations = vec![Conversation { title, drafts: main.drafts, parent: None }];
-    for (i, (_, builder)) in subagents.into_iter().enumerate() {
-        if builder.drafts.is_empty() {
-            continue;
+        if builder.drafts.len() >= EMIT_BATCH {
+            emit.drafts(index, builder.take())?;
         }
-        conversations.push(Conversation {
-            title: Some(format!("subagent {}", i + 1)),
-            drafts: builder.drafts,
-            parent: Some(0),
-        });
     }
-    Ok(Imported { format: Format::ClaudeCode, conversations, report })
+    if !recognised {
+        return Err("no line with a Claude Code `type` and `uuid`".into());
+    }
+    let mut conversations = vec![(title, None)];
+    for (i, builder) in builders.iter_mut().enumerate() {
+        emit.drafts(i, builder.take())?;
+        if i > 0 {
+            conversations.push((Some(format!("subagent {i}")), Some(0)));
+        }
+    }
+    Ok(Outcome { format: Format::ClaudeCode, conversations, report })
 }
 
 /// The id of the `n`th event made from one line.

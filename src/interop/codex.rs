@@ -5,22 +5,32 @@
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, Report, arguments, jsonl_values, skip, text_of};
+use super::{Builder, EMIT_BATCH, Emit, Format, Imported, Lines, Outcome, Report, arguments, json_line, skip, text_of};
 use crate::clock::Clock;
 use crate::event::Kind;
 
 pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
-    let lines = jsonl_values(text)?;
-    if !lines.iter().take(20).any(|l| l.get("payload").is_some() && l.get("type").is_some()) {
-        return Err("no `{timestamp, type, payload}` record".into());
-    }
-    let mut report = Report { records: lines.len(), ..Default::default() };
+    let mut drafts = Vec::new();
+    let outcome = parse_lines(&mut super::text_lines(text), clock, &mut drafts)?;
+    Ok(super::collected(outcome, drafts))
+}
+
+/// The events, emitted as they are made.
+pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<Outcome, String> {
+    let mut report = Report::default();
     let mut b = Builder::new(clock);
-    for line in &lines {
+    let mut recognised = false;
+    for (i, line) in lines.enumerate() {
+        let Some(line) = json_line(i + 1, &line?)? else { continue };
+        report.records += 1;
+        if line.get("payload").is_some() && line.get("type").is_some() {
+            recognised = true;
+        } else if !recognised && report.records >= 20 {
+            return Err("no `{timestamp, type, payload}` record".into());
+        }
         let ts = line.get("timestamp").and_then(Value::as_str);
         let payload = line.get("payload").cloned().unwrap_or_default();
-        let record = line.get("type").and_then(Value::as_str).unwrap_or("");
-        match record {
+        match line.get("type").and_then(Value::as_str).unwrap_or("") {
             "response_item" => response_item(&mut b, &mut report, &payload, ts),
             "compacted" => {
                 let mut summary = payload.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
@@ -45,12 +55,15 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
             "" => skip(&mut report, "record without a type"),
             other => skip(&mut report, format!("`{other}` record")),
         }
+        if b.drafts.len() >= EMIT_BATCH {
+            emit.drafts(0, b.take())?;
+        }
     }
-    Ok(Imported {
-        format: Format::Codex,
-        conversations: vec![Conversation { title: None, drafts: b.drafts, parent: None }],
-        report,
-    })
+    if !recognised {
+        return Err("no `{timestamp, type, payload}` record".into());
+    }
+    emit.drafts(0, b.take())?;
+    Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report })
 }
 
 fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {

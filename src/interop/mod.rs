@@ -78,6 +78,90 @@ pub struct Imported {
     pub report: Report,
 }
 
+/// Where an importer puts its drafts as it reads, conversation by conversation (0 is the
+/// main one): a store writes them out at once (bounded memory), tests keep them.
+pub trait Emit {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), String>;
+}
+
+impl Emit for Vec<Vec<Draft>> {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), String> {
+        while self.len() <= conversation {
+            self.push(Vec::new());
+        }
+        self[conversation].extend(drafts);
+        Ok(())
+    }
+}
+
+/// What a streaming import found besides the drafts it emitted.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub format: Format,
+    /// Title and parent of each conversation, by index.
+    pub conversations: Vec<(Option<String>, Option<usize>)>,
+    pub report: Report,
+}
+
+/// Lines of a file, read one at a time.
+pub type Lines<'a> = &'a mut dyn Iterator<Item = Result<String, String>>;
+
+/// Drafts emitted once this many have piled up in one conversation.
+pub(crate) const EMIT_BATCH: usize = 512;
+
+/// The formats read line by line, in bounded memory (the others are one JSON document).
+pub fn streams(format: Format) -> bool {
+    matches!(format, Format::Convo | Format::ClaudeCode | Format::Codex)
+}
+
+/// Import a line-based format from `lines`, emitting drafts as they are made. Claude Code
+/// needs the sidechain map of a first pass over the same file (`sidechain_roots`).
+pub fn stream(
+    format: Format,
+    lines: Lines,
+    roots: &std::collections::HashMap<String, String>,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<Outcome, String> {
+    match format {
+        Format::ClaudeCode => claude_code::parse_lines(lines, roots, clock, emit),
+        Format::Codex => codex::parse_lines(lines, clock, emit),
+        Format::Convo => convo_lines(lines, emit),
+        other => Err(format!("{} is one JSON document, not lines", other.name())),
+    }
+}
+
+/// Collect a streaming import in memory.
+fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
+    drafts.resize_with(outcome.conversations.len().max(drafts.len()), Vec::new);
+    let conversations = drafts
+        .into_iter()
+        .enumerate()
+        .filter(|(i, drafts)| *i == 0 || !drafts.is_empty())
+        .map(|(i, drafts)| {
+            let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
+            Conversation { title, drafts, parent }
+        })
+        .collect();
+    Imported { format: outcome.format, conversations, report: outcome.report }
+}
+
+/// The lines of an in-memory text, for the streaming importers.
+pub(crate) fn text_lines(text: &str) -> impl Iterator<Item = Result<String, String>> + '_ {
+    text.lines().map(|l| Ok(l.to_owned()))
+}
+
+/// Parse line `n` as JSON; a JSON array on the first line is not JSON lines.
+pub(crate) fn json_line(n: usize, line: &str) -> Result<Option<Value>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    if n == 1 && line.trim_start().starts_with('[') {
+        return Err("a JSON array, not JSON lines".into());
+    }
+    serde_json::from_str(line).map(Some).map_err(|e| format!("line {n}: not valid JSON ({e})"))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
     #[error("{0}")]
@@ -120,33 +204,42 @@ fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, String> 
     }
 }
 
-/// JSONL lines as JSON values; the error names the first bad line.
-pub(crate) fn jsonl_values(text: &str) -> Result<Vec<Value>, String> {
-    if text.trim_start().starts_with('[') {
-        return Err("a JSON array, not JSON lines".into());
-    }
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: not valid JSON ({e})", i + 1)))
-        .collect()
+fn convo_jsonl(text: &str) -> Result<Imported, String> {
+    let mut drafts = Vec::new();
+    let outcome = convo_lines(&mut text_lines(text), &mut drafts)?;
+    Ok(collected(outcome, drafts))
 }
 
-fn convo_jsonl(text: &str) -> Result<Imported, String> {
-    let drafts = crate::event::parse_input_any(text).map_err(|e| e.to_string())?;
-    if drafts.iter().any(|d| d.id.is_none()) {
-        return Err("events without ids (plain input belongs in `convo append`)".into());
+fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, String> {
+    let mut report = Report::default();
+    let mut batch = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        report.records += 1;
+        let draft = crate::event::parse_input_any(&line)
+            .map_err(|e| format!("line {}{}", i + 1, e.to_string().trim_start_matches("line 1")))?
+            .pop()
+            .ok_or_else(|| format!("line {}: empty", i + 1))?;
+        if draft.id.is_none() {
+            return Err("events without ids (plain input belongs in `convo append`)".into());
+        }
+        *report.events.entry(kind_name(&draft.kind)).or_default() += 1;
+        if matches!(draft.kind, Kind::Compaction) {
+            report.compactions += 1;
+        }
+        batch.push(draft);
+        if batch.len() >= EMIT_BATCH {
+            emit.drafts(0, std::mem::take(&mut batch))?;
+        }
     }
-    let mut report = Report { records: drafts.len(), ..Default::default() };
-    for d in &drafts {
-        *report.events.entry(kind_name(&d.kind)).or_default() += 1;
+    if report.records == 0 {
+        return Err("no events".into());
     }
-    report.compactions = drafts.iter().filter(|d| matches!(d.kind, Kind::Compaction)).count();
-    Ok(Imported {
-        format: Format::Convo,
-        conversations: vec![Conversation { title: None, drafts, parent: None }],
-        report,
-    })
+    emit.drafts(0, batch)?;
+    Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report })
 }
 
 fn kind_name(kind: &Kind) -> &'static str {
@@ -173,6 +266,9 @@ pub(crate) struct Builder<'c> {
     /// Source call ids that are not valid convo ids, and the ids given instead.
     renamed_calls: std::collections::HashMap<String, String>,
     turns: u64,
+    /// What a source compaction covers: from the first user event to the latest event.
+    first_user: Option<String>,
+    last: Option<String>,
 }
 
 impl<'c> Builder<'c> {
@@ -184,7 +280,14 @@ impl<'c> Builder<'c> {
             calls: HashSet::new(),
             renamed_calls: Default::default(),
             turns: 0,
+            first_user: None,
+            last: None,
         }
+    }
+
+    /// The drafts made since the last call, to emit.
+    pub fn take(&mut self) -> Vec<Draft> {
+        std::mem::take(&mut self.drafts)
     }
 
     /// Add an event; `source_id` and `ts` are kept when they are valid (else as extra
@@ -234,7 +337,9 @@ impl<'c> Builder<'c> {
         };
         if matches!(kind, Kind::User { .. }) {
             self.turns += 1;
+            self.first_user.get_or_insert_with(|| id.clone());
         }
+        self.last = Some(id.clone());
         *report.events.entry(kind_name(&kind)).or_default() += 1;
         self.drafts.push(Draft { id: Some(id), ts, kind, extra, line: self.drafts.len() + 1 });
         true
@@ -244,8 +349,7 @@ impl<'c> Builder<'c> {
     /// summary, so `show --compacted` sends what the tool sent. `false` if there is nothing
     /// to cover yet.
     pub fn compaction(&mut self, report: &mut Report, summary: &str, by: &str, ts: Option<&str>) -> bool {
-        let first = self.drafts.iter().find(|d| matches!(d.kind, Kind::User { .. })).and_then(|d| d.id.clone());
-        let (Some(first), Some(last)) = (first, self.drafts.last().and_then(|d| d.id.clone())) else { return false };
+        let (Some(first), Some(last)) = (self.first_user.clone(), self.last.clone()) else { return false };
         if summary.trim().is_empty() || self.turns == 0 {
             return false;
         }
@@ -261,7 +365,9 @@ impl<'c> Builder<'c> {
             profile: None,
         });
         let mut draft = record.to_draft();
-        draft.id = Some(self.clock.new_id());
+        let id = self.clock.new_id();
+        self.last = Some(id.clone());
+        draft.id = Some(id);
         draft.ts = ts.filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok()).map(str::to_owned);
         self.drafts.push(draft);
         report.compactions += 1;

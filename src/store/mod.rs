@@ -9,6 +9,7 @@
 mod cache;
 mod fsck;
 mod history;
+mod import;
 pub mod layout;
 mod merge;
 mod refs;
@@ -24,6 +25,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
+pub use import::Staged;
 pub use merge::{Diverged, Integrated};
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};

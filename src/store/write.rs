@@ -217,56 +217,16 @@ impl Store {
         subject: &str,
         clock: &Clock,
     ) -> Result<Vec<(String, Stats)>> {
-        let mut changes = Vec::new();
-        let mut out: Vec<(String, Stats)> = Vec::new();
-        let mut trailers = String::new();
+        let mut staged = Vec::new();
         for c in conversations {
-            let id = clock.new_id();
-            let mut seen = HashSet::new();
-            let mut calls = HashSet::new();
-            for d in &c.drafts {
-                if let Some(event_id) = &d.id
-                    && !seen.insert(event_id.clone())
-                {
-                    return Err(StoreError::DuplicateId { line: d.line, id: event_id.clone() });
-                }
-                match &d.kind {
-                    Kind::ToolCall { call_id, .. } => {
-                        calls.insert(call_id.clone());
-                    }
-                    Kind::ToolResult { call_id, .. } if !calls.contains(call_id) => {
-                        return Err(StoreError::UnknownCallId { line: d.line, call_id: call_id.clone() });
-                    }
-                    _ => {}
-                }
-            }
-            let ts = clock.timestamp();
-            let events: Vec<Event> = c
-                .drafts
-                .into_iter()
-                .map(|d| {
-                    let event_id = d.id.clone().unwrap_or_else(|| clock.new_id());
-                    let ts = d.ts.clone().unwrap_or_else(|| ts.clone());
-                    d.into_event(event_id, ts)
-                })
-                .collect();
-            let stats = Stats::of(&events);
-            let mut extra = c.extra;
-            if let Some((parent, _)) = c.parent.and_then(|p| out.get(p)) {
-                extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
-            }
-            let meta = Meta { title: c.title, created: clock.timestamp(), forked_from: None, extra };
-            changes.push(meta_change(&id, &meta)?);
-            let lines: Vec<String> = events.iter().map(Event::to_line).collect();
-            for (number, bucket) in layout::pack_lines(0, 0, &lines) {
-                let bytes: Vec<u8> = bucket.iter().flat_map(|l| l.as_bytes()).copied().collect();
-                changes.push(Change { path: layout::segment_path(&id, number), bytes: Some(bytes), append_from: None });
-            }
-            trailers += &format!("Convo-Imported: {id}\n");
-            out.push((id, stats));
+            let mut s = self.stage(clock);
+            s.title = c.title;
+            s.extra = c.extra;
+            s.parent = c.parent;
+            self.stage_drafts(&mut s, c.drafts, clock)?;
+            staged.push(s);
         }
-        self.commit(lock, &changes, &format!("{subject}\n\n{trailers}"), clock)?;
-        Ok(out)
+        self.commit_staged(lock, staged, subject, clock)
     }
 
     /// Commit one store-level file (such as `convo.toml`) with `message`.

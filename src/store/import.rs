@@ -1,0 +1,168 @@
+//! New conversations written as they are read (an import), in bounded memory: events go into
+//! segments, each written as a blob as soon as it is full, and one commit at the end puts
+//! every segment and `meta.json` into the tree. Until that commit nothing is visible; an
+//! import that fails halfway leaves only unreferenced objects for `git gc`.
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+use gix::object::tree::EntryKind;
+
+use super::txn::Lock;
+use super::{Meta, Result, Store, StoreError, git_err, layout};
+use crate::clock::Clock;
+use crate::event::{Draft, Event, Kind, Stats};
+
+/// A conversation being written.
+pub struct Staged {
+    pub id: String,
+    pub title: Option<String>,
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Index (among the conversations staged together) of the one this is a subagent of.
+    pub parent: Option<usize>,
+    pub stats: Stats,
+    next: u64,
+    open: Vec<u8>,
+    blobs: Vec<(String, ObjectId)>,
+    /// Objects this import added to the database, removed again by [`Store::discard`].
+    created: Vec<ObjectId>,
+    ids: HashSet<String>,
+    calls: HashSet<String>,
+    line: usize,
+}
+
+impl Store {
+    pub fn stage(&self, clock: &Clock) -> Staged {
+        Staged {
+            id: clock.new_id(),
+            title: None,
+            extra: Default::default(),
+            parent: None,
+            stats: Stats::default(),
+            next: 0,
+            open: Vec::new(),
+            blobs: Vec::new(),
+            created: Vec::new(),
+            ids: HashSet::new(),
+            calls: HashSet::new(),
+            line: 0,
+        }
+    }
+
+    /// Add events to a staged conversation, checked like `append`'s input: unique ids, and
+    /// every tool result after its call.
+    pub fn stage_drafts(&self, staged: &mut Staged, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
+        let ts = clock.timestamp();
+        for d in drafts {
+            staged.line += 1;
+            match &d.kind {
+                Kind::ToolCall { call_id, .. } => {
+                    staged.calls.insert(call_id.clone());
+                }
+                Kind::ToolResult { call_id, .. } if !staged.calls.contains(call_id) => {
+                    return Err(StoreError::UnknownCallId { line: staged.line, call_id: call_id.clone() });
+                }
+                _ => {}
+            }
+            let id = d.id.clone().unwrap_or_else(|| clock.new_id());
+            if !staged.ids.insert(id.clone()) {
+                return Err(StoreError::DuplicateId { line: staged.line, id });
+            }
+            let event_ts = d.ts.clone().unwrap_or_else(|| ts.clone());
+            let event: Event = d.into_event(id, event_ts);
+            staged.stats.add(&event);
+            let line = event.to_line();
+            if !staged.open.is_empty() && staged.open.len() + line.len() > layout::SEGMENT_BYTES {
+                self.flush_segment(staged)?;
+            }
+            staged.open.extend_from_slice(line.as_bytes());
+        }
+        Ok(())
+    }
+
+    fn flush_segment(&self, staged: &mut Staged) -> Result<()> {
+        // An object that was already there is not ours to remove if the import fails.
+        let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &staged.open)
+            .map_err(git_err("hash segment"))?;
+        let existed = self.repo.has_object(id);
+        let blob = self.repo.write_blob(&staged.open).map_err(git_err("write segment"))?.detach();
+        if !existed {
+            staged.created.push(blob);
+        }
+        staged.blobs.push((layout::segment_path(&staged.id, staged.next), blob));
+        staged.next += 1;
+        staged.open.clear();
+        // Every object gets a fresh zlib state (gix's loose writer); glibc serves those large
+        // aligned blocks from mmapped regions it keeps after they are freed, so a long import
+        // would grow by ~250 KB an object. Hand the free memory back now and then.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if staged.next.is_multiple_of(32) {
+            // SAFETY: malloc_trim only releases free memory; it touches no live allocation.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove the objects staged conversations wrote, for an import that stops before its
+    /// commit: the store is left byte for byte as it was, not merely with nothing visible.
+    pub fn discard<'a>(&self, staged: impl IntoIterator<Item = &'a Staged>) {
+        let objects = self.repo.common_dir().join("objects");
+        for id in staged.into_iter().flat_map(|s| &s.created) {
+            let hex = id.to_hex().to_string();
+            let dir = objects.join(&hex[..2]);
+            // Best effort: a file that cannot be removed is an unreferenced object `git gc`
+            // prunes later, never a visible change.
+            let _ = std::fs::remove_file(dir.join(&hex[2..]));
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+
+    /// Commit every staged conversation at once.
+    pub fn commit_staged(
+        &self,
+        lock: &Lock,
+        mut staged: Vec<Staged>,
+        subject: &str,
+        clock: &Clock,
+    ) -> Result<Vec<(String, Stats)>> {
+        let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
+        let mut entries: Vec<(String, ObjectId)> = Vec::new();
+        let mut trailers = String::new();
+        for s in &mut staged {
+            if !s.open.is_empty() {
+                self.flush_segment(s)?;
+            }
+            let mut extra = std::mem::take(&mut s.extra);
+            if let Some(parent) = s.parent.and_then(|p| ids.get(p)) {
+                extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
+            }
+            let meta = Meta { title: s.title.take(), created: clock.timestamp(), forked_from: None, extra };
+            let mut bytes = serde_json::to_vec_pretty(&meta)
+                .map_err(|e| StoreError::BadFile { path: layout::meta_path(&s.id), message: e.to_string() })?;
+            bytes.push(b'\n');
+            let blob = self.repo.write_blob(&bytes).map_err(git_err("write metadata"))?.detach();
+            entries.push((layout::meta_path(&s.id), blob));
+            entries.append(&mut s.blobs);
+            trailers += &format!("Convo-Imported: {}\n", s.id);
+        }
+        let parent = self.head_commit_id()?;
+        let base = match parent {
+            Some(commit) => self.commit_tree_id(commit)?,
+            None => ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
+        for (path, blob) in &entries {
+            editor.upsert(path.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {path}")))?;
+        }
+        let tree = editor.write().map_err(git_err("write tree"))?.detach();
+        let message = format!("{subject}\n\n{trailers}");
+        let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
+        let paths: Vec<String> = entries.into_iter().map(|(p, _)| p).collect();
+        self.write_journal(&paths)?;
+        self.move_head(parent, commit, &self.signature(clock), subject)?;
+        self.replay_journal(lock)?;
+        Ok(staged.into_iter().map(|s| (s.id, s.stats)).collect())
+    }
+}

@@ -394,3 +394,26 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
         assert!(env.snapshot() == before, "{name}: a refused duplicate left files in the store");
     }
 }
+
+/// On a terminal an import shows a byte-counting progress bar on stderr; piped, stderr holds
+/// only the report. `script` (util-linux, in every Debian) gives the command a pseudo-terminal.
+#[test]
+fn import_shows_a_progress_bar_only_on_a_terminal() {
+    let env = TestEnv::new();
+    let file = corpus().join("claude-code/ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl");
+    let line = format!("{} import {}", env!("CARGO_BIN_EXE_convo"), file.display());
+    let mut cmd = env.sealed("script");
+    // indicatif draws nothing on a terminal without TERM (or with TERM=dumb): it cannot move
+    // the cursor there.
+    cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &env.store).env("TERM", "xterm");
+    let on_terminal = common::run_command(cmd, "");
+    assert_eq!(on_terminal.code, 0, "{}", on_terminal.stderr);
+    let name = file.file_name().unwrap().to_str().unwrap();
+    assert!(on_terminal.stdout.contains(&format!("importing {name} ")), "{}", on_terminal.stdout);
+    assert!(on_terminal.stdout.contains("/756.33 KiB"), "{}", on_terminal.stdout);
+
+    let piped = env.run(&["import", "--again", file.to_str().unwrap()]);
+    piped.ok();
+    assert!(piped.stderr.starts_with(&format!("Imported {name} as claude-code")), "{}", piped.stderr);
+    assert!(!piped.stderr.contains("importing"), "{}", piped.stderr);
+}

@@ -8,13 +8,13 @@ pub mod export;
 pub mod messages;
 pub mod openhands;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary};
-use crate::event::{Draft, Kind, validate_event_id};
+use crate::event::{Draft, IdSet, Kind, validate_event_id};
 
 /// A format convo can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -261,8 +261,8 @@ fn kind_name(kind: &Kind) -> &'static str {
 pub(crate) struct Builder<'c> {
     clock: &'c Clock,
     pub drafts: Vec<Draft>,
-    ids: HashSet<String>,
-    calls: HashSet<String>,
+    ids: IdSet,
+    calls: IdSet,
     /// Source call ids that are not valid convo ids, and the ids given instead.
     renamed_calls: std::collections::HashMap<String, String>,
     turns: u64,
@@ -276,8 +276,8 @@ impl<'c> Builder<'c> {
         Builder {
             clock,
             drafts: Vec::new(),
-            ids: HashSet::new(),
-            calls: HashSet::new(),
+            ids: IdSet::default(),
+            calls: IdSet::default(),
             renamed_calls: Default::default(),
             turns: 0,
             first_user: None,
@@ -296,7 +296,7 @@ impl<'c> Builder<'c> {
         let mut extra = Map::new();
         match &mut kind {
             Kind::ToolCall { call_id, name, .. } => {
-                if validate_event_id(call_id).is_err() || self.calls.contains(call_id.as_str()) {
+                if validate_event_id(call_id).is_err() || self.calls.contains(call_id) {
                     let new = format!("call_{}", self.clock.new_id());
                     extra.insert("source_call_id".into(), Value::String(call_id.clone()));
                     self.renamed_calls.insert(call_id.clone(), new.clone());
@@ -305,13 +305,13 @@ impl<'c> Builder<'c> {
                 if name.trim().is_empty() {
                     *name = "unknown".into();
                 }
-                self.calls.insert(call_id.clone());
+                self.calls.insert(call_id);
             }
             Kind::ToolResult { call_id, .. } => {
                 if let Some(new) = self.renamed_calls.get(call_id.as_str()) {
                     *call_id = new.clone();
                 }
-                if !self.calls.contains(call_id.as_str()) {
+                if !self.calls.contains(call_id) {
                     return false;
                 }
             }
@@ -326,7 +326,7 @@ impl<'c> Builder<'c> {
                 self.clock.new_id()
             }
         };
-        self.ids.insert(id.clone());
+        self.ids.insert(&id);
         let ts = match ts {
             Some(t) if chrono::DateTime::parse_from_rfc3339(t).is_ok() => Some(t.to_owned()),
             Some(t) => {

@@ -3,15 +3,13 @@
 //! every segment and `meta.json` into the tree. Until that commit nothing is visible; an
 //! import that fails halfway leaves only unreferenced objects for `git gc`.
 
-use std::collections::HashSet;
-
 use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
 use super::txn::Lock;
 use super::{Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
-use crate::event::{Draft, Event, Kind, Stats};
+use crate::event::{Draft, Event, IdSet, Kind, Stats};
 
 /// A conversation being written.
 pub struct Staged {
@@ -26,8 +24,8 @@ pub struct Staged {
     blobs: Vec<(String, ObjectId)>,
     /// Objects this import added to the database, removed again by [`Store::discard`].
     created: Vec<ObjectId>,
-    ids: HashSet<String>,
-    calls: HashSet<String>,
+    ids: IdSet,
+    calls: IdSet,
     line: usize,
 }
 
@@ -43,8 +41,8 @@ impl Store {
             open: Vec::new(),
             blobs: Vec::new(),
             created: Vec::new(),
-            ids: HashSet::new(),
-            calls: HashSet::new(),
+            ids: IdSet::default(),
+            calls: IdSet::default(),
             line: 0,
         }
     }
@@ -57,7 +55,7 @@ impl Store {
             staged.line += 1;
             match &d.kind {
                 Kind::ToolCall { call_id, .. } => {
-                    staged.calls.insert(call_id.clone());
+                    staged.calls.insert(call_id);
                 }
                 Kind::ToolResult { call_id, .. } if !staged.calls.contains(call_id) => {
                     return Err(StoreError::UnknownCallId { line: staged.line, call_id: call_id.clone() });
@@ -65,7 +63,7 @@ impl Store {
                 _ => {}
             }
             let id = d.id.clone().unwrap_or_else(|| clock.new_id());
-            if !staged.ids.insert(id.clone()) {
+            if !staged.ids.insert(&id) {
                 return Err(StoreError::DuplicateId { line: staged.line, id });
             }
             let event_ts = d.ts.clone().unwrap_or_else(|| ts.clone());

@@ -235,3 +235,42 @@ fn a_folder_added_with_git_survives_a_merge() {
     a.run(&["fsck"]).ok();
     assert_eq!(a.git_status(), "");
 }
+
+/// The fork a pull makes of a conversation appended to on both sides holds the local events,
+/// so its log goes back through the merge into the commits that wrote them.
+#[test]
+fn log_of_a_diverged_fork_reaches_back_through_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, hub.to_str().unwrap());
+    b.run(&["switch", "shared"]).ok();
+    a.run(&["append", "--user", "from a"]).ok();
+    a.run(&["push"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    b.run(&["pull"]).ok();
+
+    let meta = fork_meta(&b);
+    let fork = meta.split('/').nth(1).unwrap();
+    let subjects: Vec<String> = b
+        .run(&["log", fork, "--oneline", "--color", "never"])
+        .ok()
+        .lines()
+        .map(|l| l.split_once(' ').unwrap().1.to_owned())
+        .collect();
+    // The merge, b's own append (now the fork's), then the history both sides share.
+    assert_eq!(
+        subjects,
+        [
+            "2026-01-05 merge: origin/main (1 conversation updated, 1 diverged into forks)",
+            "2026-01-05 append: \"shared\" turn 1 (+1 event) [2 turns, 2 events, ~3 tokens (chars/4)]",
+            "2026-01-01 append: \"shared\" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]",
+            "2026-01-01 new: \"shared\" [0 turns, 0 events, ~0 tokens (chars/4)]",
+        ]
+    );
+}

@@ -155,14 +155,26 @@ impl Store {
 
     /// The conversation's commits from `newest` back, following the trailer chain.
     fn walk_log(&self, id: &str, newest: Option<ObjectId>) -> Result<Vec<LogEntry>> {
-        let dir = layout::conversation_dir(id);
+        // The conversation whose chain is followed: a fork made by a merge (both sides had
+        // appended) came from another id's commits, and its history continues in that chain.
+        let mut following = id.to_owned();
+        let mut dir = layout::conversation_dir(id);
+        let mut via_merge = false;
         let mut out = Vec::new();
         let mut next = newest;
         while let Some(commit) = next {
             let (entry, trailers, parents) = self.log_entry(commit)?;
             out.push(entry);
-            let merged = trailers.merged.iter().find(|(c, _)| c == id).map(|(_, commit)| *commit);
-            next = match (trailers.convo_id.as_deref() == Some(id), trailers.previous) {
+            if via_merge
+                && let Some(source) = trailers.convo_id.as_deref()
+                && source != following
+            {
+                following = source.to_owned();
+                dir = layout::conversation_dir(source);
+            }
+            let merged = trailers.merged.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
+            via_merge = merged.is_some();
+            next = match (trailers.convo_id.as_deref() == Some(following.as_str()), trailers.previous) {
                 (true, Some(previous)) => Some(previous),
                 // A merge that brought this conversation in: continue on the side it came from.
                 _ if merged.is_some() => merged,

@@ -417,3 +417,42 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     assert!(piped.stderr.starts_with(&format!("Imported {name} as claude-code")), "{}", piped.stderr);
     assert!(!piped.stderr.contains("importing"), "{}", piped.stderr);
 }
+
+/// A Claude Code file is read whole once (for its subagent map) before the store is opened,
+/// so a bad one on a fresh machine does not even create the default store.
+#[test]
+fn a_bad_session_on_a_fresh_machine_creates_no_store() {
+    let env = TestEnv::bare();
+    let bad = env.root.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{oops\n",
+    )
+    .unwrap();
+    let out = env.run(&["import", "--format", "claude-code", bad.to_str().unwrap()]);
+    assert_eq!(
+        out.fails_with(3),
+        "error: bad.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)\n\
+         hint: nothing was written; --format names the format\n"
+    );
+    assert!(!env.store.exists(), "a failed import created the store");
+}
+
+/// A session with no events (only records convo skips) still becomes a conversation with
+/// its title and fingerprint, so importing it twice is caught like any other.
+#[test]
+fn a_session_without_events_is_titled_and_caught_when_imported_twice() {
+    let env = TestEnv::new();
+    let file = env.root.join("summary-only.jsonl");
+    std::fs::write(&file, "{\"type\":\"summary\",\"summary\":\"Fix the parser\",\"leafUuid\":\"u9\"}\n").unwrap();
+    let id = env.run(&["import", file.to_str().unwrap()]).ok().trim().to_owned();
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let imported = list.as_array().unwrap().iter().find(|c| c["id"] == id.as_str()).expect("listed");
+    assert_eq!(imported["title"], "Fix the parser");
+    let again = env.run(&["import", file.to_str().unwrap()]);
+    assert!(
+        again.fails_with(3).contains(&format!("is already imported, as {id} \"Fix the parser\"")),
+        "{}",
+        again.stderr
+    );
+}

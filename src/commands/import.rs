@@ -53,7 +53,9 @@ impl interop::Emit for StoreEmit<'_> {
 
 /// A file's lines, hashed (as git hashes a blob) and counted on the progress bar as read.
 struct FileLines {
-    reader: BufReader<std::fs::File>,
+    /// Bounded to the size at open: a live session still being written is imported as it
+    /// was then, the same bytes in both passes and in the fingerprint.
+    reader: BufReader<std::io::Take<std::fs::File>>,
     hasher: Option<gix::hash::Hasher>,
     bar: Option<indicatif::ProgressBar>,
     line: usize,
@@ -62,13 +64,13 @@ struct FileLines {
 impl FileLines {
     fn open(path: &Path, hash: bool, bar: Option<indicatif::ProgressBar>) -> Result<FileLines, CommandError> {
         let file = std::fs::File::open(path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+        let size = file.metadata().map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?.len();
         let hasher = hash.then(|| {
-            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
             let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
             h.update(format!("blob {size}\0").as_bytes());
             h
         });
-        Ok(FileLines { reader: BufReader::with_capacity(1 << 20, file), hasher, bar, line: 0 })
+        Ok(FileLines { reader: BufReader::with_capacity(1 << 20, file.take(size)), hasher, bar, line: 0 })
     }
 }
 
@@ -115,13 +117,20 @@ fn detect_lines(head: &str) -> Option<Format> {
 /// Import a line-based file without holding it in memory: two passes for Claude Code (the
 /// subagent map), events staged into segments as they are read, one commit at the end.
 fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> Result<(), CommandError> {
-    let store = ctx.open_store_for_write()?;
+    let refused =
+        |e: String| CommandError::input(format!("{name}: {e}")).hint("nothing was written; --format names the format");
+    // Before the store is opened (and, on a fresh machine, created): a file that fails here
+    // leaves no trace at all.
     let roots = if format == Format::ClaudeCode {
         let mut lines = FileLines::open(path, false, None)?;
-        interop::claude_code::sidechain_roots(&mut lines).map_err(|e| CommandError::input(format!("{name}: {e}")))?
+        interop::claude_code::sidechain_roots(&mut lines).map_err(refused)?
     } else {
         Default::default()
     };
+    let store = ctx.open_store_for_write()?;
+    // Held for the whole import: the objects it writes are only known to be its own (and so
+    // safe to remove if it fails) while no other writer can be writing the same ones.
+    let lock = store.lock()?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = crate::ui::progress_bar(ctx.ui.quiet, size, format!("importing {name}"));
     let mut lines = FileLines::open(path, true, bar.clone())?;
@@ -138,18 +147,19 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
         Ok(outcome) => outcome,
         Err(e) => {
             discard(&emit);
-            return Err(
-                CommandError::input(format!("{name}: {e}")).hint("nothing was written; --format names the format")
-            );
+            return Err(refused(e));
         }
     };
     let fingerprint =
         lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default();
-    let lock = store.lock().inspect_err(|_| discard(&emit))?;
     check_duplicate(&store, name, &fingerprint, args.again).inspect_err(|_| discard(&emit))?;
     let main_title =
         args.title.clone().or_else(|| outcome.conversations[0].0.clone()).unwrap_or_else(|| name.to_owned());
     let mut staged = Vec::new();
+    // A file with no events still makes its (empty) conversation, titled and fingerprinted.
+    if emit.staged.is_empty() {
+        emit.staged.push(None);
+    }
     for (i, slot) in emit.staged.into_iter().enumerate() {
         let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(&ctx.clock))) else { continue };
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
@@ -159,15 +169,14 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
         s.extra.insert("source".into(), json!({"format": format.name(), "file": name, "sha1": fingerprint, "part": i}));
         staged.push(s);
     }
-    if staged.is_empty() {
-        staged.push(store.stage(&ctx.clock));
-    }
     let events: u64 = staged.iter().map(|s| s.stats.events).sum();
     let subject = format!("import: \"{main_title}\" from {} (+{events} events)", format.name());
     let created = store.commit_staged(&lock, staged, &subject, &ctx.clock)?;
-    store.set_active(&created[0].0)?;
+    store.set_active(&created.conversations[0].0)?;
     drop(lock);
-    report(ctx, name, format, &outcome.report, &created)
+    report(ctx, name, format, &outcome.report, &created.conversations)?;
+    ctx.report_commit(created.gc, created.warning.as_deref());
+    Ok(())
 }
 
 fn check_duplicate(
@@ -278,7 +287,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let events: usize = imported.conversations.iter().map(|c| c.drafts.len()).sum();
     let subject = format!("import: \"{main_title}\" from {} (+{events} events)", imported.format.name());
     let created = store.create_many(&lock, new, &subject, &ctx.clock)?;
-    store.set_active(&created[0].0)?;
+    store.set_active(&created.conversations[0].0)?;
     drop(lock);
-    report(ctx, &name, imported.format, &imported.report, &created)
+    report(ctx, &name, imported.format, &imported.report, &created.conversations)?;
+    ctx.report_commit(created.gc, created.warning.as_deref());
+    Ok(())
 }

@@ -156,24 +156,29 @@ impl Store {
     /// The conversation's commits from `newest` back, following the trailer chain.
     fn walk_log(&self, id: &str, newest: Option<ObjectId>) -> Result<Vec<LogEntry>> {
         // The conversation whose chain is followed: a fork made by a merge (both sides had
-        // appended) came from another id's commits, and its history continues in that chain.
+        // appended) holds another id's events, and its history continues in that id's chain.
         let mut following = id.to_owned();
         let mut dir = layout::conversation_dir(id);
-        let mut via_merge = false;
         let mut out = Vec::new();
         let mut next = newest;
         while let Some(commit) = next {
             let (entry, trailers, parents) = self.log_entry(commit)?;
             out.push(entry);
-            if via_merge
-                && let Some(source) = trailers.convo_id.as_deref()
-                && source != following
+            let mut merged = trailers.merged.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
+            // The side the fork came from has no folder of that name: switch to its source
+            // (named in its metadata), wherever the hop lands (a convo commit or not).
+            if let Some(target) = merged
+                && following == id
+                && self.entry_at(self.commit_tree_id(target)?, &dir)?.is_none()
             {
-                following = source.to_owned();
-                dir = layout::conversation_dir(source);
+                match self.meta(id).ok().and_then(|m| m.forked_from) {
+                    Some(source) => {
+                        following = source.id;
+                        dir = layout::conversation_dir(&following);
+                    }
+                    None => merged = None,
+                }
             }
-            let merged = trailers.merged.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
-            via_merge = merged.is_some();
             next = match (trailers.convo_id.as_deref() == Some(following.as_str()), trailers.previous) {
                 (true, Some(previous)) => Some(previous),
                 // A merge that brought this conversation in: continue on the side it came from.

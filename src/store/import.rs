@@ -6,10 +6,18 @@
 use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
-use super::txn::Lock;
+use super::txn::{GcOutcome, Lock};
 use super::{Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, IdSet, Kind, Stats};
+
+/// What [`Store::commit_staged`] made: each conversation's id and counts, in staging order.
+pub struct StagedCommit {
+    pub conversations: Vec<(String, Stats)>,
+    pub gc: GcOutcome,
+    /// The commit landed but the working tree could not be brought up to date.
+    pub warning: Option<String>,
+}
 
 /// A conversation being written.
 pub struct Staged {
@@ -105,15 +113,16 @@ impl Store {
 
     /// Remove the objects staged conversations wrote, for an import that stops before its
     /// commit: the store is left byte for byte as it was, not merely with nothing visible.
+    /// The caller holds the store lock from the first staged write to here, so no other
+    /// writer can have written (and be about to reference) the same objects.
     pub fn discard<'a>(&self, staged: impl IntoIterator<Item = &'a Staged>) {
         let objects = self.repo.common_dir().join("objects");
         for id in staged.into_iter().flat_map(|s| &s.created) {
             let hex = id.to_hex().to_string();
-            let dir = objects.join(&hex[..2]);
             // Best effort: a file that cannot be removed is an unreferenced object `git gc`
-            // prunes later, never a visible change.
-            let _ = std::fs::remove_file(dir.join(&hex[2..]));
-            let _ = std::fs::remove_dir(&dir);
+            // prunes later, never a visible change. The fan-out folder stays: it was made at
+            // init, and writers expect it.
+            let _ = std::fs::remove_file(objects.join(&hex[..2]).join(&hex[2..]));
         }
     }
 
@@ -124,7 +133,7 @@ impl Store {
         mut staged: Vec<Staged>,
         subject: &str,
         clock: &Clock,
-    ) -> Result<Vec<(String, Stats)>> {
+    ) -> Result<StagedCommit> {
         let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
         let mut entries: Vec<(String, ObjectId)> = Vec::new();
         let mut trailers = String::new();
@@ -160,7 +169,17 @@ impl Store {
         let paths: Vec<String> = entries.into_iter().map(|(p, _)| p).collect();
         self.write_journal(&paths)?;
         self.move_head(parent, commit, &self.signature(clock), subject)?;
-        self.replay_journal(lock)?;
-        Ok(staged.into_iter().map(|s| (s.id, s.stats)).collect())
+        let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();
+        // As in `commit`: once HEAD has moved the import has landed, and a failure to mirror
+        // it must not read as a failed import (a retry would import twice).
+        if let Err(e) = self.replay_journal(lock) {
+            let warning = format!(
+                "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
+                &commit.to_string()[..7]
+            );
+            return Ok(StagedCommit { conversations, gc: GcOutcome::NotNeeded, warning: Some(warning) });
+        }
+        // An import writes more loose objects than anything else: let gc see them now.
+        Ok(StagedCommit { conversations, gc: self.maybe_gc(), warning: None })
     }
 }

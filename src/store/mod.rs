@@ -25,7 +25,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
-pub use import::Staged;
+pub use import::{Staged, StagedCommit};
 pub use merge::{Diverged, Integrated};
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};

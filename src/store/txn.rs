@@ -430,7 +430,7 @@ impl Store {
 
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
     /// sample of one fan-out folder) and only then pay for `git gc --auto`.
-    fn maybe_gc(&self) -> GcOutcome {
+    pub(super) fn maybe_gc(&self) -> GcOutcome {
         let limit = self.repo.config_snapshot().integer("gc.auto").unwrap_or(6700);
         if limit <= 0 {
             return GcOutcome::NotNeeded;

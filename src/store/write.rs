@@ -216,7 +216,7 @@ impl Store {
         conversations: Vec<NewConversation>,
         subject: &str,
         clock: &Clock,
-    ) -> Result<Vec<(String, Stats)>> {
+    ) -> Result<super::StagedCommit> {
         let mut staged = Vec::new();
         for c in conversations {
             let mut s = self.stage(clock);

@@ -36,6 +36,8 @@ struct StoreEmit<'a> {
     store: &'a convo::store::Store,
     clock: &'a convo::clock::Clock,
     staged: Vec<Option<Staged>>,
+    /// The store's own error, kept typed: a full disk is not bad input and needs its own hint.
+    failed: Option<convo::store::StoreError>,
 }
 
 impl interop::Emit for StoreEmit<'_> {
@@ -47,7 +49,11 @@ impl interop::Emit for StoreEmit<'_> {
             self.staged.push(None);
         }
         let staged = self.staged[conversation].get_or_insert_with(|| self.store.stage(self.clock));
-        self.store.stage_drafts(staged, drafts, self.clock).map_err(|e| e.to_string())
+        self.store.stage_drafts(staged, drafts, self.clock).map_err(|e| {
+            let message = e.to_string();
+            self.failed = Some(e);
+            message
+        })
     }
 }
 
@@ -134,7 +140,7 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = crate::ui::progress_bar(ctx.ui.quiet, size, format!("importing {name}"));
     let mut lines = FileLines::open(path, true, bar.clone())?;
-    let mut emit = StoreEmit { store: &store, clock: &ctx.clock, staged: Vec::new() };
+    let mut emit = StoreEmit { store: &store, clock: &ctx.clock, staged: Vec::new(), failed: None };
     let outcome = interop::stream(format, &mut lines, &roots, &ctx.clock, &mut emit);
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -147,7 +153,14 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
         Ok(outcome) => outcome,
         Err(e) => {
             discard(&emit);
-            return Err(refused(e));
+            return Err(match emit.failed {
+                Some(
+                    store_error @ (convo::store::StoreError::DuplicateId { .. }
+                    | convo::store::StoreError::UnknownCallId { .. }),
+                ) => refused(store_error.to_string()),
+                Some(store_error) => store_error.into(),
+                None => refused(e),
+            });
         }
     };
     let fingerprint =

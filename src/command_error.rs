@@ -117,6 +117,10 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::NotFound, message).hint("`convo log` lists the conversation's commits")
             }
             StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
+            StoreError::Refused { .. } => CommandError::new(Kind::Remote, message)
+                .hint("a convo store holds only conversations/ and convo.toml; nothing was changed here"),
+            StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
+                .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
     }

@@ -209,9 +209,10 @@ fn a_server_vanishing_mid_fetch_leaves_the_store_unchanged() {
     b.run(&["fsck"]).ok();
 }
 
-/// Anything else in the store (a folder added with git) merges with its kind intact.
+/// Anything else in the store (a folder added with git) merges with its kind intact, and
+/// fsck names it: another store would refuse to pull it.
 #[test]
-fn a_folder_added_with_git_survives_a_merge() {
+fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let hub = bare(dir.path(), "hub");
     let a = TestEnv::new();
@@ -232,7 +233,12 @@ fn a_folder_added_with_git_survives_a_merge() {
     a.git(&["fsck", "--strict", "--no-progress"]);
     assert_eq!(std::fs::read_to_string(a.store.join("notes/x.txt")).unwrap(), "by hand\n");
     a.run(&["append", "--user", "three"]).ok();
-    a.run(&["fsck"]).ok();
+    let fsck = a.run(&["fsck"]);
+    assert_eq!(fsck.code, 1, "{fsck:?}");
+    assert_eq!(
+        fsck.stdout,
+        "notes: not a file convo writes (only conversations/ and convo.toml belong at the top of a store)\n"
+    );
     assert_eq!(a.git_status(), "");
 }
 

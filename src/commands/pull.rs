@@ -29,19 +29,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Integrated::FastForward { commit, conversations } => {
             writeln!(out, "Fast-forward to {} ({conversations} conversations)", super::short_hash(&commit))?
         }
-        Integrated::Merged { commit, updated, diverged, kept_remote } => {
+        Integrated::Merged { commit, updated, diverged, kept_remote, kept_local } => {
             let plural = if updated == 1 { "" } else { "s" };
             writeln!(out, "Merged {} ({updated} conversation{plural} updated)", super::short_hash(&commit))?;
             for d in diverged {
                 let title = d.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();
+                let rewritten = match d.rewritten {
+                    0 => String::new(),
+                    n => format!(" rewrites {n} of your event{} and", if n == 1 { "" } else { "s" }),
+                };
                 writeln!(
                     out,
-                    "diverged: {}{title}: the remote's line keeps the id; your {} {} in fork {}",
+                    "diverged: {}{title}: the remote's line{rewritten} keeps the id; your {} {} in fork {}",
                     d.id,
                     d.local_events,
                     if d.local_events == 1 { "event is" } else { "events are" },
                     d.fork
                 )?;
+            }
+            for id in kept_local {
+                writeln!(out, "kept: {id}: the remote's line removes this conversation; yours stays")?;
             }
             for file in kept_remote {
                 writeln!(

@@ -1,5 +1,6 @@
-//! `fsck`: everything committed parses, ids are unique, every tool result has its call, and
-//! the working tree and index agree with HEAD.
+//! `fsck`: everything committed parses, ids are unique, every tool result has its call, HEAD's
+//! tree holds only convo's layout, no event id was ever reused for other content, the
+//! working tree has no symlinks, and it and the index agree with HEAD.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -30,11 +31,83 @@ impl Store {
     /// Check the store; an empty list means it is sound.
     pub fn fsck(&self) -> Result<Vec<Problem>> {
         let mut problems = Vec::new();
+        if let Some(head) = self.head_commit_id()? {
+            match self.check_incoming(head, None) {
+                Ok(()) => {}
+                Err(StoreError::Refused { path, reason, .. }) => problems.push(problem(path, reason)),
+                Err(e) => return Err(e),
+            }
+        }
         for id in self.conversation_ids()? {
             self.check_conversation(&id, &mut problems)?;
         }
+        self.check_history(&mut problems)?;
         self.check_worktree(&mut problems)?;
+        problems.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(problems)
+    }
+
+    /// Every version of every conversation in HEAD's history: an event id must always name
+    /// the same content. A reuse means some line of history replaced an event, which convo
+    /// never does (a pull diverts such a line into a fork). Each segment blob is read once.
+    fn check_history(&self, problems: &mut Vec<Problem>) -> Result<()> {
+        let Some(head) = self.head_commit_id()? else {
+            return Ok(());
+        };
+        let walk = self.repo.rev_walk([head]).all().map_err(git_err("walk history"))?;
+        let mut seen_trees: HashSet<ObjectId> = HashSet::new();
+        let mut seen_blobs: HashSet<ObjectId> = HashSet::new();
+        // (conversation, event id) -> (hash of its line, commit it was first seen in).
+        let mut lines: HashMap<(String, String), (u64, ObjectId)> = HashMap::new();
+        let mut reported: HashSet<(String, String)> = HashSet::new();
+        for info in walk {
+            let commit = info.map_err(git_err("walk history"))?.id;
+            let root = self.commit_tree_id(commit)?;
+            let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else { continue };
+            if !seen_trees.insert(dir) {
+                continue;
+            }
+            for (id, tree, is_tree) in self.tree_entries(dir)? {
+                if !is_tree || !seen_trees.insert(tree) {
+                    continue;
+                }
+                // Layout and parse errors are reported for HEAD above; history is best effort.
+                let Ok(segments) = self.segments_in(root, &id) else { continue };
+                for (path, blob) in segments {
+                    if !seen_blobs.insert(blob) {
+                        continue;
+                    }
+                    let Ok(events) = self.parse_segment(&path, blob) else { continue };
+                    for event in events {
+                        let hash = {
+                            use std::hash::{Hash, Hasher};
+                            let mut h = std::collections::hash_map::DefaultHasher::new();
+                            event.to_line().hash(&mut h);
+                            h.finish()
+                        };
+                        let key = (id.clone(), event.id.clone());
+                        match lines.get(&key) {
+                            None => {
+                                lines.insert(key, (hash, commit));
+                            }
+                            Some((first, at)) if *first != hash && reported.insert(key.clone()) => {
+                                problems.push(problem(
+                                    layout::conversation_dir(&id),
+                                    format!(
+                                        "event id `{}` names different content in commits {} and {}",
+                                        event.id,
+                                        &at.to_string()[..7],
+                                        &commit.to_string()[..7]
+                                    ),
+                                ));
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_conversation(&self, id: &str, problems: &mut Vec<Problem>) -> Result<()> {
@@ -103,7 +176,16 @@ impl Store {
             self.collect_blobs(root, "", &mut committed)?;
         }
         for (path, id) in &committed {
-            let abs = self.root.join(path);
+            let abs = match self.worktree_path(path) {
+                Ok(abs) => abs,
+                Err(StoreError::Symlink { path }) => {
+                    problems.push(problem(path, "symlink in the working tree; convo never follows it"));
+                    continue;
+                }
+                // Not convo's layout: reported by the tree check, never read.
+                Err(StoreError::BadFile { .. }) => continue,
+                Err(e) => return Err(e),
+            };
             match std::fs::read(&abs) {
                 Ok(bytes) => {
                     let actual = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes)
@@ -119,7 +201,13 @@ impl Store {
             }
         }
         let mut on_disk = Vec::new();
-        walk_files(&self.root.join(layout::CONVERSATIONS), layout::CONVERSATIONS, &mut on_disk)?;
+        let mut links = Vec::new();
+        walk_files(&self.root.join(layout::CONVERSATIONS), layout::CONVERSATIONS, &mut on_disk, &mut links)?;
+        for path in links {
+            if !problems.iter().any(|p| p.path == path) {
+                problems.push(problem(path, "symlink in the working tree; convo never follows it"));
+            }
+        }
         for path in on_disk {
             if !committed.contains_key(&path) {
                 problems.push(problem(path, "in the working tree but not in HEAD"));
@@ -155,7 +243,8 @@ impl Store {
     }
 }
 
-fn walk_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<()> {
+/// Files below `dir` into `out`, symlinks (never followed) into `links`.
+fn walk_files(dir: &Path, rel: &str, out: &mut Vec<String>, links: &mut Vec<String>) -> Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -165,8 +254,11 @@ fn walk_files(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<()> {
         let entry = entry.map_err(io_err(dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = format!("{rel}/{name}");
-        if entry.file_type().map_err(io_err(entry.path()))?.is_dir() {
-            walk_files(&entry.path(), &path, out)?;
+        let kind = entry.file_type().map_err(io_err(entry.path()))?;
+        if kind.is_symlink() {
+            links.push(path);
+        } else if kind.is_dir() {
+            walk_files(&entry.path(), &path, out, links)?;
         } else {
             out.push(path);
         }

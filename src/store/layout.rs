@@ -14,11 +14,21 @@
 pub const CONVERSATIONS: &str = "conversations";
 pub const META_FILE: &str = "meta.json";
 pub const EVENTS_DIR: &str = "events";
+/// The store's shared configuration, committed at the top of the tree.
+pub const STORE_CONFIG: &str = "convo.toml";
 
 /// A segment stops taking new lines once it holds this many bytes (a single larger line
 /// still gets a segment of its own).
 pub const SEGMENT_BYTES: usize = 16 * 1024;
 pub const SEGMENTS_PER_GROUP: u64 = 64;
+
+/// Whether `name` is a conversation id as convo mints them: a ULID in its canonical
+/// (upper-case) spelling, so one conversation cannot hide under a second name.
+pub fn is_conversation_id(name: &str) -> bool {
+    name.len() == 26
+        && name.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        && crate::clock::is_ulid(name)
+}
 
 pub fn conversation_dir(id: &str) -> String {
     format!("{CONVERSATIONS}/{id}")
@@ -38,6 +48,25 @@ pub fn segment_name(segment: u64) -> String {
 
 pub fn segment_path(id: &str, segment: u64) -> String {
     format!("{CONVERSATIONS}/{id}/{EVENTS_DIR}/{}/{}", group_name(segment), segment_name(segment))
+}
+
+/// Whether `rel` (slash-separated, from the store's root) is a file convo writes: the
+/// store's `convo.toml`, a conversation's `meta.json`, or an event segment. The working tree
+/// is written only at such paths, whatever a journal or a tree says.
+pub fn is_store_path(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    match parts.as_slice() {
+        [file] => *file == STORE_CONFIG,
+        [top, id, file] => *top == CONVERSATIONS && is_conversation_id(id) && *file == META_FILE,
+        [top, id, events, group, segment] => {
+            *top == CONVERSATIONS
+                && is_conversation_id(id)
+                && *events == EVENTS_DIR
+                && parse_group_name(group).is_some()
+                && parse_segment_name(segment).is_some()
+        }
+        _ => false,
+    }
 }
 
 /// The segment number of a file name, if it is one convo wrote.
@@ -82,6 +111,18 @@ mod tests {
         assert_eq!(parse_segment_name("000064.jsonl"), Some(64));
         assert_eq!(parse_segment_name("64.jsonl"), None);
         assert_eq!(parse_group_name("0001"), Some(1));
+    }
+
+    #[test]
+    fn only_convo_paths_are_store_paths() {
+        let id = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+        assert!(is_store_path("convo.toml"));
+        assert!(is_store_path(&meta_path(id)));
+        assert!(is_store_path(&segment_path(id, 70)));
+        for bad in [".git/config", "../x", "conversations/../../x", "conversations/x/meta.json", "a/convo.toml"] {
+            assert!(!is_store_path(bad), "{bad}");
+        }
+        assert!(!is_store_path(&format!("conversations/{id}/events/0000/../../../../.git/config")));
     }
 
     #[test]

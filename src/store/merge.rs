@@ -24,21 +24,40 @@ pub struct Diverged {
     pub title: Option<String>,
     /// The new conversation holding the local line.
     pub fork: String,
-    /// Local events the remote did not have.
+    /// Local events the remote did not have (same id and content).
     pub local_events: usize,
+    /// Of those, events whose id the remote's line uses for other content.
+    pub rewritten: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Integrated {
     UpToDate,
     FastForward { commit: ObjectId, conversations: usize },
-    Merged { commit: ObjectId, updated: usize, diverged: Vec<Diverged>, kept_remote: Vec<String> },
+    Merged {
+        commit: ObjectId,
+        updated: usize,
+        diverged: Vec<Diverged>,
+        /// Files outside conversations/ changed on both sides: the remote's version was taken.
+        kept_remote: Vec<String>,
+        /// Conversations the remote's line removed: ours stay, since event files never shrink.
+        kept_local: Vec<String>,
+    },
 }
 
 impl Store {
-    /// Bring `theirs` (a fetched commit) into HEAD; `label` names it in messages.
+    /// Bring `theirs` (a fetched commit) into HEAD; `label` names it in messages. Its tree
+    /// is checked first ([`Store::check_incoming`]): a refused commit changes nothing. A
+    /// fast-forward that would change or drop local event bytes becomes a merge instead, so
+    /// those events survive in a fork.
     pub fn integrate(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
-        let Some(ours) = self.head_commit_id()? else {
+        let ours = self.head_commit_id()?;
+        let known = match ours {
+            Some(commit) => Some(self.commit_tree_id(commit)?),
+            None => None,
+        };
+        self.check_incoming(theirs, known)?;
+        let Some(ours) = ours else {
             // An empty store has no commit to fast-forward from: adopt theirs outright.
             return self.adopt(lock, theirs, label, clock);
         };
@@ -49,18 +68,19 @@ impl Store {
         if base == Some(theirs) {
             return Ok(Integrated::UpToDate);
         }
-        let conversations = |commit: ObjectId| -> Result<usize> {
-            let tree = self.commit_tree_id(commit)?;
-            Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
-                Some(dir) => self.tree_entries(dir)?.len(),
-                None => 0,
-            })
-        };
-        if base == Some(ours) {
+        if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
             self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
-            return Ok(Integrated::FastForward { commit: theirs, conversations: conversations(theirs)? });
+            return Ok(Integrated::FastForward { commit: theirs, conversations: self.conversation_count(theirs)? });
         }
         self.merge(lock, ours, theirs, base, label, clock)
+    }
+
+    fn conversation_count(&self, commit: ObjectId) -> Result<usize> {
+        let tree = self.commit_tree_id(commit)?;
+        Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
+            Some(dir) => self.tree_entries(dir)?.len(),
+            None => 0,
+        })
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
@@ -70,12 +90,7 @@ impl Store {
         self.write_journal(&journal)?;
         self.move_head(None, theirs, &self.signature(clock), &format!("pull: {label}"))?;
         self.replay_journal(lock)?;
-        let tree = self.commit_tree_id(theirs)?;
-        let count = match self.entry_at(tree, layout::CONVERSATIONS)? {
-            Some(dir) => self.tree_entries(dir)?.len(),
-            None => 0,
-        };
-        Ok(Integrated::FastForward { commit: theirs, conversations: count })
+        Ok(Integrated::FastForward { commit: theirs, conversations: self.conversation_count(theirs)? })
     }
 
     fn merge(
@@ -131,43 +146,61 @@ impl Store {
         let mut all = ids(o_tree)?;
         all.extend(ids(t_tree)?);
         let mut diverged = Vec::new();
+        let mut kept_local = Vec::new();
         for id in all {
             let dir = layout::conversation_dir(&id);
             let (b, o, t) = (self.entry_at(b_tree, &dir)?, self.entry_at(o_tree, &dir)?, self.entry_at(t_tree, &dir)?);
-            if o == t || o == b {
-                if t != b {
+            if o == t {
+                continue;
+            }
+            let keep_ours = |editor: &mut gix::object::tree::Editor<'_>, o: ObjectId| {
+                editor.upsert(dir.as_str(), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
+            };
+            let o = match (o, t) {
+                // Changed only here: keep ours (a conversation removed here with git stays removed).
+                _ if t == b => {
+                    match o {
+                        Some(o) => keep_ours(&mut editor, o)?,
+                        None => {
+                            editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                        }
+                    }
+                    continue;
+                }
+                // Gone there: event files never shrink, so ours stays, whatever happened here.
+                (Some(o), None) => {
+                    keep_ours(&mut editor, o)?;
+                    kept_local.push(id);
+                    continue;
+                }
+                (None, Some(_)) => {
                     updated += 1;
                     if let Some(last) = self.newest_change(theirs, &dir)? {
                         trailers.push(format!("Convo-Merged: {id} {last}"));
                     }
+                    continue;
                 }
-                continue;
-            }
-            if t == b {
-                // Changed only here: keep ours.
-                match o {
-                    Some(o) => {
-                        editor.upsert(dir.as_str(), EntryKind::Tree, o).map_err(git_err(format!("merge {dir}")))?
-                    }
-                    None => editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?,
-                };
-                continue;
-            }
-            // Changed here, deleted there (with git): keep ours, nothing of it is lost.
-            let (Some(o), Some(_)) = (o, t) else {
-                if let Some(o) = o {
-                    editor.upsert(dir.as_str(), EntryKind::Tree, o).map_err(git_err(format!("merge {dir}")))?;
-                }
-                continue;
+                (Some(o), Some(_)) => o,
+                (None, None) => continue,
             };
-            // Appended to on both sides: theirs keeps the id, ours becomes a fork.
-            let theirs_ids: HashSet<String> = self.events_in(t_tree, &id)?.into_iter().map(|e| e.id).collect();
-            let our_events = self.events_in(o_tree, &id)?;
-            let local_events = our_events.iter().filter(|e| !theirs_ids.contains(&e.id)).count();
             updated += 1;
             if let Some(last) = self.newest_change(theirs, &dir)? {
                 trailers.push(format!("Convo-Merged: {id} {last}"));
             }
+            // Theirs holds every byte of ours and more: a plain update.
+            if self.extends(o_tree, t_tree, &id)? {
+                continue;
+            }
+            // Appended to on both sides, or rewritten there: theirs keeps the id, ours becomes
+            // a fork. Two events are the same only when id and content match.
+            let theirs_events = self.events_in(t_tree, &id)?;
+            let theirs_ids: HashSet<&str> = theirs_events.iter().map(|e| e.id.as_str()).collect();
+            let theirs_lines: HashSet<String> = theirs_events.iter().map(|e| e.to_line()).collect();
+            let our_events = self.events_in(o_tree, &id)?;
+            let local: Vec<&crate::event::Event> =
+                our_events.iter().filter(|e| !theirs_lines.contains(&e.to_line())).collect();
+            let rewritten = local.iter().filter(|e| theirs_ids.contains(e.id.as_str())).count();
+            let local_events = local.len();
             if local_events == 0 {
                 continue;
             }
@@ -195,7 +228,7 @@ impl Store {
             if let Some(last) = self.newest_change(ours, &dir)? {
                 trailers.push(format!("Convo-Merged: {fork} {last}"));
             }
-            diverged.push(Diverged { id, title: source_meta.title, fork, local_events });
+            diverged.push(Diverged { id, title: source_meta.title, fork, local_events, rewritten });
         }
         let tree = editor.write().map_err(git_err("write merged tree"))?.detach();
         let subject = format!(
@@ -211,7 +244,7 @@ impl Store {
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
         let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
         self.advance(lock, ours, commit, &subject, clock)?;
-        Ok(Integrated::Merged { commit, updated, diverged, kept_remote })
+        Ok(Integrated::Merged { commit, updated, diverged, kept_remote, kept_local })
     }
 
     /// Events of conversation `id` in tree `root`.

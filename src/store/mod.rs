@@ -10,6 +10,7 @@ mod cache;
 mod fsck;
 mod history;
 mod import;
+mod incoming;
 pub mod layout;
 mod merge;
 mod refs;
@@ -26,6 +27,7 @@ use crate::event::{self, Event, LineError, Stats};
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
+pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};
@@ -60,6 +62,12 @@ pub enum StoreError {
     UnknownRevision { rev: String, message: String },
     #[error("`git` was not found on PATH; it is needed to {purpose}")]
     GitMissing { purpose: &'static str },
+    /// A fetched or cloned commit whose tree is not what convo writes.
+    #[error("refusing commit {commit}: {}{reason}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+    Refused { commit: String, path: String, reason: String },
+    /// A symlink inside the store's working tree, which convo never follows.
+    #[error("{path}: is a symlink; convo does not follow symlinks inside a store")]
+    Symlink { path: String },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -163,6 +171,9 @@ impl Store {
         let mut config = gix::config::File::from_path_no_includes(config_path.clone(), gix::config::Source::Local)
             .map_err(git_err("read .git/config"))?;
         config.set_raw_value("core.looseCompression", "6").map_err(git_err("set core.looseCompression"))?;
+        // Conversations are private: git run in the store by hand (gc, repack, fetch) then
+        // writes user-only files too, as convo does.
+        config.set_raw_value("core.sharedRepository", "0600").map_err(git_err("set core.sharedRepository"))?;
         let mut bytes = Vec::new();
         config.write_to(&mut bytes).map_err(io_err(&config_path))?;
         std::fs::write(&config_path, bytes).map_err(io_err(&config_path))?;

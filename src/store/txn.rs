@@ -24,7 +24,7 @@ use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::object::tree::EntryKind;
 use serde::{Deserialize, Serialize};
 
-use super::{Result, Store, StoreError, create_private_dir, git_err, io_err};
+use super::{Result, Store, StoreError, create_private_dir, git_err, io_err, layout};
 use crate::clock::Clock;
 
 /// Proof that the caller holds the store's write lock.
@@ -296,7 +296,7 @@ impl Store {
     /// appending, which is much cheaper than replacing it; if the file is not what HEAD had
     /// (edited by hand, or a torn earlier write), replace it whole.
     fn append_worktree_file(&self, rel: &str, bytes: &[u8], committed: usize) -> Result<()> {
-        let target = self.root.join(rel);
+        let target = self.worktree_path(rel)?;
         match std::fs::read(&target) {
             Ok(current) if current == bytes[..committed] => {
                 let mut file = std::fs::OpenOptions::new().append(true).open(&target).map_err(io_err(&target))?;
@@ -309,7 +309,7 @@ impl Store {
     /// Write (or delete) one working-tree file atomically: a reader sees the old or the new
     /// file, never a torn one.
     fn write_worktree_file(&self, rel: &str, bytes: Option<&[u8]>) -> Result<()> {
-        let target = self.root.join(rel);
+        let target = self.worktree_path(rel)?;
         match bytes {
             Some(bytes) => {
                 if let Some(parent) = target.parent() {
@@ -332,6 +332,35 @@ impl Store {
                 Err(e) => Err(io_err(target)(e)),
             },
         }
+    }
+
+    /// `rel` under the store's root, once it is known to be a path convo writes
+    /// ([`layout::is_store_path`]) with no symlink on the way: the working tree is never a
+    /// way out of the store, whatever a journal, a tree or a hand-made link says.
+    pub(super) fn worktree_path(&self, rel: &str) -> Result<PathBuf> {
+        if !layout::is_store_path(rel) {
+            return Err(StoreError::BadFile {
+                path: rel.to_owned(),
+                message: "not a path convo writes; refusing to touch it".into(),
+            });
+        }
+        let mut path = self.root.clone();
+        let mut shown = String::new();
+        for component in rel.split('/') {
+            path.push(component);
+            if !shown.is_empty() {
+                shown.push('/');
+            }
+            shown.push_str(component);
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.file_type().is_symlink() => return Err(StoreError::Symlink { path: shown }),
+                Ok(_) => {}
+                // Nothing below a missing folder exists either.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => return Err(io_err(path)(e)),
+            }
+        }
+        Ok(self.root.join(rel))
     }
 
     /// Point the index entries of `paths` at what `tree` holds, with fresh stat data, so
@@ -388,8 +417,10 @@ impl Store {
         let mut index =
             gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), self.repo.index_path());
         for (path, id) in blobs {
-            let unchanged = std::fs::read(self.root.join(&path))
+            let unchanged = self
+                .worktree_path(&path)
                 .ok()
+                .and_then(|abs| std::fs::read(abs).ok())
                 .and_then(|bytes| gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok())
                 == Some(id);
             let stat = if unchanged { self.file_stat(&path)? } else { Stat::default() };

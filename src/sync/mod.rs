@@ -2,6 +2,11 @@
 //! configuration, fetch, clone, push) is the `git` binary, which brings every protocol git
 //! speaks and the user's credential helpers; integrating what was fetched happens in-process
 //! (`Store::integrate`). Before a push, the events it would publish are scanned for secrets.
+//!
+//! Nothing fetched is trusted: a fetch lands in a quarantine repository first (see [`fetch`])
+//! and a clone is made without git's checkout, so a commit whose tree is not what convo
+//! writes never reaches the store's refs, index or working tree. Every `git` child runs with
+//! umask 077: packs and refs it writes are as private as the files convo writes.
 
 pub mod secrets;
 
@@ -48,8 +53,17 @@ enum Stderr {
 }
 
 fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
+    use std::os::unix::process::CommandExt as _;
     let mut command = Command::new("git");
     command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
+    // SAFETY: umask(2) is async-signal-safe and touches no memory; it only sets the
+    // child's file-creation mask before exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
     command.stderr(match stderr {
         Stderr::Inherit => Stdio::inherit(),
         Stderr::Capture => Stdio::piped(),
@@ -64,14 +78,9 @@ fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Resu
 fn checked(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<String> {
     let output = git(dir, args, stderr, purpose)?;
     if !output.status.success() {
-        let text = String::from_utf8_lossy(&output.stderr);
-        let message = match stderr {
-            Stderr::Capture => text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim().to_owned(),
-            Stderr::Inherit => "failed (git's message is above)".to_owned(),
-        };
-        let message =
-            message.strip_prefix("fatal: ").or_else(|| message.strip_prefix("error: ")).unwrap_or(&message).to_owned();
-        return Err(SyncError::Git { command: args.first().copied().unwrap_or("").to_owned(), message });
+        // Name the git command, not the options before it.
+        let command = if args.first() == Some(&"--git-dir") { args.get(2) } else { args.first() };
+        return Err(git_failure(command.copied().unwrap_or(""), stderr, &String::from_utf8_lossy(&output.stderr)));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -121,13 +130,65 @@ fn progress_args(progress: bool) -> (&'static str, Stderr) {
     if progress { ("--progress", Stderr::Inherit) } else { ("--quiet", Stderr::Capture) }
 }
 
-/// Fetch `remote`. Nothing local changes but the remote-tracking refs, and those only if the
-/// fetch completes.
+/// Fetch `remote`. Nothing local changes but the remote-tracking ref of HEAD's branch, and
+/// that only if the fetch completes and its tip passes [`Store::check_fetched`].
+///
+/// The objects go to a quarantine first: a scratch repository under `.git/convo/` that
+/// borrows the store's objects (alternates), so only what is new crosses the network. Only
+/// an accepted tip is copied into the store, by a local fetch; a refused one, or a failed
+/// network fetch, leaves the store byte for byte as it was.
 pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
     require_remote(store, remote)?;
-    let (flag, stderr) = progress_args(progress);
-    // FETCH_HEAD is git porcelain state convo does not use: a failed fetch leaves no trace.
-    checked(store.root(), &["fetch", "--no-write-fetch-head", flag, remote], stderr, "fetch").map(drop)
+    let url = checked(store.root(), &["remote", "get-url", remote], Stderr::Capture, "fetch")?.trim().to_owned();
+    let branch = branch(store)?;
+    let quarantine = store.quarantine()?;
+    let result = (|| {
+        let git_dir = quarantine.path().join(".git");
+        let git_dir = git_dir.to_string_lossy();
+        let (flag, stderr) = progress_args(progress);
+        let refspec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
+        // Run from the store's root so a relative remote path means what it does to git.
+        let fetched = git(
+            store.root(),
+            &["--git-dir", &git_dir, "fetch", "--no-write-fetch-head", "--no-tags", flag, &url, &refspec],
+            stderr,
+            "fetch",
+        )?;
+        if !fetched.status.success() {
+            let text = String::from_utf8_lossy(&fetched.stderr);
+            // A remote without our branch (a new, empty hub) has nothing to bring.
+            if text.contains("couldn't find remote ref") {
+                return Ok(());
+            }
+            return Err(git_failure("fetch", stderr, &text));
+        }
+        let name = format!("refs/remotes/{remote}/{branch}");
+        let tip = checked(store.root(), &["--git-dir", &git_dir, "rev-parse", "--verify", &name], Stderr::Capture, "fetch")?;
+        let tip = ObjectId::from_hex(tip.trim().as_bytes())
+            .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })?;
+        store.check_fetched(quarantine.path(), tip)?;
+        let promote = format!("+{name}:{name}");
+        checked(
+            store.root(),
+            &["fetch", "--no-write-fetch-head", "--no-tags", "--quiet", quarantine.path().to_str().unwrap_or("."), &promote],
+            Stderr::Capture,
+            "fetch",
+        )
+        .map(drop)
+    })();
+    drop(quarantine);
+    result
+}
+
+/// One line from a failed git command's stderr (git's last non-empty line, without its
+/// `fatal:` prefix), or a pointer to the output git already printed.
+fn git_failure(command: &str, stderr: Stderr, text: &str) -> SyncError {
+    let message = match stderr {
+        Stderr::Capture => text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim().to_owned(),
+        Stderr::Inherit => "failed (git's message is above)".to_owned(),
+    };
+    let message = message.strip_prefix("fatal: ").or_else(|| message.strip_prefix("error: ")).unwrap_or(&message);
+    SyncError::Git { command: command.to_owned(), message: message.to_owned() }
 }
 
 /// The fetched tip of `remote`'s copy of our branch, if it has one.
@@ -222,27 +283,55 @@ pub fn push(store: &Store, remote: &str, force_with_lease: bool, allow_secrets: 
     })
 }
 
-/// Clone `url` into `path` and make it a convo store.
+/// Clone `url` into `path` and make it a convo store. git only copies objects and refs
+/// (`--no-checkout`); the tip is checked like any fetched commit and convo writes the working
+/// tree itself. The folder is user-only; if anything fails it is removed again.
 pub fn clone(url: &str, path: &Path, progress: bool) -> Result<Store> {
+    let existed = path.exists();
+    crate::store::create_private_dir(path)?;
+    let result = clone_into(url, path, progress);
+    if result.is_err() {
+        if existed {
+            // An empty folder the user gave us: empty it again.
+            if let Ok(entries) = std::fs::read_dir(path) {
+                for entry in entries.flatten() {
+                    let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
+                }
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+    result
+}
+
+fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
     let target = path.to_string_lossy().into_owned();
     let (flag, stderr) = progress_args(progress);
-    checked(Path::new("."), &["clone", flag, url, &target], stderr, "clone")?;
+    checked(Path::new("."), &["clone", "--no-checkout", flag, url, &target], stderr, "clone")?;
     // A bare repository made with another default branch (`master`) points its HEAD at a
-    // branch convo never pushed: check out the one it did.
-    if git(path, &["rev-parse", "--verify", "--quiet", "HEAD"], Stderr::Capture, "clone")?.status.success() {
-        return Ok(Store::init(path)?.0);
-    }
-    let branches =
-        checked(path, &["for-each-ref", "--format=%(refname:short)", "refs/remotes/origin"], Stderr::Capture, "clone")?;
-    let branch = branches
-        .lines()
-        .find(|b| *b == "origin/main")
-        .or_else(|| branches.lines().find(|b| *b != "origin/HEAD" && !b.is_empty()))
-        .map(str::to_owned);
-    if let Some(branch) = branch {
-        let local = branch.trim_start_matches("origin/").to_owned();
-        checked(path, &["checkout", "--quiet", "-B", &local, &branch], Stderr::Capture, "clone")?;
+    // branch convo never pushed: take the one it did.
+    if !git(path, &["rev-parse", "--verify", "--quiet", "HEAD"], Stderr::Capture, "clone")?.status.success() {
+        let branches = checked(
+            path,
+            &["for-each-ref", "--format=%(refname:short)", "refs/remotes/origin"],
+            Stderr::Capture,
+            "clone",
+        )?;
+        let branch = branches
+            .lines()
+            .find(|b| *b == "origin/main")
+            .or_else(|| branches.lines().find(|b| *b != "origin/HEAD" && !b.is_empty()))
+            .map(str::to_owned);
+        if let Some(branch) = branch {
+            let local = branch.trim_start_matches("origin/").to_owned();
+            checked(path, &["branch", "--quiet", "--force", &local, &branch], Stderr::Capture, "clone")?;
+            checked(path, &["symbolic-ref", "HEAD", &format!("refs/heads/{local}")], Stderr::Capture, "clone")?;
+        }
     }
     let (store, _) = Store::init(path)?;
+    let lock = store.lock()?;
+    store.check_out(&lock)?;
+    drop(lock);
     Ok(store)
 }

@@ -1,0 +1,295 @@
+//! What arrives from elsewhere (a fetched remote, a clone) is data, never authority.
+//!
+//! Git's own rule is the model: nothing in a repository's content may become configuration or
+//! code, and nothing committed is ever lost. So before a foreign commit can touch HEAD, the
+//! index or the working tree, its tree must hold exactly the layout convo writes
+//! ([`Store::check_incoming`]): a `.git` entry would otherwise be mirrored into `.git/` (and
+//! its `config` run by the next `git fetch`), `..` or a symlink would write outside the store.
+//! And because event files only grow, a commit that changes or drops bytes already in a local
+//! segment is not a fast-forward but a divergence ([`Store::rewrites`]), which the merge turns
+//! into a fork so the local events survive.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+
+use super::{Result, Store, StoreError, git_err, io_err, layout};
+
+/// Where in the layout a tree sits, which decides what it may hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Root,
+    Conversations,
+    Conversation,
+    Events,
+    Group,
+}
+
+/// Why an entry name can never be written to disk by convo, whatever folder it is in.
+fn unsafe_name(name: &[u8]) -> Option<&'static str> {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Some("name is not UTF-8");
+    };
+    if name.is_empty() {
+        return Some("empty name");
+    }
+    if name == "." || name == ".." {
+        return Some("`.` or `..` entry (would leave its folder)");
+    }
+    if name.contains('/') || name.contains('\\') {
+        return Some("slash or backslash in a name (would leave its folder)");
+    }
+    // `.git` in any case, and the forms other filesystems fold into it (`.git.`, `git~1`).
+    let folded = name.trim_end_matches(['.', ' ']).to_ascii_lowercase();
+    if folded == ".git" || folded == "git~1" {
+        return Some("`.git` entry (would write into git's own files)");
+    }
+    if name.chars().any(char::is_control) {
+        return Some("control character in a name");
+    }
+    None
+}
+
+fn kind_name(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::Tree => "folder",
+        EntryKind::Blob => "file",
+        EntryKind::BlobExecutable => "executable file",
+        EntryKind::Link => "symlink",
+        EntryKind::Commit => "gitlink (submodule)",
+    }
+}
+
+/// The layout convo writes: which names a folder at `level` may hold, and of what kind.
+fn expected(level: Level, name: &str) -> Option<(EntryKind, Option<Level>)> {
+    match level {
+        Level::Root if name == layout::CONVERSATIONS => Some((EntryKind::Tree, Some(Level::Conversations))),
+        Level::Root if name == layout::STORE_CONFIG => Some((EntryKind::Blob, None)),
+        Level::Conversations if layout::is_conversation_id(name) => {
+            Some((EntryKind::Tree, Some(Level::Conversation)))
+        }
+        Level::Conversation if name == layout::META_FILE => Some((EntryKind::Blob, None)),
+        Level::Conversation if name == layout::EVENTS_DIR => Some((EntryKind::Tree, Some(Level::Events))),
+        Level::Events if layout::parse_group_name(name).is_some() => Some((EntryKind::Tree, Some(Level::Group))),
+        Level::Group if layout::parse_segment_name(name).is_some() => Some((EntryKind::Blob, None)),
+        _ => None,
+    }
+}
+
+fn what_belongs(level: Level) -> &'static str {
+    match level {
+        Level::Root => "only conversations/ and convo.toml belong at the top of a store",
+        Level::Conversations => "only folders named by a conversation id belong in conversations/",
+        Level::Conversation => "only meta.json and events/ belong in a conversation's folder",
+        Level::Events => "only numbered segment folders belong in events/",
+        Level::Group => "only numbered .jsonl segments belong in a segment folder",
+    }
+}
+
+/// A scratch repository under `.git/convo/` that a fetch writes into before anything reaches
+/// the store; removed when dropped.
+pub struct Quarantine {
+    path: PathBuf,
+}
+
+impl Quarantine {
+    /// The folder whose `.git` is the scratch repository.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Quarantine {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+impl Store {
+    /// A fresh quarantine that reads this store's objects through alternates, so a fetch into
+    /// it transfers only what the store lacks.
+    pub fn quarantine(&self) -> Result<Quarantine> {
+        let path = self.state_dir().join(format!("quarantine-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        super::create_private_dir(&path)?;
+        let quarantine = Quarantine { path };
+        gix::init(&quarantine.path).map_err(git_err("create a quarantine for fetched objects"))?;
+        let objects = self.repo.objects.store_ref().path().canonicalize().map_err(io_err(self.repo.git_dir()))?;
+        let alternates = quarantine.path.join(".git/objects/info/alternates");
+        std::fs::write(&alternates, format!("{}\n", objects.display())).map_err(io_err(&alternates))?;
+        Ok(quarantine)
+    }
+
+    /// Check a commit fetched into `quarantine` (see [`Store::check_incoming`]) against
+    /// this store's HEAD.
+    pub fn check_fetched(&self, quarantine: &Path, tip: ObjectId) -> Result<()> {
+        let repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
+        let scratch = Store { root: quarantine.to_owned(), repo, fail_point: None };
+        scratch.check_incoming(tip, self.head_tree_id()?)
+    }
+
+    /// Write HEAD's whole tree into the working tree and index, after checking it like a
+    /// fetched commit: a fresh clone is populated by convo, never by git's checkout.
+    pub fn check_out(&self, lock: &super::Lock) -> Result<()> {
+        let Some(head) = self.head_commit_id()? else {
+            return Ok(());
+        };
+        self.check_incoming(head, None)?;
+        let mut paths = HashMap::new();
+        self.collect_blobs(self.commit_tree_id(head)?, "", &mut paths)?;
+        let mut journal: Vec<String> = paths.into_keys().collect();
+        journal.sort();
+        self.write_journal(&journal)?;
+        self.replay_journal(lock)
+    }
+
+    /// Refuse `commit` unless its tree holds exactly what convo writes. Subtrees identical
+    /// to the same path in `known` (HEAD's tree, already checked when it arrived) are
+    /// skipped, so a pull costs what changed, not the size of the store.
+    pub(crate) fn check_incoming(&self, commit: ObjectId, known: Option<ObjectId>) -> Result<()> {
+        let object = self.repo.find_object(commit).map_err(git_err(format!("read {commit}")))?;
+        let tree = match object.kind {
+            gix::object::Kind::Commit => self.commit_tree_id(commit)?,
+            other => {
+                return Err(StoreError::Refused {
+                    commit: short(commit),
+                    path: String::new(),
+                    reason: format!("is a {other}, not a commit"),
+                });
+            }
+        };
+        self.check_tree(commit, tree, known, Level::Root, "")
+    }
+
+    fn check_tree(
+        &self,
+        commit: ObjectId,
+        tree: ObjectId,
+        known: Option<ObjectId>,
+        level: Level,
+        prefix: &str,
+    ) -> Result<()> {
+        if known == Some(tree) {
+            return Ok(());
+        }
+        let known_entries: HashMap<Vec<u8>, ObjectId> = match known {
+            Some(known) => self.raw_entries(known)?.into_iter().map(|(name, _, id)| (name, id)).collect(),
+            None => HashMap::new(),
+        };
+        for (name, kind, id) in self.raw_entries(tree)? {
+            let shown = name.to_str_lossy();
+            let path = if prefix.is_empty() { shown.to_string() } else { format!("{prefix}/{shown}") };
+            let refuse = |reason: String| StoreError::Refused { commit: short(commit), path: path.clone(), reason };
+            if let Some(reason) = unsafe_name(&name) {
+                return Err(refuse(reason.to_owned()));
+            }
+            if matches!(kind, EntryKind::Link | EntryKind::Commit | EntryKind::BlobExecutable) {
+                return Err(refuse(format!("{} (convo writes only plain files and folders)", kind_name(kind))));
+            }
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let Some((want, next)) = expected(level, &name) else {
+                return Err(refuse(format!("not a file convo writes ({})", what_belongs(level))));
+            };
+            if want != kind {
+                return Err(refuse(format!("a {} where convo keeps a {}", kind_name(kind), kind_name(want))));
+            }
+            if let Some(next) = next {
+                let known = known_entries.get(name.as_bytes()).copied();
+                self.check_tree(commit, id, known, next, &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `(name, kind, id)` of each entry of a tree, names as raw bytes.
+    fn raw_entries(&self, tree: ObjectId) -> Result<Vec<(Vec<u8>, EntryKind, ObjectId)>> {
+        let object = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
+        let decoded = object.decode().map_err(git_err(format!("decode tree {tree}")))?;
+        Ok(decoded.entries.iter().map(|e| (e.filename.to_vec(), e.mode.kind(), e.oid.to_owned())).collect())
+    }
+
+    /// The conversations whose event files in tree `new` do not begin with every byte they
+    /// hold in tree `old` (a segment changed or gone, or the whole conversation removed):
+    /// taking `new` as it is would lose those events.
+    pub(crate) fn rewrites(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>> {
+        let Some(old_dir) = self.entry_at(old, layout::CONVERSATIONS)? else {
+            return Ok(Vec::new());
+        };
+        let new_dir = self.entry_at(new, layout::CONVERSATIONS)?;
+        if Some(old_dir) == new_dir {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for (id, conversation, _) in self.tree_entries(old_dir)? {
+            let dir = layout::conversation_dir(&id);
+            if self.entry_at(new, &dir)? == Some(conversation) {
+                continue;
+            }
+            if !self.extends(old, new, &id)? {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether conversation `id` in tree `new` holds every event byte it holds in `old`, in
+    /// the same files: appends only, nothing changed or removed.
+    pub(crate) fn extends(&self, old: ObjectId, new: ObjectId, id: &str) -> Result<bool> {
+        let new_segments: HashMap<String, ObjectId> = match self.segments_in(new, id) {
+            Ok(segments) => segments.into_iter().collect(),
+            // A layout the reader refuses cannot hold our events.
+            Err(StoreError::BadFile { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if self.entry_at(new, &layout::conversation_dir(id))?.is_none() {
+            return Ok(false);
+        }
+        for (path, blob) in self.segments_in(old, id)? {
+            match new_segments.get(&path) {
+                Some(theirs) if *theirs == blob => {}
+                Some(theirs) => {
+                    if !self.read_blob(*theirs)?.starts_with(&self.read_blob(blob)?) {
+                        return Ok(false);
+                    }
+                }
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn short(commit: ObjectId) -> String {
+    commit.to_string()[..7].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_could_leave_a_folder_are_unsafe() {
+        for name in [&b".."[..], b".", b".git", b".GIT", b".git.", b"GIT~1", b"a\\b", b"a/b", b"", b"\xff", b"a\x1bb"] {
+            assert!(unsafe_name(name).is_some(), "{:?}", name.to_str_lossy());
+        }
+        for name in [&b"conversations"[..], b"meta.json", b"000000.jsonl", b".gitignore-not"] {
+            assert!(unsafe_name(name).is_none(), "{:?}", name.to_str_lossy());
+        }
+    }
+
+    #[test]
+    fn only_convo_layout_is_expected() {
+        assert!(expected(Level::Root, "conversations").is_some());
+        assert!(expected(Level::Root, "convo.toml").is_some());
+        assert!(expected(Level::Root, "src").is_none());
+        assert!(expected(Level::Conversations, "01ARZ3NDEKTSV4RRFFQ69G5FAV").is_some());
+        assert!(expected(Level::Conversations, "01arz3ndektsv4rrffq69g5fav").is_none());
+        assert!(expected(Level::Conversation, "meta.json").is_some());
+        assert!(expected(Level::Events, "0000").is_some());
+        assert!(expected(Level::Group, "000000.jsonl").is_some());
+        assert!(expected(Level::Group, "config").is_none());
+    }
+}

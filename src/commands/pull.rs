@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 let title = d.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();
                 let rewritten = match d.rewritten {
                     0 => String::new(),
-                    n => format!(" rewrites {n} of your event{} and", if n == 1 { "" } else { "s" }),
+                    n => format!(" rewrites {n} of your events and"),
                 };
                 writeln!(
                     out,

@@ -68,9 +68,7 @@ fn expected(level: Level, name: &str) -> Option<(EntryKind, Option<Level>)> {
     match level {
         Level::Root if name == layout::CONVERSATIONS => Some((EntryKind::Tree, Some(Level::Conversations))),
         Level::Root if name == layout::STORE_CONFIG => Some((EntryKind::Blob, None)),
-        Level::Conversations if layout::is_conversation_id(name) => {
-            Some((EntryKind::Tree, Some(Level::Conversation)))
-        }
+        Level::Conversations if layout::is_conversation_id(name) => Some((EntryKind::Tree, Some(Level::Conversation))),
         Level::Conversation if name == layout::META_FILE => Some((EntryKind::Blob, None)),
         Level::Conversation if name == layout::EVENTS_DIR => Some((EntryKind::Tree, Some(Level::Events))),
         Level::Events if layout::parse_group_name(name).is_some() => Some((EntryKind::Tree, Some(Level::Group))),

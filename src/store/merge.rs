@@ -33,7 +33,10 @@ pub struct Diverged {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Integrated {
     UpToDate,
-    FastForward { commit: ObjectId, conversations: usize },
+    FastForward {
+        commit: ObjectId,
+        conversations: usize,
+    },
     Merged {
         commit: ObjectId,
         updated: usize,

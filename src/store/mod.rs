@@ -187,8 +187,11 @@ impl Store {
     /// effort; `git gc` removes the empty ones, so it runs again after each gc.
     fn create_object_folders(&self) {
         let objects = self.repo.objects.store_ref().path().to_owned();
+        use std::os::unix::fs::DirBuilderExt;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.mode(0o700);
         for byte in 0..=255u8 {
-            let _ = std::fs::create_dir(objects.join(format!("{byte:02x}")));
+            let _ = builder.create(objects.join(format!("{byte:02x}")));
         }
     }
 

@@ -121,6 +121,10 @@ impl Store {
             Some(commit) => self.commit_tree_id(commit)?,
             None => ObjectId::empty_tree(self.repo.object_hash()),
         };
+        // Refuse a symlinked folder or file before anything is written, not after the commit.
+        for change in changes {
+            self.worktree_path(&change.path)?;
+        }
         let journal = Journal { paths: changes.iter().map(|c| c.path.clone()).collect() };
         let journal_bytes = serde_json::to_vec(&journal)
             .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
@@ -278,15 +282,18 @@ impl Store {
                 let _ = std::fs::remove_file(git_dir.join(format!("{}.lock", name.as_bstr().to_str_lossy())));
             }
         }
+        // convo journals only its own paths; anything else in the file was not written by
+        // convo and is never acted on.
+        let paths: Vec<String> = journal.paths.into_iter().filter(|p| layout::is_store_path(p)).collect();
         let tree = self.head_tree_id()?.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
-        for file in &journal.paths {
+        for file in &paths {
             let bytes = match self.entry_at(tree, file)? {
                 Some(blob) => Some(self.read_blob(blob)?),
                 None => None,
             };
             self.write_worktree_file(file, bytes.as_deref())?;
         }
-        self.sync_index(&journal.paths, tree)?;
+        self.sync_index(&paths, tree)?;
         let tmp = self.state_dir().join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::remove_file(&path).map_err(io_err(&path))
@@ -417,12 +424,10 @@ impl Store {
         let mut index =
             gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), self.repo.index_path());
         for (path, id) in blobs {
-            let unchanged = self
-                .worktree_path(&path)
-                .ok()
-                .and_then(|abs| std::fs::read(abs).ok())
-                .and_then(|bytes| gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok())
-                == Some(id);
+            let unchanged =
+                self.worktree_path(&path).ok().and_then(|abs| std::fs::read(abs).ok()).and_then(|bytes| {
+                    gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok()
+                }) == Some(id);
             let stat = if unchanged { self.file_stat(&path)? } else { Stat::default() };
             index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, path.as_bytes().as_bstr());
         }

@@ -163,14 +163,22 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
             return Err(git_failure("fetch", stderr, &text));
         }
         let name = format!("refs/remotes/{remote}/{branch}");
-        let tip = checked(store.root(), &["--git-dir", &git_dir, "rev-parse", "--verify", &name], Stderr::Capture, "fetch")?;
+        let tip =
+            checked(store.root(), &["--git-dir", &git_dir, "rev-parse", "--verify", &name], Stderr::Capture, "fetch")?;
         let tip = ObjectId::from_hex(tip.trim().as_bytes())
             .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })?;
         store.check_fetched(quarantine.path(), tip)?;
         let promote = format!("+{name}:{name}");
         checked(
             store.root(),
-            &["fetch", "--no-write-fetch-head", "--no-tags", "--quiet", quarantine.path().to_str().unwrap_or("."), &promote],
+            &[
+                "fetch",
+                "--no-write-fetch-head",
+                "--no-tags",
+                "--quiet",
+                quarantine.path().to_str().unwrap_or("."),
+                &promote,
+            ],
             Stderr::Capture,
             "fetch",
         )

@@ -1,0 +1,430 @@
+//! Remotes built by an attacker with git plumbing (`hash-object --literally`, `commit-tree`,
+//! `update-ref`): trees convo never writes, rewritten event lines, force-pushed histories
+//! that reuse event ids. Pull and clone must refuse or divert, change nothing outside the
+//! store, run nothing, and keep every local event in HEAD's tree.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::TestEnv;
+
+/// git with no user or system config, in `dir`, fed `stdin`.
+fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "mallory")
+        .env("GIT_AUTHOR_EMAIL", "m@evil")
+        .env("GIT_COMMITTER_NAME", "mallory")
+        .env("GIT_COMMITTER_EMAIL", "m@evil")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+fn git_str(dir: &Path, args: &[&str]) -> String {
+    String::from_utf8(git_in(dir, args, b"")).unwrap().trim().to_owned()
+}
+
+/// One tree entry: mode, raw name, object id (hex).
+type Entry = (String, Vec<u8>, String);
+
+fn read_tree(repo: &Path, tree: &str) -> Vec<Entry> {
+    let out = git_in(repo, &["ls-tree", "-z", tree], b"");
+    out.split(|b| *b == 0)
+        .filter(|r| !r.is_empty())
+        .map(|record| {
+            let tab = record.iter().position(|b| *b == b'\t').unwrap();
+            let head = String::from_utf8(record[..tab].to_vec()).unwrap();
+            let mut parts = head.split(' ');
+            let mode = parts.next().unwrap().to_owned();
+            let _kind = parts.next();
+            let id = parts.next().unwrap().to_owned();
+            (mode, record[tab + 1..].to_vec(), id)
+        })
+        .collect()
+}
+
+/// Write a tree object exactly as given (no sorting or name checks: `--literally`).
+fn write_tree(repo: &Path, entries: &[Entry]) -> String {
+    let mut bytes = Vec::new();
+    for (mode, name, id) in entries {
+        bytes.extend_from_slice(mode.trim_start_matches('0').as_bytes());
+        bytes.push(b' ');
+        bytes.extend_from_slice(name);
+        bytes.push(0);
+        for i in (0..id.len()).step_by(2) {
+            bytes.push(u8::from_str_radix(&id[i..i + 2], 16).unwrap());
+        }
+    }
+    let out = git_in(repo, &["hash-object", "-t", "tree", "-w", "--literally", "--stdin"], &bytes);
+    String::from_utf8(out).unwrap().trim().to_owned()
+}
+
+fn blob(repo: &Path, bytes: &[u8]) -> String {
+    String::from_utf8(git_in(repo, &["hash-object", "-w", "--stdin"], bytes)).unwrap().trim().to_owned()
+}
+
+/// `tree` with `entry` put (replacing any entry of that name) into the folder at `path`.
+fn with_entry(repo: &Path, tree: &str, path: &[&str], entry: Entry) -> String {
+    let mut entries = read_tree(repo, tree);
+    match path.split_first() {
+        None => {
+            entries.retain(|(_, name, _)| *name != entry.1);
+            entries.push(entry);
+        }
+        Some((dir, rest)) => {
+            let sub = entries.iter().find(|(_, name, _)| name == dir.as_bytes()).expect("folder").2.clone();
+            let new = with_entry(repo, &sub, rest, entry);
+            for e in entries.iter_mut().filter(|(_, name, _)| name == dir.as_bytes()) {
+                e.2 = new.clone();
+            }
+        }
+    }
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    write_tree(repo, &entries)
+}
+
+fn commit(repo: &Path, tree: &str, parent: Option<&str>, message: &str) -> String {
+    let mut args = vec!["commit-tree", tree, "-m", message];
+    if let Some(parent) = parent {
+        args.extend(["-p", parent]);
+    }
+    git_str(repo, &args)
+}
+
+fn bare(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.git"));
+    git_in(dir, &["init", "--quiet", "--bare", "--initial-branch=main", path.to_str().unwrap()], b"");
+    path
+}
+
+/// A hub holding a store with one conversation of three events, and a clone of it.
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    hub: PathBuf,
+    /// The store that pushed the hub's first commits (kept for its temporary folder).
+    _a: TestEnv,
+    b: TestEnv,
+    id: String,
+    tip: String,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let hub = bare(&root, "hub");
+        let a = TestEnv::new();
+        let id = a.new_conversation("shared");
+        a.run(&["append", "--user", "first"]).ok();
+        a.run(&["append", "--assistant", "reply"]).ok();
+        a.run(&["append", "--user", "second"]).ok();
+        a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+        a.run(&["push"]).ok();
+        let b = TestEnv::bare_at(100);
+        b.run(&["clone", hub.to_str().unwrap(), b.store.to_str().unwrap()]).ok();
+        b.run(&["switch", "shared"]).ok();
+        let tip = git_str(&hub, &["rev-parse", "refs/heads/main"]);
+        World { _dir: dir, root, hub, _a: a, b, id, tip }
+    }
+
+    fn tip_tree(&self) -> String {
+        git_str(&self.hub, &["rev-parse", &format!("{}^{{tree}}", self.tip)])
+    }
+
+    /// Point the hub's main at `commit`, as a push (or a force-push) would.
+    fn publish(&self, commit: &str) {
+        git_str(&self.hub, &["update-ref", "refs/heads/main", commit]);
+    }
+}
+
+/// Every `(conversation, event line)` of a store's HEAD, read through `show --format jsonl`.
+fn event_lines(env: &TestEnv) -> BTreeSet<String> {
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut lines = BTreeSet::new();
+    for c in list.as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        lines.extend(env.run(&["show", id, "--format", "jsonl"]).ok().lines().map(str::to_owned));
+    }
+    lines
+}
+
+/// A hook that would create `marker` if git ever read this file as its config.
+fn planted_config(marker: &Path) -> Vec<u8> {
+    format!(
+        "[core]\n\tfsmonitor = \"touch {m}; false\"\n\thooksPath = /tmp\n[alias]\n\tfetch = !touch {m}\n",
+        m = marker.display()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn pull_and_clone_refuse_trees_convo_never_writes() {
+    let w = World::new();
+    let marker = w.root.join("PWNED");
+    let outside = w.root.join("outside.txt");
+    let config = blob(&w.hub, &planted_config(&marker));
+    let text = blob(&w.hub, b"written outside the store\n");
+    let git_dir = write_tree(&w.hub, &[("100644".into(), b"config".to_vec(), config.clone())]);
+    let meta_dir = ["conversations", w.id.as_str()];
+    let events = ["conversations", w.id.as_str(), "events"];
+    let segment_dir = ["conversations", w.id.as_str(), "events", "0000"];
+    let conversations_blob = blob(&w.hub, b"not a folder\n");
+    // (what, where it goes, the entry, the path the error must name)
+    let cases: Vec<(&str, &[&str], Entry, String)> = vec![
+        ("`.git` at the top", &[], ("40000".into(), b".git".to_vec(), git_dir.clone()), ".git".into()),
+        ("`.GIT` folded", &[], ("40000".into(), b".GIT".to_vec(), git_dir.clone()), ".GIT".into()),
+        (
+            "`.git` in a segment folder",
+            &segment_dir,
+            ("40000".into(), b".git".to_vec(), git_dir.clone()),
+            format!("conversations/{}/events/0000/.git", w.id),
+        ),
+        ("`..` entry", &[], ("100644".into(), b"..".to_vec(), text.clone()), "..".into()),
+        ("`.` entry", &meta_dir, ("40000".into(), b".".to_vec(), git_dir.clone()), format!("conversations/{}/.", w.id)),
+        ("backslash name", &[], ("100644".into(), b"..\\outside.txt".to_vec(), text.clone()), "..\\outside.txt".into()),
+        ("absolute name", &[], ("100644".into(), b"/tmp/x".to_vec(), text.clone()), "/tmp/x".into()),
+        (
+            "symlinked meta.json",
+            &meta_dir,
+            ("120000".into(), b"meta.json".to_vec(), blob(&w.hub, outside.to_str().unwrap().as_bytes())),
+            format!("conversations/{}/meta.json", w.id),
+        ),
+        (
+            "symlinked events folder",
+            &meta_dir,
+            ("120000".into(), b"events".to_vec(), blob(&w.hub, w.root.to_str().unwrap().as_bytes())),
+            format!("conversations/{}/events", w.id),
+        ),
+        (
+            "gitlink",
+            &events,
+            ("160000".into(), b"0001".to_vec(), w.tip.clone()),
+            format!("conversations/{}/events/0001", w.id),
+        ),
+        (
+            "executable segment",
+            &segment_dir,
+            ("100755".into(), b"000009.jsonl".to_vec(), text.clone()),
+            format!("conversations/{}/events/0000/000009.jsonl", w.id),
+        ),
+        (
+            "conversations as a file",
+            &[],
+            ("100644".into(), b"conversations".to_vec(), conversations_blob),
+            "conversations".into(),
+        ),
+        (
+            "a file where a conversation folder goes",
+            &["conversations"],
+            ("100644".into(), b"01ARZ3NDEKTSV4RRFFQ69G5FAV".to_vec(), text.clone()),
+            "conversations/01ARZ3NDEKTSV4RRFFQ69G5FAV".into(),
+        ),
+        (
+            "non-UTF-8 name",
+            &meta_dir,
+            ("100644".into(), b"\xffmeta.json".to_vec(), text.clone()),
+            format!("conversations/{}/\u{fffd}meta.json", w.id),
+        ),
+        ("a foreign file", &[], ("100644".into(), b"run.sh".to_vec(), text.clone()), "run.sh".into()),
+    ];
+    let events_before = event_lines(&w.b);
+    let before = w.b.snapshot();
+    for (what, path, entry, named) in cases {
+        let tree = with_entry(&w.hub, &w.tip_tree(), path, entry);
+        let hostile = commit(&w.hub, &tree, Some(&w.tip), "innocent update");
+        w.publish(&hostile);
+
+        let out = w.b.run(&["pull"]);
+        let stderr = out.fails_with(6);
+        let first = stderr.lines().next().unwrap();
+        assert!(first.starts_with(&format!("error: refusing commit {}: {named}: ", &hostile[..7])), "{what}: {stderr}");
+        assert_eq!(stderr.lines().count(), 2, "{what}: one line and a hint: {stderr}");
+        assert!(stderr.lines().nth(1).unwrap().starts_with("hint: "), "{what}: {stderr}");
+        let after = w.b.snapshot();
+        let changed: Vec<_> = after.keys().chain(before.keys()).filter(|k| before.get(*k) != after.get(*k)).collect();
+        assert!(changed.is_empty(), "{what}: a refused pull changed the store: {changed:?}");
+        // A following fetch runs nothing planted, and the store still works.
+        w.b.run(&["fetch"]).fails_with(6);
+        assert!(!marker.exists(), "{what}: a planted command ran");
+        assert!(!outside.exists(), "{what}: a file was written outside the store");
+        assert!(w.b.snapshot() == before, "{what}: a refused fetch changed the store");
+
+        let clone = w.root.join(format!("clone-{}", what.replace([' ', '`', '.'], "-")));
+        let out = w.b.run(&["clone", w.hub.to_str().unwrap(), clone.to_str().unwrap()]);
+        let stderr = out.fails_with(6);
+        assert!(
+            stderr.starts_with(&format!("error: refusing commit {}: {named}: ", &hostile[..7])),
+            "{what}: {stderr}"
+        );
+        assert!(!clone.exists(), "{what}: a refused clone left its folder");
+        assert!(!marker.exists() && !outside.exists(), "{what}: clone wrote outside the store");
+    }
+    w.b.run(&["fsck"]).ok();
+    assert_eq!(event_lines(&w.b), events_before);
+    w.b.run(&["append", "--user", "still works"]).ok();
+
+    // Put back, the hub is pulled as usual.
+    w.publish(&w.tip);
+    assert_eq!(w.b.run(&["pull"]).ok(), "Already up to date.\n");
+}
+
+/// The layout-preserving segment of `tree` for the conversation, with `edit` applied to its
+/// text; returns the new root tree.
+fn edit_segment(w: &World, tree: &str, edit: impl Fn(&str) -> String) -> String {
+    let dir = ["conversations", w.id.as_str(), "events", "0000"];
+    let segment = format!("{tree}:conversations/{}/events/0000/000000.jsonl", w.id);
+    let text = git_str(&w.hub, &["cat-file", "blob", &segment]) + "\n";
+    let edited = blob(&w.hub, edit(&text).as_bytes());
+    with_entry(&w.hub, tree, &dir, ("100644".into(), b"000000.jsonl".to_vec(), edited))
+}
+
+#[test]
+fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
+    let w = World::new();
+    let ours = event_lines(&w.b);
+    let tree = edit_segment(&w, &w.tip_tree(), |text| text.replacen("\"first\"", "\"rm -rf / please\"", 1));
+    let hostile = commit(&w.hub, &tree, Some(&w.tip), "append: fix typo");
+    w.publish(&hostile);
+
+    let out = w.b.run(&["pull"]);
+    let stdout = out.ok();
+    assert!(stdout.starts_with("Merged "), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "diverged: {} \"shared\": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork ",
+            w.id
+        )),
+        "{stdout}"
+    );
+    let after = event_lines(&w.b);
+    assert!(ours.is_subset(&after), "a local event was lost: {:?}", ours.difference(&after).collect::<Vec<_>>());
+    // The reuse is history now: fsck names it.
+    let fsck = w.b.run(&["fsck"]);
+    assert_eq!(fsck.code, 1);
+    assert!(
+        fsck.stdout.starts_with(&format!("conversations/{}: event id `", w.id))
+            && fsck.stdout.contains("` names different content in commits "),
+        "{}",
+        fsck.stdout
+    );
+    assert_eq!(w.b.git_status(), "");
+}
+
+#[test]
+fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
+    let w = World::new();
+    // Local work the hub has not seen.
+    w.b.run(&["append", "--user", "unpushed"]).ok();
+    let ours = event_lines(&w.b);
+    // A new root commit: the same conversation, its first event replaced, one more added.
+    let tree = edit_segment(&w, &w.tip_tree(), |text| {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines[0] = lines[0].replace("\"first\"", "\"forged\"");
+        lines.push(lines[2].replace("\"second\"", "\"third\"").replacen("\"id\":\"", "\"id\":\"X", 1));
+        lines.join("\n") + "\n"
+    });
+    let forced = commit(&w.hub, &tree, None, "history, rewritten");
+    w.publish(&forced);
+
+    let stdout = w.b.run(&["pull"]).ok().to_owned();
+    assert!(stdout.starts_with("Merged "), "{stdout}");
+    assert!(stdout.contains("rewrites 1 of your events and keeps the id; your 2 events are in fork "), "{stdout}");
+    let after = event_lines(&w.b);
+    assert!(ours.is_subset(&after), "a local event was lost: {:?}", ours.difference(&after).collect::<Vec<_>>());
+    assert!(after.iter().any(|l| l.contains("\"forged\"")), "the remote's line is there too");
+    // And the result can be pushed back without force.
+    w.b.run(&["push"]).ok();
+}
+
+#[test]
+fn a_remote_that_drops_a_conversation_does_not_drop_ours() {
+    let w = World::new();
+    let ours = event_lines(&w.b);
+    let tree = write_tree(&w.hub, &[]);
+    let emptied = commit(&w.hub, &tree, Some(&w.tip), "clean up");
+    w.publish(&emptied);
+    let stdout = w.b.run(&["pull"]).ok().to_owned();
+    assert!(
+        stdout.contains(&format!("kept: {}: the remote's line removes this conversation; yours stays\n", w.id)),
+        "{stdout}"
+    );
+    assert_eq!(event_lines(&w.b), ours);
+    w.b.run(&["fsck"]).ok();
+}
+
+#[test]
+fn a_planted_journal_writes_nothing_outside_convo_paths() {
+    let w = World::new();
+    let journal = w.b.store.join(".git/convo/txn");
+    std::fs::write(&journal, r#"{"paths":[".git/config","../outside.txt","conversations/../../x"]}"#).unwrap();
+    let config = std::fs::read(w.b.store.join(".git/config")).unwrap();
+    w.b.run(&["append", "--user", "after the journal"]).ok();
+    assert_eq!(std::fs::read(w.b.store.join(".git/config")).unwrap(), config);
+    assert!(!w.b.root.join("outside.txt").exists());
+    assert!(!journal.exists());
+    w.b.run(&["fsck"]).ok();
+}
+
+#[test]
+fn a_symlink_in_the_working_tree_is_refused_and_reported() {
+    let w = World::new();
+    let elsewhere = w.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let events = w.b.store.join(format!("conversations/{}/events", w.id));
+    std::fs::rename(&events, elsewhere.join("events")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("events"), &events).unwrap();
+    let head = w.b.git(&["rev-parse", "HEAD"]);
+    let outside_before = std::fs::read(elsewhere.join("events/0000/000000.jsonl")).unwrap();
+
+    let out = w.b.run(&["append", "--user", "through the link"]);
+    assert_eq!(
+        out.fails_with(5),
+        format!(
+            "error: conversations/{}/events: is a symlink; convo does not follow symlinks inside a store\n\
+             hint: replace the symlink with the real folder or file; `convo fsck` lists every problem\n",
+            w.id
+        )
+    );
+    assert_eq!(w.b.git(&["rev-parse", "HEAD"]), head, "nothing was committed");
+    assert_eq!(std::fs::read(elsewhere.join("events/0000/000000.jsonl")).unwrap(), outside_before);
+    let fsck = w.b.run(&["fsck"]);
+    assert_eq!(fsck.code, 1);
+    assert_eq!(
+        fsck.stdout,
+        format!("conversations/{}/events: symlink in the working tree; convo never follows it\n", w.id)
+    );
+}
+
+#[test]
+fn a_clone_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&w.b.store), 0o700);
+    let mut stack = vec![w.b.store.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let m = mode(&path);
+            assert_eq!(m & 0o077, 0, "{} is {m:o}", path.display());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+}

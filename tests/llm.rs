@@ -498,3 +498,53 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     assert!(last["call_id"].as_str().unwrap().starts_with("call_"));
     env.run(&["fsck"]).ok();
 }
+
+#[test]
+fn a_redirect_to_another_port_never_receives_the_key() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let elsewhere = Server::start(vec![openai_stream(&["stolen"], false)]);
+    let server = Server::start(vec![Reply::Json(
+        307,
+        vec![("location", format!("{}/v1/chat/completions", elsewhere.url))],
+        "{}".into(),
+    )]);
+    // Both ways of sending a key: `Authorization: Bearer` (openai) and `x-api-key` (anthropic).
+    for kind in ["openai", "anthropic"] {
+        let args = [
+            "--config".to_owned(),
+            format!("providers.hop.kind=\"{kind}\""),
+            "--config".into(),
+            format!("providers.hop.base_url=\"{}/v1\"", server.url),
+            "--config".into(),
+            "providers.hop.api_key_env=\"CONVO_TEST_KEY\"".into(),
+            "query".into(),
+            "--model".into(),
+            "hop/m".into(),
+            "hi".into(),
+        ];
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = env.command(&refs);
+        cmd.env("CONVO_TEST_KEY", KEY);
+        let before = env.snapshot();
+        let out = common::run_command(cmd, "");
+        let stderr = out.fails_with(6);
+        assert!(stderr.contains("redirected to another origin"), "{stderr}");
+        assert!(stderr.contains(&elsewhere.url), "the error names where it was sent: {stderr}");
+        assert!(stderr.contains("\nhint: "), "{stderr}");
+        assert!(env.snapshot() == before);
+    }
+    assert_eq!(server.requests().len(), 2, "the first server was asked");
+    assert!(elsewhere.requests().is_empty(), "the other port got a request: {:?}", elsewhere.requests());
+    // A redirect within the same origin is followed, key and all.
+    let server = Server::start(vec![
+        Reply::Json(308, vec![("location", "/v2/chat/completions".into())], "{}".into()),
+        openai_stream(&["moved"], false),
+    ]);
+    assert_eq!(query(&env, &server, &["--model", "test/small", "hi"]).ok(), "moved\n");
+    let requests = server.requests();
+    assert_eq!(
+        requests.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        ["/v1/chat/completions", "/v2/chat/completions"]
+    );
+}

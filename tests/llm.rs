@@ -694,4 +694,8 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     assert_eq!(server.requests().len(), 1);
     let err = env.run(&["config", "trust", "--remove"]);
     assert!(err.fails_with(4).starts_with("error: "), "{}", err.stderr);
+    // Only a store can be trusted.
+    let missing = env.root.join("nowhere");
+    env.run(&["config", "trust", missing.to_str().unwrap()]).fails_with(4);
+    assert_eq!(env.run(&["config", "trust", "--list"]).ok(), "");
 }

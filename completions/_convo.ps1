@@ -277,7 +277,8 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from, and the keys ignored')
+            [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Trust a store''s own config (convo.toml, config events) to name providers')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -329,10 +330,27 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'convo;config;trust' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--remove', '--remove', [CompletionResultType]::ParameterName, 'Stop trusting the store')
+            [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'Print the stores you trust, one a line')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'convo;config;help' {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from, and the keys ignored')
+            [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Trust a store''s own config (convo.toml, config events) to name providers')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -343,6 +361,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;config;help;list' {
+            break
+        }
+        'convo;config;help;trust' {
             break
         }
         'convo;config;help;help' {
@@ -636,7 +657,8 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
         'convo;help;config' {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Print the value of KEY in force')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Print every key in force, with the layer it comes from, and the keys ignored')
+            [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Trust a store''s own config (convo.toml, config events) to name providers')
             break
         }
         'convo;help;config;get' {
@@ -646,6 +668,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;config;list' {
+            break
+        }
+        'convo;help;config;trust' {
             break
         }
         'convo;help;query' {

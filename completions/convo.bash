@@ -94,6 +94,9 @@ _convo() {
             convo__subcmd__config,set)
                 cmd="convo__subcmd__config__subcmd__set"
                 ;;
+            convo__subcmd__config,trust)
+                cmd="convo__subcmd__config__subcmd__trust"
+                ;;
             convo__subcmd__config__subcmd__help,get)
                 cmd="convo__subcmd__config__subcmd__help__subcmd__get"
                 ;;
@@ -105,6 +108,9 @@ _convo() {
                 ;;
             convo__subcmd__config__subcmd__help,set)
                 cmd="convo__subcmd__config__subcmd__help__subcmd__set"
+                ;;
+            convo__subcmd__config__subcmd__help,trust)
+                cmd="convo__subcmd__config__subcmd__help__subcmd__trust"
                 ;;
             convo__subcmd__help,append)
                 cmd="convo__subcmd__help__subcmd__append"
@@ -180,6 +186,9 @@ _convo() {
                 ;;
             convo__subcmd__help__subcmd__config,set)
                 cmd="convo__subcmd__help__subcmd__config__subcmd__set"
+                ;;
+            convo__subcmd__help__subcmd__config,trust)
+                cmd="convo__subcmd__help__subcmd__config__subcmd__trust"
                 ;;
             convo__subcmd__help__subcmd__remote,add)
                 cmd="convo__subcmd__help__subcmd__remote__subcmd__add"
@@ -446,7 +455,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__config)
-            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version get set list help"
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version get set list trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -510,7 +519,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__config__subcmd__help)
-            opts="get set list help"
+            opts="get set list trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -579,6 +588,20 @@ _convo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        convo__subcmd__config__subcmd__help__subcmd__trust)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         convo__subcmd__config__subcmd__list)
             opts="-C -q -h -V --id --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -628,6 +651,36 @@ _convo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__config__subcmd__trust)
+            opts="-C -q -h -V --remove --list --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -936,7 +989,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help__subcmd__config)
-            opts="get set list"
+            opts="get set list trust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -978,6 +1031,20 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help__subcmd__config__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__help__subcmd__config__subcmd__trust)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -262,7 +262,8 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --version 'Print version'
             cand get 'Print the value of KEY in force'
             cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
-            cand list 'Print every key in force, with the layer it comes from'
+            cand list 'Print every key in force, with the layer it comes from, and the keys ignored'
+            cand trust 'Trust a store''s own config (convo.toml, config events) to name providers'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'convo;config;get'= {
@@ -310,10 +311,26 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;config;trust'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --remove 'Stop trusting the store'
+            cand --list 'Print the stores you trust, one a line'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;config;help'= {
             cand get 'Print the value of KEY in force'
             cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
-            cand list 'Print every key in force, with the layer it comes from'
+            cand list 'Print every key in force, with the layer it comes from, and the keys ignored'
+            cand trust 'Trust a store''s own config (convo.toml, config events) to name providers'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'convo;config;help;get'= {
@@ -321,6 +338,8 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;config;help;set'= {
         }
         &'convo;config;help;list'= {
+        }
+        &'convo;config;help;trust'= {
         }
         &'convo;config;help;help'= {
         }
@@ -581,13 +600,16 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;config'= {
             cand get 'Print the value of KEY in force'
             cand set 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store''s]'
-            cand list 'Print every key in force, with the layer it comes from'
+            cand list 'Print every key in force, with the layer it comes from, and the keys ignored'
+            cand trust 'Trust a store''s own config (convo.toml, config events) to name providers'
         }
         &'convo;help;config;get'= {
         }
         &'convo;help;config;set'= {
         }
         &'convo;help;config;list'= {
+        }
+        &'convo;help;config;trust'= {
         }
         &'convo;help;query'= {
         }

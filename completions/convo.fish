@@ -205,19 +205,20 @@ complete -c convo -n "__fish_convo_using_subcommand fork" -l no-pager -d 'Never 
 complete -c convo -n "__fish_convo_using_subcommand fork" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand fork" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c convo -n "__fish_convo_using_subcommand fork" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s q -l quiet -d 'Print nothing but data and errors'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "get" -d 'Print the value of KEY in force'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
-complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -f -a "get" -d 'Print the value of KEY in force'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -f -a "list" -d 'Print every key in force, with the layer it comes from, and the keys ignored'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -f -a "trust" -d 'Trust a store\'s own config (convo.toml, config events) to name providers'
+complete -c convo -n "__fish_convo_using_subcommand config; and not __fish_seen_subcommand_from get set list trust help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l id -d 'Conversation whose config events count (default: the active one, if any)' -r
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from get" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -253,9 +254,21 @@ complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subc
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -l remove -d 'Stop trusting the store'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -l list -d 'Print the stores you trust, one a line'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -s q -l quiet -d 'Print nothing but data and errors'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from trust" -s V -l version -d 'Print version'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print the value of KEY in force'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
-complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key in force, with the layer it comes from'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "list" -d 'Print every key in force, with the layer it comes from, and the keys ignored'
+complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "trust" -d 'Trust a store\'s own config (convo.toml, config events) to name providers'
 complete -c convo -n "__fish_convo_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand query" -l compact -d 'Compact before sending, with PROFILE or compaction.default_profile' -r
 complete -c convo -n "__fish_convo_using_subcommand query" -s m -l model -d 'The model, as provider/model [default: llm.model]' -r
@@ -428,7 +441,8 @@ complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_su
 complete -c convo -n "__fish_convo_using_subcommand help; and not __fish_seen_subcommand_from init new list switch append show log fsck compact diff fork config query remote clone fetch pull push import export generate-docs help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "get" -d 'Print the value of KEY in force'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store\'s]'
-complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key in force, with the layer it comes from'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "list" -d 'Print every key in force, with the layer it comes from, and the keys ignored'
+complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "trust" -d 'Trust a store\'s own config (convo.toml, config events) to name providers'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "add" -d 'Add a remote'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "remove" -d 'Remove a remote (the conversations stay)'
 complete -c convo -n "__fish_convo_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "set-url" -d 'Change a remote\'s URL'

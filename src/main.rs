@@ -83,6 +83,8 @@ pub struct Ctx {
     pub ui: Ui,
     pub clock: Clock,
     fail_point: Option<FailPoint>,
+    /// Warnings about ignored config already printed: each is said once a run.
+    warned: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl Ctx {
@@ -129,9 +131,44 @@ impl Ctx {
         Ok(layers)
     }
 
-    /// The configuration in force for a conversation with `events` in `store`.
+    /// The configuration in force for a conversation with `events` in `store`; a warning
+    /// for each key its content set and may not.
     pub fn config(&self, store: &Store, events: &[convo::event::Event]) -> Result<config::Resolved, CommandError> {
-        Ok(convo::ops::resolve_config(store, events, &self.base_layers()?)?)
+        let resolved = self.config_quietly(store, events)?;
+        self.warn_ignored(&resolved.ignored);
+        Ok(resolved)
+    }
+
+    /// [`Ctx::config`] without the warnings (for `config list`, which shows them itself).
+    pub fn config_quietly(
+        &self,
+        store: &Store,
+        events: &[convo::event::Event],
+    ) -> Result<config::Resolved, CommandError> {
+        let base = self.base_layers()?;
+        let trusted = store_trusted(store.root(), &config::trusted_stores(&base));
+        Ok(convo::ops::resolve_config(store, events, &base, trusted)?)
+    }
+
+    /// `warning: ignored KEY from ORIGIN (why)`, each once a run, then one hint per kind.
+    /// Said even with --quiet: it is about where a conversation would be sent.
+    pub fn warn_ignored(&self, ignored: &[config::Ignored]) {
+        let mut warned = self.warned.borrow_mut();
+        let mut hints = Vec::new();
+        let mut err = std::io::stderr().lock();
+        for item in ignored {
+            if warned.insert(item.message()) {
+                let _ = writeln!(err, "warning: {}", item.message());
+                if !hints.contains(&item.hint()) {
+                    hints.push(item.hint());
+                }
+            }
+        }
+        for hint in hints {
+            if warned.insert(hint.to_owned()) {
+                let _ = writeln!(err, "hint: {hint}");
+            }
+        }
     }
 
     /// A status line on stderr, unless `--quiet`.
@@ -178,6 +215,18 @@ fn clock() -> Result<Clock, CommandError> {
     }
 }
 
+/// Whether the store at `root` is one of `trusted` (paths, compared once both are made
+/// canonical where they exist).
+pub fn store_trusted(root: &std::path::Path, trusted: &[String]) -> bool {
+    let root = canonical(root);
+    trusted.iter().any(|t| canonical(std::path::Path::new(t)) == root)
+}
+
+/// `path` made absolute and canonical, or as it is when it does not exist.
+pub fn canonical(path: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_owned()))
+}
+
 fn user_config_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|d| !d.is_empty())
@@ -199,6 +248,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         ui: Ui::new(cli.color, cli.no_pager, cli.quiet),
         clock: clock()?,
         fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
+        warned: Default::default(),
     };
     match cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),

@@ -28,15 +28,17 @@ pub type Result<T, E = OpsError> = std::result::Result<T, E>;
 
 /// The configuration for conversation `events` in `store`: the caller's `base` layers
 /// (defaults, user file, command line) plus the store's `convo.toml` and the conversation's
-/// `config` events.
-pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer]) -> Result<Resolved> {
+/// `config` events. Those two are content: they may name providers only when the user
+/// trusts the store (`store_trusted`, the caller's decision); what they may not set is left
+/// out and listed in [`Resolved::ignored`].
+pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer], store_trusted: bool) -> Result<Resolved> {
     let mut layers = base.to_vec();
     if let Some(bytes) = store.head_file(STORE_CONFIG)? {
         let text = String::from_utf8_lossy(&bytes);
         layers.push(config::parse_layer(Source::Store, STORE_CONFIG, &text)?);
     }
     layers.extend(config::conversation_layers(events)?);
-    Ok(Resolved::new(layers)?)
+    Ok(Resolved::with_trust(layers, store_trusted)?)
 }
 
 /// The store's shared, committed configuration file.

@@ -498,3 +498,204 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     assert!(last["call_id"].as_str().unwrap().starts_with("call_"));
     env.run(&["fsck"]).ok();
 }
+
+#[test]
+fn a_redirect_to_another_port_never_receives_the_key() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let elsewhere = Server::start(vec![openai_stream(&["stolen"], false)]);
+    let server = Server::start(vec![Reply::Json(
+        307,
+        vec![("location", format!("{}/v1/chat/completions", elsewhere.url))],
+        "{}".into(),
+    )]);
+    // Both ways of sending a key: `Authorization: Bearer` (openai) and `x-api-key` (anthropic).
+    for kind in ["openai", "anthropic"] {
+        let args = [
+            "--config".to_owned(),
+            format!("providers.hop.kind=\"{kind}\""),
+            "--config".into(),
+            format!("providers.hop.base_url=\"{}/v1\"", server.url),
+            "--config".into(),
+            "providers.hop.api_key_env=\"CONVO_TEST_KEY\"".into(),
+            "query".into(),
+            "--model".into(),
+            "hop/m".into(),
+            "hi".into(),
+        ];
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = env.command(&refs);
+        cmd.env("CONVO_TEST_KEY", KEY);
+        let before = env.snapshot();
+        let out = common::run_command(cmd, "");
+        let stderr = out.fails_with(6);
+        assert!(stderr.contains("redirected to another origin"), "{stderr}");
+        assert!(stderr.contains(&elsewhere.url), "the error names where it was sent: {stderr}");
+        assert!(stderr.contains("\nhint: "), "{stderr}");
+        assert!(env.snapshot() == before);
+    }
+    assert_eq!(server.requests().len(), 2, "the first server was asked");
+    assert!(elsewhere.requests().is_empty(), "the other port got a request: {:?}", elsewhere.requests());
+    // A redirect within the same origin is followed, key and all.
+    let server = Server::start(vec![
+        Reply::Json(308, vec![("location", "/v2/chat/completions".into())], "{}".into()),
+        openai_stream(&["moved"], false),
+    ]);
+    assert_eq!(query(&env, &server, &["--model", "test/small", "hi"]).ok(), "moved\n");
+    let requests = server.requests();
+    assert_eq!(
+        requests.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        ["/v1/chat/completions", "/v2/chat/completions"]
+    );
+}
+
+/// The user's own config file (not `--config`, which would outrank content anyway): provider
+/// `test` at `base_url`, its key in CONVO_TEST_KEY.
+fn user_provider(env: &TestEnv, base_url: &str) {
+    let dir = env.home().join(".config/convo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!("[providers.test]\nkind = \"openai\"\nbase_url = \"{base_url}\"\napi_key_env = \"CONVO_TEST_KEY\"\n"),
+    )
+    .unwrap();
+}
+
+/// `convo ARGS` with the key in the environment, as a user who has one set.
+fn with_key(env: &TestEnv, args: &[&str]) -> common::Run {
+    let mut cmd = env.command(args);
+    cmd.env("CONVO_TEST_KEY", KEY);
+    common::run_command(cmd, "")
+}
+
+#[test]
+fn a_config_event_cannot_point_a_provider_at_another_server() {
+    let env = TestEnv::new();
+    let id = conversation(&env);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    user_provider(&env, &closed);
+    let server = Server::start(vec![openai_stream(&["got it"], false)]);
+    let set = env.run(&["config", "set", "--conversation", "providers.test.base_url", &format!("{}/v1", server.url)]);
+    set.ok();
+    assert!(
+        set.stderr.contains("warning: providers.test.base_url is ignored until you trust this store"),
+        "{}",
+        set.stderr
+    );
+
+    // The event is ignored: the call goes where the user's file says (nowhere), with a warning.
+    let out = with_key(&env, &["query", "--model", "test/small", "hi"]);
+    let stderr = out.fails_with(6);
+    assert!(server.requests().is_empty(), "the event's server was called: {:?}", server.requests());
+    let event = "warning: ignored providers.test.base_url from config event ";
+    let warning = stderr.lines().find(|l| l.starts_with(event)).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(warning.ends_with(" (the store is not trusted)"), "{warning}");
+    assert_eq!(stderr.matches("warning: ").count(), 1, "said once: {stderr}");
+    assert!(stderr.contains("\nhint: ") && stderr.contains("`convo config trust`"), "{stderr}");
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+    // `config list` shows it as ignored, and where it came from.
+    let list = env.run(&["config", "list"]);
+    let line = list.ok().lines().find(|l| l.contains(&server.url)).unwrap_or_else(|| panic!("{}", list.stdout));
+    assert!(line.starts_with("providers.test.base_url = ") && line.contains("# ignored: config event "), "{line}");
+    assert!(line.ends_with(", the store is not trusted"), "{line}");
+
+    // Trusted, the event counts: the key goes where it says.
+    env.run(&["config", "trust"]).ok();
+    let out = with_key(&env, &["query", "--model", "test/small", &id, "hi"]);
+    assert_eq!(out.ok(), "got it\n");
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    let auth = server.requests()[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+    assert_eq!(auth, Some(format!("Bearer {KEY}")));
+}
+
+/// A bare repository under `dir`, on branch main.
+fn bare(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("hub.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "--quiet", "--bare", "--initial-branch=main"])
+        .arg(&path)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    path
+}
+
+#[test]
+fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
+    let server = Server::start(vec![openai_stream(&["got it"], false)]);
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path());
+    // Someone else's store: convo.toml points the user's provider, and a new one reading the
+    // user's key variable, at their server, and tries to trust itself.
+    let theirs = TestEnv::new();
+    conversation(&theirs);
+    for (key, value) in [
+        ("providers.test.base_url", format!("{}/v1", server.url)),
+        ("providers.evil.kind", "openai".into()),
+        ("providers.evil.base_url", format!("{}/v1", server.url)),
+        ("providers.evil.api_key_env", "CONVO_TEST_KEY".into()),
+    ] {
+        theirs.run(&["config", "set", "--layer", "store", key, &value]).ok();
+    }
+    assert_eq!(theirs.run(&["config", "set", "trust.stores", "[\"/\"]"]).fails_with(3).lines().count(), 2);
+    let toml = std::fs::read_to_string(theirs.store.join("convo.toml")).unwrap();
+    std::fs::write(theirs.store.join("convo.toml"), format!("{toml}[trust]\nstores = [\"/\"]\n")).unwrap();
+    theirs.git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "trust me"]);
+    theirs.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    theirs.run(&["push"]).ok();
+
+    let env = TestEnv::bare_at(100);
+    env.run(&["clone", hub.to_str().unwrap(), env.store.to_str().unwrap()]).ok();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    user_provider(&env, &closed);
+    let id = env.new_conversation("mine");
+    for model in ["evil/m", "test/small"] {
+        let out = with_key(&env, &["query", "--model", model, &id, "hi"]);
+        assert!(out.code != 0, "{out:?}");
+        for key in ["providers.evil.api_key_env", "providers.evil.base_url", "providers.test.base_url"] {
+            let line = format!("warning: ignored {key} from convo.toml (the store is not trusted)\n");
+            assert!(out.stderr.contains(&line), "{}", out.stderr);
+        }
+        let line = "warning: ignored trust.stores from convo.toml (only your own config may set it)\n";
+        assert!(out.stderr.contains(line), "{}", out.stderr);
+        assert!(out.stderr.contains("hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`\n"), "{}", out.stderr);
+    }
+    assert!(server.requests().is_empty(), "the store's server was called: {:?}", server.requests());
+
+    // Trusted (by the user, in their own file), the store's providers count; trust.stores
+    // from the store still does not.
+    let trust = env.run(&["config", "trust", env.store.to_str().unwrap()]);
+    trust.ok();
+    assert!(trust.stderr.starts_with(&format!("Trusting {}", env.store.display())), "{}", trust.stderr);
+    let user = std::fs::read_to_string(env.home().join(".config/convo/config.toml")).unwrap();
+    assert!(user.contains(&format!("[trust]\nstores = [\"{}\"]\n", env.store.display())), "{user}");
+    assert_eq!(env.run(&["config", "trust", "--list"]).ok(), format!("{}\n", env.store.display()));
+    let out = with_key(&env, &["query", "--model", "evil/m", &id, "hi"]);
+    assert_eq!(out.ok(), "got it\n");
+    assert_eq!(
+        out.stderr.lines().filter(|l| l.starts_with("warning: ")).collect::<Vec<_>>(),
+        ["warning: ignored trust.stores from convo.toml (only your own config may set it)"]
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    // Untrusted again: ignored again.
+    env.run(&["config", "trust", "--remove"]).ok();
+    assert_eq!(env.run(&["config", "trust", "--list"]).ok(), "");
+    let out = with_key(&env, &["query", "--model", "test/small", &id, "hi"]);
+    assert!(out.fails_with(6).contains("cannot connect"), "{}", out.stderr);
+    assert_eq!(server.requests().len(), 1);
+    let err = env.run(&["config", "trust", "--remove"]);
+    assert!(err.fails_with(4).starts_with("error: "), "{}", err.stderr);
+    // Only a store can be trusted.
+    let missing = env.root.join("nowhere");
+    env.run(&["config", "trust", missing.to_str().unwrap()]).fails_with(4);
+    assert_eq!(env.run(&["config", "trust", "--list"]).ok(), "");
+}

@@ -159,7 +159,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
 /// Checked first without the conversation's own config events, which would cost a read of
 /// every event on each append.
 fn auto_compact(ctx: &Ctx, store: &convo::store::Store, id: &str) -> Result<(), CommandError> {
-    let quick = convo::ops::resolve_config(store, &[], &ctx.base_layers()?)?;
+    let quick = ctx.config_quietly(store, &[])?;
     if quick.config.compaction.auto.enabled != Some(true) {
         return Ok(());
     }

@@ -12,6 +12,10 @@ use crate::command_error::CommandError;
 ///
 /// Layers, lowest first: built-in defaults, the user file ($XDG_CONFIG_HOME/convo/config.toml),
 /// the store's committed convo.toml, the conversation's `config` events, --config KEY=VALUE.
+///
+/// convo.toml and config events are content, written by whoever can write to the store:
+/// keys that decide where a conversation or a key is sent (`providers.*`) count from them
+/// only in a store you trust (`convo config trust`), and `trust` itself never does.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -42,10 +46,25 @@ enum Action {
         #[command(flatten)]
         at: Conversation,
     },
-    /// Print every key in force, with the layer it comes from
+    /// Print every key in force, with the layer it comes from, and the keys ignored
     List {
         #[command(flatten)]
         at: Conversation,
+    },
+    /// Trust a store's own config (convo.toml, config events) to name providers
+    ///
+    /// Recorded in your user config as trust.stores, never in the store, like git's
+    /// safe.directory. Trust only stores whose writers you trust with your API keys: a
+    /// provider's base_url decides where conversations and keys are sent.
+    Trust {
+        /// The store [default: the current one: --store, $CONVO_DIR, then the default]
+        path: Option<std::path::PathBuf>,
+        /// Stop trusting the store
+        #[arg(long)]
+        remove: bool,
+        /// Print the stores you trust, one a line
+        #[arg(long, conflicts_with_all = ["remove", "path"])]
+        list: bool,
     },
 }
 
@@ -77,17 +96,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             writeln!(std::io::stdout(), "{}", render_value(&value))?;
         }
         Action::List { at } => {
-            let resolved = resolve(ctx, at.id.as_deref())?;
+            let resolved = resolve_quietly(ctx, at.id.as_deref())?;
+            let mut rows: Vec<(String, String, String)> = resolved
+                .list()
+                .into_iter()
+                .map(|(key, value, layer)| (key, render_value(&value), layer.origin.clone()))
+                .collect();
+            for item in &resolved.ignored {
+                let note = format!("ignored: {}, {}", item.origin, item.reason());
+                rows.push((item.key.clone(), render_value(&item.value), note));
+            }
+            rows.sort_by(|a, b| a.0.cmp(&b.0));
             let mut out = std::io::stdout().lock();
-            for (key, value, layer) in resolved.list() {
-                writeln!(
-                    out,
-                    "{key} = {}  {}",
-                    render_value(&value),
-                    ctx.ui.theme.dim(&format!("# {}", layer.origin))
-                )?;
+            for (key, value, note) in rows {
+                writeln!(out, "{key} = {value}  {}", ctx.ui.theme.dim(&format!("# {note}")))?;
             }
         }
+        Action::Trust { path, remove, list } => trust(ctx, path, remove, list)?,
         Action::Set { key, value, layer, user, conversation, at } => {
             let value = config::parse_value(&value);
             config::check_assignment(&key, &value)?;
@@ -98,6 +123,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             } else {
                 layer
             };
+            if target != Target::User
+                && let Some(prefix) = config::USER_ONLY_KEYS.iter().find(|p| key_under(&key, p))
+            {
+                return Err(CommandError::input(format!(
+                    "`{key}`: {prefix} is read only from your own config, never from a store or conversation"
+                ))
+                .hint("trust a store with `convo config trust [PATH]`"));
+            }
             match target {
                 Target::User => set_user(ctx, &key, &value)?,
                 Target::Store => set_store(ctx, &key, &value)?,
@@ -112,8 +145,21 @@ fn render_value(value: &toml::Value) -> String {
     value.to_string()
 }
 
-/// The configuration for a conversation, or without one when the store has none active.
+/// Whether dotted `key` is `prefix` or under it.
+fn key_under(key: &str, prefix: &str) -> bool {
+    let (key, prefix) = (config::split_key(key), config::split_key(prefix));
+    key.len() >= prefix.len() && key.iter().zip(&prefix).all(|(k, p)| p == "*" || k == p)
+}
+
+/// The configuration for a conversation, or without one when the store has none active;
+/// warns about keys its content may not set.
 fn resolve(ctx: &Ctx, id: Option<&str>) -> Result<config::Resolved, CommandError> {
+    let resolved = resolve_quietly(ctx, id)?;
+    ctx.warn_ignored(&resolved.ignored);
+    Ok(resolved)
+}
+
+fn resolve_quietly(ctx: &Ctx, id: Option<&str>) -> Result<config::Resolved, CommandError> {
     let store = match ctx.open_store() {
         Ok(store) => store,
         // No store yet: defaults, the user file and --config still apply.
@@ -125,25 +171,87 @@ fn resolve(ctx: &Ctx, id: Option<&str>) -> Result<config::Resolved, CommandError
         (None, Err(_)) => Vec::new(),
         (Some(_), Err(e)) => return Err(e.into()),
     };
-    ctx.config(&store, &events)
+    ctx.config_quietly(&store, &events)
 }
 
-fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandError> {
-    let path =
-        ctx.user_config.clone().ok_or_else(|| CommandError::input("cannot find the user config: HOME is not set"))?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(CommandError::input(format!("{}: {e}", path.display()))),
-    };
+fn user_path(ctx: &Ctx) -> Result<std::path::PathBuf, CommandError> {
+    ctx.user_config.clone().ok_or_else(|| CommandError::input("cannot find the user config: HOME is not set"))
+}
+
+/// The user file's text, empty when it does not exist yet.
+fn read_user(path: &std::path::Path) -> Result<String, CommandError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(CommandError::input(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Set `key` in the user file, keeping the rest of it; checked before it is written.
+fn write_user(path: &std::path::Path, key: &str, value: &toml::Value) -> Result<(), CommandError> {
+    let text = read_user(path)?;
     let updated = config::set_in_document(&text, key, value)
         .map_err(|m| CommandError::input(format!("{}: {m}", path.display())))?;
     config::parse_layer(Source::User, &path.display().to_string(), &updated)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
     }
-    std::fs::write(&path, updated).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+    std::fs::write(path, updated).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
+}
+
+fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandError> {
+    let path = user_path(ctx)?;
+    write_user(&path, key, value)?;
     ctx.note(&format!("{key} = {value} in {}", path.display()));
+    Ok(())
+}
+
+/// `config trust`: add the store to (or with `remove` take it from) `trust.stores` in the
+/// user file; `list` prints the stores trusted, the user file's and --config's.
+fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) -> Result<(), CommandError> {
+    if list {
+        let mut out = std::io::stdout().lock();
+        for store in config::trusted_stores(&ctx.base_layers()?) {
+            writeln!(out, "{store}")?;
+        }
+        return Ok(());
+    }
+    let user = user_path(ctx)?;
+    let text = read_user(&user)?;
+    let layer = config::parse_layer(Source::User, &user.display().to_string(), &text)?;
+    let mut stores = config::trusted_stores(std::slice::from_ref(&layer));
+    let target = match path {
+        Some(path) => path,
+        None => ctx.location.as_ref().map(|l| l.path.clone()).ok_or_else(|| {
+            CommandError::input("cannot find the store: HOME is not set").hint("name it: `convo config trust PATH`")
+        })?,
+    };
+    let target = crate::canonical(&target);
+    let shown = target.display().to_string();
+    let same = |s: &String| crate::store_trusted(&target, std::slice::from_ref(s));
+    if remove {
+        let before = stores.len();
+        stores.retain(|s| !same(s));
+        if stores.len() == before {
+            return Err(CommandError::new(
+                crate::command_error::Kind::NotFound,
+                format!("{shown} is not among the stores you trust"),
+            )
+            .hint("`convo config trust --list` prints them"));
+        }
+        write_user(&user, "trust.stores", &toml::Value::Array(stores.into_iter().map(toml::Value::String).collect()))?;
+        ctx.note(&format!("No longer trusting {shown}: its convo.toml and config events cannot name providers"));
+        return Ok(());
+    }
+    // Only a store can be trusted: a typo should not sit in the list waiting for one.
+    convo::store::Store::open(&target)?;
+    if stores.iter().any(same) {
+        ctx.note(&format!("{shown} is already trusted"));
+        return Ok(());
+    }
+    stores.push(shown.clone());
+    write_user(&user, "trust.stores", &toml::Value::Array(stores.into_iter().map(toml::Value::String).collect()))?;
+    ctx.note(&format!("Trusting {shown}: its convo.toml and config events may name providers (in {})", user.display()));
     Ok(())
 }
 
@@ -163,6 +271,7 @@ fn set_store(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandErr
         &ctx.clock,
     )?;
     ctx.note(&format!("[{}] config: set {key} = {value} in convo.toml", super::short_hash(&commit)));
+    warn_if_untrusted(ctx, &store, key);
     Ok(())
 }
 
@@ -182,5 +291,19 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
     if !ctx.ui.quiet {
         writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
     }
+    warn_if_untrusted(ctx, &store, key);
     Ok(())
+}
+
+/// After `key` was written to the store or a conversation: say so when it will not count.
+fn warn_if_untrusted(ctx: &Ctx, store: &convo::store::Store, key: &str) {
+    if config::AUTHORITY_KEYS.iter().any(|p| key_under(key, p))
+        && let Ok(base) = ctx.base_layers()
+        && !crate::store_trusted(store.root(), &config::trusted_stores(&base))
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {key} is ignored until you trust this store (it decides where conversations and keys are sent)\nhint: `convo config trust` trusts it"
+        );
+    }
 }

@@ -80,6 +80,135 @@ pub struct Config {
     /// `[models."provider/model"]`.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// `[trust]`: read only from the user's own layers.
+    #[serde(default)]
+    pub trust: TrustConfig,
+}
+
+/// `[trust]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustConfig {
+    /// Stores (absolute paths) whose own config may set [`AUTHORITY_KEYS`], like git's
+    /// `safe.directory`.
+    #[serde(default)]
+    pub stores: Vec<String>,
+}
+
+/// Keys that can send data away or run code: a provider's `base_url`, `kind` and
+/// `api_key_env` decide where a conversation and a key go. They are honoured from the
+/// user's own layers (defaults, the user file, `--config`) and from content (a store's
+/// `convo.toml`, a conversation's `config` events) only when the user trusts that store.
+/// Dotted prefixes, `*` matching any one name: any future key that names a command or a
+/// URL (hooks, say) belongs here.
+pub const AUTHORITY_KEYS: &[&str] = &["providers"];
+
+/// Keys read only from the user's own layers, trusted store or not: a store cannot trust
+/// itself.
+pub const USER_ONLY_KEYS: &[&str] = &["trust"];
+
+/// Why a key from content was left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IgnoredWhy {
+    /// An [`AUTHORITY_KEYS`] key from a store the user does not trust.
+    Untrusted,
+    /// A [`USER_ONLY_KEYS`] key, which content may never set.
+    UserOnly,
+}
+
+/// A key a layer set that the resolved configuration leaves out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ignored {
+    pub key: String,
+    pub value: Value,
+    pub source: Source,
+    pub origin: String,
+    pub why: IgnoredWhy,
+}
+
+impl Ignored {
+    /// Why, in a few words: `the store is not trusted`.
+    pub fn reason(&self) -> &'static str {
+        match self.why {
+            IgnoredWhy::Untrusted => "the store is not trusted",
+            IgnoredWhy::UserOnly => "only your own config may set it",
+        }
+    }
+
+    /// One line: `ignored providers.x.base_url from convo.toml (the store is not trusted)`.
+    pub fn message(&self) -> String {
+        format!("ignored {} from {} ({})", self.key, self.origin, self.reason())
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match self.why {
+            IgnoredWhy::Untrusted => {
+                "a store's convo.toml and config events may name providers only once you trust it: `convo config trust`"
+            }
+            IgnoredWhy::UserOnly => "trust a store from your own config: `convo config trust [PATH]`",
+        }
+    }
+}
+
+/// Whether layers from `source` are content: written by whoever can write to the store.
+fn is_content(source: Source) -> bool {
+    matches!(source, Source::Store | Source::Conversation)
+}
+
+/// Take the keys content may not set out of `layer`, and say which. A layer from the
+/// user's own sources is left as it is.
+pub fn filter_content(layer: &mut Layer, store_trusted: bool) -> Vec<Ignored> {
+    if !is_content(layer.source) {
+        return Vec::new();
+    }
+    let mut rules: Vec<(&str, IgnoredWhy)> = USER_ONLY_KEYS.iter().map(|k| (*k, IgnoredWhy::UserOnly)).collect();
+    if !store_trusted {
+        rules.extend(AUTHORITY_KEYS.iter().map(|k| (*k, IgnoredWhy::Untrusted)));
+    }
+    let mut ignored = Vec::new();
+    for (pattern, why) in rules {
+        let mut removed = Vec::new();
+        take_matching("", &mut layer.table, &split_key(pattern), &mut removed);
+        for (key, value) in removed {
+            ignored.push(Ignored { key, value, source: layer.source, origin: layer.origin.clone(), why });
+        }
+    }
+    ignored.sort_by(|a, b| a.key.cmp(&b.key));
+    ignored
+}
+
+/// Remove what `pattern` names from `table` (under `prefix`), as flattened leaves.
+fn take_matching(prefix: &str, table: &mut Table, pattern: &[String], out: &mut Vec<(String, Value)>) {
+    let Some((first, rest)) = pattern.split_first() else { return };
+    let names: Vec<String> = if first == "*" { table.keys().cloned().collect() } else { vec![first.clone()] };
+    for name in names {
+        let path = join_key(prefix, &name);
+        if rest.is_empty() {
+            match table.remove(&name) {
+                Some(Value::Table(t)) => flatten(&path, &t, out),
+                Some(v) => out.push((path, v)),
+                None => {}
+            }
+        } else if let Some(Value::Table(sub)) = table.get_mut(&name) {
+            take_matching(&path, sub, rest, out);
+        }
+    }
+}
+
+/// The stores the user trusts: `trust.stores` from every layer that is not content, together.
+pub fn trusted_stores(layers: &[Layer]) -> Vec<String> {
+    let mut out = Vec::new();
+    for layer in layers.iter().filter(|l| !is_content(l.source)) {
+        if let Some(Value::Array(items)) = lookup(&layer.table, "trust.stores") {
+            for item in items.iter().filter_map(Value::as_str) {
+                if !out.iter().any(|s| s == item) {
+                    out.push(item.to_owned());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `[llm]`.
@@ -394,20 +523,31 @@ pub fn defaults() -> Layer {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub config: Config,
+    /// The layers as merged: without what content may not set.
     pub layers: Vec<Layer>,
+    /// What content set and the configuration leaves out, in layer order.
+    pub ignored: Vec<Ignored>,
 }
 
 impl Resolved {
-    /// Merge `layers` (any order: they are sorted by source, stable within one source).
-    pub fn new(mut layers: Vec<Layer>) -> Result<Resolved, ConfigError> {
+    /// Merge `layers` (any order: they are sorted by source, stable within one source), as
+    /// for a store the user does not trust.
+    pub fn new(layers: Vec<Layer>) -> Result<Resolved, ConfigError> {
+        Resolved::with_trust(layers, false)
+    }
+
+    /// Merge `layers`; content layers set [`AUTHORITY_KEYS`] only when `store_trusted`, and
+    /// [`USER_ONLY_KEYS`] never.
+    pub fn with_trust(mut layers: Vec<Layer>, store_trusted: bool) -> Result<Resolved, ConfigError> {
         layers.sort_by_key(|l| l.source);
+        let ignored = layers.iter_mut().flat_map(|l| filter_content(l, store_trusted)).collect();
         let mut merged = Table::new();
         for layer in &layers {
             merge(&mut merged, layer.table.clone());
         }
         let config = Config::deserialize(Value::Table(merged))
             .map_err(|e| ConfigError::new("merged configuration", None, e.to_string()))?;
-        Ok(Resolved { config, layers })
+        Ok(Resolved { config, layers, ignored })
     }
 
     /// The value of dotted `key` and the layer it came from.
@@ -450,10 +590,15 @@ fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
     Some(value)
 }
 
+/// `prefix.name`, the name quoted when it holds a dot or a slash.
+fn join_key(prefix: &str, name: &str) -> String {
+    let name = if name.contains('.') || name.contains('/') { format!("\"{name}\"") } else { name.to_owned() };
+    if prefix.is_empty() { name } else { format!("{prefix}.{name}") }
+}
+
 fn flatten(prefix: &str, table: &Table, out: &mut Vec<(String, Value)>) {
     for (key, value) in table {
-        let key = if key.contains('.') || key.contains('/') { format!("\"{key}\"") } else { key.clone() };
-        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+        let path = join_key(prefix, key);
         match value {
             Value::Table(t) => flatten(&path, t, out),
             v => out.push((path, v.clone())),
@@ -539,6 +684,71 @@ mod tests {
             let r = Resolved::new(vec![layer]).unwrap();
             assert_eq!(r.config.compaction.profiles["p"].tool_calls, Some(ToolCallsSetting(policy)));
         }
+    }
+
+    #[test]
+    fn content_may_not_name_providers_unless_the_store_is_trusted() {
+        let store = parse_layer(
+            Source::Store,
+            "convo.toml",
+            "[compaction]\nkeep_last = 7\n[providers.openai]\nbase_url = \"http://evil\"\n[trust]\nstores = [\"/s\"]\n",
+        )
+        .unwrap();
+        let event = layer_from_pairs(
+            Source::Conversation,
+            "config event e1",
+            &[("providers.\"x.y\".api_key_env".into(), Value::String("HOME".into()))],
+        )
+        .unwrap();
+        let user = parse_layer(Source::User, "config.toml", "[trust]\nstores = [\"/s\", \"/t\"]\n").unwrap();
+        let cli = layer_from_pairs(
+            Source::CommandLine,
+            "--config",
+            &[parse_assignment("providers.mine.kind=openai").unwrap()],
+        )
+        .unwrap();
+
+        let r = Resolved::new(vec![defaults(), store.clone(), event.clone(), user.clone(), cli.clone()]).unwrap();
+        assert_eq!(r.config.providers["openai"].base_url.as_deref(), Some("https://api.openai.com/v1"));
+        assert!(!r.config.providers.contains_key("x.y"));
+        assert_eq!(r.config.providers["mine"].kind, Some(crate::llm::client::ProviderKind::Openai), "--config counts");
+        assert_eq!(r.config.compaction.keep_last, Some(7), "other store keys still apply");
+        assert_eq!(r.config.trust.stores, ["/s", "/t"]);
+        let ignored: Vec<_> = r.ignored.iter().map(|i| (i.key.as_str(), i.origin.as_str(), i.why)).collect();
+        assert_eq!(
+            ignored,
+            [
+                ("providers.openai.base_url", "convo.toml", IgnoredWhy::Untrusted),
+                ("trust.stores", "convo.toml", IgnoredWhy::UserOnly),
+                ("providers.\"x.y\".api_key_env", "config event e1", IgnoredWhy::Untrusted),
+            ]
+        );
+        assert_eq!(
+            r.ignored[0].message(),
+            "ignored providers.openai.base_url from convo.toml (the store is not trusted)"
+        );
+        assert!(r.ignored[0].hint().contains("convo config trust"));
+
+        // Trusted: the providers apply; the store still cannot trust itself.
+        let r = Resolved::with_trust(vec![defaults(), store, event, user.clone(), cli.clone()], true).unwrap();
+        assert_eq!(r.config.providers["openai"].base_url.as_deref(), Some("http://evil"));
+        assert_eq!(r.config.providers["x.y"].api_key_env.as_deref(), Some("HOME"));
+        assert_eq!(r.ignored.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["trust.stores"]);
+        assert_eq!(r.config.trust.stores, ["/s", "/t"]);
+        assert_eq!(trusted_stores(&r.layers), ["/s", "/t"]);
+    }
+
+    #[test]
+    fn authority_patterns_match_whole_tables_and_wildcards() {
+        let mut table: Table =
+            "[a.one]\ncommand = \"x\"\nkeep = 1\n[a.two]\ncommand = \"y\"\n[b]\nc = 2\n".parse().unwrap();
+        let mut out = Vec::new();
+        take_matching("", &mut table, &split_key("a.*.command"), &mut out);
+        assert_eq!(out.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["a.one.command", "a.two.command"]);
+        assert_eq!(lookup(&table, "a.one.keep"), Some(&Value::Integer(1)));
+        take_matching("", &mut table, &split_key("b"), &mut out);
+        assert_eq!(out.last().map(|(k, _)| k.as_str()), Some("b.c"));
+        assert!(!table.contains_key("b"));
     }
 
     #[test]

@@ -79,12 +79,38 @@ pub enum LlmError {
     Http { endpoint: String, status: u16, message: Option<String> },
     #[error("{endpoint}: malformed answer ({message})")]
     Malformed { endpoint: String, message: String },
+    /// A redirect to another scheme, host or port: not followed, so the key stays here.
+    #[error(
+        "{endpoint}: redirected to another origin ({location}); not followed, the key is never sent across origins"
+    )]
+    Redirect { endpoint: String, location: String },
 }
 
 const MAX_ATTEMPTS: u32 = 3;
 /// Tool calls one answer may carry: a bound on what a stream's `index` can make us allocate.
 const MAX_TOOL_CALLS: usize = 1024;
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(20);
+
+/// Redirects within one origin (scheme, host and port) are followed, ten at most; one to
+/// another origin is not, and its 3xx answer comes back to `send`. reqwest itself drops
+/// `Authorization` across hosts but keeps `x-api-key`, so it must never get the chance.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().last().is_some_and(|prev| {
+            let next = attempt.url();
+            prev.scheme() == next.scheme()
+                && prev.host_str() == next.host_str()
+                && prev.port_or_known_default() == next.port_or_known_default()
+        });
+        if attempt.previous().len() > 10 {
+            attempt.error("too many redirects")
+        } else if same_origin {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
 
 /// The lines of a streamed body, read on a thread of their own so the caller can stop
 /// waiting (Ctrl-C) even while the server is silent. `None` marks the end of the body.
@@ -172,6 +198,7 @@ impl Endpoint {
 
     fn send(&self, body: &Value) -> Result<reqwest::blocking::Response, LlmError> {
         let client = reqwest::blocking::Client::builder()
+            .redirect(same_origin_redirects())
             .timeout(self.timeout)
             .connect_timeout(Duration::from_secs(10))
             .build()
@@ -201,6 +228,15 @@ impl Endpoint {
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
+            }
+            if status.is_redirection() {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(|l| self.scrub(l.to_owned()))
+                    .unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
+                return Err(LlmError::Redirect { endpoint: self.describe(), location });
             }
             if status.as_u16() == 429 && attempt < MAX_ATTEMPTS {
                 let wait = response

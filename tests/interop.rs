@@ -456,3 +456,34 @@ fn a_session_without_events_is_titled_and_caught_when_imported_twice() {
         again.stderr
     );
 }
+
+/// A subagent run of 16,000 chained sidechain lines imports in linear time (the chain walk
+/// counts its steps in a unit test; no timing is asserted here, machines are noisy). Run
+/// with --nocapture to see how long it took.
+#[test]
+fn a_long_sidechain_chain_imports() {
+    let n = 16_000;
+    let mut session = String::from(
+        "{\"type\":\"user\",\"uuid\":\"m0\",\"parentUuid\":null,\"isSidechain\":false,\
+         \"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"start\"}}\n",
+    );
+    for i in 1..n {
+        let role = if i % 2 == 1 { "user" } else { "assistant" };
+        let parent = if i == 1 { "m0".to_owned() } else { format!("s{}", i - 1) };
+        session += &format!(
+            "{{\"type\":\"{role}\",\"uuid\":\"s{i}\",\"parentUuid\":\"{parent}\",\"isSidechain\":true,\
+             \"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{{\"role\":\"{role}\",\
+             \"content\":[{{\"type\":\"text\",\"text\":\"step {i}\"}}]}}}}\n"
+        );
+    }
+    let env = TestEnv::new();
+    let file = env.root.join("chain.jsonl");
+    std::fs::write(&file, &session).unwrap();
+    let start = std::time::Instant::now();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    eprintln!("imported a {n}-line sidechain chain in {:?}", start.elapsed());
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let events: Vec<u64> = list.as_array().unwrap().iter().map(|c| c["events"].as_u64().unwrap()).collect();
+    assert_eq!(list.as_array().unwrap().len(), 2, "one main conversation and one subagent run: {list}");
+    assert_eq!(events.iter().sum::<u64>(), n as u64, "{list}");
+}

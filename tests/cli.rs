@@ -302,6 +302,35 @@ fn init_is_idempotent_and_store_files_are_private() {
     assert_eq!(env.git_status(), "");
 }
 
+/// Files convo writes outside the store are private too: an export (also over an existing
+/// file with a wider mode) and the user's config file, whose folder convo creates 0700.
+#[test]
+fn export_files_and_the_user_config_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let env = TestEnv::new();
+    env.new_conversation("private");
+    env.run(&["append", "--user", "secret"]).ok();
+    let fresh = env.root.join("fresh.md");
+    env.run(&["export", "--format", "markdown", "-o", fresh.to_str().unwrap()]).ok();
+    assert_eq!(mode(&fresh), 0o600);
+    let existing = env.root.join("existing.jsonl");
+    std::fs::write(&existing, "old contents, longer than nothing").unwrap();
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.run(&["export", "--format", "jsonl", "-o", existing.to_str().unwrap()]).ok();
+    assert_eq!(mode(&existing), 0o600);
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), env.run(&["show", "--format", "jsonl"]).ok());
+
+    env.run(&["config", "set", "--user", "compaction.keep_last", "4"]).ok();
+    let dir = env.home().join(".config/convo");
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("config.toml")), 0o600);
+    std::fs::set_permissions(dir.join("config.toml"), std::fs::Permissions::from_mode(0o664)).unwrap();
+    env.run(&["config", "set", "--user", "compaction.keep_last", "5"]).ok();
+    assert_eq!(mode(&dir.join("config.toml")), 0o600);
+    assert!(std::fs::read_to_string(dir.join("config.toml")).unwrap().contains("keep_last = 5"));
+}
+
 #[test]
 fn fsck_reports_every_problem_and_exits_one() {
     let env = TestEnv::new();

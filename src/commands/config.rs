@@ -140,9 +140,11 @@ fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandErro
         .map_err(|m| CommandError::input(format!("{}: {m}", path.display())))?;
     config::parse_layer(Source::User, &path.display().to_string(), &updated)?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
+        super::create_private_dir(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
     }
-    std::fs::write(&path, updated).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+    // Yours alone: it names endpoints and the variables holding your keys.
+    super::write_private(&path, updated.as_bytes())
+        .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
     ctx.note(&format!("{key} = {value} in {}", path.display()));
     Ok(())
 }

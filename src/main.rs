@@ -134,10 +134,10 @@ impl Ctx {
         Ok(convo::ops::resolve_config(store, events, &self.base_layers()?)?)
     }
 
-    /// A status line on stderr, unless `--quiet`.
+    /// A status line on stderr, unless `--quiet`; what it quotes cannot write control characters.
     pub fn note(&self, message: &str) {
         if !self.ui.quiet {
-            let _ = writeln!(std::io::stderr(), "{message}");
+            let _ = writeln!(std::io::stderr(), "{}", convo::render::escape_line(message));
         }
     }
 

@@ -108,8 +108,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// A value as TOML, on one line and without control characters (the store's convo.toml
+/// comes from remotes).
 fn render_value(value: &toml::Value) -> String {
-    value.to_string()
+    convo::render::escape_line(&value.to_string()).into_owned()
 }
 
 /// The configuration for a conversation, or without one when the store has none active.
@@ -182,7 +184,12 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
     };
     let appended = store.append_as(&lock, &id, vec![Draft::new(Kind::Config { set })], &ctx.clock, Some(subject))?;
     if !ctx.ui.quiet {
-        writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
+        writeln!(
+            std::io::stdout(),
+            "[{id} {}] {}",
+            super::short_hash(&appended.commit),
+            convo::render::escape_line(&appended.subject)
+        )?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 use convo::compaction::plan::PlanError;
 use convo::config::ConfigError;
 use convo::ops::OpsError;
+use convo::render::escape_line;
 use convo::store::{StoreError, Summary};
 use convo::sync::SyncError;
 
@@ -68,10 +69,12 @@ impl CommandError {
         self
     }
 
+    /// The message and hints, each on one line: what they quote from the store or the
+    /// input (a title, a line of a file) cannot write control characters or forge a line.
     pub fn print(&self, err: &mut dyn Write) {
-        let _ = writeln!(err, "error: {}", self.message);
+        let _ = writeln!(err, "error: {}", escape_line(&self.message));
         for hint in &self.hints {
-            let _ = writeln!(err, "hint: {hint}");
+            let _ = writeln!(err, "hint: {}", escape_line(hint));
         }
     }
 }

@@ -158,7 +158,7 @@ impl Ctx {
         let mut err = std::io::stderr().lock();
         for item in ignored {
             if warned.insert(item.message()) {
-                let _ = writeln!(err, "warning: {}", item.message());
+                let _ = writeln!(err, "warning: {}", convo::render::escape_line(&item.message()));
                 if !hints.contains(&item.hint()) {
                     hints.push(item.hint());
                 }
@@ -171,10 +171,10 @@ impl Ctx {
         }
     }
 
-    /// A status line on stderr, unless `--quiet`.
+    /// A status line on stderr, unless `--quiet`; what it quotes cannot write control characters.
     pub fn note(&self, message: &str) {
         if !self.ui.quiet {
-            let _ = writeln!(std::io::stderr(), "{message}");
+            let _ = writeln!(std::io::stderr(), "{}", convo::render::escape_line(message));
         }
     }
 

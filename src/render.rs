@@ -3,6 +3,7 @@
 //! Everything here writes to a `&mut dyn Write` it is given; whether colour is on is the
 //! caller's decision, passed in as a [`Theme`]. No terminal detection, no environment.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde_json::Value;
@@ -72,6 +73,50 @@ impl Theme {
     }
 }
 
+/// Stored text made safe for a terminal, keeping line breaks and tabs: every other control
+/// character shows visibly (C0 in caret notation, `\x1b` → `^[`, `\r` → `^M`; DEL → `^?`;
+/// C1 and the bidi overrides and isolates, which can disguise text, as `<U+009B>`), so only
+/// convo's own colour codes reach the terminal. JSON output needs none of this.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    escape_with(text, false)
+}
+
+/// [`escape`] for a field shown on one line (a title, a subject, an error): a line break
+/// shows as `\n` too, so it cannot forge a line of its own.
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    escape_with(text, true)
+}
+
+fn is_unsafe(c: char, one_line: bool) -> bool {
+    match c {
+        '\n' => one_line,
+        '\t' => false,
+        '\0'..='\x1f' | '\x7f' | '\u{80}'..='\u{9f}' => true,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        _ => false,
+    }
+}
+
+fn escape_with(text: &str, one_line: bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| is_unsafe(c, one_line)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !is_unsafe(c, one_line) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\x7f' => out.push_str("^?"),
+            '\0'..='\x1f' => {
+                out.push('^');
+                out.push(char::from(c as u8 + b'@'));
+            }
+            c => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `12345` → `12,345`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -111,7 +156,7 @@ fn indented(out: &mut dyn Write, text: &str) -> io::Result<()> {
         if line.is_empty() {
             writeln!(out)?;
         } else {
-            writeln!(out, "    {line}")?;
+            writeln!(out, "    {}", escape_line(line))?;
         }
     }
     Ok(())
@@ -137,8 +182,8 @@ pub enum Mark {
 
 /// The header of `show`: title, id, and a line of counts.
 pub fn header(out: &mut dyn Write, summary: &Summary, theme: Theme) -> io::Result<()> {
-    let title = summary.title.as_deref().unwrap_or("(untitled)");
-    writeln!(out, "{} {}", theme.paint(Style::Bold, title), theme.paint(Style::Yellow, &summary.id))?;
+    let title = escape_line(summary.title.as_deref().unwrap_or("(untitled)"));
+    writeln!(out, "{} {}", theme.paint(Style::Bold, &title), theme.paint(Style::Yellow, &escape_line(&summary.id)))?;
     let counts = format!(
         "{}, {}, {}",
         plural(summary.stats.turns, "turn"),
@@ -175,7 +220,7 @@ pub fn conversation(
         let role = format!("{}{mark}", theme.role(&event.kind));
         if let (Kind::User { .. }, Some(turn)) = (&event.kind, turn) {
             writeln!(out)?;
-            let time = event.ts.get(..19).unwrap_or(&event.ts).replace('T', " ");
+            let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
             writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;
         } else if turn.is_none() && matches!(event.kind, Kind::System { .. }) {
             writeln!(out)?;
@@ -190,39 +235,42 @@ pub fn conversation(
             }
             Kind::ToolCall { call_id, name, arguments } => {
                 let args = arguments.to_string();
+                let name = escape_line(name);
                 if brief {
-                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &one_line(&args, 80)))?;
+                    let args = one_line(&escape_line(&args), 80);
+                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &args))?;
                 } else {
-                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, call_id))?;
+                    writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &escape_line(call_id)))?;
                     let pretty = serde_json::to_string_pretty(arguments).unwrap_or(args);
                     indented(out, &pretty)?;
                 }
             }
             Kind::ToolResult { call_id, content, is_error } => {
-                let name = tool_names.get(call_id.as_str()).copied().unwrap_or("unknown");
+                let name = escape_line(tool_names.get(call_id.as_str()).copied().unwrap_or("unknown"));
                 let status = if *is_error { theme.paint(Style::Red, "error") } else { "success".to_owned() };
                 if brief {
                     let lines = content.lines().count() as u64;
                     writeln!(out, "{} {name}: {status}, {}", role, plural(lines, "line"))?;
                 } else {
-                    writeln!(out, "{} {name} {} {status}", role, theme.paint(Style::Dim, call_id))?;
+                    writeln!(out, "{} {name} {} {status}", role, theme.paint(Style::Dim, &escape_line(call_id)))?;
                     indented(out, content)?;
                 }
             }
             Kind::Config { set } => {
-                writeln!(out, "{} {}", role, Value::Object(set.clone()))?;
+                writeln!(out, "{} {}", role, escape_line(&Value::Object(set.clone()).to_string()))?;
             }
             Kind::Compaction => match crate::compaction::Record::from_event(event) {
                 Ok(crate::compaction::Record::Apply(c)) => {
-                    writeln!(out, "{role} {} turns {}-{} {}", event.id, c.from_turn, c.to_turn, c.describe())?;
+                    let (id, what) = (escape_line(&event.id), c.describe());
+                    writeln!(out, "{role} {id} turns {}-{} {}", c.from_turn, c.to_turn, escape_line(&what))?;
                 }
                 Ok(crate::compaction::Record::Revoke { target }) => {
-                    writeln!(out, "{role} {} undoes {target}", event.id)?
+                    writeln!(out, "{role} {} undoes {}", escape_line(&event.id), escape_line(&target))?
                 }
-                Err(_) => writeln!(out, "{role} {}", Value::Object(event.extra.clone()))?,
+                Err(_) => writeln!(out, "{role} {}", escape_line(&Value::Object(event.extra.clone()).to_string()))?,
             },
             Kind::Other(_) => {
-                writeln!(out, "{} {}", role, Value::Object(event.extra.clone()))?;
+                writeln!(out, "{} {}", role, escape_line(&Value::Object(event.extra.clone()).to_string()))?;
             }
         }
     }
@@ -276,7 +324,7 @@ pub fn jsonl(out: &mut dyn Write, events: &[Event]) -> io::Result<()> {
 fn git_date(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|d| d.format("%a %b %-d %H:%M:%S %Y %z").to_string())
-        .unwrap_or_else(|_| rfc3339.to_owned())
+        .unwrap_or_else(|_| escape_line(rfc3339).into_owned())
 }
 
 fn counts(entry: &LogEntry) -> Option<String> {
@@ -287,13 +335,13 @@ fn counts(entry: &LogEntry) -> Option<String> {
 pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Theme) -> io::Result<()> {
     for (i, entry) in entries.iter().enumerate() {
         if oneline {
-            let date = entry.date.get(..10).unwrap_or(&entry.date);
+            let date = escape_line(entry.date.get(..10).unwrap_or(&entry.date));
             let after =
                 counts(entry).map(|c| format!(" {}", theme.paint(Style::Dim, &format!("[{c}]")))).unwrap_or_default();
             writeln!(
                 out,
                 "{} {date} {}{}{after}",
-                theme.paint(Style::Yellow, &entry.commit[..7.min(entry.commit.len())]),
+                theme.paint(Style::Yellow, &escape_line(entry.commit.get(..7).unwrap_or(&entry.commit))),
                 subject(entry, theme),
                 undone(entry, theme)
             )?;
@@ -302,11 +350,11 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
         if i > 0 {
             writeln!(out)?;
         }
-        writeln!(out, "{}", theme.paint(Style::Yellow, &format!("commit {}", entry.commit)))?;
+        writeln!(out, "{}", theme.paint(Style::Yellow, &format!("commit {}", escape_line(&entry.commit))))?;
         if let Some(id) = &entry.conversation {
-            writeln!(out, "Convo:  {id}")?;
+            writeln!(out, "Convo:  {}", escape_line(id))?;
         }
-        writeln!(out, "Author: {}", entry.author)?;
+        writeln!(out, "Author: {}", escape_line(&entry.author))?;
         writeln!(out, "Date:   {}", git_date(&entry.date))?;
         writeln!(out)?;
         writeln!(out, "    {}{}", subject(entry, theme), undone(entry, theme))?;
@@ -319,11 +367,8 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
 
 /// Compactions stand out from appends.
 fn subject(entry: &LogEntry, theme: Theme) -> String {
-    if entry.subject.starts_with("compact:") {
-        theme.paint(Style::Magenta, &entry.subject)
-    } else {
-        entry.subject.clone()
-    }
+    let subject = escape_line(&entry.subject);
+    if subject.starts_with("compact:") { theme.paint(Style::Magenta, &subject) } else { subject.into_owned() }
 }
 
 fn undone(entry: &LogEntry, theme: Theme) -> String {
@@ -332,17 +377,17 @@ fn undone(entry: &LogEntry, theme: Theme) -> String {
 
 /// `list`: one conversation per line, the active one starred.
 pub fn list(out: &mut dyn Write, summaries: &[Summary], active: Option<&str>, theme: Theme) -> io::Result<()> {
-    let title_width =
-        summaries.iter().map(|s| s.title.as_deref().unwrap_or("(untitled)").chars().count().min(40)).max().unwrap_or(0);
-    for s in summaries {
+    let titles: Vec<String> =
+        summaries.iter().map(|s| one_line(&escape_line(s.title.as_deref().unwrap_or("(untitled)")), 40)).collect();
+    let title_width = titles.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    for (s, title) in summaries.iter().zip(titles) {
         let mark = if active == Some(s.id.as_str()) { theme.paint(Style::Green, "*") } else { " ".to_owned() };
-        let title = one_line(s.title.as_deref().unwrap_or("(untitled)"), 40);
         let pad = title_width.saturating_sub(title.chars().count());
-        let updated = s.updated.get(..16).unwrap_or(&s.updated).replace('T', " ");
+        let updated = escape_line(s.updated.get(..16).unwrap_or(&s.updated)).replace('T', " ");
         writeln!(
             out,
             "{mark} {} {title}{:pad$}  {:>9}  {:>10}  {:>14}  {updated}",
-            theme.paint(Style::Yellow, &s.id),
+            theme.paint(Style::Yellow, &escape_line(&s.id)),
             "",
             plural(s.stats.turns, "turn"),
             plural(s.stats.events, "event"),
@@ -355,7 +400,7 @@ pub fn list(out: &mut dyn Write, summaries: &[Summary], active: Option<&str>, th
 /// `fsck`: one problem per line.
 pub fn problems(out: &mut dyn Write, problems: &[Problem]) -> io::Result<()> {
     for p in problems {
-        writeln!(out, "{p}")?;
+        writeln!(out, "{}", escape_line(&p.to_string()))?;
     }
     Ok(())
 }
@@ -371,6 +416,14 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(48210), "48,210");
         assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn escape_makes_controls_visible() {
+        assert!(matches!(escape("plain\ttext\nline"), Cow::Borrowed(_)));
+        assert_eq!(escape("a\x1b[31mb\x07\r\0\x7f\n"), "a^[[31mb^G^M^@^?\n");
+        assert_eq!(escape("\u{9b}\u{85}\u{202e}\u{2066}\u{2069}é"), "<U+009B><U+0085><U+202E><U+2066><U+2069>é");
+        assert_eq!(escape_line("one\ntwo\tthree"), "one\\ntwo\tthree");
     }
 
     #[test]

@@ -302,6 +302,35 @@ fn init_is_idempotent_and_store_files_are_private() {
     assert_eq!(env.git_status(), "");
 }
 
+/// Files convo writes outside the store are private too: an export (also over an existing
+/// file with a wider mode) and the user's config file, whose folder convo creates 0700.
+#[test]
+fn export_files_and_the_user_config_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let env = TestEnv::new();
+    env.new_conversation("private");
+    env.run(&["append", "--user", "secret"]).ok();
+    let fresh = env.root.join("fresh.md");
+    env.run(&["export", "--format", "markdown", "-o", fresh.to_str().unwrap()]).ok();
+    assert_eq!(mode(&fresh), 0o600);
+    let existing = env.root.join("existing.jsonl");
+    std::fs::write(&existing, "old contents, longer than nothing").unwrap();
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.run(&["export", "--format", "jsonl", "-o", existing.to_str().unwrap()]).ok();
+    assert_eq!(mode(&existing), 0o600);
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), env.run(&["show", "--format", "jsonl"]).ok());
+
+    env.run(&["config", "set", "--user", "compaction.keep_last", "4"]).ok();
+    let dir = env.home().join(".config/convo");
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("config.toml")), 0o600);
+    std::fs::set_permissions(dir.join("config.toml"), std::fs::Permissions::from_mode(0o664)).unwrap();
+    env.run(&["config", "set", "--user", "compaction.keep_last", "5"]).ok();
+    assert_eq!(mode(&dir.join("config.toml")), 0o600);
+    assert!(std::fs::read_to_string(dir.join("config.toml")).unwrap().contains("keep_last = 5"));
+}
+
 #[test]
 fn fsck_reports_every_problem_and_exits_one() {
     let env = TestEnv::new();
@@ -364,4 +393,116 @@ fn help_documents_exit_codes() {
     let env = TestEnv::bare();
     let help = env.run(&["--help"]);
     assert!(help.ok().contains("3  bad input: a JSONL line, an id, a flag value; nothing was written"));
+}
+
+/// A title with every kind of control character, a bidi override and a line break.
+const HOSTILE: &str = "red \x1b[31mX\x1b]0;pwned\x07 cr\rZ csi\u{9b}Q bidi\u{202e}RTL\nfake line";
+/// How text output shows it on one line.
+const HOSTILE_SHOWN: &str = "red ^[[31mX^[]0;pwned^G cr^MZ csi<U+009B>Q bidi<U+202E>RTL\\nfake line";
+
+/// No control character but line breaks and tabs, and no bidi override or isolate.
+#[track_caller]
+fn assert_terminal_safe(what: &str, text: &str) {
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        let control = c.is_control() && c != '\n' && c != '\t';
+        assert!(!control && !bidi, "{what} writes {c:?} raw:\n{text:?}");
+    }
+}
+
+/// Stored content never writes control characters to the terminal: `list`, `show`, `log`,
+/// `diff` and an error quoting a title show them escaped, and a title cannot forge a line.
+/// With colour on, the only escape sequences are convo's own.
+#[test]
+fn text_output_escapes_control_characters_from_the_store() {
+    let env = TestEnv::new();
+    let id = env.new_conversation(HOSTILE);
+    env.run(&["append", "--user", "hello \x1b[31mred\x1b[0m\rover\x7f \u{9b}2J \u{2066}iso\nline two\ttab"]).ok();
+    env.run(&["append", "--tool-call", "gr\x1b[2Jep", "--args", "{\"q\":\"\\u001b[31m \u{9b}\"}", "--call-id", "c1"])
+        .ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "out\x1b[1m\x07"]).ok();
+
+    let list = env.run(&["list"]).ok().to_owned();
+    assert_terminal_safe("list", &list);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    let cut: String = HOSTILE_SHOWN.chars().take(39).collect();
+    assert!(list.contains(&format!("{id} {cut}…")), "{list}");
+
+    let show = env.run(&["show"]).ok().to_owned();
+    assert_terminal_safe("show", &show);
+    assert_eq!(
+        show,
+        format!(
+            "{HOSTILE_SHOWN} {id}\n\
+             1 turn, 3 events, ~21 tokens (chars/4)\n\
+             \n\
+             ── turn 0 ── 2026-01-01 00:02:00\n\
+             user\n    \
+                 hello ^[[31mred^[[0m^Mover^? <U+009B>2J <U+2066>iso\n    \
+                 line two\ttab\n\
+             tool_call gr^[[2Jep c1\n    \
+                 {{\n      \
+                   \"q\": \"\\u001b[31m <U+009B>\"\n    \
+                 }}\n\
+             tool_result gr^[[2Jep c1 success\n    \
+                 out^[[1m^G\n"
+        )
+    );
+    let brief = env.run(&["show", "--brief"]).ok().to_owned();
+    assert_terminal_safe("show --brief", &brief);
+    assert!(brief.contains("tool_call gr^[[2Jep {\"q\":\"\\u001b[31m <U+009B>\"}\n"), "{brief}");
+
+    for args in [&["log"][..], &["log", "--oneline"], &["log", "--all"]] {
+        let log = env.run(args).ok().to_owned();
+        assert_terminal_safe("log", &log);
+        assert!(log.contains("new: \"red ^[[31mX^[]0;pwned^G cr Z csi<U+009B>Q bidi<U+202E>RTL fake line\""), "{log}");
+    }
+
+    let diff = env.run(&["diff", "HEAD~3", "HEAD"]).ok().to_owned();
+    assert_terminal_safe("diff", &diff);
+    assert!(diff.contains("\n+    hello ^[[31mred^[[0m^Mover^? <U+009B>2J <U+2066>iso\n"), "{diff}");
+    assert!(diff.contains("\n+    out^[[1m^G\n"), "{diff}");
+
+    // With colour, removing convo's own codes leaves exactly the plain output.
+    for args in [&["list"][..], &["show"], &["log"], &["diff", "HEAD~3", "HEAD"]] {
+        let plain = env.run(args).ok().to_owned();
+        let colour = env.run(&[&["--color", "always"], args].concat()).ok().to_owned();
+        assert!(colour.contains("\x1b["), "{args:?}: no colour");
+        let mut stripped = String::new();
+        let mut rest = colour.as_str();
+        while let Some(at) = rest.find("\x1b[") {
+            stripped += &rest[..at];
+            let code = &rest[at + 2..];
+            let end = code.find('m').expect("an SGR code");
+            assert!(code[..end].chars().all(|c| c.is_ascii_digit()), "{args:?}: {code:?}");
+            rest = &code[end + 1..];
+        }
+        stripped += rest;
+        assert_eq!(stripped, plain, "{args:?}");
+    }
+
+    // An ambiguous title: the error quotes it and lists both, escaped, one line each.
+    let other = env.new_conversation(HOSTILE);
+    let err = env.run(&["show", HOSTILE]).fails_with(4).to_owned();
+    assert_terminal_safe("an error", &err);
+    assert_eq!(
+        err,
+        format!(
+            "error: `{HOSTILE_SHOWN}` is ambiguous: 2 conversations match\n\
+             hint: candidates: {id} \"{HOSTILE_SHOWN}\", {other} \"{HOSTILE_SHOWN}\"\n"
+        )
+    );
+}
+
+/// JSON output needs no escaping of ours: serde_json writes C0 controls as `\u00XX`.
+#[test]
+fn json_output_escapes_c0_controls_itself() {
+    let env = TestEnv::new();
+    env.new_conversation(HOSTILE);
+    env.run(&["append", "--user", "a\x1b[31mb\x07"]).ok();
+    for args in [&["list", "--format", "json"][..], &["show", "--format", "jsonl"], &["log", "--format", "json"]] {
+        let out = env.run(args).ok().to_owned();
+        assert!(!out.bytes().any(|b| b < 0x20 && b != b'\n' && b != b' '), "{args:?}: {out:?}");
+        assert!(out.contains("\\u001b[31m"), "{args:?}: {out}");
+    }
 }

@@ -258,6 +258,62 @@ fn readable_exports_show_turns_tools_and_compacted_ranges() {
     assert!(html.contains("<details class=\"event tool\"><summary>tool call: "));
 }
 
+/// A tool name or result cannot break out of its block: the Markdown escapes the name and
+/// fences the result with more backticks than any run inside; the HTML escapes both.
+#[test]
+fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
+    let env = TestEnv::new();
+    env.new_conversation("hostile\n\n<script>x</script>");
+    env.run(&["append", "--user", "run it"]).ok();
+    let name = "x</summary></details><script>alert(1)</script>";
+    env.run(&["append", "--tool-call", name, "--args", r#"{"cmd":"echo ````"}"#, "--call-id", "c1"]).ok();
+    let result = "```\nnot code any more\n````\n</details>\n`````` six\nend";
+    env.run(&["append", "--tool-result", "c1", "--content", result]).ok();
+    env.run(&["append", "--assistant", "done"]).ok();
+
+    let md = env.run(&["export", "--format", "markdown"]).ok().to_owned();
+    // Read it as CommonMark does: a fence closes at a line of at least as many backticks.
+    let (mut outside, mut blocks, mut open) = (String::new(), Vec::new(), None::<(usize, String)>);
+    for line in md.lines() {
+        let ticks = line.chars().take_while(|c| *c == '`').count();
+        match &mut open {
+            None if ticks >= 3 => open = Some((ticks, String::new())),
+            None => outside += &format!("{line}\n"),
+            Some((n, _)) if ticks >= *n && line.trim_end().chars().all(|c| c == '`') => {
+                blocks.push(open.take().unwrap().1);
+            }
+            Some((_, body)) => *body += &format!("{line}\n"),
+        }
+    }
+    assert!(open.is_none(), "a fence is left open:\n{md}");
+    assert!(blocks.contains(&format!("{result}\n")), "the result is one block: {blocks:#?}\n{md}");
+    assert!(blocks.contains(&"{\n  \"cmd\": \"echo ````\"\n}\n".to_owned()), "{blocks:#?}");
+    for tag in ["details", "summary"] {
+        let opened = outside.matches(&format!("<{tag}>")).count();
+        assert_eq!(opened, 2, "{tag}:\n{outside}");
+        assert_eq!(outside.matches(&format!("</{tag}>")).count(), opened, "{tag}:\n{outside}");
+    }
+    assert!(!outside.contains("<script>"), "{outside}");
+    assert!(
+        outside.contains(
+            "<summary>Tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt; (c1)</summary>"
+        ),
+        "{outside}"
+    );
+    assert!(md.starts_with("# hostile &lt;script&gt;x&lt;/script&gt;\n\n## Turn 0\n"), "one line, escaped:\n{md}");
+    assert!(outside.contains("**Assistant**\n\ndone\n"), "what follows is outside every block:\n{outside}");
+
+    let html = env.run(&["export", "--format", "html"]).ok().to_owned();
+    assert!(!html.contains("<script>") && !html.contains("</summary></details><script>"), "{html}");
+    assert!(html.contains(
+        "<summary>tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</summary>"
+    ));
+    assert!(html.contains("<pre>```\nnot code any more\n````\n&lt;/details&gt;\n`````` six\nend</pre>"), "{html}");
+    for tag in ["details", "summary", "pre"] {
+        assert_eq!(html.matches(&format!("<{tag}")).count(), html.matches(&format!("</{tag}>")).count(), "{tag}");
+    }
+}
+
 #[test]
 fn malformed_input_is_refused_and_nothing_is_written() {
     let env = TestEnv::new();
@@ -455,4 +511,35 @@ fn a_session_without_events_is_titled_and_caught_when_imported_twice() {
         "{}",
         again.stderr
     );
+}
+
+/// A subagent run of 16,000 chained sidechain lines imports in linear time (the chain walk
+/// counts its steps in a unit test; no timing is asserted here, machines are noisy). Run
+/// with --nocapture to see how long it took.
+#[test]
+fn a_long_sidechain_chain_imports() {
+    let n = 16_000;
+    let mut session = String::from(
+        "{\"type\":\"user\",\"uuid\":\"m0\",\"parentUuid\":null,\"isSidechain\":false,\
+         \"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"start\"}}\n",
+    );
+    for i in 1..n {
+        let role = if i % 2 == 1 { "user" } else { "assistant" };
+        let parent = if i == 1 { "m0".to_owned() } else { format!("s{}", i - 1) };
+        session += &format!(
+            "{{\"type\":\"{role}\",\"uuid\":\"s{i}\",\"parentUuid\":\"{parent}\",\"isSidechain\":true,\
+             \"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{{\"role\":\"{role}\",\
+             \"content\":[{{\"type\":\"text\",\"text\":\"step {i}\"}}]}}}}\n"
+        );
+    }
+    let env = TestEnv::new();
+    let file = env.root.join("chain.jsonl");
+    std::fs::write(&file, &session).unwrap();
+    let start = std::time::Instant::now();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    eprintln!("imported a {n}-line sidechain chain in {:?}", start.elapsed());
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let events: Vec<u64> = list.as_array().unwrap().iter().map(|c| c["events"].as_u64().unwrap()).collect();
+    assert_eq!(list.as_array().unwrap().len(), 2, "one main conversation and one subagent run: {list}");
+    assert_eq!(events.iter().sum::<u64>(), n as u64, "{list}");
 }

@@ -85,6 +85,20 @@ fn query_streams_the_answer_and_records_the_turn() {
     env.run(&["fsck"]).ok();
 }
 
+/// The model's answer is untrusted text: streamed to the terminal with its control
+/// characters escaped, stored as it came.
+#[test]
+fn a_streamed_answer_writes_no_control_characters() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["a\u{1b}]0;pwned\u{7}", "b\r\u{9b}c\n"], false)]);
+    let out = query(&env, &server, &["--model", "test/small", "Anything else?"]);
+    assert_eq!(out.ok(), "a^[]0;pwned^Gb^M<U+009B>c\n\n");
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["content"], "a\u{1b}]0;pwned\u{7}b\r\u{9b}c\n");
+}
+
 #[test]
 fn provider_bodies_match_show_format() {
     let env = TestEnv::new();

@@ -137,7 +137,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     drop(lock);
     if !ctx.ui.quiet {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "[{} {}] {}", id, super::short_hash(&appended.commit), appended.subject)?;
+        writeln!(
+            out,
+            "[{} {}] {}",
+            id,
+            super::short_hash(&appended.commit),
+            convo::render::escape_line(&appended.subject)
+        )?;
         for (event, turn) in appended.events.iter().zip(&appended.turns) {
             let turn = turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
             let detail = match &event.kind {

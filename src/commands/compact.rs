@@ -134,7 +134,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 std::io::stdout(),
                 "[{id} {}] {}",
                 super::short_hash(&undone.appended.commit),
-                undone.appended.subject
+                convo::render::escape_line(&undone.appended.subject)
             )?;
         }
         ctx.report_commit(undone.appended.gc, undone.appended.warning.as_deref());
@@ -153,7 +153,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let (appended, planned) = finish(ctx, &store, &id, &events, &config, planned, &options)?;
     let c = &planned.prepared.compaction;
     if !ctx.ui.quiet {
-        writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
+        writeln!(
+            std::io::stdout(),
+            "[{id} {}] {}",
+            super::short_hash(&appended.commit),
+            convo::render::escape_line(&appended.subject)
+        )?;
         if (c.from_turn, c.to_turn) != planned.prepared.requested {
             let (a, b) = planned.prepared.requested;
             ctx.note(&format!(
@@ -236,7 +241,7 @@ fn dry_run(
             "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
              would send ~{} tokens of raw events to {} in {calls} call{}, and write the summary it returns\n\
              total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
-            convo::store::subject_name(id, title.as_deref()),
+            convo::render::escape_line(&convo::store::subject_name(id, title.as_deref())),
             c.from_turn,
             c.to_turn,
             job.model.name,
@@ -256,7 +261,7 @@ fn dry_run(
     writeln!(
         w,
         "Would compact {} turns {}-{} {} (profile {})",
-        convo::store::subject_name(id, title.as_deref()),
+        convo::render::escape_line(&convo::store::subject_name(id, title.as_deref())),
         c.from_turn,
         c.to_turn,
         c.describe(),

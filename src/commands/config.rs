@@ -141,8 +141,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// A value as TOML, on one line and without control characters (the store's convo.toml
+/// comes from remotes).
 fn render_value(value: &toml::Value) -> String {
-    value.to_string()
+    convo::render::escape_line(&value.to_string()).into_owned()
 }
 
 /// Whether dotted `key` is `prefix` or under it.
@@ -194,9 +196,10 @@ fn write_user(path: &std::path::Path, key: &str, value: &toml::Value) -> Result<
         .map_err(|m| CommandError::input(format!("{}: {m}", path.display())))?;
     config::parse_layer(Source::User, &path.display().to_string(), &updated)?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
+        super::create_private_dir(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
     }
-    std::fs::write(path, updated).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
+    // Yours alone: it names endpoints and the variables holding your keys.
+    super::write_private(path, updated.as_bytes()).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
 }
 
 fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandError> {
@@ -289,7 +292,12 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
     };
     let appended = store.append_as(&lock, &id, vec![Draft::new(Kind::Config { set })], &ctx.clock, Some(subject))?;
     if !ctx.ui.quiet {
-        writeln!(std::io::stdout(), "[{id} {}] {}", super::short_hash(&appended.commit), appended.subject)?;
+        writeln!(
+            std::io::stdout(),
+            "[{id} {}] {}",
+            super::short_hash(&appended.commit),
+            convo::render::escape_line(&appended.subject)
+        )?;
     }
     warn_if_untrusted(ctx, &store, key);
     Ok(())

@@ -82,6 +82,7 @@ fn unified(
 ) -> Result<(), CommandError> {
     let (old, new) = (text_of(before)?, text_of(after)?);
     let diff = similar::TextDiff::from_lines(&old, &new);
+    let (a, b) = (render::escape_line(a), render::escape_line(b));
     let text = diff.unified_diff().context_radius(3).header(&format!("{id} {a}"), &format!("{id} {b}")).to_string();
     for line in text.lines() {
         writeln!(out, "{}", theme.diff_line(line))?;
@@ -96,7 +97,7 @@ fn stat(
     (a, b): &(String, String),
 ) -> Result<(), CommandError> {
     let e = plan::compare(before, after);
-    writeln!(out, "{:>6}  {:>12}  {:>12}", "turn", a, b)?;
+    writeln!(out, "{:>6}  {:>12}  {:>12}", "turn", render::escape_line(a), render::escape_line(b))?;
     for t in &e.turns {
         let turn = t.turn.map_or("-".into(), |t| t.to_string());
         let mark = if t.before != t.after { " *" } else { "" };

@@ -53,7 +53,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     store.set_active(&created.id)?;
     let mut out = std::io::stdout().lock();
     if !ctx.ui.quiet {
-        writeln!(out, "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
+        writeln!(
+            out,
+            "[{} {}] {}",
+            created.id,
+            super::short_hash(&created.commit),
+            convo::render::escape_line(&created.subject)
+        )?;
     }
     ctx.report_commit(created.gc, created.warning.as_deref());
     if let Some(profile) = args.compact {
@@ -65,7 +71,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let options = super::compact::SummaryOptions { model: None, focus: None, yes: false };
         let (appended, _) = super::compact::finish(ctx, &store, &created.id, &events, &config, planned, &options)?;
         if !ctx.ui.quiet {
-            writeln!(out, "[{} {}] {}", created.id, super::short_hash(&appended.commit), appended.subject)?;
+            writeln!(
+                out,
+                "[{} {}] {}",
+                created.id,
+                super::short_hash(&appended.commit),
+                convo::render::escape_line(&appended.subject)
+            )?;
         }
         ctx.report_commit(appended.gc, appended.warning.as_deref());
     }

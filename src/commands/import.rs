@@ -235,7 +235,7 @@ fn report(
         writeln!(err, "  subagent conversation: {id}")?;
     }
     for (why, n) in &r.skipped {
-        writeln!(err, "  skipped {n}: {why}")?;
+        writeln!(err, "  skipped {n}: {}", convo::render::escape_line(why))?;
     }
     Ok(())
 }

@@ -25,7 +25,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     store.set_active(&created.id)?;
     drop(lock);
     if !ctx.ui.quiet {
-        writeln!(std::io::stdout(), "[{} {}] {}", created.id, super::short_hash(&created.commit), created.subject)?;
+        writeln!(
+            std::io::stdout(),
+            "[{} {}] {}",
+            created.id,
+            super::short_hash(&created.commit),
+            convo::render::escape_line(&created.subject)
+        )?;
     }
     ctx.report_commit(created.gc, created.warning.as_deref());
     Ok(())

@@ -33,7 +33,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             let plural = if updated == 1 { "" } else { "s" };
             writeln!(out, "Merged {} ({updated} conversation{plural} updated)", super::short_hash(&commit))?;
             for d in diverged {
-                let title = d.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();
+                let title = d.title.map(|t| format!(" \"{}\"", convo::render::escape_line(&t))).unwrap_or_default();
                 let rewritten = match d.rewritten {
                     0 => String::new(),
                     n => format!(" rewrites {n} of your events and"),

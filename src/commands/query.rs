@@ -106,12 +106,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let theme = ctx.ui.theme;
     let quiet = ctx.ui.quiet;
     let mut on_delta = |delta: Delta| match delta {
+        // The model's text is untrusted too: its control characters show escaped.
         Delta::Text(text) => {
-            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.write_all(convo::render::escape(text).as_bytes());
             let _ = stdout.flush();
         }
         Delta::Reasoning(text) if !quiet => {
-            let _ = write!(stderr, "{}", theme.dim(text));
+            let _ = write!(stderr, "{}", theme.dim(&convo::render::escape(text)));
         }
         Delta::Reasoning(_) => {}
     };

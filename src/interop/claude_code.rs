@@ -37,18 +37,45 @@ pub fn sidechain_roots(lines: Lines) -> Result<HashMap<String, String>, String> 
             parent.insert(uuid.to_owned(), l.get("parentUuid").and_then(Value::as_str).map(str::to_owned));
         }
     }
-    let mut roots = HashMap::new();
-    for uuid in parent.keys() {
-        let mut root = uuid.clone();
-        for _ in 0..parent.len() {
-            match parent.get(&root) {
-                Some(Some(p)) if parent.contains_key(p) => root = p.clone(),
-                _ => break,
-            }
+    Ok(resolve_roots(&parent).0)
+}
+
+/// The root of every line of `parent` (line → its parent line, if it has one among them),
+/// and how many steps finding them took: each line is walked at most once, then memoised,
+/// so a chain of n lines costs n steps, not n²/2. A cycle (hostile input) shares one root,
+/// its smallest uuid, with every line that leads into it.
+fn resolve_roots(parent: &HashMap<String, Option<String>>) -> (HashMap<String, String>, usize) {
+    let mut roots: HashMap<&str, &str> = HashMap::with_capacity(parent.len());
+    let mut steps = 0;
+    let mut path: Vec<&str> = Vec::new();
+    let mut on_path: HashMap<&str, usize> = HashMap::new();
+    for start in parent.keys() {
+        if roots.contains_key(start.as_str()) {
+            continue;
         }
-        roots.insert(uuid.clone(), root);
+        path.clear();
+        on_path.clear();
+        let mut at = start.as_str();
+        let root = loop {
+            steps += 1;
+            if let Some(root) = roots.get(at) {
+                break *root;
+            }
+            if let Some(&i) = on_path.get(at) {
+                break path[i..].iter().copied().min().unwrap_or(at);
+            }
+            on_path.insert(at, path.len());
+            path.push(at);
+            match parent.get(at) {
+                Some(Some(p)) if parent.contains_key(p) => at = p.as_str(),
+                _ => break at,
+            }
+        };
+        for line in &path {
+            roots.insert(line, root);
+        }
     }
-    Ok(roots)
+    (roots.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(), steps)
 }
 
 /// Second pass: the events, emitted as they are made.
@@ -206,5 +233,53 @@ fn assistant_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: O
             }
         };
         b.push(report, kind, id.as_deref(), ts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parents(pairs: &[(&str, Option<&str>)]) -> HashMap<String, Option<String>> {
+        pairs.iter().map(|(c, p)| (c.to_string(), p.map(str::to_owned))).collect()
+    }
+
+    /// A chain of n sidechain lines resolves in at most 2n steps (each line is walked once,
+    /// plus one memo hit per walk), whatever order the map yields them in.
+    #[test]
+    fn a_long_chain_resolves_in_linear_steps() {
+        let n = 16_000;
+        let mut parent = HashMap::new();
+        parent.insert("s0".to_owned(), Some("main".to_owned()));
+        for i in 1..n {
+            parent.insert(format!("s{i}"), Some(format!("s{}", i - 1)));
+        }
+        let (roots, steps) = resolve_roots(&parent);
+        assert_eq!(roots.len(), n);
+        assert!(roots.values().all(|r| r == "s0"));
+        assert!(steps <= 2 * n, "{steps} steps for {n} lines");
+    }
+
+    #[test]
+    fn runs_branches_and_cycles_get_one_root_each() {
+        let parent = parents(&[
+            ("a1", Some("main")),
+            ("a2", Some("a1")),
+            ("a3", Some("a2")),
+            ("b1", None),
+            ("b2", Some("b1")),
+            ("b3", Some("b1")),
+            // A cycle, and a line leading into it.
+            ("c2", Some("c1")),
+            ("c1", Some("c3")),
+            ("c3", Some("c2")),
+            ("d", Some("c3")),
+        ]);
+        let (roots, steps) = resolve_roots(&parent);
+        let root = |u: &str| roots[u].as_str();
+        assert_eq!([root("a1"), root("a2"), root("a3")], ["a1"; 3]);
+        assert_eq!([root("b1"), root("b2"), root("b3")], ["b1"; 3]);
+        assert_eq!([root("c1"), root("c2"), root("c3"), root("d")], ["c1"; 4]);
+        assert!(steps <= 2 * parent.len(), "{steps}");
     }
 }

@@ -30,8 +30,24 @@ fn describe(c: &InForce) -> String {
     }
 }
 
+/// A code fence longer than any run of backticks in `text` (at least three), so nothing in
+/// `text` can close it.
+fn fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(3))
+}
+
+/// Text for an HTML tag's inside in Markdown: on one line (a blank line would end the HTML
+/// block) and escaped, so it can close neither `<summary>` nor `<details>`.
+fn inline_html(text: &str) -> String {
+    escape(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Markdown. Tool calls and results are folded into `<details>`, their text in a fence no
+/// backtick run inside can close, their name and id escaped, like the title (plain text,
+/// one line); messages stay Markdown.
 pub fn markdown(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[InForce]) -> io::Result<()> {
-    writeln!(out, "# {title}\n")?;
+    writeln!(out, "# {}\n", inline_html(title))?;
     let cover = covering(events, in_force);
     let mut current: Option<&str> = None;
     for ((event, turn), c) in events.iter().zip(turn_numbers(events)).zip(cover) {
@@ -59,16 +75,18 @@ pub fn markdown(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[
             }
             Kind::ToolCall { name, arguments, call_id } => {
                 let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
+                let (name, call_id, fence) = (inline_html(name), inline_html(call_id), fence(&args));
                 writeln!(
                     out,
-                    "<details><summary>Tool call: {name} ({call_id})</summary>\n\n```json\n{args}\n```\n\n</details>\n"
+                    "<details><summary>Tool call: {name} ({call_id})</summary>\n\n{fence}json\n{args}\n{fence}\n\n</details>\n"
                 )?;
             }
             Kind::ToolResult { content, is_error, call_id } => {
                 let status = if *is_error { "error" } else { "result" };
+                let (call_id, fence) = (inline_html(call_id), fence(content));
                 writeln!(
                     out,
-                    "<details><summary>Tool {status} ({call_id})</summary>\n\n```\n{content}\n```\n\n</details>\n"
+                    "<details><summary>Tool {status} ({call_id})</summary>\n\n{fence}\n{content}\n{fence}\n\n</details>\n"
                 )?;
             }
             Kind::Config { set } => writeln!(out, "*config: {}*\n", serde_json::Value::Object(set.clone()))?,
@@ -154,4 +172,25 @@ pub fn html(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[InFo
         writeln!(out, "</div>")?;
     }
     writeln!(out, "</body></html>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fence_outlasts_every_backtick_run() {
+        assert_eq!(fence("plain"), "```");
+        assert_eq!(fence("a `b` ``c``"), "```");
+        assert_eq!(fence("```\nx\n````"), "`````");
+        assert_eq!(fence("``````"), "```````");
+    }
+
+    #[test]
+    fn inline_html_is_one_escaped_line() {
+        assert_eq!(
+            inline_html("a</summary>\n\n</details><script>"),
+            "a&lt;/summary&gt; &lt;/details&gt;&lt;script&gt;"
+        );
+    }
 }

@@ -151,6 +151,17 @@ fn the_repository_is_packed_as_git_would() {
     assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("pack me"));
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
+    // What git wrote for convo (packs, index files) is as private as the rest.
+    use std::os::unix::fs::PermissionsExt;
+    let packs = env.store.join(".git/objects/pack");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&packs).unwrap() {
+        let path = entry.unwrap().path();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{} is {mode:o}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0);
 }
 
 #[test]

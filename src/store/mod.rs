@@ -479,6 +479,22 @@ fn parse_meta(path: &str, bytes: &[u8]) -> Result<Meta> {
         .map_err(|e| StoreError::BadFile { path: path.to_owned(), message: format!("invalid metadata ({e})") })
 }
 
+/// The `git` binary, for what gix cannot do (push, gc), run with umask 077 so every file
+/// it writes (packs, refs, a clone) is as private as the ones convo writes.
+pub fn git_command() -> std::process::Command {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = std::process::Command::new("git");
+    // SAFETY: umask(2) is async-signal-safe and touches no memory; it only sets the
+    // child's file-creation mask before exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
+    command
+}
+
 pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).map_err(io_err(path))

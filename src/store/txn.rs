@@ -478,7 +478,7 @@ impl Store {
         }
         // In the foreground and under convo's lock: a detached gc would prune object folders
         // while the next writer puts objects into them.
-        match std::process::Command::new("git")
+        match super::git_command()
             .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null())

@@ -11,7 +11,7 @@
 pub mod secrets;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use gix::ObjectId;
 
@@ -53,17 +53,8 @@ enum Stderr {
 }
 
 fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
-    use std::os::unix::process::CommandExt as _;
-    let mut command = Command::new("git");
+    let mut command = crate::store::git_command();
     command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
-    // SAFETY: umask(2) is async-signal-safe and touches no memory; it only sets the
-    // child's file-creation mask before exec.
-    unsafe {
-        command.pre_exec(|| {
-            libc::umask(0o077);
-            Ok(())
-        });
-    }
     command.stderr(match stderr {
         Stderr::Inherit => Stdio::inherit(),
         Stderr::Capture => Stdio::piped(),

@@ -12,6 +12,7 @@ mod history;
 mod import;
 pub mod layout;
 mod merge;
+mod outgoing;
 mod refs;
 mod txn;
 mod write;
@@ -27,6 +28,7 @@ pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use merge::{Diverged, Integrated};
+pub use outgoing::Outgoing;
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};
 

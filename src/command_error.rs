@@ -162,7 +162,7 @@ impl From<SyncError> for CommandError {
             SyncError::Secrets(findings) => {
                 let mut error = CommandError::input(message);
                 for f in findings {
-                    error = error.hint(format!("conversation {} event {}: {}", f.conversation, f.event, f.kind));
+                    error = error.hint(format!("{}: {}", f.place, f.kind));
                 }
                 error.hint("nothing was pushed; --allow-secrets pushes anyway")
             }

@@ -139,6 +139,56 @@ fn round_trip_through_smart_http() {
     round_trip(&format!("{}/hub.git", http.url));
 }
 
+/// A deterministic fake secret: `len` characters of `alphabet`, never a real key.
+fn fake(alphabet: &str, len: usize, seed: u64) -> String {
+    let chars: Vec<char> = alphabet.chars().collect();
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            chars[((x >> 33) % chars.len() as u64) as usize]
+        })
+        .collect()
+}
+
+const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// `(text holding one secret, the rule that must name it)`, one of each kind, seeded by `n`.
+fn planted(n: u64) -> Vec<(String, &'static str)> {
+    let b64 = |s: &str| {
+        // A tiny standard base64 encoder: the test does not trust the code under test.
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in s.as_bytes().chunks(3) {
+            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..4 {
+                out.push(if i <= chunk.len() { A[(v >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+            }
+        }
+        out
+    };
+    let s = n * 100;
+    vec![
+        (format!("my token ghp_{} ok", fake(ALNUM, 36, s + 1)), "github-pat"),
+        (format!("AKIA{}", fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16, s + 2)), "aws-access-token"),
+        (format!("charge with sk_live_{}", fake(ALNUM, 24, s + 3)), "stripe-access-token"),
+        (format!("sk-ant-api03-{}", fake(ALNUM, 40, s + 4)), "anthropic-key-prefix"),
+        (format!("use sk-proj-{} here", fake(ALNUM, 40, s + 5)), "openai-key-prefix"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow...\n-----END RSA PRIVATE KEY-----".to_owned(), "private-key-header"),
+        (format!("curl -H 'Authorization: Bearer {}' x", fake(ALNUM, 32, s + 6)), "bearer-token"),
+        (format!("the .env has\nDB_PASSWORD={}\nPORT=1", fake(ALNUM, 14, s + 7)), "password-assignment"),
+        (format!("try  export AWS_SECRET_KEY=\"{}\" then", fake(ALNUM, 20, s + 8)), "secret-assignment"),
+        (format!("llm:\n  api_key: {}\n", fake(ALNUM, 24, s + 9)), "secret-assignment"),
+        (format!("postgres://admin:{}@db.internal:5432/app", fake(ALNUM, 12, s + 10)), "url-credentials"),
+        (format!("blob {} end", b64(&format!("ghp_{}", fake(ALNUM, 36, s + 11)))), "github-pat (base64)"),
+        (format!("https%3A%2F%2Fbob%3A{}%40example.com", fake(ALNUM, 12, s + 12)), "url-credentials (URL-encoded)"),
+    ]
+}
+
+/// Every kind of secret in every place an event holds text (content, JSON nested in tool
+/// arguments, tool results, unknown fields) and in a title is refused in one push, each
+/// finding named by place and rule, the secret never printed, the remote unchanged.
 #[test]
 fn secrets_are_refused_before_they_leave() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,34 +201,108 @@ fn secrets_are_refused_before_they_leave() {
     let pushed = |env: &TestEnv| env.git(&["ls-remote", hub.to_str().unwrap(), "refs/heads/main"]);
     let before = pushed(&env);
 
-    let key = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz";
-    env.run(&["append", "--user", &format!("my key is {key}")]).ok();
-    env.run(&["append", "--tool-call", "read", "--args", "{}", "--call-id", "k1"]).ok();
-    env.run(&[
-        "append",
-        "--tool-result",
-        "k1",
-        "--content",
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow...\n-----END RSA PRIVATE KEY-----",
-    ])
-    .ok();
+    // (line, field, kind) per planted secret: each kind in each place.
+    let mut lines = Vec::new();
+    let mut expected = Vec::new();
+    let mut secrets = Vec::new();
+    for (place, n) in ["content", "arguments.input", "tool result", "x_note"].into_iter().zip(1..) {
+        for (i, (text, kind)) in planted(n).into_iter().enumerate() {
+            let line = match place {
+                "content" => serde_json::json!({"type": "user", "content": text}),
+                "arguments.input" => serde_json::json!({"type": "tool_call", "call_id": format!("c{n}-{i}"),
+                    "name": "run", "arguments": serde_json::json!({"input": text}).to_string()}),
+                "tool result" => {
+                    lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{n}-{i}"),
+                        "name": "read", "arguments": {}}));
+                    expected.push(None);
+                    serde_json::json!({"type": "tool_result", "call_id": format!("c{n}-{i}"), "content": text, "is_error": false})
+                }
+                _ => serde_json::json!({"type": "user", "content": "see note", "x_note": text}),
+            };
+            lines.push(line);
+            let field = if place == "tool result" { "content" } else { place };
+            expected.push(Some((field, kind)));
+            secrets.push(text);
+        }
+    }
+    let stdin: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append"], &stdin).ok();
     let events: Vec<serde_json::Value> =
         env.run(&["show", "--format", "jsonl"]).ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let (key_event, pem_event) = (events[1]["id"].as_str().unwrap(), events[3]["id"].as_str().unwrap());
+    assert_eq!(events.len(), 1 + expected.len());
+    let title_key = format!("sk_live_{}", fake(ALNUM, 24, 999));
+    let titled = env.new_conversation(&format!("deploy with {title_key}"));
+
     let out = env.run(&["push"]);
-    assert_eq!(
-        out.fails_with(3),
-        format!(
-            "error: refusing to push: 2 secrets found in the events to be pushed\n\
-             hint: conversation {id} event {key_event}: OpenAI-style API key\n\
-             hint: conversation {id} event {pem_event}: private key block\n\
-             hint: nothing was pushed; --allow-secrets pushes anyway\n"
-        )
-    );
-    assert!(!out.stderr.contains(key));
+    let stderr = out.fails_with(3);
+    let mut planted_count = 0;
+    for (event, want) in events[1..].iter().zip(&expected) {
+        let Some((field, kind)) = want else { continue };
+        let line = format!("hint: conversation {id} event {} {field}: {kind}\n", event["id"].as_str().unwrap());
+        assert!(stderr.contains(&line), "missing {line:?} in\n{stderr}");
+        planted_count += 1;
+    }
+    for line in [
+        format!("hint: conversation {titled} meta.json title: stripe-access-token\n"),
+        "message: stripe-access-token\n".to_owned(),
+    ] {
+        assert!(stderr.contains(&line), "missing {line:?} in\n{stderr}");
+        planted_count += 1;
+    }
+    assert!(planted_count >= 30, "{planted_count}");
+    assert!(stderr.starts_with("error: refusing to push: "), "{stderr}");
+    assert!(stderr.ends_with("hint: nothing was pushed; --allow-secrets pushes anyway\n"), "{stderr}");
+    for secret in secrets.iter().chain([&title_key]) {
+        for word in secret.split_whitespace().filter(|w| w.len() >= 12) {
+            assert!(!stderr.contains(word), "the secret {word} was printed");
+        }
+    }
     assert_eq!(pushed(&env), before, "nothing reached the remote");
     env.run(&["push", "--allow-secrets"]).ok();
     assert_ne!(pushed(&env), before);
+    // What was published is not scanned again: the next push is clean.
+    env.run(&["switch", &id]).ok();
+    env.run(&["append", "--user", "clean again"]).ok();
+    env.run(&["push"]).ok();
+}
+
+/// A commit message, `convo.toml`, and a file name recorded by import are scanned too.
+#[test]
+fn secrets_outside_events_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let env = TestEnv::new();
+    env.new_conversation("c");
+    env.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    env.run(&["push"]).ok();
+    let pushed = || env.git(&["ls-remote", hub.to_str().unwrap(), "refs/heads/main"]);
+    let before = pushed();
+    let commit = |args: &[&str]| {
+        let mut all = vec!["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-q"];
+        all.extend(args);
+        env.git(&all)
+    };
+
+    let token = format!("ghp_{}", fake(ALNUM, 36, 7001));
+    commit(&["--allow-empty", "-m", &format!("notes\n\ntoken {token}")]);
+    let out = env.run(&["push"]);
+    assert!(out.fails_with(3).contains(" message: github-pat\n"), "{}", out.stderr);
+    env.git(&["reset", "-q", "--hard", "HEAD~1"]);
+
+    std::fs::write(env.store.join("convo.toml"), format!("[llm]\napi_key = \"{}\"\n", fake(ALNUM, 24, 7002))).unwrap();
+    env.git(&["add", "convo.toml"]);
+    commit(&["-m", "config"]);
+    let out = env.run(&["push"]);
+    assert!(out.fails_with(3).contains("hint: convo.toml: secret-assignment\n"), "{}", out.stderr);
+    env.git(&["reset", "-q", "--hard", "HEAD~1"]);
+
+    let file = dir.path().join(format!("session-{token}.json"));
+    std::fs::write(&file, r#"{"messages": [{"role": "user", "content": "hello"}]}"#).unwrap();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    let out = env.run(&["push"]);
+    assert!(out.fails_with(3).contains(" meta.json source.file: github-pat\n"), "{}", out.stderr);
+    assert!(!out.stderr.contains(&token));
+    assert_eq!(pushed(), before, "nothing reached the remote");
 }
 
 #[test]

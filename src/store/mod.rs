@@ -13,6 +13,7 @@ mod import;
 mod incoming;
 pub mod layout;
 mod merge;
+mod outgoing;
 mod refs;
 mod txn;
 mod write;
@@ -29,6 +30,7 @@ pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
+pub use outgoing::Outgoing;
 pub use txn::{FailPoint, GcOutcome, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};
 

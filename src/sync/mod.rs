@@ -16,8 +16,7 @@ use std::process::{Output, Stdio};
 use gix::ObjectId;
 
 use crate::clock::Clock;
-use crate::event::{Event, Kind};
-use crate::store::{Integrated, Store, StoreError};
+use crate::store::{Integrated, Outgoing, Store, StoreError, layout};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -29,7 +28,7 @@ pub enum SyncError {
     UnknownRemote(String),
     #[error("the remote `{remote}` has commits this store does not have")]
     Rejected { remote: String },
-    #[error("refusing to push: {} secret{} found in the events to be pushed", .0.len(), if .0.len() == 1 { "" } else { "s" })]
+    #[error("refusing to push: {} secret{} found in what the push would publish", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Secrets(Vec<Finding>),
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -37,12 +36,12 @@ pub enum SyncError {
 
 pub type Result<T, E = SyncError> = std::result::Result<T, E>;
 
-/// A secret-like string in an event about to be pushed.
+/// A secret-like string in what a push would publish: where it is (a conversation's event
+/// and field, a file, a commit message) and the rule that found it, never the secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    pub conversation: String,
-    pub event: String,
-    pub kind: &'static str,
+    pub place: String,
+    pub kind: String,
 }
 
 /// How git's own output is handled: progress goes straight to the terminal's stderr.
@@ -210,40 +209,81 @@ pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Resul
     }
 }
 
-/// The events HEAD has that `remote`'s tip does not, per conversation.
-fn unpublished(store: &Store, remote: &str) -> Result<Vec<(String, Event)>> {
-    let tip = remote_tip(store, remote)?.map(|t| t.to_string());
-    let mut out = Vec::new();
-    for id in store.conversation_ids()? {
-        let published: std::collections::HashSet<String> = match &tip {
-            Some(tip) => match store.events_at(&id, tip) {
-                Ok(events) => events.into_iter().map(|e| e.id).collect(),
-                Err(_) => Default::default(),
-            },
-            None => Default::default(),
-        };
-        out.extend(store.events(&id)?.into_iter().filter(|e| !published.contains(&e.id)).map(|e| (id.clone(), e)));
-    }
-    Ok(out)
+/// Every secret-like string in what a push to `remote` would publish (see
+/// [`Store::outgoing`]): every string of every new event (all fields, JSON nested in them,
+/// unknown fields), `meta.json` (titles, imported file names), `convo.toml`, any other file,
+/// and commit messages.
+pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
+    let tip = remote_tip(store, remote)?;
+    let mut findings: Vec<Finding> = Vec::new();
+    store.outgoing(tip, &mut |item| {
+        match item {
+            Outgoing::Message { commit, text } => {
+                for kind in secrets::scan(&text) {
+                    findings.push(Finding { place: format!("commit {} message", short(commit)), kind });
+                }
+            }
+            Outgoing::File { path, commit, data, published } => {
+                scan_file(&path, commit, &data, published, &mut findings)
+            }
+        }
+        Ok(())
+    })?;
+    Ok(findings)
 }
 
-/// Every secret-like string in the events a push to `remote` would publish.
-pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
-    let mut findings = Vec::new();
-    for (conversation, event) in unpublished(store, remote)? {
-        let text = match &event.kind {
-            Kind::System { content }
-            | Kind::User { content }
-            | Kind::Assistant { content }
-            | Kind::Reasoning { content } => content.clone(),
-            Kind::ToolResult { content, .. } => content.clone(),
-            _ => event.to_line(),
-        };
-        for kind in secrets::scan(&text) {
-            findings.push(Finding { conversation: conversation.clone(), event: event.id.clone(), kind });
+fn short(commit: ObjectId) -> String {
+    commit.to_hex_with_len(7).to_string()
+}
+
+/// Scan one outgoing file: event segments line by line (lines the remote already has are
+/// skipped), JSON files value by value, anything else as text.
+fn scan_file(path: &str, commit: Option<ObjectId>, data: &[u8], published: Option<Vec<u8>>, out: &mut Vec<Finding>) {
+    let text = String::from_utf8_lossy(data);
+    let in_commit = commit.map(|c| format!(" in commit {}", short(c))).unwrap_or_default();
+    let parts: Vec<&str> = path.split('/').collect();
+    let conversation = match parts.as_slice() {
+        [layout::CONVERSATIONS, id, ..] => Some(*id),
+        _ => None,
+    };
+    let is_segment = conversation.is_some() && parts.get(2) == Some(&layout::EVENTS_DIR) && path.ends_with(".jsonl");
+    if let (true, Some(id)) = (is_segment, conversation) {
+        let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
+        let known: std::collections::HashSet<&str> = published.lines().collect();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || known.contains(line) {
+                continue;
+            }
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(value) => {
+                    let event = value.get("id").and_then(|v| v.as_str()).unwrap_or("?").to_owned();
+                    secrets::scan_json(&value, &mut |field, kind| {
+                        out.push(Finding { place: format!("conversation {id} event {event} {field}{in_commit}"), kind })
+                    });
+                }
+                Err(_) => {
+                    for kind in secrets::scan(line) {
+                        out.push(Finding { place: format!("{path} line {}{in_commit}", n + 1), kind });
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let name = match (conversation, parts.last()) {
+        (Some(id), Some(file)) if parts.len() == 3 => format!("conversation {id} {file}"),
+        _ => path.to_owned(),
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value) if path.ends_with(".json") => secrets::scan_json(&value, &mut |field, kind| {
+            out.push(Finding { place: format!("{name} {field}{in_commit}"), kind })
+        }),
+        _ => {
+            for kind in secrets::scan(&text) {
+                out.push(Finding { place: format!("{name}{in_commit}"), kind });
+            }
         }
     }
-    Ok(findings)
 }
 
 /// Push HEAD's branch to `remote`, after a secret scan unless `allow_secrets`.

@@ -428,3 +428,20 @@ fn a_clone_is_private() {
         }
     }
 }
+
+/// Events a pull diverted into a fork are new to the remote: the secret scan sees them.
+#[test]
+fn a_diverted_event_is_scanned_before_it_is_pushed() {
+    let w = World::new();
+    let token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    w.b.run(&["append", "--user", &format!("my token is {token}")]).ok();
+    let tree = edit_segment(&w, &w.tip_tree(), |text| text.replacen("\"first\"", "\"forged\"", 1));
+    w.publish(&commit(&w.hub, &tree, None, "history, rewritten"));
+    assert!(w.b.run(&["pull"]).ok().contains("in fork "));
+    let hub_before = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
+    let out = w.b.run(&["push"]);
+    let stderr = out.fails_with(3);
+    assert!(stderr.contains("github-pat"), "{stderr}");
+    assert!(!stderr.contains(token), "a finding never shows the secret: {stderr}");
+    assert_eq!(git_str(&w.hub, &["rev-parse", "refs/heads/main"]), hub_before, "nothing was pushed");
+}

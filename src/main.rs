@@ -276,6 +276,13 @@ fn run(cli: Cli) -> Result<(), CommandError> {
 }
 
 fn main() -> ExitCode {
+    // Conversations are private: every file this process writes (gix's objects, the
+    // repository gix::init lays out, exports, the user's config) and every child it starts
+    // (git) is user-only, whatever the shell's umask.
+    // SAFETY: umask(2) only sets this process's file-creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

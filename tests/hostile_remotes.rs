@@ -116,8 +116,8 @@ struct World {
     _dir: tempfile::TempDir,
     root: PathBuf,
     hub: PathBuf,
-    /// The store that pushed the hub's first commits (kept for its temporary folder).
-    _a: TestEnv,
+    /// The store that pushed the hub's first commits.
+    a: TestEnv,
     b: TestEnv,
     id: String,
     tip: String,
@@ -139,7 +139,7 @@ impl World {
         b.run(&["clone", hub.to_str().unwrap(), b.store.to_str().unwrap()]).ok();
         b.run(&["switch", "shared"]).ok();
         let tip = git_str(&hub, &["rev-parse", "refs/heads/main"]);
-        World { _dir: dir, root, hub, _a: a, b, id, tip }
+        World { _dir: dir, root, hub, a, b, id, tip }
     }
 
     fn tip_tree(&self) -> String {
@@ -410,13 +410,16 @@ fn a_symlink_in_the_working_tree_is_refused_and_reported() {
     );
 }
 
+/// Every file and folder of a store made by `init` and written by convo, and of a clone, is
+/// user-only, whatever the umask convo was started with.
 #[test]
-fn a_clone_is_private() {
+fn stores_and_clones_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let w = World::new();
+    w.b.run(&["append", "--user", "in the clone"]).ok();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&w.b.store), 0o700);
-    let mut stack = vec![w.b.store.clone()];
+    let mut stack = vec![w.b.store.clone(), w.a.store.clone()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

@@ -264,7 +264,8 @@ fn readable_exports_show_turns_tools_and_compacted_ranges() {
 fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
     let env = TestEnv::new();
     env.new_conversation("hostile\n\n<script>x</script>");
-    env.run(&["append", "--user", "run it"]).ok();
+    env.run(&["append", "--user", "run it <details><summary>swallow the rest"]).ok();
+    env.run_stdin(&["append"], "{\"type\":\"reasoning\",\"content\":\"think </details>\\n\\nout <script>\"}\n").ok();
     let name = "x</summary></details><script>alert(1)</script>";
     env.run(&["append", "--tool-call", name, "--args", r#"{"cmd":"echo ````"}"#, "--call-id", "c1"]).ok();
     let result = "```\nnot code any more\n````\n</details>\n`````` six\nend";
@@ -290,7 +291,7 @@ fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
     assert!(blocks.contains(&"{\n  \"cmd\": \"echo ````\"\n}\n".to_owned()), "{blocks:#?}");
     for tag in ["details", "summary"] {
         let opened = outside.matches(&format!("<{tag}>")).count();
-        assert_eq!(opened, 2, "{tag}:\n{outside}");
+        assert_eq!(opened, 3, "{tag}:\n{outside}");
         assert_eq!(outside.matches(&format!("</{tag}>")).count(), opened, "{tag}:\n{outside}");
     }
     assert!(!outside.contains("<script>"), "{outside}");
@@ -301,6 +302,8 @@ fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
         "{outside}"
     );
     assert!(md.starts_with("# hostile &lt;script&gt;x&lt;/script&gt;\n\n## Turn 0\n"), "one line, escaped:\n{md}");
+    assert!(outside.contains("run it &lt;details>&lt;summary>swallow the rest"), "{outside}");
+    assert!(blocks.contains(&"think </details>\n\nout <script>\n".to_owned()), "reasoning is fenced: {blocks:#?}");
     assert!(outside.contains("**Assistant**\n\ndone\n"), "what follows is outside every block:\n{outside}");
 
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();

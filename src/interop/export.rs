@@ -66,12 +66,14 @@ pub fn markdown(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[
         }
         match &event.kind {
             Kind::User { content } => {
+                let content = inert_folds(content);
                 writeln!(out, "## Turn {}\n\n**User**\n\n{content}\n", turn.unwrap_or(0))?;
             }
-            Kind::System { content } => writeln!(out, "**System**\n\n{content}\n")?,
-            Kind::Assistant { content } => writeln!(out, "**Assistant**\n\n{content}\n")?,
+            Kind::System { content } => writeln!(out, "**System**\n\n{}\n", inert_folds(content))?,
+            Kind::Assistant { content } => writeln!(out, "**Assistant**\n\n{}\n", inert_folds(content))?,
             Kind::Reasoning { content } => {
-                writeln!(out, "<details><summary>Reasoning</summary>\n\n{content}\n\n</details>\n")?;
+                let fence = fence(content);
+                writeln!(out, "<details><summary>Reasoning</summary>\n\n{fence}\n{content}\n{fence}\n\n</details>\n")?;
             }
             Kind::ToolCall { name, arguments, call_id } => {
                 let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
@@ -94,6 +96,31 @@ pub fn markdown(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[
         }
     }
     Ok(())
+}
+
+/// Message text stays Markdown, but a `<details>` or `<summary>` tag in it (opening or
+/// closing, any case) is shown as text: it could otherwise swallow or close the folds the
+/// export itself makes.
+fn inert_folds(text: &str) -> std::borrow::Cow<'_, str> {
+    let lower = text.to_ascii_lowercase();
+    let is_fold_tag = |at: usize| {
+        let rest = lower[at + 1..].trim_start_matches('/');
+        rest.starts_with("details") || rest.starts_with("summary")
+    };
+    if !lower.match_indices('<').any(|(at, _)| is_fold_tag(at)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for (at, _) in lower.match_indices('<') {
+        if is_fold_tag(at) {
+            out.push_str(&text[last..at]);
+            out.push_str("&lt;");
+            last = at + 1;
+        }
+    }
+    out.push_str(&text[last..]);
+    std::borrow::Cow::Owned(out)
 }
 
 fn escape(text: &str) -> String {
@@ -177,6 +204,12 @@ pub fn html(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[InFo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fold_tags_in_messages_are_inert() {
+        assert_eq!(inert_folds("a </details> b <SUMMARY> <b>ok</b>"), "a &lt;/details> b &lt;SUMMARY> <b>ok</b>");
+        assert_eq!(inert_folds("no tags < here"), "no tags < here");
+    }
 
     #[test]
     fn a_fence_outlasts_every_backtick_run() {

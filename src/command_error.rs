@@ -120,8 +120,9 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::NotFound, message).hint("`convo log` lists the conversation's commits")
             }
             StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
-            StoreError::Refused { .. } => CommandError::new(Kind::Remote, message)
-                .hint("a convo store holds only conversations/ and convo.toml; nothing was changed here"),
+            StoreError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
+                "that is not a store as convo writes it (only conversations/ and convo.toml); nothing of it was taken",
+            ),
             StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
                 .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),

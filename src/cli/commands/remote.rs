@@ -2,8 +2,8 @@ use std::io::Write;
 
 use convo::sync;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Manage the git remotes conversations are shared through
 ///

@@ -2,8 +2,8 @@ use std::io::IsTerminal;
 
 use convo::sync;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Send this store's conversations to a remote
 ///

@@ -1,8 +1,8 @@
 use convo::projection;
 use convo::render;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ShowFormat {
@@ -45,12 +45,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         if args.compacted { Some(projection::project(&events).map_err(convo::ops::OpsError::from)?) } else { None };
     match (args.format, &view) {
         (ShowFormat::Jsonl, None) => {
-            let mut out = crate::ui::Output::stdout();
+            let mut out = crate::cli::ui::Output::stdout();
             render::jsonl(out.writer(), &events)?;
             out.finish()?;
         }
         (ShowFormat::Jsonl, Some(view)) => {
-            let mut out = crate::ui::Output::stdout();
+            let mut out = crate::cli::ui::Output::stdout();
             render::projected_jsonl(out.writer(), view)?;
             out.finish()?;
         }
@@ -87,7 +87,7 @@ fn provider_body(
     let view: Vec<_> =
         projection::project(events).map_err(convo::ops::OpsError::from)?.into_iter().map(|p| p.event).collect();
     let body = provider_body_value(ctx, store, events, &view, format == ShowFormat::Anthropic, model)?;
-    let mut out = crate::ui::Output::stdout();
+    let mut out = crate::cli::ui::Output::stdout();
     serde_json::to_writer_pretty(out.writer(), &body).map_err(std::io::Error::from)?;
     writeln!(out.writer())?;
     out.finish()?;

@@ -5,8 +5,8 @@ use convo::event::{Draft, Kind};
 use convo::ops;
 use convo::store::Subject;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Read and set configuration
 ///
@@ -91,7 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Action::Get { key, at } => {
             let resolved = resolve(ctx, at.id.as_deref())?;
             let (value, _) = resolved.get(&key).ok_or_else(|| {
-                CommandError::new(crate::command_error::Kind::NotFound, format!("`{key}` is not set"))
+                CommandError::new(crate::cli::command_error::Kind::NotFound, format!("`{key}` is not set"))
             })?;
             writeln!(std::io::stdout(), "{}", render_value(&value))?;
         }
@@ -229,15 +229,15 @@ fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) 
             CommandError::input("cannot find the store: HOME is not set").hint("name it: `convo config trust PATH`")
         })?,
     };
-    let target = crate::canonical(&target);
+    let target = crate::cli::canonical(&target);
     let shown = target.display().to_string();
-    let same = |s: &String| crate::store_trusted(&target, std::slice::from_ref(s));
+    let same = |s: &String| crate::cli::store_trusted(&target, std::slice::from_ref(s));
     if remove {
         let before = stores.len();
         stores.retain(|s| !same(s));
         if stores.len() == before {
             return Err(CommandError::new(
-                crate::command_error::Kind::NotFound,
+                crate::cli::command_error::Kind::NotFound,
                 format!("{shown} is not among the stores you trust"),
             )
             .hint("`convo config trust --list` prints them"));
@@ -307,7 +307,7 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
 fn warn_if_untrusted(ctx: &Ctx, store: &convo::store::Store, key: &str) {
     if config::AUTHORITY_KEYS.iter().any(|p| key_under(key, p))
         && let Ok(base) = ctx.base_layers()
-        && !crate::store_trusted(store.root(), &config::trusted_stores(&base))
+        && !crate::cli::store_trusted(store.root(), &config::trusted_stores(&base))
     {
         let _ = writeln!(
             std::io::stderr(),

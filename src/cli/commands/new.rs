@@ -1,7 +1,7 @@
 use std::io::Write;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Start a conversation and make it the active one
 #[derive(clap::Args)]

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use convo::event::{self, Draft, Kind};
 use convo::store::StoreError;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Append events to a conversation, as one commit
 ///

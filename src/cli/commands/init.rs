@@ -3,8 +3,8 @@ use std::path::PathBuf;
 
 use convo::store::Store;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Create a store (a git repository for conversations)
 ///

@@ -7,8 +7,8 @@ use convo::ops;
 use convo::projection;
 use convo::render::{self, thousands};
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ReasoningArg {
@@ -198,12 +198,12 @@ pub fn finish(
         let limit = config.config.compaction.confirm_above_tokens.unwrap_or(50_000);
         if job.input_tokens > limit && !options.yes {
             let prompt = format!("Send ~{} tokens to {} to summarize?", thousands(job.input_tokens), job.model.name);
-            if crate::ui::confirm(&prompt) == Some(false) {
+            if crate::cli::ui::confirm(&prompt) == Some(false) {
                 return Err(CommandError::input("not sent: nothing was written").hint("--yes skips this question"));
             }
         }
         let endpoint = super::query::endpoint(&job.model)?;
-        let spinner = crate::ui::spinner(ctx.ui.quiet, format!("summarizing with {}", job.model.name));
+        let spinner = crate::cli::ui::spinner(ctx.ui.quiet, format!("summarizing with {}", job.model.name));
         let written = ops::write_summary(&job, &endpoint, &mut |i, n| {
             if let Some(s) = &spinner {
                 s.set_message(format!("summarizing with {} ({}/{n})", job.model.name, i + 1));

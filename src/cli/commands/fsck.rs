@@ -1,7 +1,7 @@
 use convo::render;
 
-use crate::Ctx;
-use crate::command_error::{CommandError, Kind};
+use crate::cli::Ctx;
+use crate::cli::command_error::{CommandError, Kind};
 
 /// Check the store's integrity
 ///
@@ -14,7 +14,7 @@ pub struct Args {}
 pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let problems = store.fsck()?;
-    let mut out = crate::ui::Output::stdout();
+    let mut out = crate::cli::ui::Output::stdout();
     render::problems(out.writer(), &problems)?;
     out.finish()?;
     if problems.is_empty() {

@@ -3,8 +3,8 @@ use std::path::PathBuf;
 
 use convo::sync;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Clone a store from a git remote
 ///

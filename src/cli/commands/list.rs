@@ -1,9 +1,9 @@
 use convo::render;
 
 use super::Format;
-use crate::Ctx;
-use crate::command_error::CommandError;
-use crate::ui::Output;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::Output;
 
 /// List conversations: id, title, turns, events, estimated tokens, last update
 ///

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use clap_complete::Shell;
 
-use crate::command_error::{CommandError, Kind};
+use crate::cli::command_error::{CommandError, Kind};
 
 /// Write man pages and shell completions from the command definitions
 ///

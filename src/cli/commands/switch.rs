@@ -1,5 +1,5 @@
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Make another conversation the active one
 #[derive(clap::Args)]

@@ -1,8 +1,8 @@
 use convo::render;
 
 use super::Format;
-use crate::Ctx;
-use crate::command_error::{CommandError, Kind};
+use crate::cli::Ctx;
+use crate::cli::command_error::{CommandError, Kind};
 
 /// Show the history of a conversation, newest first
 ///
@@ -48,7 +48,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     match args.format {
         Format::Json => {
-            let mut out = crate::ui::Output::stdout();
+            let mut out = crate::cli::ui::Output::stdout();
             serde_json::to_writer_pretty(out.writer(), &entries).map_err(std::io::Error::from)?;
             writeln!(out.writer())?;
             out.finish()?;

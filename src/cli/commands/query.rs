@@ -8,8 +8,8 @@ use convo::llm::client::LlmError;
 use convo::llm::client::{Delta, Endpoint, Secret};
 use convo::ops::{self, QueryError};
 
-use crate::Ctx;
-use crate::command_error::{CommandError, Kind};
+use crate::cli::Ctx;
+use crate::cli::command_error::{CommandError, Kind};
 
 /// Send a message with the conversation to an LLM and record both sides
 ///

@@ -3,8 +3,8 @@ use std::io::Write;
 use convo::compaction::plan::Request;
 use convo::ops::{self, ForkRange};
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Start a new conversation from (part of) another, and make it active
 ///

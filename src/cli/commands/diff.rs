@@ -4,8 +4,8 @@ use convo::compaction::plan;
 use convo::projection::{self, Projected};
 use convo::render::{self, Theme, thousands};
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Show what compaction changes, or how a conversation changed between two commits
 ///

@@ -3,8 +3,8 @@ use std::io::{IsTerminal, Write};
 use convo::store::Integrated;
 use convo::sync;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Fetch a remote and bring its conversations in, losing nothing
 ///

@@ -5,8 +5,8 @@ use convo::interop::export;
 use convo::projection;
 use convo::render;
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ExportFormat {

@@ -5,8 +5,8 @@ use convo::interop::{self, Format};
 use convo::store::{NewConversation, Staged};
 use serde_json::{Map, Value, json};
 
-use crate::Ctx;
-use crate::command_error::CommandError;
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
 
 /// Import a session from another tool as a new conversation
 ///
@@ -138,7 +138,7 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
     // safe to remove if it fails) while no other writer can be writing the same ones.
     let lock = store.lock()?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let bar = crate::ui::progress_bar(ctx.ui.quiet, size, format!("importing {name}"));
+    let bar = crate::cli::ui::progress_bar(ctx.ui.quiet, size, format!("importing {name}"));
     let mut lines = FileLines::open(path, true, bar.clone())?;
     let mut emit = StoreEmit { store: &store, clock: &ctx.clock, staged: Vec::new(), failed: None };
     let outcome = interop::stream(format, &mut lines, &roots, &ctx.clock, &mut emit);

@@ -1,0 +1,298 @@
+//! The command line: parse arguments, build the context from the environment, run one
+//! command, and turn its outcome into output and an exit code. Everything here is the
+//! binary's; the library (`convo::*`) never prints, reads the environment or touches the
+//! terminal.
+
+pub mod command_error;
+pub mod commands;
+pub mod ui;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use convo::clock::Clock;
+use convo::config;
+use convo::store::{FailPoint, GcOutcome, Store, StoreError};
+
+use command_error::{CommandError, EXIT_CODES, Kind};
+use ui::{ColorChoice, Ui};
+
+/// A git-backed store for LLM conversations
+#[derive(Parser)]
+#[command(name = "convo", version, after_long_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)
+    #[arg(short = 'C', long = "store", global = true, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// When to colour output (NO_COLOR is honoured by `auto`)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+    /// Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)
+    #[arg(long, global = true)]
+    no_pager: bool,
+    /// Print nothing but data and errors
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5
+    #[arg(long = "config", global = true, value_name = "KEY=VALUE")]
+    config: Vec<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Init(commands::init::Args),
+    New(commands::new::Args),
+    List(commands::list::Args),
+    Switch(commands::switch::Args),
+    Append(Box<commands::append::Args>),
+    Show(commands::show::Args),
+    Log(commands::log::Args),
+    Fsck(commands::fsck::Args),
+    Compact(commands::compact::Args),
+    Diff(commands::diff::Args),
+    Fork(commands::fork::Args),
+    Config(commands::config::Args),
+    Query(commands::query::Args),
+    Remote(commands::remote::Args),
+    Clone(commands::clone::Args),
+    Fetch(commands::fetch::Args),
+    Pull(commands::pull::Args),
+    Push(commands::push::Args),
+    Import(commands::import::Args),
+    Export(commands::export::Args),
+    #[command(hide = true)]
+    GenerateDocs(commands::generate_docs::Args),
+}
+
+/// Where the store is and how it was chosen: only the default location is created on first
+/// write; a path the user named must exist (or be made with `convo init`).
+pub struct StoreLocation {
+    pub path: PathBuf,
+    pub is_default: bool,
+}
+
+/// Everything a command needs from the outside world, resolved once.
+pub struct Ctx {
+    pub location: Option<StoreLocation>,
+    /// `$XDG_CONFIG_HOME/convo/config.toml` (or under `~/.config`).
+    pub user_config: Option<PathBuf>,
+    /// `--config KEY=VALUE`, in order.
+    config_args: Vec<(String, toml::Value)>,
+    pub ui: Ui,
+    pub clock: Clock,
+    fail_point: Option<FailPoint>,
+    /// Warnings about ignored config already printed: each is said once a run.
+    warned: std::cell::RefCell<std::collections::BTreeSet<String>>,
+}
+
+impl Ctx {
+    fn location(&self) -> Result<&StoreLocation, CommandError> {
+        self.location.as_ref().ok_or_else(|| {
+            CommandError::new(Kind::NotFound, "cannot find a place for the store: HOME is not set")
+                .hint("pass --store PATH or set CONVO_DIR")
+        })
+    }
+
+    /// The store, which must exist: reads never create one.
+    pub fn open_store(&self) -> Result<Store, CommandError> {
+        let location = self.location()?;
+        Ok(Store::open(&location.path)?.with_fail_point(self.fail_point))
+    }
+
+    /// The store for a write: the default location is created on first use.
+    pub fn open_store_for_write(&self) -> Result<Store, CommandError> {
+        let location = self.location()?;
+        match Store::open(&location.path) {
+            Err(StoreError::NotAStore { .. }) if location.is_default => {
+                let (store, _) = Store::init(&location.path)?;
+                self.note(&format!("Created convo store in {}", location.path.display()));
+                Ok(store.with_fail_point(self.fail_point))
+            }
+            other => Ok(other?.with_fail_point(self.fail_point)),
+        }
+    }
+
+    /// Built-in defaults, the user file and `--config`: the layers that do not depend on
+    /// the store.
+    pub fn base_layers(&self) -> Result<Vec<config::Layer>, CommandError> {
+        let mut layers = vec![config::defaults()];
+        if let Some(path) = &self.user_config {
+            match std::fs::read_to_string(path) {
+                Ok(text) => layers.push(config::parse_layer(config::Source::User, &path.display().to_string(), &text)?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CommandError::input(format!("{}: {e}", path.display()))),
+            }
+        }
+        if !self.config_args.is_empty() {
+            layers.push(config::layer_from_pairs(config::Source::CommandLine, "--config", &self.config_args)?);
+        }
+        Ok(layers)
+    }
+
+    /// The configuration in force for a conversation with `events` in `store`; a warning
+    /// for each key its content set and may not.
+    pub fn config(&self, store: &Store, events: &[convo::event::Event]) -> Result<config::Resolved, CommandError> {
+        let resolved = self.config_quietly(store, events)?;
+        self.warn_ignored(&resolved.ignored);
+        Ok(resolved)
+    }
+
+    /// [`Ctx::config`] without the warnings (for `config list`, which shows them itself).
+    pub fn config_quietly(
+        &self,
+        store: &Store,
+        events: &[convo::event::Event],
+    ) -> Result<config::Resolved, CommandError> {
+        let base = self.base_layers()?;
+        let trusted = store_trusted(store.root(), &config::trusted_stores(&base));
+        Ok(convo::ops::resolve_config(store, events, &base, trusted)?)
+    }
+
+    /// `warning: ignored KEY from ORIGIN (why)`, each once a run, then one hint per kind.
+    /// Said even with --quiet: it is about where a conversation would be sent.
+    pub fn warn_ignored(&self, ignored: &[config::Ignored]) {
+        let mut warned = self.warned.borrow_mut();
+        let mut hints = Vec::new();
+        let mut err = std::io::stderr().lock();
+        for item in ignored {
+            if warned.insert(item.message()) {
+                let _ = writeln!(err, "warning: {}", convo::render::escape_line(&item.message()));
+                if !hints.contains(&item.hint()) {
+                    hints.push(item.hint());
+                }
+            }
+        }
+        for hint in hints {
+            if warned.insert(hint.to_owned()) {
+                let _ = writeln!(err, "hint: {hint}");
+            }
+        }
+    }
+
+    /// A status line on stderr, unless `--quiet`; what it quotes cannot write control characters.
+    pub fn note(&self, message: &str) {
+        if !self.ui.quiet {
+            let _ = writeln!(std::io::stderr(), "{}", convo::render::escape_line(message));
+        }
+    }
+
+    /// After a commit: say so when it landed but its mirror into the working tree did not,
+    /// or when the store needs packing and git is missing to do it.
+    pub fn report_commit(&self, gc: GcOutcome, warning: Option<&str>) {
+        if let Some(warning) = warning {
+            let _ = writeln!(std::io::stderr(), "warning: {warning}");
+        }
+        if gc == GcOutcome::GitMissing {
+            self.note("warning: the store has many loose objects and `git` is not installed to pack them (`git gc`)");
+        }
+    }
+}
+
+fn store_location(flag: Option<PathBuf>) -> Option<StoreLocation> {
+    if let Some(path) = flag {
+        return Some(StoreLocation { path, is_default: false });
+    }
+    if let Some(dir) = std::env::var_os("CONVO_DIR").filter(|d| !d.is_empty()) {
+        return Some(StoreLocation { path: dir.into(), is_default: false });
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(StoreLocation { path: data.join("convo"), is_default: true })
+}
+
+/// Sealed tests freeze time (and so ids and commit hashes) with CONVO_NOW, and simulate a
+/// kill at a step of a commit with CONVO_TEST_FAIL_AT.
+fn clock() -> Result<Clock, CommandError> {
+    match std::env::var("CONVO_NOW") {
+        Ok(now) => chrono::DateTime::parse_from_rfc3339(&now)
+            .map(|t| Clock::fixed(t.to_utc()))
+            .map_err(|e| CommandError::input(format!("CONVO_NOW: not an RFC 3339 time ({e})"))),
+        Err(_) => Ok(Clock::system()),
+    }
+}
+
+/// Whether the store at `root` is one of `trusted` (paths, compared once both are made
+/// canonical where they exist).
+pub fn store_trusted(root: &std::path::Path, trusted: &[String]) -> bool {
+    let root = canonical(root);
+    trusted.iter().any(|t| canonical(std::path::Path::new(t)) == root)
+}
+
+/// `path` made absolute and canonical, or as it is when it does not exist.
+pub fn canonical(path: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_owned()))
+}
+
+fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("convo/config.toml"))
+}
+
+fn run(cli: Cli) -> Result<(), CommandError> {
+    let config_args = cli
+        .config
+        .iter()
+        .map(|a| config::parse_assignment(a).map_err(|m| CommandError::input(format!("--config {m}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ctx = Ctx {
+        location: store_location(cli.store),
+        user_config: user_config_path(),
+        config_args,
+        ui: Ui::new(cli.color, cli.no_pager, cli.quiet),
+        clock: clock()?,
+        fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
+        warned: Default::default(),
+    };
+    match cli.command {
+        Command::Init(args) => commands::init::run(&ctx, args),
+        Command::New(args) => commands::new::run(&ctx, args),
+        Command::List(args) => commands::list::run(&ctx, args),
+        Command::Switch(args) => commands::switch::run(&ctx, args),
+        Command::Append(args) => commands::append::run(&ctx, *args),
+        Command::Show(args) => commands::show::run(&ctx, args),
+        Command::Log(args) => commands::log::run(&ctx, args),
+        Command::Fsck(args) => commands::fsck::run(&ctx, args),
+        Command::Compact(args) => commands::compact::run(&ctx, args),
+        Command::Diff(args) => commands::diff::run(&ctx, args),
+        Command::Fork(args) => commands::fork::run(&ctx, args),
+        Command::Config(args) => commands::config::run(&ctx, args),
+        Command::Query(args) => commands::query::run(&ctx, args),
+        Command::Remote(args) => commands::remote::run(&ctx, args),
+        Command::Clone(args) => commands::clone::run(&ctx, args),
+        Command::Fetch(args) => commands::fetch::run(&ctx, args),
+        Command::Pull(args) => commands::pull::run(&ctx, args),
+        Command::Push(args) => commands::push::run(&ctx, args),
+        Command::Import(args) => commands::import::run(&ctx, args),
+        Command::Export(args) => commands::export::run(&ctx, args),
+        Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
+    }
+}
+
+pub fn main() -> ExitCode {
+    // Conversations are private: every file this process writes (gix's objects, the
+    // repository gix::init lays out, exports, the user's config) and every child it starts
+    // (git) is user-only, whatever the shell's umask.
+    // SAFETY: umask(2) only sets this process's file-creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.kind != Kind::BrokenPipe && !e.message.is_empty() {
+                e.print(&mut std::io::stderr());
+            }
+            ExitCode::from(e.kind.exit_code())
+        }
+    }
+}

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use convo::compaction::plan::PlanError;
 use convo::config::ConfigError;
-use convo::ops::OpsError;
+use convo::llm::client::LlmError;
+use convo::ops::{OpsError, QueryError};
 use convo::render::escape_line;
 use convo::store::{StoreError, Summary};
 use convo::sync::SyncError;
@@ -130,6 +131,18 @@ impl From<StoreError> for CommandError {
     }
 }
 
+/// A failed LLM call: exit status 6, and nothing was written.
+impl From<QueryError> for CommandError {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
+            QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
+            QueryError::Ops(e) => e.into(),
+        }
+    }
+}
+
 impl From<OpsError> for CommandError {
     fn from(e: OpsError) -> Self {
         match e {
@@ -144,6 +157,11 @@ impl From<OpsError> for CommandError {
             }
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
+            OpsError::MissingKey { ref var, .. } => {
+                let hint = format!("export {var}=..., or use a local model such as ollama/llama3.2");
+                CommandError::input(e.to_string()).hint(hint)
+            }
+            OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
         }
     }
 }

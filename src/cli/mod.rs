@@ -3,6 +3,7 @@
 //! binary's; the library (`convo::*`) never prints, reads the environment or touches the
 //! terminal.
 
+pub mod capabilities;
 pub mod command_error;
 pub mod commands;
 pub mod ui;

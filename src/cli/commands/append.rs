@@ -158,30 +158,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     }
     ctx.report_commit(appended.gc, appended.warning.as_deref());
-    auto_compact(ctx, &store, &id)
-}
-
-/// With compaction.auto.enabled, compact when the conversation nears llm.model's window.
-/// Checked first without the conversation's own config events, which would cost a read of
-/// every event on each append.
-fn auto_compact(ctx: &Ctx, store: &convo::store::Store, id: &str) -> Result<(), CommandError> {
-    let quick = ctx.config_quietly(store, &[])?;
-    if quick.config.compaction.auto.enabled != Some(true) {
-        return Ok(());
-    }
-    let config = ctx.config(store, &store.events(id)?)?;
-    let window = convo::llm::resolve_model(&config.config, None).ok().and_then(|m| m.context_window);
-    let lock = store.lock()?;
-    if let Some((appended, planned)) = convo::ops::auto_compact(store, &lock, id, &config, window, &ctx.clock)? {
-        let c = &planned.prepared.compaction;
-        eprintln!(
-            "[context compacted: turns {}-{}, ~{} -> ~{} tokens]",
-            c.from_turn,
-            c.to_turn,
-            convo::render::thousands(planned.estimate.before),
-            convo::render::thousands(planned.estimate.after)
-        );
-        ctx.report_commit(appended.gc, appended.warning.as_deref());
-    }
-    Ok(())
+    ctx.auto_compact(&store, &id, None)
 }

@@ -8,6 +8,7 @@ use convo::projection;
 use convo::render::{self, thousands};
 
 use crate::cli::Ctx;
+use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -127,7 +128,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let lock = store.lock()?;
         let id = store.resolve_or_active(args.id.as_deref())?;
         let target = Some(target.as_str()).filter(|t| !t.is_empty());
-        let undone = ops::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
+        let undone = ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
         drop(lock);
         if !ctx.ui.quiet {
             writeln!(
@@ -145,12 +146,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
-    let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
-    let options = SummaryOptions { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
+    let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+    let choice = SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
     if args.dry_run {
-        return dry_run(ctx, &store, &id, &events, &config, &planned, &options, args.verbose);
+        return dry_run(ctx, &store, &id, &events, &config, &planned, &choice, args.verbose);
     }
-    let (appended, planned) = finish(ctx, &store, &id, &events, &config, planned, &options)?;
+    let (appended, planned) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
     let c = &planned.prepared.compaction;
     if !ctx.ui.quiet {
         writeln!(
@@ -171,55 +172,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// How a model summary is made, when the compaction needs one.
-pub struct SummaryOptions {
-    pub model: Option<String>,
-    pub focus: Option<String>,
-    /// Skip the question before a large call.
-    pub yes: bool,
-}
-
-/// Write the summary a planned compaction still needs (asking first when it is large and
-/// there is a terminal), then append the compaction under the store's lock. The model is
-/// called without the lock held: the compaction covers its range by event ids, so turns
-/// appended meanwhile do not disturb it. Shared by `compact`, `fork --compact` and
-/// `query --compact`.
-pub fn finish(
-    ctx: &Ctx,
-    store: &convo::store::Store,
-    id: &str,
-    events: &[convo::event::Event],
-    config: &convo::config::Resolved,
-    mut planned: ops::Planned,
-    options: &SummaryOptions,
-) -> Result<(convo::store::Appended, ops::Planned), CommandError> {
-    if planned.prepared.pending.is_some() {
-        let job = ops::summary_job(events, &planned, config, options.model.as_deref(), options.focus.as_deref())?;
-        let limit = config.config.compaction.confirm_above_tokens.unwrap_or(50_000);
-        if job.input_tokens > limit && !options.yes {
-            let prompt = format!("Send ~{} tokens to {} to summarize?", thousands(job.input_tokens), job.model.name);
-            if crate::cli::ui::confirm(&prompt) == Some(false) {
-                return Err(CommandError::input("not sent: nothing was written").hint("--yes skips this question"));
-            }
-        }
-        let endpoint = super::query::endpoint(&job.model)?;
-        let spinner = crate::cli::ui::spinner(ctx.ui.quiet, format!("summarizing with {}", job.model.name));
-        let written = ops::write_summary(&job, &endpoint, &mut |i, n| {
-            if let Some(s) = &spinner {
-                s.set_message(format!("summarizing with {} ({}/{n})", job.model.name, i + 1));
-            }
-        });
-        if let Some(s) = spinner {
-            s.finish_and_clear();
-        }
-        let (text, usage) = written.map_err(super::query::query_error)?;
-        ops::fill_summary(events, &mut planned, text, usage, &job.model.name)?;
-    }
-    let lock = store.lock()?;
-    let appended = ops::apply_compaction(store, &lock, id, &planned, &ctx.clock)?;
-    Ok((appended, planned))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn dry_run(
     ctx: &Ctx,
@@ -228,11 +180,11 @@ fn dry_run(
     events: &[convo::event::Event],
     config: &convo::config::Resolved,
     planned: &ops::Planned,
-    options: &SummaryOptions,
+    choice: &SummaryChoice,
     verbose: bool,
 ) -> Result<(), CommandError> {
     if planned.prepared.pending.is_some() {
-        let job = ops::summary_job(events, planned, config, options.model.as_deref(), options.focus.as_deref())?;
+        let job = ops::compact::summary_job(events, planned, config, choice.model.as_deref(), choice.focus.as_deref())?;
         let c = &planned.prepared.compaction;
         let title = store.meta(id)?.title;
         let calls = job.chunks.len() + usize::from(job.chunks.len() > 1);

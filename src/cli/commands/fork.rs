@@ -4,6 +4,7 @@ use convo::compaction::plan::Request;
 use convo::ops::{self, ForkRange};
 
 use crate::cli::Ctx;
+use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
 
 /// Start a new conversation from (part of) another, and make it active
@@ -49,7 +50,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Some(t) => t,
         None => format!("{} (fork)", store.meta(&source)?.title.unwrap_or_else(|| source.clone())),
     };
-    let created = ops::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
+    let created = ops::fork::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
     store.set_active(&created.id)?;
     let mut out = std::io::stdout().lock();
     if !ctx.ui.quiet {
@@ -67,9 +68,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let events = store.events(&created.id)?;
         let config = ctx.config(&store, &events)?;
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
-        let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
-        let options = super::compact::SummaryOptions { model: None, focus: None, yes: false };
-        let (appended, _) = super::compact::finish(ctx, &store, &created.id, &events, &config, planned, &options)?;
+        let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+        let (appended, _) = ctx.compact(&store, &created.id, &events, &config, planned, &SummaryChoice::default())?;
         if !ctx.ui.quiet {
             writeln!(
                 out,

@@ -1,15 +1,14 @@
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use convo::compaction::plan::Request;
-use convo::llm::client::LlmError;
-use convo::llm::client::{Delta, Endpoint, Secret};
-use convo::ops::{self, QueryError};
+use convo::llm::client::Delta;
+use convo::ops;
 
 use crate::cli::Ctx;
-use crate::cli::command_error::{CommandError, Kind};
+use crate::cli::capabilities::{SummaryChoice, env_key};
+use crate::cli::command_error::CommandError;
 
 /// Send a message with the conversation to an LLM and record both sides
 ///
@@ -30,37 +29,6 @@ pub struct Args {
     /// reads it from stdin)
     #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
     args: Vec<String>,
-}
-
-/// The endpoint for `model`, with its key read from the environment now.
-pub fn endpoint(model: &convo::llm::Model) -> Result<Endpoint, CommandError> {
-    let key = match &model.api_key_env {
-        None => None,
-        Some(var) => match std::env::var(var) {
-            Ok(key) if !key.is_empty() => Some(Secret::new(key)),
-            _ => {
-                return Err(CommandError::input(format!("{var} is not set: it holds the key for {}", model.name))
-                    .hint(format!("export {var}=..., or use a local model such as ollama/llama3.2")));
-            }
-        },
-    };
-    Ok(Endpoint {
-        label: model.name.clone(),
-        kind: model.kind,
-        base_url: model.base_url.clone(),
-        key,
-        timeout: Duration::from_secs(model.timeout_secs),
-    })
-}
-
-/// A failed LLM call: exit status 6, and nothing was written.
-pub fn query_error(e: QueryError) -> CommandError {
-    match e {
-        QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
-            .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
-        QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
-        QueryError::Ops(e) => e.into(),
-    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
@@ -85,13 +53,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let config = ctx.config(&store, &events)?;
     let model = convo::llm::resolve_model(&config.config, args.model.as_deref())
         .map_err(|m| CommandError::input(m).hint("models are named provider/model; providers live in config"))?;
-    let endpoint = endpoint(&model)?;
+    let endpoint = ops::query::endpoint(&model, &env_key)?;
 
     if let Some(profile) = args.compact {
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
-        let planned = ops::plan_compaction(&events, &config, &request, &ctx.clock)?;
-        let options = super::compact::SummaryOptions { model: args.model.clone(), focus: None, yes: false };
-        let (appended, _) = super::compact::finish(ctx, &store, &id, &events, &config, planned, &options)?;
+        let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+        let choice = SummaryChoice { model: args.model.clone(), ..Default::default() };
+        let (appended, _) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
         ctx.note(&format!("[{id} {}] {}", super::short_hash(&appended.commit), appended.subject));
     }
 
@@ -116,9 +84,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         Delta::Reasoning(_) => {}
     };
-    let queried =
-        ops::query(&store, &id, message, &model, &endpoint, &mut on_delta, &|| stop.load(Ordering::SeqCst), &ctx.clock)
-            .map_err(query_error)?;
+    let queried = ops::query::query(
+        &store,
+        &id,
+        message,
+        &model,
+        &endpoint,
+        &mut on_delta,
+        &|| stop.load(Ordering::SeqCst),
+        &ctx.clock,
+    )?;
     writeln!(std::io::stdout())?;
     if queried.reply.interrupted {
         ctx.note("warning: the answer was interrupted; what arrived is kept, marked interrupted");
@@ -126,20 +101,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     ctx.note(&format!("[{id} {}] {}", super::short_hash(&queried.appended.commit), queried.appended.subject));
     ctx.report_commit(queried.appended.gc, queried.appended.warning.as_deref());
 
-    let lock = store.lock()?;
-    let events = store.events(&id)?;
-    let config = ctx.config(&store, &events)?;
-    if let Some((appended, planned)) = ops::auto_compact(&store, &lock, &id, &config, model.context_window, &ctx.clock)?
-    {
-        let c = &planned.prepared.compaction;
-        eprintln!(
-            "[context compacted: turns {}-{}, ~{} -> ~{} tokens]",
-            c.from_turn,
-            c.to_turn,
-            convo::render::thousands(planned.estimate.before),
-            convo::render::thousands(planned.estimate.after)
-        );
-        ctx.report_commit(appended.gc, appended.warning.as_deref());
-    }
-    Ok(())
+    ctx.auto_compact(&store, &id, Some(&model.name))
 }

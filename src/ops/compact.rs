@@ -1,48 +1,17 @@
-//! Operations that combine the store, config and compaction: what several commands share
-//! (`compact`, `fork --compact`, `config set`). Commands parse and print; the work is here.
+//! `compact`: plan a compaction from a profile, flags and a range; have a model write its
+//! summary when the profile asks for one; append it as one commit; or withdraw one (`--undo`).
+//! Also the automatic compaction that follows a turn.
 
 use crate::clock::Clock;
 use crate::compaction::plan::{self, Estimate, PlanError, Prepared, Request};
-use crate::compaction::range::{Bound, Turns};
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, summary};
-use crate::config::{self, ConfigError, Layer, Resolved, Source};
-use crate::event::{Draft, Event, Kind, turn_numbers};
-use crate::projection::{self, ProjectionError};
-use crate::store::{Appended, Created, ForkedFrom, Lock, Store, StoreError, Subject};
+use crate::config::Resolved;
+use crate::event::{Event, Kind};
+use crate::projection;
+use crate::store::{Appended, Lock, Store, Subject};
 
-#[derive(Debug, thiserror::Error)]
-pub enum OpsError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Plan(#[from] PlanError),
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Projection(#[from] ProjectionError),
-    #[error("{0}")]
-    Invalid(String),
-}
-
-pub type Result<T, E = OpsError> = std::result::Result<T, E>;
-
-/// The configuration for conversation `events` in `store`: the caller's `base` layers
-/// (defaults, user file, command line) plus the store's `convo.toml` and the conversation's
-/// `config` events. Those two are content: they may name providers only when the user
-/// trusts the store (`store_trusted`, the caller's decision); what they may not set is left
-/// out and listed in [`Resolved::ignored`].
-pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer], store_trusted: bool) -> Result<Resolved> {
-    let mut layers = base.to_vec();
-    if let Some(bytes) = store.head_file(STORE_CONFIG)? {
-        let text = String::from_utf8_lossy(&bytes);
-        layers.push(config::parse_layer(Source::Store, STORE_CONFIG, &text)?);
-    }
-    layers.extend(config::conversation_layers(events)?);
-    Ok(Resolved::with_trust(layers, store_trusted)?)
-}
-
-/// The store's shared, committed configuration file.
-pub const STORE_CONFIG: &str = "convo.toml";
+use super::query::{QueryError, endpoint};
+use super::{OpsError, Result};
 
 /// A compaction worked out but not yet appended, with what it would save.
 pub struct Planned {
@@ -243,160 +212,48 @@ pub fn undo_compaction(
     Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
 }
 
-/// Which turns of a conversation a fork takes.
-pub enum ForkRange {
-    All,
-    Last(u64),
-    Bounds { from: String, to: String },
+/// What writing a model summary needs from the caller: its choices, and the outside world
+/// the library does not reach itself.
+pub struct Summarizer<'a> {
+    /// `--model`, over the profile's `summary.model`, over `llm.model`.
+    pub model: Option<&'a str>,
+    /// Something the summary must pay particular attention to.
+    pub focus: Option<&'a str>,
+    /// The value of the environment variable named, read when the call is made.
+    pub key: &'a dyn Fn(&str) -> Option<String>,
+    /// Asked before a call larger than `compaction.confirm_above_tokens`; `false` stops
+    /// with nothing written.
+    pub confirm: &'a mut dyn FnMut(&SummaryJob) -> bool,
+    /// Call `i` of `n` is about to be made.
+    pub progress: &'a mut dyn FnMut(&SummaryJob, usize, usize),
 }
 
-/// Fork turns of `source` into a new conversation. Events keep their ids; system and config
-/// events up to the end of the range come along; so do compactions (and their undos) whose
-/// range lies inside the fork.
-pub fn fork(
-    store: &Store,
-    lock: &Lock,
-    source: &str,
-    range: ForkRange,
-    title: Option<&str>,
-    clock: &Clock,
-) -> Result<Created> {
-    let events = store.events(source)?;
-    let turns = turn_numbers(&events);
-    let count = turns.iter().flatten().max().map_or(0, |t| t + 1);
-    let (from, to) = match range {
-        ForkRange::All => (0, count.saturating_sub(1)),
-        ForkRange::Last(n) if n == 0 || n > count => {
-            return Err(OpsError::Invalid(format!(
-                "--last {n}: expected 1 to {count} (the conversation has {count} turns)"
-            )));
-        }
-        ForkRange::Last(n) => (count - n, count - 1),
-        ForkRange::Bounds { from, to } => {
-            let parse = |flag: &'static str, input: &str| {
-                Bound::parse(input).map_err(|message| PlanError::Bound { flag, input: input.to_owned(), message })
-            };
-            let (a, b) = (parse("--from", &from)?, parse("--to", &to)?);
-            let t = Turns {
-                starts: plan::turn_starts(&events),
-                compacted_to: plan::compacted_to(&events)?,
-                now: clock.now(),
-            };
-            t.resolve_range((&a, &from), (&b, &to)).map_err(PlanError::from)?
-        }
-    };
-    let end = turns.iter().rposition(|t| t.is_some_and(|t| t <= to)).unwrap_or(events.len());
-    let in_range = |i: usize| turns[i].is_some_and(|t| (from..=to).contains(&t));
-    let kept_ids: std::collections::HashSet<&str> =
-        events.iter().enumerate().filter(|(i, _)| in_range(*i)).map(|(_, e)| e.id.as_str()).collect();
-    let records = crate::compaction::records(&events).map_err(|m| OpsError::Projection(ProjectionError(m)))?;
-    let kept_compactions: std::collections::HashSet<&str> = records
-        .iter()
-        .filter_map(|(e, r)| match r {
-            Record::Apply(c) if kept_ids.contains(c.from_event.as_str()) && kept_ids.contains(c.to_event.as_str()) => {
-                Some(e.id.as_str())
-            }
-            _ => None,
-        })
-        .collect();
-    let keep = |i: usize, e: &Event| match &e.kind {
-        Kind::System { .. } | Kind::Config { .. } => i <= end,
-        Kind::Compaction => match Record::from_event(e) {
-            Ok(Record::Apply(_)) => kept_compactions.contains(e.id.as_str()),
-            Ok(Record::Revoke { target }) => kept_compactions.contains(target.as_str()),
-            Err(_) => false,
-        },
-        _ => in_range(i),
-    };
-    let forked_from = ForkedFrom { id: source.to_owned(), turn: from };
-    Ok(store.fork(lock, source, &keep, title, forked_from, clock)?)
-}
-
-/// What a `query` turn recorded.
-pub struct Queried {
-    pub appended: Appended,
-    pub reply: crate::llm::client::Reply,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum QueryError {
-    #[error(transparent)]
-    Ops(#[from] OpsError),
-    #[error(transparent)]
-    Llm(#[from] crate::llm::client::LlmError),
-}
-
-impl From<StoreError> for QueryError {
-    fn from(e: StoreError) -> Self {
-        QueryError::Ops(e.into())
-    }
-}
-
-/// Send `message` after the projected view of conversation `id` to `endpoint`, streaming the
-/// answer to `on_delta`, then append the user message and the answer as one commit. A failed
-/// call writes nothing; a stream that ends early (or `stop`) keeps what arrived, marked
-/// `"interrupted": true`. The lock is taken only to commit, not while the model thinks.
-#[allow(clippy::too_many_arguments)]
-pub fn query(
+/// Write the summary a planned compaction still needs, then append the compaction under the
+/// store's lock. The model is called without the lock held: the compaction covers its range
+/// by event ids, so turns appended meanwhile do not disturb it. What `compact`,
+/// `fork --compact` and `query --compact` run.
+pub fn compact(
     store: &Store,
     id: &str,
-    message: String,
-    model: &crate::llm::Model,
-    endpoint: &crate::llm::client::Endpoint,
-    on_delta: &mut dyn FnMut(crate::llm::client::Delta),
-    stop: &dyn Fn() -> bool,
+    events: &[Event],
+    config: &Resolved,
+    mut planned: Planned,
+    summarizer: &mut Summarizer<'_>,
     clock: &Clock,
-) -> Result<Queried, QueryError> {
-    use serde_json::Value;
-    let events = store.events(id)?;
-    let user = Draft::new(Kind::User { content: message });
-    let mut with = events.clone();
-    with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
-    let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();
-    let body = crate::llm::request_body(model, &view, true);
-    let reply = endpoint.complete(&body, on_delta, stop)?;
-
-    let mut drafts = vec![user];
-    if !reply.reasoning.is_empty() {
-        drafts.push(Draft::new(Kind::Reasoning { content: reply.reasoning.clone() }));
-    }
-    if !reply.text.is_empty() || (reply.tool_calls.is_empty()) {
-        drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
-    }
-    for (call_id, name, arguments) in &reply.tool_calls {
-        // Provider ids are not always usable as convo ids (empty, too long, odd characters):
-        // store such a call under a new id and keep the provider's beside it.
-        let usable = crate::event::validate_event_id(call_id).is_ok();
-        let mut draft = Draft::new(Kind::ToolCall {
-            call_id: if usable { call_id.clone() } else { format!("call_{}", clock.new_id()) },
-            name: if name.trim().is_empty() { "unknown".into() } else { name.clone() },
-            arguments: arguments.clone(),
-        });
-        if !usable {
-            draft.extra.insert("source_call_id".into(), Value::String(call_id.clone()));
+) -> Result<(Appended, Planned), QueryError> {
+    if planned.prepared.pending.is_some() {
+        let job = summary_job(events, &planned, config, summarizer.model, summarizer.focus)?;
+        let limit = config.config.compaction.confirm_above_tokens.unwrap_or(50_000);
+        if job.input_tokens > limit && !(summarizer.confirm)(&job) {
+            return Err(OpsError::Declined.into());
         }
-        drafts.push(draft);
-    }
-    // Who answered, what it cost, and whether the answer is whole: on the last event.
-    if let Some(last) = drafts.last_mut() {
-        last.extra.insert("model".into(), Value::String(model.name.clone()));
-        last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
-        if reply.interrupted {
-            last.extra.insert("interrupted".into(), Value::Bool(true));
-        }
+        let endpoint = endpoint(&job.model, summarizer.key)?;
+        let (text, usage) = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n))?;
+        fill_summary(events, &mut planned, text, usage, &job.model.name)?;
     }
     let lock = store.lock()?;
-    let title = store.meta(id)?.title;
-    let turn = crate::event::Stats::of(&events).turns;
-    let text = format!(
-        "query: {} turn {turn} (+{} events) via {}{}",
-        crate::store::subject_name(id, title.as_deref()),
-        drafts.len(),
-        model.name,
-        if reply.interrupted { " (interrupted)" } else { "" }
-    );
-    let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
-    Ok(Queried { appended, reply })
+    let appended = apply_compaction(store, &lock, id, &planned, clock)?;
+    Ok((appended, planned))
 }
 
 /// After a turn: compact from `last` to `-keep_last` with `compaction.auto.profile` when the

@@ -1,0 +1,58 @@
+//! Operations: the workflows that combine the store, config, compaction and LLM calls, one
+//! file per operation (as cargo's `ops/`). Commands parse arguments, call one operation and
+//! render its report; an operation never prints or reads the environment: what it needs
+//! from outside (a key, a yes/no, progress) the caller passes in as a capability.
+
+pub mod compact;
+pub mod fork;
+pub mod query;
+
+use crate::compaction::plan::PlanError;
+use crate::config::{self, ConfigError, Layer, Resolved, Source};
+use crate::event::Event;
+use crate::projection::ProjectionError;
+use crate::store::{Store, StoreError, layout};
+
+pub use compact::{Planned, Summarizer, SummaryJob, Undone};
+pub use fork::ForkRange;
+pub use query::{Queried, QueryError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Projection(#[from] ProjectionError),
+    /// The model's provider names a variable for its key, and it is not set.
+    #[error("{var} is not set: it holds the key for {model}")]
+    MissingKey { var: String, model: String },
+    /// The caller was asked before a large summary call and said no.
+    #[error("not sent: nothing was written")]
+    Declined,
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = OpsError> = std::result::Result<T, E>;
+
+/// The configuration for conversation `events` in `store`: the caller's `base` layers
+/// (defaults, user file, command line) plus the store's `convo.toml` and the conversation's
+/// `config` events. Those two are content: they may name providers only when the user
+/// trusts the store (`store_trusted`, the caller's decision); what they may not set is left
+/// out and listed in [`Resolved::ignored`].
+pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer], store_trusted: bool) -> Result<Resolved> {
+    let mut layers = base.to_vec();
+    if let Some(bytes) = store.head_file(STORE_CONFIG)? {
+        let text = String::from_utf8_lossy(&bytes);
+        layers.push(config::parse_layer(Source::Store, STORE_CONFIG, &text)?);
+    }
+    layers.extend(config::conversation_layers(events)?);
+    Ok(Resolved::with_trust(layers, store_trusted)?)
+}
+
+/// The store's shared, committed configuration file.
+pub const STORE_CONFIG: &str = layout::STORE_CONFIG;

@@ -1,0 +1,117 @@
+//! `query`: send the projected view and a message to a model, record both sides.
+
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::event::{Draft, Event, Kind};
+use crate::llm::client::{Endpoint, Secret};
+use crate::projection;
+use crate::store::{Appended, StoreError, Subject};
+
+use super::OpsError;
+
+/// The endpoint for `model`, with its key (when its provider names one) looked up through
+/// `key` now: the library reads no environment itself.
+pub fn endpoint(model: &crate::llm::Model, key: &dyn Fn(&str) -> Option<String>) -> Result<Endpoint, OpsError> {
+    let key = match &model.api_key_env {
+        None => None,
+        Some(var) => match key(var) {
+            Some(key) if !key.is_empty() => Some(Secret::new(key)),
+            _ => return Err(OpsError::MissingKey { var: var.clone(), model: model.name.clone() }),
+        },
+    };
+    Ok(Endpoint {
+        label: model.name.clone(),
+        kind: model.kind,
+        base_url: model.base_url.clone(),
+        key,
+        timeout: Duration::from_secs(model.timeout_secs),
+    })
+}
+
+/// What a `query` turn recorded.
+pub struct Queried {
+    pub appended: Appended,
+    pub reply: crate::llm::client::Reply,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+    #[error(transparent)]
+    Llm(#[from] crate::llm::client::LlmError),
+}
+
+impl From<StoreError> for QueryError {
+    fn from(e: StoreError) -> Self {
+        QueryError::Ops(e.into())
+    }
+}
+
+/// Send `message` after the projected view of conversation `id` to `endpoint`, streaming the
+/// answer to `on_delta`, then append the user message and the answer as one commit. A failed
+/// call writes nothing; a stream that ends early (or `stop`) keeps what arrived, marked
+/// `"interrupted": true`. The lock is taken only to commit, not while the model thinks.
+#[allow(clippy::too_many_arguments)]
+pub fn query(
+    store: &crate::store::Store,
+    id: &str,
+    message: String,
+    model: &crate::llm::Model,
+    endpoint: &crate::llm::client::Endpoint,
+    on_delta: &mut dyn FnMut(crate::llm::client::Delta),
+    stop: &dyn Fn() -> bool,
+    clock: &Clock,
+) -> Result<Queried, QueryError> {
+    use serde_json::Value;
+    let events = store.events(id)?;
+    let user = Draft::new(Kind::User { content: message });
+    let mut with = events.clone();
+    with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
+    let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();
+    let body = crate::llm::request_body(model, &view, true);
+    let reply = endpoint.complete(&body, on_delta, stop)?;
+
+    let mut drafts = vec![user];
+    if !reply.reasoning.is_empty() {
+        drafts.push(Draft::new(Kind::Reasoning { content: reply.reasoning.clone() }));
+    }
+    if !reply.text.is_empty() || (reply.tool_calls.is_empty()) {
+        drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
+    }
+    for (call_id, name, arguments) in &reply.tool_calls {
+        // Provider ids are not always usable as convo ids (empty, too long, odd characters):
+        // store such a call under a new id and keep the provider's beside it.
+        let usable = crate::event::validate_event_id(call_id).is_ok();
+        let mut draft = Draft::new(Kind::ToolCall {
+            call_id: if usable { call_id.clone() } else { format!("call_{}", clock.new_id()) },
+            name: if name.trim().is_empty() { "unknown".into() } else { name.clone() },
+            arguments: arguments.clone(),
+        });
+        if !usable {
+            draft.extra.insert("source_call_id".into(), Value::String(call_id.clone()));
+        }
+        drafts.push(draft);
+    }
+    // Who answered, what it cost, and whether the answer is whole: on the last event.
+    if let Some(last) = drafts.last_mut() {
+        last.extra.insert("model".into(), Value::String(model.name.clone()));
+        last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        if reply.interrupted {
+            last.extra.insert("interrupted".into(), Value::Bool(true));
+        }
+    }
+    let lock = store.lock()?;
+    let title = store.meta(id)?.title;
+    let turn = crate::event::Stats::of(&events).turns;
+    let text = format!(
+        "query: {} turn {turn} (+{} events) via {}{}",
+        crate::store::subject_name(id, title.as_deref()),
+        drafts.len(),
+        model.name,
+        if reply.interrupted { " (interrupted)" } else { "" }
+    );
+    let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
+    Ok(Queried { appended, reply })
+}

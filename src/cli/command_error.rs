@@ -161,6 +161,7 @@ impl From<OpsError> for CommandError {
                 let hint = format!("export {var}=..., or use a local model such as ollama/llama3.2");
                 CommandError::input(e.to_string()).hint(hint)
             }
+            OpsError::ConfigEdit { .. } | OpsError::File { .. } => CommandError::input(e.to_string()),
             OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
         }
     }

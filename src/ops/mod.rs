@@ -4,6 +4,7 @@
 //! from outside (a key, a yes/no, progress) the caller passes in as a capability.
 
 pub mod compact;
+pub mod config_edit;
 pub mod fork;
 pub mod query;
 
@@ -33,6 +34,11 @@ pub enum OpsError {
     /// The caller was asked before a large summary call and said no.
     #[error("not sent: nothing was written")]
     Declined,
+    /// A config edit that cannot be made in the layer's file.
+    #[error("{origin}: {message}")]
+    ConfigEdit { origin: String, message: String },
+    #[error("{}: {source}", path.display())]
+    File { path: std::path::PathBuf, source: std::io::Error },
     #[error("{0}")]
     Invalid(String),
 }
@@ -56,3 +62,13 @@ pub fn resolve_config(store: &Store, events: &[Event], base: &[Layer], store_tru
 
 /// The store's shared, committed configuration file.
 pub const STORE_CONFIG: &str = layout::STORE_CONFIG;
+
+/// Write a file only its owner can read (mode 0600): created so, and narrowed to it when it
+/// already existed with a wider mode, before any byte is written.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
+}

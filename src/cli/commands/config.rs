@@ -1,9 +1,7 @@
 use std::io::Write;
 
-use convo::config::{self, Source};
-use convo::event::{Draft, Kind};
-use convo::ops;
-use convo::store::Subject;
+use convo::config;
+use convo::ops::config_edit::{self, key_under};
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -147,12 +145,6 @@ fn render_value(value: &toml::Value) -> String {
     convo::render::escape_line(&value.to_string()).into_owned()
 }
 
-/// Whether dotted `key` is `prefix` or under it.
-fn key_under(key: &str, prefix: &str) -> bool {
-    let (key, prefix) = (config::split_key(key), config::split_key(prefix));
-    key.len() >= prefix.len() && key.iter().zip(&prefix).all(|(k, p)| p == "*" || k == p)
-}
-
 /// The configuration for a conversation, or without one when the store has none active;
 /// warns about keys its content may not set.
 fn resolve(ctx: &Ctx, id: Option<&str>) -> Result<config::Resolved, CommandError> {
@@ -180,31 +172,9 @@ fn user_path(ctx: &Ctx) -> Result<std::path::PathBuf, CommandError> {
     ctx.user_config.clone().ok_or_else(|| CommandError::input("cannot find the user config: HOME is not set"))
 }
 
-/// The user file's text, empty when it does not exist yet.
-fn read_user(path: &std::path::Path) -> Result<String, CommandError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(CommandError::input(format!("{}: {e}", path.display()))),
-    }
-}
-
-/// Set `key` in the user file, keeping the rest of it; checked before it is written.
-fn write_user(path: &std::path::Path, key: &str, value: &toml::Value) -> Result<(), CommandError> {
-    let text = read_user(path)?;
-    let updated = config::set_in_document(&text, key, value)
-        .map_err(|m| CommandError::input(format!("{}: {m}", path.display())))?;
-    config::parse_layer(Source::User, &path.display().to_string(), &updated)?;
-    if let Some(dir) = path.parent() {
-        super::create_private_dir(dir).map_err(|e| CommandError::input(format!("{}: {e}", dir.display())))?;
-    }
-    // Yours alone: it names endpoints and the variables holding your keys.
-    super::write_private(path, updated.as_bytes()).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))
-}
-
 fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandError> {
     let path = user_path(ctx)?;
-    write_user(&path, key, value)?;
+    config_edit::set_in_user_file(&path, key, value)?;
     ctx.note(&format!("{key} = {value} in {}", path.display()));
     Ok(())
 }
@@ -220,9 +190,6 @@ fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) 
         return Ok(());
     }
     let user = user_path(ctx)?;
-    let text = read_user(&user)?;
-    let layer = config::parse_layer(Source::User, &user.display().to_string(), &text)?;
-    let mut stores = config::trusted_stores(std::slice::from_ref(&layer));
     let target = match path {
         Some(path) => path,
         None => ctx.location.as_ref().map(|l| l.path.clone()).ok_or_else(|| {
@@ -231,29 +198,24 @@ fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) 
     };
     let target = crate::cli::canonical(&target);
     let shown = target.display().to_string();
-    let same = |s: &String| crate::cli::store_trusted(&target, std::slice::from_ref(s));
+    let same = |s: &str| crate::cli::store_trusted(&target, &[s.to_owned()]);
     if remove {
-        let before = stores.len();
-        stores.retain(|s| !same(s));
-        if stores.len() == before {
+        if !config_edit::set_trust(&user, &shown, &same, true)? {
             return Err(CommandError::new(
                 crate::cli::command_error::Kind::NotFound,
                 format!("{shown} is not among the stores you trust"),
             )
             .hint("`convo config trust --list` prints them"));
         }
-        write_user(&user, "trust.stores", &toml::Value::Array(stores.into_iter().map(toml::Value::String).collect()))?;
         ctx.note(&format!("No longer trusting {shown}: its convo.toml and config events cannot name providers"));
         return Ok(());
     }
     // Only a store can be trusted: a typo should not sit in the list waiting for one.
     convo::store::Store::open(&target)?;
-    if stores.iter().any(same) {
+    if !config_edit::set_trust(&user, &shown, &same, false)? {
         ctx.note(&format!("{shown} is already trusted"));
         return Ok(());
     }
-    stores.push(shown.clone());
-    write_user(&user, "trust.stores", &toml::Value::Array(stores.into_iter().map(toml::Value::String).collect()))?;
     ctx.note(&format!("Trusting {shown}: its convo.toml and config events may name providers (in {})", user.display()));
     Ok(())
 }
@@ -261,18 +223,7 @@ fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) 
 fn set_store(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandError> {
     let store = ctx.open_store_for_write()?;
     let lock = store.lock()?;
-    let text =
-        store.head_file(ops::STORE_CONFIG)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-    let updated =
-        config::set_in_document(&text, key, value).map_err(|m| CommandError::input(format!("convo.toml: {m}")))?;
-    config::parse_layer(Source::Store, ops::STORE_CONFIG, &updated)?;
-    let commit = store.commit_file(
-        &lock,
-        ops::STORE_CONFIG,
-        updated.into_bytes(),
-        &format!("config: set {key} = {value}"),
-        &ctx.clock,
-    )?;
+    let commit = config_edit::set_in_store(&store, &lock, key, value, &ctx.clock)?;
     ctx.note(&format!("[{}] config: set {key} = {value} in convo.toml", super::short_hash(&commit)));
     warn_if_untrusted(ctx, &store, key);
     Ok(())
@@ -282,15 +233,7 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
     let store = ctx.open_store()?;
     let lock = store.lock()?;
     let id = store.resolve_or_active(id)?;
-    let json = serde_json::to_value(value).map_err(|e| CommandError::input(e.to_string()))?;
-    let mut set = serde_json::Map::new();
-    set.insert(key.to_owned(), json);
-    let title = store.meta(&id)?.title;
-    let subject = Subject {
-        text: format!("config: {} set {key} = {value}", convo::store::subject_name(&id, title.as_deref())),
-        compaction: None,
-    };
-    let appended = store.append_as(&lock, &id, vec![Draft::new(Kind::Config { set })], &ctx.clock, Some(subject))?;
+    let appended = config_edit::set_in_conversation(&store, &lock, &id, key, value, &ctx.clock)?;
     if !ctx.ui.quiet {
         writeln!(
             std::io::stdout(),

@@ -79,7 +79,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     match args.output {
         Some(path) => {
             // A transcript is private by default: mode 0600, also over an existing file.
-            super::write_private(&path, &bytes).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?
+            convo::ops::write_private(&path, &bytes)
+                .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?
         }
         None => std::io::stdout().write_all(&bytes)?,
     }

@@ -49,10 +49,13 @@ pub fn resolve_model(config: &Config, name: Option<&str>) -> Result<Model, Strin
         base_url: p.base_url.clone().ok_or_else(|| missing("base_url"))?,
         api_key_env: p.api_key_env.clone(),
         context_window: m.context_window,
-        max_output_tokens: m.max_output_tokens.unwrap_or(4096),
+        max_output_tokens: m.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
         timeout_secs: config.llm.timeout_secs.unwrap_or(300),
     })
 }
+
+/// The output limit sent for a model whose `models.<m>.max_output_tokens` is not set.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 4096;
 
 /// The request body `model` is sent for `view`.
 pub fn request_body(model: &Model, view: &[crate::event::Event], stream: bool) -> serde_json::Value {

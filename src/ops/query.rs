@@ -115,3 +115,22 @@ pub fn query(
     let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
     Ok(Queried { appended, reply })
 }
+
+/// The provider request body `query` would send for `view` (`show`/`export --format openai`
+/// or `anthropic`), naming `model` or `llm.model`; a model config cannot resolve (an
+/// unknown provider) still gets a body, with its name as given.
+pub fn provider_body(
+    config: &crate::config::Resolved,
+    view: &[Event],
+    anthropic: bool,
+    model: Option<&str>,
+) -> serde_json::Value {
+    let model_name = model.map(str::to_owned).or_else(|| config.config.llm.model.clone());
+    let model = model_name.as_deref().and_then(|n| crate::llm::resolve_model(&config.config, Some(n)).ok());
+    let options = crate::llm::wire::BodyOptions {
+        model: model.as_ref().map(|m| m.model.clone()).or_else(|| model_name.clone()),
+        stream: true,
+        max_tokens: model.as_ref().map_or(crate::llm::DEFAULT_MAX_OUTPUT_TOKENS, |m| m.max_output_tokens),
+    };
+    if anthropic { crate::llm::wire::anthropic(view, &options) } else { crate::llm::wire::openai(view, &options) }
+}

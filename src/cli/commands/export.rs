@@ -52,14 +52,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         ExportFormat::Jsonl => render::jsonl(&mut bytes, &events)?,
         ExportFormat::Openai | ExportFormat::Anthropic => {
             let view: Vec<_> = project()?.into_iter().map(|p| p.event).collect();
-            let body = super::show::provider_body_value(
-                ctx,
-                &store,
-                &events,
+            let config = ctx.config(&store, &events)?;
+            let body = convo::ops::query::provider_body(
+                &config,
                 &view,
                 args.format == ExportFormat::Anthropic,
                 args.model.as_deref(),
-            )?;
+            );
             serde_json::to_writer_pretty(&mut bytes, &body).map_err(std::io::Error::from)?;
             bytes.push(b'\n');
         }

@@ -86,30 +86,11 @@ fn provider_body(
 ) -> Result<(), CommandError> {
     let view: Vec<_> =
         projection::project(events).map_err(convo::ops::OpsError::from)?.into_iter().map(|p| p.event).collect();
-    let body = provider_body_value(ctx, store, events, &view, format == ShowFormat::Anthropic, model)?;
+    let config = ctx.config(store, events)?;
+    let body = convo::ops::query::provider_body(&config, &view, format == ShowFormat::Anthropic, model);
     let mut out = crate::cli::ui::Output::stdout();
     serde_json::to_writer_pretty(out.writer(), &body).map_err(std::io::Error::from)?;
     writeln!(out.writer())?;
     out.finish()?;
     Ok(())
-}
-
-/// The provider request body for `view`, with the model from `model` or `llm.model`.
-pub fn provider_body_value(
-    ctx: &Ctx,
-    store: &convo::store::Store,
-    events: &[convo::event::Event],
-    view: &[convo::event::Event],
-    anthropic: bool,
-    model: Option<&str>,
-) -> Result<serde_json::Value, CommandError> {
-    let config = ctx.config(store, events)?;
-    let model_name = model.map(str::to_owned).or_else(|| config.config.llm.model.clone());
-    let model = model_name.as_deref().and_then(|n| convo::llm::resolve_model(&config.config, Some(n)).ok());
-    let options = convo::llm::wire::BodyOptions {
-        model: model.as_ref().map(|m| m.model.clone()).or_else(|| model_name.clone()),
-        stream: true,
-        max_tokens: model.as_ref().map_or(4096, |m| m.max_output_tokens),
-    };
-    Ok(if anthropic { convo::llm::wire::anthropic(view, &options) } else { convo::llm::wire::openai(view, &options) })
 }

@@ -17,9 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use convo::compaction::Record;
-use convo::compaction::plan::{self, Request};
 use convo::config::{self, Resolved};
 use convo::event::{self, Event};
+use convo::ops::plan::{self, Request};
 use convo::projection;
 
 fn generate(args: &[&str], out: &Path) {

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use convo::clock::Clock;
-use convo::compaction::plan::{self, Policies};
 use convo::compaction::{FieldMode, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
 use convo::event::{Draft, Event, Kind};
+use convo::ops::plan::{self, Policies};
 use convo::projection::{self, Origin, check_valid, project};
 use convo::store::Store;
 use proptest::prelude::*;

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 
-use convo::compaction::plan::PlanError;
 use convo::config::ConfigError;
 use convo::llm::client::LlmError;
+use convo::ops::plan::PlanError;
 use convo::ops::{OpsError, QueryError};
 use convo::render::escape_line;
 use convo::store::{StoreError, Summary};

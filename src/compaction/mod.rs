@@ -7,7 +7,6 @@
 //! turn numbers cannot move it onto other events. It also records the per-tool hints that
 //! were in force, so its projection never changes when config changes later.
 
-pub mod plan;
 pub mod range;
 pub mod summary;
 

@@ -3,10 +3,10 @@
 //! Also the automatic compaction that follows a turn.
 
 use crate::clock::Clock;
-use crate::compaction::plan::{self, Estimate, PlanError, Prepared, Request};
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, summary};
 use crate::config::Resolved;
 use crate::event::{Event, Kind};
+use crate::ops::plan::{self, Estimate, PlanError, Prepared, Request};
 use crate::projection;
 use crate::store::{Appended, Lock, Store, Subject};
 

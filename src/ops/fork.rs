@@ -2,9 +2,9 @@
 
 use crate::clock::Clock;
 use crate::compaction::Record;
-use crate::compaction::plan::{self, PlanError};
 use crate::compaction::range::{Bound, Turns};
 use crate::event::{Event, Kind, turn_numbers};
+use crate::ops::plan::{self, PlanError};
 use crate::projection::ProjectionError;
 use crate::store::{Created, ForkedFrom, Lock, Store};
 

@@ -6,11 +6,12 @@
 pub mod compact;
 pub mod config_edit;
 pub mod fork;
+pub mod plan;
 pub mod query;
 
-use crate::compaction::plan::PlanError;
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::Event;
+use crate::ops::plan::PlanError;
 use crate::projection::ProjectionError;
 use crate::store::{Store, StoreError, layout};
 

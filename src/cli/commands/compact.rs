@@ -1,9 +1,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use convo::compaction::plan::Request;
 use convo::compaction::{ReasoningPolicy, ToolCallPolicy};
 use convo::ops;
+use convo::ops::plan::Request;
 use convo::projection;
 use convo::render::{self, thousands};
 

@@ -1,6 +1,6 @@
 use std::io::Write;
 
-use convo::compaction::plan;
+use convo::ops::plan;
 use convo::projection::{self, Projected};
 use convo::render::{self, Theme, thousands};
 

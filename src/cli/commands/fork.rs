@@ -1,6 +1,6 @@
 use std::io::Write;
 
-use convo::compaction::plan::Request;
+use convo::ops::plan::Request;
 use convo::ops::{self, ForkRange};
 
 use crate::cli::Ctx;

@@ -2,9 +2,9 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use convo::compaction::plan::Request;
 use convo::llm::client::Delta;
 use convo::ops;
+use convo::ops::plan::Request;
 
 use crate::cli::Ctx;
 use crate::cli::capabilities::{SummaryChoice, env_key};

@@ -3,9 +3,14 @@
 
 use std::io::Write;
 
+use convo::compaction::MalformedCompaction;
 use convo::compaction::plan::PlanError;
 use convo::config::ConfigError;
-use convo::ops::OpsError;
+use convo::event::{IdError, LineError};
+use convo::interop::{ImportError, InteropError};
+use convo::llm::client::LlmError;
+use convo::ops::{OpsError, QueryError};
+use convo::projection::ProjectionError;
 use convo::render::escape_line;
 use convo::store::{StoreError, Summary};
 use convo::sync::SyncError;
@@ -62,6 +67,45 @@ impl CommandError {
 
     pub fn input(message: impl Into<String>) -> Self {
         Self::new(Kind::Input, message)
+    }
+
+    /// `flag`'s value is not a valid event or call id.
+    pub fn bad_id(flag: &str, e: IdError) -> Self {
+        Self::input(format!("{flag}: {e}"))
+    }
+
+    /// A bad line of `append`'s input, read from `label` (a file or stdin).
+    pub fn bad_line(label: &str, e: LineError) -> Self {
+        Self::input(format!("{label} {e}"))
+            .hint("nothing was written; each line is one JSON event, see `convo append --help`")
+    }
+
+    /// `append` failed in the store. `label` names the input: a `--tool-result` flag is not
+    /// a line, so its unknown call is named by the flag.
+    pub fn append(label: &str, e: StoreError) -> Self {
+        match e {
+            StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
+                Self::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
+                    .hint("nothing was written; `convo show --brief` lists the calls")
+            }
+            other => other.into(),
+        }
+    }
+
+    /// `import` of file `name` failed: the file is not the format (nothing was written), or
+    /// the store failed while the drafts were staged (a repeated id in the file is still the
+    /// file's fault; a full disk is the store's).
+    pub fn import(name: &str, e: impl Into<ImportError>) -> Self {
+        let refused = |e: &dyn std::fmt::Display| {
+            Self::input(format!("{name}: {e}")).hint("nothing was written; --format names the format")
+        };
+        match e.into() {
+            ImportError::Invalid(InteropError::Store(
+                e @ (StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. }),
+            )) => refused(&e),
+            ImportError::Invalid(InteropError::Store(e)) => e.into(),
+            e => refused(&e),
+        }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -168,6 +212,31 @@ impl From<SyncError> for CommandError {
                 error.hint("nothing was pushed; --allow-secrets pushes anyway")
             }
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message),
+        }
+    }
+}
+
+impl From<ProjectionError> for CommandError {
+    fn from(e: ProjectionError) -> Self {
+        OpsError::Projection(e).into()
+    }
+}
+
+/// A compaction event that cannot be read, where only its list is needed (`log`).
+impl From<MalformedCompaction> for CommandError {
+    fn from(e: MalformedCompaction) -> Self {
+        CommandError::new(Kind::Store, e.to_string())
+    }
+}
+
+/// A failed LLM call: exit status 6, and nothing was written.
+impl From<QueryError> for CommandError {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
+            QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
+            QueryError::Ops(e) => e.into(),
         }
     }
 }

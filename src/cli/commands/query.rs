@@ -4,12 +4,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use convo::compaction::plan::Request;
-use convo::llm::client::LlmError;
 use convo::llm::client::{Delta, Endpoint, Secret};
-use convo::ops::{self, QueryError};
+use convo::ops;
 
 use crate::cli::Ctx;
-use crate::cli::command_error::{CommandError, Kind};
+use crate::cli::command_error::CommandError;
 
 /// Send a message with the conversation to an LLM and record both sides
 ///
@@ -51,16 +50,6 @@ pub fn endpoint(model: &convo::llm::Model) -> Result<Endpoint, CommandError> {
         key,
         timeout: Duration::from_secs(model.timeout_secs),
     })
-}
-
-/// A failed LLM call: exit status 6, and nothing was written.
-pub fn query_error(e: QueryError) -> CommandError {
-    match e {
-        QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
-            .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
-        QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
-        QueryError::Ops(e) => e.into(),
-    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
@@ -118,7 +107,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     let queried =
         ops::query(&store, &id, message, &model, &endpoint, &mut on_delta, &|| stop.load(Ordering::SeqCst), &ctx.clock)
-            .map_err(query_error)?;
+            .map_err(CommandError::from)?;
     writeln!(std::io::stdout())?;
     if queried.reply.interrupted {
         ctx.note("warning: the answer was interrupted; what arrived is kept, marked interrupted");

@@ -25,7 +25,8 @@ Exit status:
   4  not found: no store, no such conversation, or an ambiguous name
   5  the store could not be read or written (I/O, git, a corrupt file)
   6  a remote failed or refused: an LLM provider (connection, HTTP error, malformed
-     answer) or a git remote (unreachable, push rejected); nothing was written";
+     answer) or a git remote (unreachable, push rejected); nothing was written
+ 70  internal error: a bug in convo (please report it)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -38,6 +39,8 @@ pub enum Kind {
     Remote,
     /// stdout was closed (`convo log | head`): not a failure.
     BrokenPipe,
+    /// A bug in convo (a panic): EX_SOFTWARE.
+    Internal,
 }
 
 impl Kind {
@@ -49,6 +52,7 @@ impl Kind {
             Kind::NotFound => 4,
             Kind::Store => 5,
             Kind::Remote => 6,
+            Kind::Internal => 70,
         }
     }
 }
@@ -67,6 +71,12 @@ impl CommandError {
 
     pub fn input(message: impl Into<String>) -> Self {
         Self::new(Kind::Input, message)
+    }
+
+    /// A bug: what went wrong and where, and a request to report it.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(Kind::Internal, format!("internal error: {message}"))
+            .hint("this is a bug in convo; please report it with the command you ran")
     }
 
     /// `flag`'s value is not a valid event or call id.

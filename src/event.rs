@@ -92,17 +92,56 @@ impl Draft {
 }
 
 /// What is wrong with one line, and where.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}{}: {message}", field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}{}: {kind}", field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
 pub struct LineError {
     pub line: usize,
     pub field: Option<String>,
-    pub message: String,
+    #[source]
+    pub kind: LineErrorKind,
+}
+
+/// What is wrong with a line or one of its fields.
+#[derive(Debug, thiserror::Error)]
+pub enum LineErrorKind {
+    #[error("not valid JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("expected a JSON object")]
+    NotAnObject,
+    #[error("missing")]
+    Missing,
+    #[error("must be a string")]
+    NotAString,
+    #[error("must not be empty")]
+    Empty,
+    #[error("must be true or false")]
+    NotABool,
+    #[error("must be an object")]
+    FieldNotAnObject,
+    #[error(transparent)]
+    Id(#[from] IdError),
+    #[error("not an RFC 3339 timestamp ({0})")]
+    Timestamp(#[source] chrono::ParseError),
+    #[error("`compaction` events are written by convo only (use `convo compact`)")]
+    CompactionInput,
+    #[error("unknown event type `{0}` (expected one of {types})", types = INPUT_TYPES.join(", "))]
+    UnknownType(String),
+    #[error("torn last line (no trailing newline)")]
+    TornLastLine,
+}
+
+/// An event or call id outside the safe alphabet.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("must be 1 to 128 characters")]
+    Length,
+    #[error("invalid character {0:?} (allowed: letters, digits, - _ . :)")]
+    Character(char),
 }
 
 impl LineError {
-    fn new(line: usize, field: Option<&str>, message: impl Into<String>) -> Self {
-        LineError { line, field: field.map(str::to_owned), message: message.into() }
+    fn new(line: usize, field: Option<&str>, kind: impl Into<LineErrorKind>) -> Self {
+        LineError { line, field: field.map(str::to_owned), kind: kind.into() }
     }
 }
 
@@ -136,7 +175,9 @@ pub fn parse_input_any(text: &str) -> Result<Vec<Draft>, LineError> {
         }
         drafts.push(parse_line(line, index + 1, Source::Stored).or_else(|e| match e.field.as_deref() {
             // Stored parsing insists on id and ts; here they may be filled in later.
-            Some("id") | Some("ts") if e.message == "missing" => parse_line(line, index + 1, Source::Input),
+            Some("id") | Some("ts") if matches!(e.kind, LineErrorKind::Missing) => {
+                parse_line(line, index + 1, Source::Input)
+            }
             _ => Err(e),
         })?);
     }
@@ -149,7 +190,7 @@ pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
     let mut events = Vec::new();
     let line_count = text.lines().count();
     if !text.is_empty() && !text.ends_with('\n') {
-        return Err(LineError::new(line_count, None, "torn last line (no trailing newline)"));
+        return Err(LineError::new(line_count, None, LineErrorKind::TornLastLine));
     }
     for (index, line) in text.lines().enumerate() {
         let draft = parse_line(line, index + 1, Source::Stored)?;
@@ -162,24 +203,23 @@ pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
 }
 
 fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> {
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| LineError::new(n, None, format!("not valid JSON ({e})")))?;
+    let value: Value = serde_json::from_str(line).map_err(|e| LineError::new(n, None, LineErrorKind::NotJson(e)))?;
     let Value::Object(mut map) = value else {
-        return Err(LineError::new(n, None, "expected a JSON object"));
+        return Err(LineError::new(n, None, LineErrorKind::NotAnObject));
     };
     let required = source == Source::Stored;
     let id = take_opt_string(&mut map, "id", n)?;
     if let Some(id) = &id {
         validate_event_id(id).map_err(|m| LineError::new(n, Some("id"), m))?;
     } else if required {
-        return Err(LineError::new(n, Some("id"), "missing"));
+        return Err(LineError::new(n, Some("id"), LineErrorKind::Missing));
     }
     let ts = take_opt_string(&mut map, "ts", n)?;
     if let Some(ts) = &ts {
         chrono::DateTime::parse_from_rfc3339(ts)
-            .map_err(|e| LineError::new(n, Some("ts"), format!("not an RFC 3339 timestamp ({e})")))?;
+            .map_err(|e| LineError::new(n, Some("ts"), LineErrorKind::Timestamp(e)))?;
     } else if required {
-        return Err(LineError::new(n, Some("ts"), "missing"));
+        return Err(LineError::new(n, Some("ts"), LineErrorKind::Missing));
     }
     let type_name = take_string(&mut map, "type", n)?;
     let kind = match type_name.as_str() {
@@ -192,7 +232,7 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
             validate_event_id(&call_id).map_err(|m| LineError::new(n, Some("call_id"), m))?;
             let name = take_string(&mut map, "name", n)?;
             if name.is_empty() {
-                return Err(LineError::new(n, Some("name"), "must not be empty"));
+                return Err(LineError::new(n, Some("name"), LineErrorKind::Empty));
             }
             let arguments = map.shift_remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
             Kind::ToolCall { call_id, name, arguments }
@@ -204,31 +244,23 @@ fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> 
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => b,
                 Some(_) => {
-                    return Err(LineError::new(n, Some("is_error"), "must be true or false"));
+                    return Err(LineError::new(n, Some("is_error"), LineErrorKind::NotABool));
                 }
             };
             Kind::ToolResult { call_id, content, is_error }
         }
         "config" => match map.shift_remove("set") {
             Some(Value::Object(set)) => Kind::Config { set },
-            Some(_) => return Err(LineError::new(n, Some("set"), "must be an object")),
-            None => return Err(LineError::new(n, Some("set"), "missing")),
+            Some(_) => return Err(LineError::new(n, Some("set"), LineErrorKind::FieldNotAnObject)),
+            None => return Err(LineError::new(n, Some("set"), LineErrorKind::Missing)),
         },
         "compaction" if source == Source::Stored => Kind::Compaction,
         "compaction" => {
-            return Err(LineError::new(
-                n,
-                Some("type"),
-                "`compaction` events are written by convo only (use `convo compact`)",
-            ));
+            return Err(LineError::new(n, Some("type"), LineErrorKind::CompactionInput));
         }
         other if source == Source::Stored => Kind::Other(other.to_owned()),
         other => {
-            return Err(LineError::new(
-                n,
-                Some("type"),
-                format!("unknown event type `{other}` (expected one of {})", INPUT_TYPES.join(", ")),
-            ));
+            return Err(LineError::new(n, Some("type"), LineErrorKind::UnknownType(other.to_owned())));
         }
     };
     Ok(Draft { id, ts, kind, extra: map, line: n })
@@ -238,21 +270,21 @@ fn take_opt_string(map: &mut Map<String, Value>, key: &str, n: usize) -> Result<
     match map.shift_remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(LineError::new(n, Some(key), "must be a string")),
+        Some(_) => Err(LineError::new(n, Some(key), LineErrorKind::NotAString)),
     }
 }
 
 fn take_string(map: &mut Map<String, Value>, key: &str, n: usize) -> Result<String, LineError> {
-    take_opt_string(map, key, n)?.ok_or_else(|| LineError::new(n, Some(key), "missing"))
+    take_opt_string(map, key, n)?.ok_or_else(|| LineError::new(n, Some(key), LineErrorKind::Missing))
 }
 
 /// Event and call ids travel into commit trailers and filters: keep them to a safe alphabet.
-pub fn validate_event_id(id: &str) -> Result<(), String> {
+pub fn validate_event_id(id: &str) -> Result<(), IdError> {
     if id.is_empty() || id.len() > 128 {
-        return Err("must be 1 to 128 characters".into());
+        return Err(IdError::Length);
     }
     if let Some(c) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))) {
-        return Err(format!("invalid character {c:?} (allowed: letters, digits, - _ . :)"));
+        return Err(IdError::Character(c));
     }
     Ok(())
 }
@@ -446,9 +478,18 @@ mod tests {
     }
 
     #[test]
+    fn exports_may_leave_out_id_and_ts_but_no_other_field() {
+        let drafts = parse_input_any(r#"{"type":"user","content":"hi"}"#).unwrap();
+        assert_eq!((drafts[0].id.as_deref(), drafts[0].ts.as_deref()), (None, None));
+        let err = parse_input_any(r#"{"id":"a","ts":"2026-01-01T00:00:00Z","type":"user"}"#).unwrap_err();
+        assert!(matches!(err.kind, LineErrorKind::Missing), "{err}");
+        assert_eq!(err.field.as_deref(), Some("content"));
+    }
+
+    #[test]
     fn input_rejects_non_object_and_bad_json() {
-        assert_eq!(parse_input("[1]").unwrap_err().message, "expected a JSON object");
-        assert!(parse_input("{nope").unwrap_err().message.starts_with("not valid JSON"));
+        assert!(matches!(parse_input("[1]").unwrap_err().kind, LineErrorKind::NotAnObject));
+        assert!(parse_input("{nope").unwrap_err().to_string().starts_with("line 1: not valid JSON"));
     }
 
     #[test]
@@ -464,7 +505,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.line, 2);
-        assert!(err.message.contains("torn"));
+        assert_eq!(err.to_string(), "line 2: torn last line (no trailing newline)");
     }
 
     #[test]

@@ -48,9 +48,25 @@ pub struct Projected {
     pub raw_turn: Option<u64>,
 }
 
+/// Why a conversation's events cannot be projected.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectionError {
+    #[error(transparent)]
+    Compaction(#[from] compaction::MalformedCompaction),
+}
+
+/// Why a view cannot be sent to a provider as it is (see [`check_valid`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProjectionError(pub String);
+pub enum InvalidView {
+    #[error("event {index}: result for `{call_id}` without its call")]
+    ResultWithoutCall { index: usize, call_id: String },
+    #[error("event {index}: two user messages in a row")]
+    TwoUserMessages { index: usize },
+    #[error("event {index}: the view starts with the assistant")]
+    StartsWithAssistant { index: usize },
+    #[error("call `{call_id}` has no result")]
+    CallWithoutResult { call_id: String },
+}
 
 /// A compaction in force, placed on the raw events.
 struct Overlay {
@@ -217,7 +233,7 @@ pub fn chars_by_turn(view: &[Projected]) -> std::collections::BTreeMap<Option<u6
 /// Compactions in force, placed on the events by their event ids (falling back to turn
 /// numbers when an id is gone), ordered oldest to latest.
 fn overlays(events: &[Event], turns: &[Option<u64>]) -> Result<Vec<Overlay>, ProjectionError> {
-    let records = compaction::records(events).map_err(ProjectionError)?;
+    let records = compaction::records(events)?;
     let revoked = compaction::revoked(&records);
     let index_of: HashMap<&str, usize> = events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
     let mut placed: Vec<(Option<DateTime<FixedOffset>>, usize, Overlay)> = Vec::new();
@@ -356,7 +372,7 @@ fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
 
 /// Whether `view` can be sent to a provider as it is; the reason if not. Tests hold every
 /// projection to this.
-pub fn check_valid(view: &[Event]) -> Result<(), String> {
+pub fn check_valid(view: &[Event]) -> Result<(), InvalidView> {
     // Calls waiting for their result, by id, counted per occurrence.
     let mut pending: HashMap<&str, usize> = HashMap::new();
     let mut last: Option<Side> = None;
@@ -365,13 +381,13 @@ pub fn check_valid(view: &[Event]) -> Result<(), String> {
             Kind::ToolCall { call_id, .. } => *pending.entry(call_id.as_str()).or_default() += 1,
             Kind::ToolResult { call_id, .. } => match pending.get_mut(call_id.as_str()) {
                 Some(n) if *n > 0 => *n -= 1,
-                _ => return Err(format!("event {i}: result for `{call_id}` without its call")),
+                _ => return Err(InvalidView::ResultWithoutCall { index: i, call_id: call_id.clone() }),
             },
             _ => {}
         }
         match (last, side(&event.kind)) {
-            (Some(Side::User), Some(Side::User)) => return Err(format!("event {i}: two user messages in a row")),
-            (None, Some(Side::Assistant)) => return Err(format!("event {i}: the view starts with the assistant")),
+            (Some(Side::User), Some(Side::User)) => return Err(InvalidView::TwoUserMessages { index: i }),
+            (None, Some(Side::Assistant)) => return Err(InvalidView::StartsWithAssistant { index: i }),
             _ => {}
         }
         if let Some(s) = side(&event.kind) {
@@ -379,7 +395,7 @@ pub fn check_valid(view: &[Event]) -> Result<(), String> {
         }
     }
     match pending.iter().find(|(_, n)| **n > 0) {
-        Some((call, _)) => Err(format!("call `{call}` has no result")),
+        Some((call, _)) => Err(InvalidView::CallWithoutResult { call_id: (*call).to_owned() }),
         None => Ok(()),
     }
 }

@@ -380,6 +380,25 @@ fn a_closed_stdout_is_not_an_error() {
 }
 
 #[test]
+fn a_bug_is_an_internal_error_that_asks_for_a_report() {
+    let env = TestEnv::new();
+    let mut cmd = env.command(&["list"]);
+    cmd.env("CONVO_TEST_PANIC", "1");
+    let run = common::run_command(cmd, "");
+    let stderr = run.fails_with(70);
+    let (first, rest) = stderr.split_once('\n').unwrap_or((stderr, ""));
+    // The panic's message and where it happened (line:column move with the code).
+    let place = first.strip_prefix("error: internal error: CONVO_TEST_PANIC is set at src/cli/mod.rs:");
+    assert!(
+        place.is_some_and(|p| p.split(':').count() == 2 && p.split(':').all(|n| n.parse::<u32>().is_ok())),
+        "{stderr}"
+    );
+    // No "thread 'main' panicked" and no backtrace note unless RUST_BACKTRACE asks.
+    assert_eq!(rest, "hint: this is a bug in convo; please report it with the command you ran\n");
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
 fn color_is_off_when_piped_and_on_when_asked() {
     let env = TestEnv::new();
     record_sample(&env);
@@ -393,6 +412,7 @@ fn help_documents_exit_codes() {
     let env = TestEnv::bare();
     let help = env.run(&["--help"]);
     assert!(help.ok().contains("3  bad input: a JSONL line, an id, a flag value; nothing was written"));
+    assert!(help.ok().contains(" 70  internal error: a bug in convo (please report it)"));
 }
 
 /// A title with every kind of control character, a bidi override and a line break.

@@ -3,10 +3,14 @@
 
 use std::io::Write;
 
+use convo::compaction::MalformedCompaction;
 use convo::config::ConfigError;
+use convo::event::{IdError, LineError};
+use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
 use convo::ops::plan::PlanError;
 use convo::ops::{OpsError, QueryError};
+use convo::projection::ProjectionError;
 use convo::render::escape_line;
 use convo::store::{StoreError, Summary};
 use convo::sync::SyncError;
@@ -21,7 +25,8 @@ Exit status:
   4  not found: no store, no such conversation, or an ambiguous name
   5  the store could not be read or written (I/O, git, a corrupt file)
   6  a remote failed or refused: an LLM provider (connection, HTTP error, malformed
-     answer) or a git remote (unreachable, push rejected); nothing was written";
+     answer) or a git remote (unreachable, push rejected); nothing was written
+ 70  internal error: a bug in convo (please report it)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -34,6 +39,8 @@ pub enum Kind {
     Remote,
     /// stdout was closed (`convo log | head`): not a failure.
     BrokenPipe,
+    /// A bug in convo (a panic): EX_SOFTWARE.
+    Internal,
 }
 
 impl Kind {
@@ -45,6 +52,7 @@ impl Kind {
             Kind::NotFound => 4,
             Kind::Store => 5,
             Kind::Remote => 6,
+            Kind::Internal => 70,
         }
     }
 }
@@ -63,6 +71,51 @@ impl CommandError {
 
     pub fn input(message: impl Into<String>) -> Self {
         Self::new(Kind::Input, message)
+    }
+
+    /// A bug: what went wrong and where, and a request to report it.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(Kind::Internal, format!("internal error: {message}"))
+            .hint("this is a bug in convo; please report it with the command you ran")
+    }
+
+    /// `flag`'s value is not a valid event or call id.
+    pub fn bad_id(flag: &str, e: IdError) -> Self {
+        Self::input(format!("{flag}: {e}"))
+    }
+
+    /// A bad line of `append`'s input, read from `label` (a file or stdin).
+    pub fn bad_line(label: &str, e: LineError) -> Self {
+        Self::input(format!("{label} {e}"))
+            .hint("nothing was written; each line is one JSON event, see `convo append --help`")
+    }
+
+    /// `append` failed in the store. `label` names the input: a `--tool-result` flag is not
+    /// a line, so its unknown call is named by the flag.
+    pub fn append(label: &str, e: StoreError) -> Self {
+        match e {
+            StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
+                Self::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
+                    .hint("nothing was written; `convo show --brief` lists the calls")
+            }
+            other => other.into(),
+        }
+    }
+
+    /// `import` of file `name` failed: the file is not the format (nothing was written), or
+    /// the store failed while the drafts were staged (a repeated id in the file is still the
+    /// file's fault; a full disk is the store's).
+    pub fn import(name: &str, e: impl Into<ImportError>) -> Self {
+        let refused = |e: &dyn std::fmt::Display| {
+            Self::input(format!("{name}: {e}")).hint("nothing was written; --format names the format")
+        };
+        match e.into() {
+            ImportError::Invalid(InteropError::Store(
+                e @ (StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. }),
+            )) => refused(&e),
+            ImportError::Invalid(InteropError::Store(e)) => e.into(),
+            e => refused(&e),
+        }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -188,6 +241,19 @@ impl From<SyncError> for CommandError {
             }
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message),
         }
+    }
+}
+
+impl From<ProjectionError> for CommandError {
+    fn from(e: ProjectionError) -> Self {
+        OpsError::Projection(e).into()
+    }
+}
+
+/// A compaction event that cannot be read, where only its list is needed (`log`).
+impl From<MalformedCompaction> for CommandError {
+    fn from(e: MalformedCompaction) -> Self {
+        CommandError::new(Kind::Store, e.to_string())
     }
 }
 

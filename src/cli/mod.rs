@@ -207,8 +207,8 @@ fn store_location(flag: Option<PathBuf>) -> Option<StoreLocation> {
     Some(StoreLocation { path: data.join("convo"), is_default: true })
 }
 
-/// Sealed tests freeze time (and so ids and commit hashes) with CONVO_NOW, and simulate a
-/// kill at a step of a commit with CONVO_TEST_FAIL_AT.
+/// Sealed tests freeze time (and so ids and commit hashes) with CONVO_NOW, simulate a
+/// kill at a step of a commit with CONVO_TEST_FAIL_AT, and a bug with CONVO_TEST_PANIC.
 fn clock() -> Result<Clock, CommandError> {
     match std::env::var("CONVO_NOW") {
         Ok(now) => chrono::DateTime::parse_from_rfc3339(&now)
@@ -253,6 +253,9 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
         warned: Default::default(),
     };
+    if std::env::var_os("CONVO_TEST_PANIC").is_some() {
+        panic!("CONVO_TEST_PANIC is set");
+    }
     match cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::New(args) => commands::new::run(&ctx, args),
@@ -278,6 +281,30 @@ fn run(cli: Cli) -> Result<(), CommandError> {
     }
 }
 
+/// A panic is a bug in convo: print it as an error (message and where) with a request to
+/// report it, and exit with the internal-error code (70) instead of Rust's 101. The
+/// backtrace is printed only when RUST_BACKTRACE asks for one. The process exits from the
+/// hook, whichever thread panicked: the store's lock dies with it and the next writer
+/// finishes or discards a half-done commit.
+fn exit_on_panic() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        let place = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
+        let mut err = std::io::stderr().lock();
+        CommandError::internal(format!("{message}{place}")).print(&mut err);
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            let _ = writeln!(err, "{backtrace}");
+        }
+        std::process::exit(Kind::Internal.exit_code().into());
+    }));
+}
+
 pub fn main() -> ExitCode {
     // Conversations are private: every file this process writes (gix's objects, the
     // repository gix::init lays out, exports, the user's config) and every child it starts
@@ -286,6 +313,7 @@ pub fn main() -> ExitCode {
     unsafe {
         libc::umask(0o077);
     }
+    exit_on_panic();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -108,17 +108,36 @@ struct RevokeFields {
     revokes: String,
 }
 
+/// Why a stored `compaction` event is not a record.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Its fields are not those of a compaction or a revocation.
+    #[error("{0}")]
+    Fields(#[from] serde_json::Error),
+    #[error("from_turn {from} is after to_turn {to}")]
+    Backwards { from: u64, to: u64 },
+}
+
+/// A malformed compaction event of a conversation, by id.
+#[derive(Debug, thiserror::Error)]
+#[error("compaction {id}: {source}")]
+pub struct MalformedCompaction {
+    pub id: String,
+    #[source]
+    pub source: RecordError,
+}
+
 impl Record {
     /// Read the record out of a stored `compaction` event.
-    pub fn from_event(event: &Event) -> Result<Record, String> {
+    pub fn from_event(event: &Event) -> Result<Record, RecordError> {
         let fields = Value::Object(event.extra.clone());
         if event.extra.contains_key("revokes") {
-            let r: RevokeFields = serde_json::from_value(fields).map_err(|e| e.to_string())?;
+            let r: RevokeFields = serde_json::from_value(fields)?;
             return Ok(Record::Revoke { target: r.revokes });
         }
-        let c: Compaction = serde_json::from_value(fields).map_err(|e| e.to_string())?;
+        let c: Compaction = serde_json::from_value(fields)?;
         if c.from_turn > c.to_turn {
-            return Err(format!("from_turn {} is after to_turn {}", c.from_turn, c.to_turn));
+            return Err(RecordError::Backwards { from: c.from_turn, to: c.to_turn });
         }
         Ok(Record::Apply(c))
     }
@@ -161,11 +180,13 @@ impl Compaction {
 
 /// Every compaction record of a conversation, with its event, in stream order. A malformed
 /// one is an error naming the event.
-pub fn records(events: &[Event]) -> Result<Vec<(&Event, Record)>, String> {
+pub fn records(events: &[Event]) -> Result<Vec<(&Event, Record)>, MalformedCompaction> {
     events
         .iter()
         .filter(|e| matches!(e.kind, Kind::Compaction))
-        .map(|e| Record::from_event(e).map(|r| (e, r)).map_err(|m| format!("compaction {}: {m}", e.id)))
+        .map(|e| {
+            Record::from_event(e).map(|r| (e, r)).map_err(|source| MalformedCompaction { id: e.id.clone(), source })
+        })
         .collect()
 }
 

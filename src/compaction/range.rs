@@ -18,8 +18,13 @@ pub enum Bound {
     Last,
 }
 
+/// Text that is not a bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a turn (5), turns before the last (-3), a time ago (5h, 2days) or `last`")]
+pub struct BoundSyntaxError;
+
 impl Bound {
-    pub fn parse(text: &str) -> Result<Bound, String> {
+    pub fn parse(text: &str) -> Result<Bound, BoundSyntaxError> {
         let t = text.trim();
         if t == "last" {
             return Ok(Bound::Last);
@@ -31,9 +36,7 @@ impl Bound {
         } else if let Ok(n) = t.parse() {
             return Ok(Bound::Turn(n));
         }
-        humantime::parse_duration(t)
-            .map(Bound::Ago)
-            .map_err(|_| "expected a turn (5), turns before the last (-3), a time ago (5h, 2days) or `last`".into())
+        humantime::parse_duration(t).map(Bound::Ago).map_err(|_| BoundSyntaxError)
     }
 }
 
@@ -149,7 +152,7 @@ mod tests {
     }
 
     fn resolve(t: &Turns, from: &str, to: &str) -> Result<(u64, u64), String> {
-        let (f, o) = (Bound::parse(from)?, Bound::parse(to)?);
+        let (f, o) = (Bound::parse(from).map_err(|e| e.to_string())?, Bound::parse(to).map_err(|e| e.to_string())?);
         t.resolve_range((&f, from), (&o, to)).map_err(|e| e.to_string())
     }
 
@@ -185,6 +188,6 @@ mod tests {
             Err("--to 20days: no turn started before then (the conversation has turns 0-12)".into())
         );
         assert_eq!(resolve(&turns(0, None), "0", "0"), Err("--from 0: the conversation has no turns yet".into()));
-        assert!(Bound::parse("yesterday").unwrap_err().starts_with("expected a turn"));
+        assert!(Bound::parse("yesterday").unwrap_err().to_string().starts_with("expected a turn"));
     }
 }

@@ -14,11 +14,14 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Builder, EMIT_BATCH, Emit, Format, Imported, Lines, Outcome, Report, arguments, json_line, skip, text_of};
+use super::{
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
+    text_of,
+};
 use crate::clock::Clock;
 use crate::event::Kind;
 
-pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
+pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let roots = sidechain_roots(&mut super::text_lines(text))?;
     let mut drafts = Vec::new();
     let outcome = parse_lines(&mut super::text_lines(text), &roots, clock, &mut drafts)?;
@@ -27,7 +30,7 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
 
 /// First pass: for each sidechain line, the first line of its subagent run (follow parents
 /// while they are sidechain lines). Only sidechain lines are kept, so memory follows them.
-pub fn sidechain_roots(lines: Lines) -> Result<HashMap<String, String>, String> {
+pub fn sidechain_roots(lines: Lines) -> Result<HashMap<String, String>, InteropError> {
     let mut parent: HashMap<String, Option<String>> = HashMap::new();
     for (i, line) in lines.enumerate() {
         let Some(l) = json_line(i + 1, &line?)? else { continue };
@@ -84,7 +87,7 @@ pub fn parse_lines(
     roots: &HashMap<String, String>,
     clock: &Clock,
     emit: &mut dyn Emit,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     // Conversation 0 is the main one; subagent runs get 1, 2, ... in order of appearance.
     let mut builders: Vec<Builder> = vec![Builder::new(clock)];
@@ -101,7 +104,7 @@ pub fn parse_lines(
         {
             recognised = true;
         } else if !recognised && report.records >= 20 {
-            return Err("no line with a Claude Code `type` and `uuid`".into());
+            return Err(InteropError::NotThisFormat("no line with a Claude Code `type` and `uuid`"));
         }
         let uuid = line.get("uuid").and_then(Value::as_str);
         let ts = line.get("timestamp").and_then(Value::as_str);
@@ -152,7 +155,7 @@ pub fn parse_lines(
         }
     }
     if !recognised {
-        return Err("no line with a Claude Code `type` and `uuid`".into());
+        return Err(InteropError::NotThisFormat("no line with a Claude Code `type` and `uuid`"));
     }
     let mut conversations = vec![(title, None)];
     for (i, builder) in builders.iter_mut().enumerate() {

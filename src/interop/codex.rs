@@ -5,18 +5,21 @@
 
 use serde_json::Value;
 
-use super::{Builder, EMIT_BATCH, Emit, Format, Imported, Lines, Outcome, Report, arguments, json_line, skip, text_of};
+use super::{
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
+    text_of,
+};
 use crate::clock::Clock;
 use crate::event::Kind;
 
-pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
+pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let mut drafts = Vec::new();
     let outcome = parse_lines(&mut super::text_lines(text), clock, &mut drafts)?;
     Ok(super::collected(outcome, drafts))
 }
 
 /// The events, emitted as they are made.
-pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<Outcome, String> {
+pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     let mut b = Builder::new(clock);
     let mut recognised = false;
@@ -26,7 +29,7 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
         if line.get("payload").is_some() && line.get("type").is_some() {
             recognised = true;
         } else if !recognised && report.records >= 20 {
-            return Err("no `{timestamp, type, payload}` record".into());
+            return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
         }
         let ts = line.get("timestamp").and_then(Value::as_str);
         let payload = line.get("payload").cloned().unwrap_or_default();
@@ -60,7 +63,7 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
         }
     }
     if !recognised {
-        return Err("no `{timestamp, type, payload}` record".into());
+        return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
     emit.drafts(0, b.take())?;
     Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report })

@@ -3,31 +3,31 @@
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, Report, arguments, skip, text_of};
+use super::{Builder, Conversation, Format, Imported, InteropError, Report, arguments, skip, text_of};
 use crate::clock::Clock;
 use crate::event::Kind;
 
-fn document(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("not one JSON document ({e})"))
+fn document(text: &str) -> Result<Value, InteropError> {
+    serde_json::from_str(text).map_err(InteropError::NotJson)
 }
 
-pub fn openai(text: &str, clock: &Clock) -> Result<Imported, String> {
+pub fn openai(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let doc = document(text)?;
     let messages = doc
         .get("messages")
         .or_else(|| doc.get("history"))
         .unwrap_or(&doc)
         .as_array()
-        .ok_or("no `messages` (or `history`) array")?;
+        .ok_or(InteropError::NotThisFormat("no `messages` (or `history`) array"))?;
     if !messages.iter().all(|m| m.get("role").is_some()) || messages.is_empty() {
-        return Err("not every message has a `role`".into());
+        return Err(InteropError::NotThisFormat("not every message has a `role`"));
     }
     if messages.iter().any(|m| {
         m.get("content").and_then(Value::as_array).is_some_and(|c| {
             c.iter().any(|b| matches!(b.get("type").and_then(Value::as_str), Some("tool_use" | "tool_result")))
         })
     }) {
-        return Err("Anthropic content blocks (tool_use/tool_result)".into());
+        return Err(InteropError::NotThisFormat("Anthropic content blocks (tool_use/tool_result)"));
     }
     let mut report = Report { records: messages.len(), ..Default::default() };
     let mut b = Builder::new(clock);
@@ -75,13 +75,14 @@ pub fn openai(text: &str, clock: &Clock) -> Result<Imported, String> {
     })
 }
 
-pub fn anthropic(text: &str, clock: &Clock) -> Result<Imported, String> {
+pub fn anthropic(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let doc = document(text)?;
-    let messages = doc.get("messages").unwrap_or(&doc).as_array().ok_or("no `messages` array")?;
+    let messages =
+        doc.get("messages").unwrap_or(&doc).as_array().ok_or(InteropError::NotThisFormat("no `messages` array"))?;
     if messages.is_empty()
         || !messages.iter().all(|m| matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant")))
     {
-        return Err("roles other than user and assistant".into());
+        return Err(InteropError::NotThisFormat("roles other than user and assistant"));
     }
     let mut report = Report { records: messages.len(), ..Default::default() };
     let mut b = Builder::new(clock);

@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 
 use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary};
-use crate::event::{Draft, IdSet, Kind, validate_event_id};
+use crate::event::{Draft, IdSet, Kind, LineError, validate_event_id};
+use crate::store::StoreError;
 
 /// A format convo can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,13 +80,14 @@ pub struct Imported {
 }
 
 /// Where an importer puts its drafts as it reads, conversation by conversation (0 is the
-/// main one): a store writes them out at once (bounded memory), tests keep them.
+/// main one): a store writes them out at once (bounded memory), tests keep them. The
+/// store's error comes back typed, as [`InteropError::Store`].
 pub trait Emit {
-    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), String>;
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), StoreError>;
 }
 
 impl Emit for Vec<Vec<Draft>> {
-    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), String> {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> Result<(), StoreError> {
         while self.len() <= conversation {
             self.push(Vec::new());
         }
@@ -104,7 +106,44 @@ pub struct Outcome {
 }
 
 /// Lines of a file, read one at a time.
-pub type Lines<'a> = &'a mut dyn Iterator<Item = Result<String, String>>;
+pub type Lines<'a> = &'a mut dyn Iterator<Item = Result<String, ReadError>>;
+
+/// A line that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("line {line}: not UTF-8 text")]
+    NotUtf8 { line: usize },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a text is not (or not wholly) in a format, or its drafts could not be put away.
+#[derive(Debug, thiserror::Error)]
+pub enum InteropError {
+    /// The text does not look like this format: what is missing or wrong.
+    #[error("{0}")]
+    NotThisFormat(&'static str),
+    #[error("{} is one JSON document, not lines", .0.name())]
+    NotLines(Format),
+    #[error("not one JSON document ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("a JSON array, not JSON lines")]
+    JsonArray,
+    #[error("line {line}: not valid JSON ({source})")]
+    NotJsonLine {
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A line of convo's own JSONL that is not an event.
+    #[error(transparent)]
+    Event(#[from] LineError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The store the drafts were emitted to failed (a full disk, a repeated id).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// Drafts emitted once this many have piled up in one conversation.
 pub(crate) const EMIT_BATCH: usize = 512;
@@ -122,12 +161,12 @@ pub fn stream(
     roots: &std::collections::HashMap<String, String>,
     clock: &Clock,
     emit: &mut dyn Emit,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, InteropError> {
     match format {
         Format::ClaudeCode => claude_code::parse_lines(lines, roots, clock, emit),
         Format::Codex => codex::parse_lines(lines, clock, emit),
         Format::Convo => convo_lines(lines, emit),
-        other => Err(format!("{} is one JSON document, not lines", other.name())),
+        other => Err(InteropError::NotLines(other)),
     }
 }
 
@@ -147,39 +186,44 @@ fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
 }
 
 /// The lines of an in-memory text, for the streaming importers.
-pub(crate) fn text_lines(text: &str) -> impl Iterator<Item = Result<String, String>> + '_ {
+pub(crate) fn text_lines(text: &str) -> impl Iterator<Item = Result<String, ReadError>> + '_ {
     text.lines().map(|l| Ok(l.to_owned()))
 }
 
 /// Parse line `n` as JSON; a JSON array on the first line is not JSON lines.
-pub(crate) fn json_line(n: usize, line: &str) -> Result<Option<Value>, String> {
+pub(crate) fn json_line(n: usize, line: &str) -> Result<Option<Value>, InteropError> {
     if line.trim().is_empty() {
         return Ok(None);
     }
     if n == 1 && line.trim_start().starts_with('[') {
-        return Err("a JSON array, not JSON lines".into());
+        return Err(InteropError::JsonArray);
     }
-    serde_json::from_str(line).map(Some).map_err(|e| format!("line {n}: not valid JSON ({e})"))
+    serde_json::from_str(line).map(Some).map_err(|source| InteropError::NotJsonLine { line: n, source })
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{0}")]
-    Invalid(String),
+    #[error("the file is empty")]
+    Empty,
+    #[error("the file is binary, not text")]
+    Binary,
+    /// Not the format asked for (or, streaming, not the format detected).
+    #[error(transparent)]
+    Invalid(#[from] InteropError),
     #[error("not a format convo reads ({})", tried.iter().map(|(f, why)| format!("{}: {why}", f.name())).collect::<Vec<_>>().join("; "))]
-    Unknown { tried: Vec<(Format, String)> },
+    Unknown { tried: Vec<(Format, InteropError)> },
 }
 
 /// Read `text` as `format`, or as the first format that fits.
 pub fn import(text: &str, format: Option<Format>, clock: &Clock) -> Result<Imported, ImportError> {
     if text.trim().is_empty() {
-        return Err(ImportError::Invalid("the file is empty".into()));
+        return Err(ImportError::Empty);
     }
     if text.contains('\0') {
-        return Err(ImportError::Invalid("the file is binary, not text".into()));
+        return Err(ImportError::Binary);
     }
     match format {
-        Some(format) => parse(format, text, clock).map_err(ImportError::Invalid),
+        Some(format) => Ok(parse(format, text, clock)?),
         None => {
             let mut tried = Vec::new();
             for format in Format::ALL {
@@ -193,7 +237,7 @@ pub fn import(text: &str, format: Option<Format>, clock: &Clock) -> Result<Impor
     }
 }
 
-fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, String> {
+fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     match format {
         Format::Convo => convo_jsonl(text),
         Format::ClaudeCode => claude_code::parse(text, clock),
@@ -204,13 +248,13 @@ fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, String> 
     }
 }
 
-fn convo_jsonl(text: &str) -> Result<Imported, String> {
+fn convo_jsonl(text: &str) -> Result<Imported, InteropError> {
     let mut drafts = Vec::new();
     let outcome = convo_lines(&mut text_lines(text), &mut drafts)?;
     Ok(collected(outcome, drafts))
 }
 
-fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, String> {
+fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     let mut batch = Vec::new();
     for (i, line) in lines.enumerate() {
@@ -219,12 +263,13 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, String> {
             continue;
         }
         report.records += 1;
-        let draft = crate::event::parse_input_any(&line)
-            .map_err(|e| format!("line {}{}", i + 1, e.to_string().trim_start_matches("line 1")))?
-            .pop()
-            .ok_or_else(|| format!("line {}: empty", i + 1))?;
+        // One line at a time, so the error names line 1: make it the line of the file.
+        let Some(draft) = crate::event::parse_input_any(&line).map_err(|e| LineError { line: i + 1, ..e })?.pop()
+        else {
+            continue;
+        };
         if draft.id.is_none() {
-            return Err("events without ids (plain input belongs in `convo append`)".into());
+            return Err(InteropError::NotThisFormat("events without ids (plain input belongs in `convo append`)"));
         }
         *report.events.entry(kind_name(&draft.kind)).or_default() += 1;
         if matches!(draft.kind, Kind::Compaction) {
@@ -236,7 +281,7 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, String> {
         }
     }
     if report.records == 0 {
-        return Err("no events".into());
+        return Err(InteropError::NotThisFormat("no events"));
     }
     emit.drafts(0, batch)?;
     Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report })
@@ -404,5 +449,39 @@ pub(crate) fn arguments(value: Option<&Value>) -> Value {
         Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
         Some(v) => v.clone(),
         None => Value::Object(Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store that is full.
+    struct Full;
+
+    impl Emit for Full {
+        fn drafts(&mut self, _: usize, _: Vec<Draft>) -> Result<(), StoreError> {
+            Err(StoreError::Io { path: "objects".into(), source: std::io::ErrorKind::StorageFull.into() })
+        }
+    }
+
+    fn clock() -> Clock {
+        Clock::fixed(chrono::DateTime::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn the_store_error_of_an_emit_comes_back_typed() {
+        let text = r#"{"id":"a","type":"user","content":"hi"}"#;
+        let err = stream(Format::Convo, &mut text_lines(text), &Default::default(), &clock(), &mut Full).unwrap_err();
+        assert!(matches!(err, InteropError::Store(StoreError::Io { .. })), "{err:?}");
+    }
+
+    #[test]
+    fn a_bad_line_of_convo_jsonl_is_named_by_its_line_in_the_file() {
+        let text = "{\"id\":\"a\",\"type\":\"user\",\"content\":\"hi\"}\n\n{\"id\":\"b\",\"type\":\"user\"}\n";
+        let err = import(text, Some(Format::Convo), &clock()).unwrap_err();
+        assert_eq!(err.to_string(), "line 3, field `content`: missing");
+        let err = import("{\"type\":\"user\",\"content\":\"hi\"}\n", Some(Format::Convo), &clock()).unwrap_err();
+        assert_eq!(err.to_string(), "events without ids (plain input belongs in `convo append`)");
     }
 }

@@ -4,16 +4,16 @@
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, Report, skip};
+use super::{Builder, Conversation, Format, Imported, InteropError, Report, skip};
 use crate::clock::Clock;
 use crate::event::Kind;
 
-pub fn parse(text: &str, clock: &Clock) -> Result<Imported, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not one JSON document ({e})"))?;
-    let items = value.as_array().ok_or("not a JSON array of events")?;
+pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
+    let value: Value = serde_json::from_str(text).map_err(InteropError::NotJson)?;
+    let items = value.as_array().ok_or(InteropError::NotThisFormat("not a JSON array of events"))?;
     if !items.iter().any(|e| e.get("source").is_some() && (e.get("action").is_some() || e.get("observation").is_some()))
     {
-        return Err("no event with `source` and `action` or `observation`".into());
+        return Err(InteropError::NotThisFormat("no event with `source` and `action` or `observation`"));
     }
     let mut report = Report { records: items.len(), ..Default::default() };
     let mut b = Builder::new(clock);

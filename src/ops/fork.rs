@@ -41,7 +41,7 @@ pub fn fork(
         ForkRange::Last(n) => (count - n, count - 1),
         ForkRange::Bounds { from, to } => {
             let parse = |flag: &'static str, input: &str| {
-                Bound::parse(input).map_err(|message| PlanError::Bound { flag, input: input.to_owned(), message })
+                Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
             };
             let (a, b) = (parse("--from", &from)?, parse("--to", &to)?);
             let t = Turns {
@@ -56,7 +56,7 @@ pub fn fork(
     let in_range = |i: usize| turns[i].is_some_and(|t| (from..=to).contains(&t));
     let kept_ids: std::collections::HashSet<&str> =
         events.iter().enumerate().filter(|(i, _)| in_range(*i)).map(|(_, e)| e.id.as_str()).collect();
-    let records = crate::compaction::records(&events).map_err(|m| OpsError::Projection(ProjectionError(m)))?;
+    let records = crate::compaction::records(&events).map_err(|m| OpsError::Projection(ProjectionError::from(m)))?;
     let kept_compactions: std::collections::HashSet<&str> = records
         .iter()
         .filter_map(|(e, r)| match r {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::compaction::range::{Bound, RangeError, Turns};
+use crate::compaction::range::{Bound, BoundSyntaxError, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
 use crate::config::{Config, SummaryPolicyName};
 use crate::event::{Event, Kind, tokens, turn_numbers};
@@ -62,15 +62,15 @@ pub fn build(
     summary_pending: bool,
     tools: BTreeMap<String, ToolHint>,
     profile: Option<String>,
-) -> Result<Compaction, String> {
+) -> Result<Compaction, PlanError> {
     if policies.is_empty() && !summary_pending {
-        return Err("nothing to do: no summary, reasoning or tool call policy".into());
+        return Err(PlanError::NothingToDo);
     }
     let turns = turn_numbers(events);
     let first = turns.iter().position(|t| *t == Some(from));
     let last = turns.iter().rposition(|t| *t == Some(to));
     let (Some(first), Some(last)) = (first, last) else {
-        return Err(format!("turns {from}-{to} are not in the conversation"));
+        return Err(PlanError::NotInConversation { from, to });
     };
     Ok(Compaction {
         from_turn: from,
@@ -109,16 +109,23 @@ pub struct PendingSummary {
     pub instructions: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     #[error(transparent)]
     Range(#[from] RangeError),
-    #[error("{flag} {input}: {message}")]
-    Bound { flag: &'static str, input: String, message: String },
+    #[error("{flag} {input}: {source}")]
+    Bound {
+        flag: &'static str,
+        input: String,
+        #[source]
+        source: BoundSyntaxError,
+    },
     #[error("unknown profile `{name}` (profiles: {known})")]
     UnknownProfile { name: String, known: String },
-    #[error("{0}")]
-    Nothing(String),
+    #[error("nothing to do: no summary, reasoning or tool call policy")]
+    NothingToDo,
+    #[error("turns {from}-{to} are not in the conversation")]
+    NotInConversation { from: u64, to: u64 },
     #[error(transparent)]
     Projection(#[from] ProjectionError),
 }
@@ -178,7 +185,7 @@ pub fn prepare(
     }
 
     let parse = |flag: &'static str, input: &str| {
-        Bound::parse(input).map_err(|message| PlanError::Bound { flag, input: input.to_owned(), message })
+        Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
     };
     let from_input = request.from.clone().unwrap_or_else(|| "0".into());
     let to_input = match (&request.to, request.keep_last.or(config.compaction.keep_last)) {
@@ -191,8 +198,7 @@ pub fn prepare(
     let requested = turns.resolve_range((&from, &from_input), (&to, &to_input))?;
     let summarizing = policies.summary.is_some() || pending.is_some();
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
-    let compaction = build(events, range, policies, pending.is_some(), config.tool_hints(), Some(name))
-        .map_err(PlanError::Nothing)?;
+    let compaction = build(events, range, policies, pending.is_some(), config.tool_hints(), Some(name))?;
     Ok(Prepared { compaction, requested, pending })
 }
 

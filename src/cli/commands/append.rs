@@ -2,7 +2,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use convo::event::{self, Draft, Kind};
-use convo::store::StoreError;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -79,7 +78,7 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
         })?;
         let call_id = match args.call_id {
             Some(id) => {
-                event::validate_event_id(&id).map_err(|m| CommandError::input(format!("--call-id: {m}")))?;
+                event::validate_event_id(&id).map_err(|e| CommandError::bad_id("--call-id", e))?;
                 id
             }
             None => format!("call_{}", ctx.clock.new_id()),
@@ -109,10 +108,7 @@ fn read_input(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandErro
             (text, "stdin".to_owned())
         }
     };
-    let drafts = event::parse_input(&text).map_err(|e| {
-        CommandError::input(format!("{label} {e}"))
-            .hint("nothing was written; each line is one JSON event, see `convo append --help`")
-    })?;
+    let drafts = event::parse_input(&text).map_err(|e| CommandError::bad_line(&label, e))?;
     if drafts.is_empty() {
         return Err(CommandError::input(format!("{label}: no events")).hint("each line is one JSON event"));
     }
@@ -126,14 +122,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let lock = store.lock()?;
     let id = store.resolve_or_active(query.as_deref())?;
-    let appended = store.append(&lock, &id, drafts, &ctx.clock).map_err(|e| match e {
-        // A flag is not a line: name the flag instead.
-        StoreError::UnknownCallId { call_id, .. } if label == "--tool-result" => {
-            CommandError::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
-                .hint("nothing was written; `convo show --brief` lists the calls")
-        }
-        other => other.into(),
-    })?;
+    let appended = store.append(&lock, &id, drafts, &ctx.clock).map_err(|e| CommandError::append(&label, e))?;
     drop(lock);
     if !ctx.ui.quiet {
         let mut out = std::io::stdout().lock();

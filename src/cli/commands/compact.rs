@@ -248,7 +248,7 @@ fn dry_run(
         with.push(
             convo::compaction::Record::Apply(c.clone()).to_draft().into_event(planned.id.clone(), planned.ts.clone()),
         );
-        let view = projection::project(&with).map_err(ops::OpsError::from)?;
+        let view = projection::project(&with)?;
         let in_range: Vec<_> =
             view.into_iter().filter(|p| p.raw_turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t))).collect();
         let (events, marks) = render::marked(&in_range);

@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         let id = store.resolve_or_active(args.args.first().map(String::as_str))?;
         let events = store.events(&id)?;
-        let view = projection::project(&events).map_err(convo::ops::OpsError::from)?;
+        let view = projection::project(&events)?;
         (id, projection::raw_view(&events), view, ("raw".to_owned(), "compacted".to_owned()))
     } else {
         let (query, revs): (Option<&str>, &[String]) = match args.args.as_slice() {

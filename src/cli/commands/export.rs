@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
     let title = store.meta(&id)?.title.unwrap_or_else(|| id.clone());
-    let project = || projection::project(&events).map_err(convo::ops::OpsError::from);
+    let project = || projection::project(&events);
     let mut bytes = Vec::new();
     match args.format {
         ExportFormat::Jsonl if args.compacted => render::projected_jsonl(&mut bytes, &project()?)?,
@@ -66,7 +66,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             let (shown, in_force) = if args.compacted {
                 (project()?.into_iter().map(|p| p.event).collect(), Vec::new())
             } else {
-                (events.clone(), projection::in_force(&events).map_err(convo::ops::OpsError::from)?)
+                (events.clone(), projection::in_force(&events)?)
             };
             if args.format == ExportFormat::Html {
                 export::html(&mut bytes, &title, &shown, &in_force)?;

@@ -36,12 +36,14 @@ struct StoreEmit<'a> {
     store: &'a convo::store::Store,
     clock: &'a convo::clock::Clock,
     staged: Vec<Option<Staged>>,
-    /// The store's own error, kept typed: a full disk is not bad input and needs its own hint.
-    failed: Option<convo::store::StoreError>,
 }
 
 impl interop::Emit for StoreEmit<'_> {
-    fn drafts(&mut self, conversation: usize, drafts: Vec<convo::event::Draft>) -> Result<(), String> {
+    fn drafts(
+        &mut self,
+        conversation: usize,
+        drafts: Vec<convo::event::Draft>,
+    ) -> Result<(), convo::store::StoreError> {
         if drafts.is_empty() {
             return Ok(());
         }
@@ -49,11 +51,7 @@ impl interop::Emit for StoreEmit<'_> {
             self.staged.push(None);
         }
         let staged = self.staged[conversation].get_or_insert_with(|| self.store.stage(self.clock));
-        self.store.stage_drafts(staged, drafts, self.clock).map_err(|e| {
-            let message = e.to_string();
-            self.failed = Some(e);
-            message
-        })
+        self.store.stage_drafts(staged, drafts, self.clock)
     }
 }
 
@@ -81,7 +79,7 @@ impl FileLines {
 }
 
 impl Iterator for FileLines {
-    type Item = Result<String, String>;
+    type Item = Result<String, interop::ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut buf = Vec::new();
@@ -98,9 +96,9 @@ impl Iterator for FileLines {
                 while matches!(buf.last(), Some(b'\n' | b'\r')) {
                     buf.pop();
                 }
-                Some(String::from_utf8(buf).map_err(|_| format!("line {}: not UTF-8 text", self.line)))
+                Some(String::from_utf8(buf).map_err(|_| interop::ReadError::NotUtf8 { line: self.line }))
             }
-            Err(e) => Some(Err(e.to_string())),
+            Err(e) => Some(Err(e.into())),
         }
     }
 }
@@ -123,13 +121,11 @@ fn detect_lines(head: &str) -> Option<Format> {
 /// Import a line-based file without holding it in memory: two passes for Claude Code (the
 /// subagent map), events staged into segments as they are read, one commit at the end.
 fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> Result<(), CommandError> {
-    let refused =
-        |e: String| CommandError::input(format!("{name}: {e}")).hint("nothing was written; --format names the format");
     // Before the store is opened (and, on a fresh machine, created): a file that fails here
     // leaves no trace at all.
     let roots = if format == Format::ClaudeCode {
         let mut lines = FileLines::open(path, false, None)?;
-        interop::claude_code::sidechain_roots(&mut lines).map_err(refused)?
+        interop::claude_code::sidechain_roots(&mut lines).map_err(|e| CommandError::import(name, e))?
     } else {
         Default::default()
     };
@@ -140,7 +136,7 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = crate::cli::ui::progress_bar(ctx.ui.quiet, size, format!("importing {name}"));
     let mut lines = FileLines::open(path, true, bar.clone())?;
-    let mut emit = StoreEmit { store: &store, clock: &ctx.clock, staged: Vec::new(), failed: None };
+    let mut emit = StoreEmit { store: &store, clock: &ctx.clock, staged: Vec::new() };
     let outcome = interop::stream(format, &mut lines, &roots, &ctx.clock, &mut emit);
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -153,14 +149,7 @@ fn streamed(ctx: &Ctx, args: &Args, path: &Path, name: &str, format: Format) -> 
         Ok(outcome) => outcome,
         Err(e) => {
             discard(&emit);
-            return Err(match emit.failed {
-                Some(
-                    store_error @ (convo::store::StoreError::DuplicateId { .. }
-                    | convo::store::StoreError::UnknownCallId { .. }),
-                ) => refused(store_error.to_string()),
-                Some(store_error) => store_error.into(),
-                None => refused(e),
-            });
+            return Err(CommandError::import(name, e));
         }
     };
     let fingerprint =
@@ -277,9 +266,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| CommandError::input(format!("{name}: the file is binary, not UTF-8 text")))?;
     let format = args.format.as_deref().and_then(Format::parse);
-    let imported = interop::import(&text, format, &ctx.clock).map_err(|e| {
-        CommandError::input(format!("{name}: {e}")).hint("nothing was written; --format names the format")
-    })?;
+    let imported = interop::import(&text, format, &ctx.clock).map_err(|e| CommandError::import(&name, e))?;
 
     let store = ctx.open_store_for_write()?;
     let lock = store.lock()?;

@@ -2,7 +2,7 @@ use convo::render;
 
 use super::Format;
 use crate::cli::Ctx;
-use crate::cli::command_error::{CommandError, Kind};
+use crate::cli::command_error::CommandError;
 
 /// Show the history of a conversation, newest first
 ///
@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         // Compactions withdrawn later show as undone.
         if entries.iter().any(|e| e.compaction.is_some()) {
             let events = store.events(&id)?;
-            let records = convo::compaction::records(&events).map_err(|m| CommandError::new(Kind::Store, m))?;
+            let records = convo::compaction::records(&events)?;
             let revoked = convo::compaction::revoked(&records);
             for e in &mut entries {
                 e.undone = e.compaction.as_ref().is_some_and(|c| revoked.contains(c));

@@ -41,8 +41,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
         return provider_body(ctx, &store, &events, args.format, args.model.as_deref());
     }
-    let view =
-        if args.compacted { Some(projection::project(&events).map_err(convo::ops::OpsError::from)?) } else { None };
+    let view = if args.compacted { Some(projection::project(&events)?) } else { None };
     match (args.format, &view) {
         (ShowFormat::Jsonl, None) => {
             let mut out = crate::cli::ui::Output::stdout();
@@ -84,8 +83,7 @@ fn provider_body(
     format: ShowFormat,
     model: Option<&str>,
 ) -> Result<(), CommandError> {
-    let view: Vec<_> =
-        projection::project(events).map_err(convo::ops::OpsError::from)?.into_iter().map(|p| p.event).collect();
+    let view: Vec<_> = projection::project(events)?.into_iter().map(|p| p.event).collect();
     let config = ctx.config(store, events)?;
     let body = convo::ops::query::provider_body(&config, &view, format == ShowFormat::Anthropic, model);
     let mut out = crate::cli::ui::Output::stdout();

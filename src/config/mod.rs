@@ -1,7 +1,8 @@
 //! Layered configuration: built-in defaults (embedded TOML), the user file, the store's
 //! `convo.toml`, the conversation's `config` events, then `--config KEY=VALUE`, later layers
 //! winning key by key. Every layer is checked on its own, so an unknown key or a wrong type
-//! is reported with the file (or event) and line it came from, never silently ignored.
+//! is reported with the file (or event) it came from, and the line and column in a file,
+//! never silently ignored.
 //!
 //! The caller (the CLI) finds the files and reads the environment; this module parses,
 //! merges and validates what it is handed.
@@ -50,17 +51,32 @@ pub struct Layer {
     pub table: Table,
 }
 
+/// A layer that does not parse or does not fit the schema: `origin:line:column: message`,
+/// the position (1-based, the column in characters) where the parser put it, when the layer
+/// came from text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error("{origin}{}: {message}", position(*line, *column))]
 pub struct ConfigError {
     pub origin: String,
     pub line: Option<usize>,
+    pub column: Option<usize>,
     pub message: String,
 }
 
+fn position(line: Option<usize>, column: Option<usize>) -> String {
+    [line, column].into_iter().flatten().map(|n| format!(":{n}")).collect()
+}
+
 impl ConfigError {
-    fn new(origin: &str, line: Option<usize>, message: impl Into<String>) -> Self {
-        ConfigError { origin: origin.into(), line, message: message.into() }
+    /// An error with no position: the layer did not come from text.
+    fn new(origin: &str, message: impl Into<String>) -> Self {
+        ConfigError { origin: origin.into(), line: None, column: None, message: message.into() }
+    }
+
+    /// An error at byte `offset` of `text`.
+    fn at(origin: &str, text: &str, offset: usize, message: impl Into<String>) -> Self {
+        let (line, column) = line_column(text, offset);
+        ConfigError { origin: origin.into(), line: Some(line), column: Some(column), message: message.into() }
     }
 }
 
@@ -368,8 +384,9 @@ impl Config {
 
 /// A layer from TOML text (a file's contents).
 pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, ConfigError> {
-    let table: Table = text.parse().map_err(|e: toml::de::Error| {
-        ConfigError::new(origin, e.span().map(|s| line_of(text, s.start)), e.message().trim_end())
+    let table: Table = text.parse().map_err(|e: toml::de::Error| match e.span() {
+        Some(span) => ConfigError::at(origin, text, span.start, e.message().trim_end()),
+        None => ConfigError::new(origin, e.message().trim_end()),
     })?;
     let layer = Layer { source, origin: origin.to_owned(), table };
     validate(&layer, Some(text))?;
@@ -380,7 +397,7 @@ pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, Co
 pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)]) -> Result<Layer, ConfigError> {
     let mut table = Table::new();
     for (key, value) in pairs {
-        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, None, m))?;
+        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, m))?;
     }
     let layer = Layer { source, origin: origin.to_owned(), table };
     validate(&layer, None)?;
@@ -473,20 +490,41 @@ fn merge(base: &mut Table, over: Table) {
     }
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+/// The 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// `message` on one line: serde's value errors end in `\nin `key.path`\n`.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Check a layer against the schema on its own, so errors name where they came from.
 fn validate(layer: &Layer, text: Option<&str>) -> Result<(), ConfigError> {
-    Config::deserialize(Value::Table(layer.table.clone()).clone()).map(|_| ()).map_err(|e| {
-        // Value-level deserialisation has no spans: find the offending key's line ourselves.
-        let message = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
-        let line = text.and_then(|t| {
-            let key = message.split('`').nth(1)?.rsplit('.').next()?;
-            t.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i + 1)
-        });
-        ConfigError::new(&layer.origin, line, message)
+    let Err(e) = Config::deserialize(Value::Table(layer.table.clone())) else { return Ok(()) };
+    // The value-level message names the key path (`... in `compaction.keep_last``) but has
+    // no position: deserialising the text itself gives the span of the offending key or value.
+    let message = one_line(&e.to_string());
+    let spanned = text.and_then(|t| Some((t, toml::from_str::<Config>(t).err()?)));
+    Err(match spanned {
+        Some((text, spanned)) => {
+            let plain = one_line(spanned.message());
+            // Should the two passes ever meet different errors first, the positioned one is
+            // reported.
+            let message = if message.starts_with(&plain) { message } else { plain };
+            match spanned.span() {
+                Some(span) => ConfigError::at(&layer.origin, text, span.start, message),
+                None => ConfigError::new(&layer.origin, message),
+            }
+        }
+        None => ConfigError::new(&layer.origin, message),
     })
 }
 
@@ -505,7 +543,7 @@ pub fn conversation_layers(events: &[crate::event::Event]) -> Result<Vec<Layer>,
                 .map(|(k, v)| {
                     json_to_toml(v)
                         .map(|v| (k.clone(), v))
-                        .map_err(|m| ConfigError::new(&origin, None, format!("`{k}`: {m}")))
+                        .map_err(|m| ConfigError::new(&origin, format!("`{k}`: {m}")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             layer_from_pairs(Source::Conversation, &origin, &pairs)
@@ -546,7 +584,7 @@ impl Resolved {
             merge(&mut merged, layer.table.clone());
         }
         let config = Config::deserialize(Value::Table(merged))
-            .map_err(|e| ConfigError::new("merged configuration", None, e.to_string()))?;
+            .map_err(|e| ConfigError::new("merged configuration", e.to_string()))?;
         Ok(Resolved { config, layers, ignored })
     }
 
@@ -658,18 +696,53 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_and_wrong_types_name_file_key_and_line() {
-        let err = parse_layer(Source::User, "config.toml", "[compaction]\n\nprofles = 1\n").unwrap_err();
-        assert_eq!(err.line, Some(3));
-        assert!(err.to_string().starts_with("config.toml:3: unknown field `profles`"), "{err}");
-        let err = parse_layer(Source::User, "config.toml", "[compaction]\nkeep_last = \"three\"\n").unwrap_err();
-        assert!(err.to_string().starts_with("config.toml"), "{err}");
-        assert!(err.message.contains("invalid type"), "{err}");
-        let err =
-            parse_layer(Source::Store, "convo.toml", "[compaction.profiles.x]\ntool_calls = \"shred\"\n").unwrap_err();
-        assert!(err.message.contains("invalid tool_calls `shred`"), "{err}");
-        let err = parse_layer(Source::Store, "convo.toml", "[compaction\n").unwrap_err();
-        assert_eq!(err.line, Some(1));
+    fn unknown_keys_and_wrong_types_name_file_key_line_and_column() {
+        let err = |text: &str| parse_layer(Source::User, "config.toml", text).unwrap_err().to_string();
+        assert_eq!(
+            err("[compaction]\n\nprofles = 1\n"),
+            "config.toml:3:1: unknown field `profles`, expected one of `default_profile`, `keep_last`, `profiles`, \
+             `confirm_above_tokens`, `auto` in `compaction`"
+        );
+        // The value's position, indented or not; a key named in a comment above is no decoy.
+        assert_eq!(
+            err("[compaction]\n# keep_last = 1\n  keep_last = \"three\"\n"),
+            "config.toml:3:15: invalid type: string \"three\", expected u64 in `compaction.keep_last`"
+        );
+        assert_eq!(
+            err("[compaction.profiles.x]\ntool_calls = \"shred\"\n"),
+            "config.toml:2:14: invalid tool_calls `shred`: expected \"strip\", \"strip-responses\", \
+             \"strip-requests\", \"omit\" or a table in `compaction.profiles.x.tool_calls`"
+        );
+        // A key inside an inline table, after a multi-byte character: columns count characters.
+        assert_eq!(
+            err("[compaction.profiles.x]\nsummary = { instructions = \"é…\", policy = \"summarize\", mdl = 1 }\n"),
+            "config.toml:2:56: unknown field `mdl`, expected one of `policy`, `model`, `instructions` \
+             in `compaction.profiles.x.summary`"
+        );
+        // Two errors: the first by key order is reported, at its own position.
+        assert_eq!(
+            err("[compaction]\nzzz = 1\naaa = 2\n"),
+            "config.toml:3:1: unknown field `aaa`, expected one of `default_profile`, `keep_last`, `profiles`, \
+             `confirm_above_tokens`, `auto` in `compaction`"
+        );
+        // Syntax errors, at the parser's position.
+        assert_eq!(err("[compaction\n"), "config.toml:1:12: unclosed table, expected `]`");
+        assert_eq!(err("a = 1\nb = \n"), "config.toml:2:5: string values must be quoted, expected literal string");
+        // Layers not read from text have no position.
+        let err = layer_from_pairs(Source::CommandLine, "--config", &[parse_assignment("x=1").unwrap()]).unwrap_err();
+        assert_eq!((err.line, err.column), (None, None));
+        assert!(err.to_string().starts_with("--config: unknown field `x`"), "{err}");
+    }
+
+    #[test]
+    fn line_column_counts_characters_from_one() {
+        let text = "ab\né€x\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 2), (1, 3));
+        assert_eq!(line_column(text, 3), (2, 1));
+        assert_eq!(line_column(text, "ab\né€".len()), (2, 3));
+        assert_eq!(line_column(text, 4), (2, 1), "inside a character: that character");
+        assert_eq!(line_column(text, 99), (3, 1));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the summarizer. This module never touches the store: callers pass events in and get
 //! events (and usage) back.
 
+mod answer;
 pub mod client;
 pub mod wire;
 

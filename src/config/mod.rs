@@ -16,7 +16,7 @@ use toml::{Table, Value};
 
 use crate::compaction::{ReasoningPolicy, ToolCallPolicy, ToolHint};
 
-pub use edit::set_in_document;
+pub use edit::{EditError, set_in_document};
 
 /// Where a layer comes from, lowest precedence first: the order *is* the precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -78,6 +78,26 @@ impl ConfigError {
         let (line, column) = line_column(text, offset);
         ConfigError { origin: origin.into(), line: Some(line), column: Some(column), message: message.into() }
     }
+}
+
+/// A key or a value that cannot be set, before any schema check: from `--config`, a
+/// conversation's `config` event, or `config set`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    #[error("`{text}`: expected KEY=VALUE")]
+    NoAssignment { text: String },
+    #[error("`{text}`: the key must be dotted names, like compaction.keep_last")]
+    BadKey { text: String },
+    #[error("`{key}` is not a key")]
+    NotAKey { key: String },
+    /// A dotted key goes through a value that is not a table.
+    #[error("`{key}`: `{part}` is not a table")]
+    NotATable { key: String, part: String },
+    #[error("null is not a config value")]
+    Null,
+    /// A JSON number neither an `i64` nor an `f64` holds.
+    #[error("{number} is out of range")]
+    OutOfRange { number: serde_json::Number },
 }
 
 /// The resolved configuration.
@@ -397,7 +417,7 @@ pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, Co
 pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)]) -> Result<Layer, ConfigError> {
     let mut table = Table::new();
     for (key, value) in pairs {
-        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, m))?;
+        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, m.to_string()))?;
     }
     let layer = Layer { source, origin: origin.to_owned(), table };
     validate(&layer, None)?;
@@ -406,11 +426,11 @@ pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)])
 
 /// `KEY=VALUE` from the command line. VALUE is TOML (`5`, `true`, `"strip"`); anything that
 /// does not parse as TOML is taken as a string.
-pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
-    let (key, value) = text.split_once('=').ok_or_else(|| format!("`{text}`: expected KEY=VALUE"))?;
+pub fn parse_assignment(text: &str) -> Result<(String, Value), SettingError> {
+    let (key, value) = text.split_once('=').ok_or_else(|| SettingError::NoAssignment { text: text.into() })?;
     let key = key.trim();
     if key.is_empty() || split_key(key).iter().any(String::is_empty) {
-        return Err(format!("`{text}`: the key must be dotted names, like compaction.keep_last"));
+        return Err(SettingError::BadKey { text: text.into() });
     }
     Ok((key.to_owned(), parse_value(value.trim())))
 }
@@ -425,14 +445,14 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// JSON (a `config` event's `set`) to TOML; `null` has no TOML form.
-pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, String> {
+pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, SettingError> {
     Ok(match value {
-        serde_json::Value::Null => return Err("null is not a config value".into()),
+        serde_json::Value::Null => return Err(SettingError::Null),
         serde_json::Value::Bool(b) => Value::Boolean(*b),
         serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Value::Integer(i),
             (None, Some(f)) => Value::Float(f),
-            _ => return Err(format!("{n} is out of range")),
+            _ => return Err(SettingError::OutOfRange { number: n.clone() }),
         },
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(items) => Value::Array(items.iter().map(json_to_toml).collect::<Result<_, _>>()?),
@@ -460,13 +480,13 @@ pub fn split_key(key: &str) -> Vec<String> {
     parts
 }
 
-fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
+fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), SettingError> {
     let mut parts = split_key(key);
-    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| format!("`{key}` is not a key"))?;
+    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| SettingError::NotAKey { key: key.into() })?;
     let mut here = table;
     for part in parts {
         let entry = here.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
-        here = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{part}` is not a table"))?;
+        here = entry.as_table_mut().ok_or_else(|| SettingError::NotATable { key: key.into(), part: part.clone() })?;
     }
     match (here.get_mut(&last), value) {
         (Some(Value::Table(existing)), Value::Table(new)) => {
@@ -828,7 +848,34 @@ mod tests {
     fn command_line_values_are_toml_or_strings() {
         assert_eq!(parse_assignment("a.b=5").unwrap(), ("a.b".into(), Value::Integer(5)));
         assert_eq!(parse_assignment("a.b=strip").unwrap(), ("a.b".into(), Value::String("strip".into())));
-        assert!(parse_assignment("nokey").is_err());
-        assert!(parse_assignment(".x=1").is_err());
+        let err = parse_assignment("nokey").unwrap_err();
+        assert_eq!(err, SettingError::NoAssignment { text: "nokey".into() });
+        assert_eq!(err.to_string(), "`nokey`: expected KEY=VALUE");
+        assert_eq!(
+            parse_assignment(".x=1").unwrap_err().to_string(),
+            "`.x=1`: the key must be dotted names, like compaction.keep_last"
+        );
+    }
+
+    #[test]
+    fn settings_that_cannot_be_made_say_why() {
+        assert_eq!(json_to_toml(&serde_json::Value::Null).unwrap_err().to_string(), "null is not a config value");
+        let err = layer_from_pairs(
+            Source::Conversation,
+            "config event e1",
+            &[("llm.model".into(), Value::Integer(1)), ("llm.model.x".into(), Value::Integer(2))],
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "config event e1: `llm.model.x`: `model` is not a table");
+        let err = conversation_layers(&[crate::event::Event {
+            id: "e1".into(),
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: crate::event::Kind::Config {
+                set: [("llm.model".to_owned(), serde_json::Value::Null)].into_iter().collect(),
+            },
+            extra: Default::default(),
+        }])
+        .unwrap_err();
+        assert_eq!(err.to_string(), "config event e1: `llm.model`: null is not a config value");
     }
 }

@@ -1,6 +1,7 @@
 //! Time and id generation, injected so the core never reads the system clock behind a
-//! caller's back: the CLI builds a [`Clock`] from the real time, or from a fixed instant for
-//! sealed tests (which then get reproducible ids and commit hashes).
+//! caller's back: the CLI builds a [`Clock`] that reads the real time at each call, or one
+//! frozen at a fixed instant for sealed tests (which then get reproducible ids and commit
+//! hashes).
 
 use std::cell::RefCell;
 use std::time::SystemTime;
@@ -9,7 +10,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use ulid::Ulid;
 
 pub struct Clock {
-    now: DateTime<Utc>,
+    /// `None`: the system clock, read at each call, so a record is stamped when it is made
+    /// (a `query` answer when it arrives, not when the command started).
+    fixed: Option<DateTime<Utc>>,
     ids: RefCell<IdSource>,
 }
 
@@ -22,38 +25,42 @@ enum IdSource {
 }
 
 impl Clock {
-    /// The real time and random ids.
+    /// The real time, read at each call, and random ids.
     pub fn system() -> Clock {
-        Clock { now: Utc::now(), ids: RefCell::new(IdSource::Random(ulid::Generator::new())) }
+        Clock { fixed: None, ids: RefCell::new(IdSource::Random(ulid::Generator::new())) }
     }
 
     /// A frozen instant and counter-based ids: every run with the same instant produces the
     /// same ids.
     pub fn fixed(now: DateTime<Utc>) -> Clock {
-        Clock { now, ids: RefCell::new(IdSource::Counter(0)) }
+        Clock { fixed: Some(now), ids: RefCell::new(IdSource::Counter(0)) }
     }
 
+    /// The current time: the system clock read now, or the fixed instant.
     pub fn now(&self) -> DateTime<Utc> {
-        self.now
+        self.fixed.unwrap_or_else(Utc::now)
     }
 
     /// `now` as stored in events: RFC 3339, milliseconds, UTC.
     pub fn timestamp(&self) -> String {
-        self.now.to_rfc3339_opts(SecondsFormat::Millis, true)
+        self.now().to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 
     /// A new ULID: 26 characters, sortable by creation time, safe as a path segment.
     pub fn new_id(&self) -> String {
-        let system_time: SystemTime = self.now.into();
+        let now = self.now();
+        let system_time: SystemTime = now.into();
         let mut source = self.ids.borrow_mut();
         let ulid = match &mut *source {
+            // The generator keeps ids monotonic even if the system clock steps back: an
+            // instant at or before the last id's increments that id's random part.
             IdSource::Random(generator) => generator
                 .generate_from_datetime(system_time)
                 // The generator only fails when 2^80 ids were made in one millisecond.
                 .unwrap_or_else(|_| Ulid::from_datetime(system_time)),
             IdSource::Counter(n) => {
                 *n += 1;
-                Ulid::from_parts(self.now.timestamp_millis() as u64, u128::from(*n))
+                Ulid::from_parts(now.timestamp_millis() as u64, u128::from(*n))
             }
         };
         ulid.to_string()
@@ -77,6 +84,34 @@ mod tests {
         assert_eq!(ids, (0..3).map(|_| b.new_id()).collect::<Vec<_>>());
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
         assert!(ids.iter().all(|id| is_ulid(id)));
+    }
+
+    #[test]
+    fn system_clock_is_read_at_each_call_and_fixed_clock_is_not() {
+        let system = Clock::system();
+        let (t1, s1) = (system.now(), system.timestamp());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let (t2, s2) = (system.now(), system.timestamp());
+        assert!(t2 > t1, "{t1} then {t2}");
+        assert!(s2 > s1, "{s1} then {s2}");
+
+        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().to_utc();
+        let fixed = Clock::fixed(t);
+        let first = fixed.timestamp();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(first, "2026-01-01T00:00:00.000Z");
+        assert_eq!((fixed.now(), fixed.timestamp()), (t, first));
+    }
+
+    #[test]
+    fn system_ids_follow_the_clock_and_stay_ordered() {
+        let clock = Clock::system();
+        let a = clock.new_id();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let b = clock.new_id();
+        let ms = |id: &str| Ulid::from_string(id).unwrap().timestamp_ms();
+        assert!(ms(&b) >= ms(&a) + 5, "{a} then {b}");
+        assert!(a < b);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 
 use serde_json::{Map, Value};
 
-/// The event types of DESIGN.md's table, in the order help text lists them.
+/// The event types input may carry (every known type but `compaction`, which only convo
+/// writes), in the order help text lists them.
 pub const INPUT_TYPES: &[&str] = &["system", "user", "assistant", "reasoning", "tool_call", "tool_result", "config"];
 
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! sent. No I/O, no config: everything a compaction needs (its range, policies and the tool
 //! hints in force when it was made) is in its event.
 //!
-//! Semantics (RFD 064, DESIGN.md "Compaction"):
+//! Semantics:
 //! - per event and content type, the latest covering compaction with an opinion on that type
 //!   wins (later timestamp; equal timestamps: later in the stream);
 //! - a summary beats per-type policies and replaces every provider-visible event of its range

@@ -284,7 +284,10 @@ fn config_layers_and_where_they_come_from() {
     std::fs::write(&user_file, "[compaction]\n# comment\nkeep_last = \"many\"\n").unwrap();
     let err = env.run(&["compact", "--dry-run"]);
     let first = err.fails_with(3).lines().next().unwrap().to_owned();
-    assert!(first.starts_with(&format!("error: {}:3: invalid type: string \"many\"", user_file.display())), "{first}");
+    assert!(
+        first.starts_with(&format!("error: {}:3:13: invalid type: string \"many\"", user_file.display())),
+        "{first}"
+    );
 }
 
 #[test]

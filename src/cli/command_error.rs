@@ -215,6 +215,7 @@ impl From<OpsError> for CommandError {
                 CommandError::input(e.to_string()).hint(hint)
             }
             OpsError::ConfigEdit { .. } | OpsError::File { .. } => CommandError::input(e.to_string()),
+            OpsError::Model(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
         }
     }

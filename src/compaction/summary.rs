@@ -1,11 +1,12 @@
 //! What a model is asked when it summarizes a range: the prompt, and the RAW events of the
 //! range as a transcript, cut into chunks that fit the model's window. Pure; the call itself
 //! is made by `ops` through the `llm` clients. No code path feeds a projected view here:
-//! a summary is always made from the original events (RFD 064's raw-stream invariant).
+//! a summary is always made from the original events, which compaction never changes, so
+//! what an earlier compaction stripped or summarized is still there to be read in full.
 
 use crate::event::{Event, Kind, turn_numbers};
 
-/// The default instructions (seeds 000 and 003): what a summary keeps and what it drops.
+/// The default instructions: what a summary keeps and what it drops.
 pub const DEFAULT_INSTRUCTIONS: &str = "\
 You are summarizing part of a conversation between a user and an AI coding assistant, so the \
 assistant can continue the work without the original messages. Write a concise summary in \

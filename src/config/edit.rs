@@ -2,11 +2,28 @@
 
 use toml_edit::{DocumentMut, Item, Table};
 
+/// Why a document could not be edited.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// The document (or the value, rendered) is not TOML.
+    #[error("{0}")]
+    Parse(#[from] toml_edit::TomlError),
+    #[error("empty key")]
+    EmptyKey,
+    /// A dotted key goes through a value that is not a table.
+    #[error("`{key}`: `{part}` is not a table")]
+    NotATable { key: String, part: String },
+    #[error("{0}")]
+    Render(#[from] toml::ser::Error),
+    #[error("value did not render")]
+    NotRendered,
+}
+
 /// `text` with dotted `key` set to `value` (given as TOML, e.g. `5` or `"strip"`).
-pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<String, String> {
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<String, EditError> {
+    let mut doc: DocumentMut = text.parse()?;
     let parts = super::split_key(key);
-    let (last, parents) = parts.split_last().ok_or("empty key")?;
+    let (last, parents) = parts.split_last().ok_or(EditError::EmptyKey)?;
     let mut table: &mut Table = doc.as_table_mut();
     for part in parents {
         let item = table.entry(part.as_str()).or_insert_with(|| {
@@ -14,12 +31,11 @@ pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<Str
             t.set_implicit(true);
             Item::Table(t)
         });
-        table = item.as_table_mut().ok_or_else(|| format!("`{key}`: `{part}` is not a table"))?;
+        table = item.as_table_mut().ok_or_else(|| EditError::NotATable { key: key.to_owned(), part: part.clone() })?;
     }
-    let rendered =
-        toml::to_string(&toml::Table::from_iter([("v".to_owned(), value.clone())])).map_err(|e| e.to_string())?;
-    let parsed: DocumentMut = rendered.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
-    let item = parsed.get("v").cloned().ok_or("value did not render")?;
+    let rendered = toml::to_string(&toml::Table::from_iter([("v".to_owned(), value.clone())]))?;
+    let parsed: DocumentMut = rendered.parse()?;
+    let item = parsed.get("v").cloned().ok_or(EditError::NotRendered)?;
     // Replace the value in place so the key keeps its comments.
     match table.get_mut(last.as_str()) {
         Some(existing) if existing.is_value() && item.is_value() => *existing = item,
@@ -42,5 +58,15 @@ mod tests {
         let out =
             set_in_document("", "tools.fs_read_file.compaction.request", &toml::Value::String("keep".into())).unwrap();
         assert_eq!(out, "[tools.fs_read_file.compaction]\nrequest = \"keep\"\n");
+    }
+
+    #[test]
+    fn what_cannot_be_edited_says_why_and_keeps_the_parser_error() {
+        let one = toml::Value::Integer(1);
+        let err = set_in_document("[a\n", "a.b", &one).unwrap_err();
+        assert!(matches!(err, EditError::Parse(_)), "{err:?}");
+        assert!(std::error::Error::source(&err).is_some());
+        let err = set_in_document("a = 1\n", "a.b", &one).unwrap_err();
+        assert_eq!(err.to_string(), "`a.b`: `a` is not a table");
     }
 }

@@ -1,7 +1,8 @@
 //! Layered configuration: built-in defaults (embedded TOML), the user file, the store's
 //! `convo.toml`, the conversation's `config` events, then `--config KEY=VALUE`, later layers
 //! winning key by key. Every layer is checked on its own, so an unknown key or a wrong type
-//! is reported with the file (or event) and line it came from, never silently ignored.
+//! is reported with the file (or event) it came from, and the line and column in a file,
+//! never silently ignored.
 //!
 //! The caller (the CLI) finds the files and reads the environment; this module parses,
 //! merges and validates what it is handed.
@@ -15,7 +16,7 @@ use toml::{Table, Value};
 
 use crate::compaction::{ReasoningPolicy, ToolCallPolicy, ToolHint};
 
-pub use edit::set_in_document;
+pub use edit::{EditError, set_in_document};
 
 /// Where a layer comes from, lowest precedence first: the order *is* the precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -50,18 +51,53 @@ pub struct Layer {
     pub table: Table,
 }
 
+/// A layer that does not parse or does not fit the schema: `origin:line:column: message`,
+/// the position (1-based, the column in characters) where the parser put it, when the layer
+/// came from text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error("{origin}{}: {message}", position(*line, *column))]
 pub struct ConfigError {
     pub origin: String,
     pub line: Option<usize>,
+    pub column: Option<usize>,
     pub message: String,
 }
 
+fn position(line: Option<usize>, column: Option<usize>) -> String {
+    [line, column].into_iter().flatten().map(|n| format!(":{n}")).collect()
+}
+
 impl ConfigError {
-    fn new(origin: &str, line: Option<usize>, message: impl Into<String>) -> Self {
-        ConfigError { origin: origin.into(), line, message: message.into() }
+    /// An error with no position: the layer did not come from text.
+    fn new(origin: &str, message: impl Into<String>) -> Self {
+        ConfigError { origin: origin.into(), line: None, column: None, message: message.into() }
     }
+
+    /// An error at byte `offset` of `text`.
+    fn at(origin: &str, text: &str, offset: usize, message: impl Into<String>) -> Self {
+        let (line, column) = line_column(text, offset);
+        ConfigError { origin: origin.into(), line: Some(line), column: Some(column), message: message.into() }
+    }
+}
+
+/// A key or a value that cannot be set, before any schema check: from `--config`, a
+/// conversation's `config` event, or `config set`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    #[error("`{text}`: expected KEY=VALUE")]
+    NoAssignment { text: String },
+    #[error("`{text}`: the key must be dotted names, like compaction.keep_last")]
+    BadKey { text: String },
+    #[error("`{key}` is not a key")]
+    NotAKey { key: String },
+    /// A dotted key goes through a value that is not a table.
+    #[error("`{key}`: `{part}` is not a table")]
+    NotATable { key: String, part: String },
+    #[error("null is not a config value")]
+    Null,
+    /// A JSON number neither an `i64` nor an `f64` holds.
+    #[error("{number} is out of range")]
+    OutOfRange { number: serde_json::Number },
 }
 
 /// The resolved configuration.
@@ -368,8 +404,9 @@ impl Config {
 
 /// A layer from TOML text (a file's contents).
 pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, ConfigError> {
-    let table: Table = text.parse().map_err(|e: toml::de::Error| {
-        ConfigError::new(origin, e.span().map(|s| line_of(text, s.start)), e.message().trim_end())
+    let table: Table = text.parse().map_err(|e: toml::de::Error| match e.span() {
+        Some(span) => ConfigError::at(origin, text, span.start, e.message().trim_end()),
+        None => ConfigError::new(origin, e.message().trim_end()),
     })?;
     let layer = Layer { source, origin: origin.to_owned(), table };
     validate(&layer, Some(text))?;
@@ -380,7 +417,7 @@ pub fn parse_layer(source: Source, origin: &str, text: &str) -> Result<Layer, Co
 pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)]) -> Result<Layer, ConfigError> {
     let mut table = Table::new();
     for (key, value) in pairs {
-        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, None, m))?;
+        insert_dotted(&mut table, key, value.clone()).map_err(|m| ConfigError::new(origin, m.to_string()))?;
     }
     let layer = Layer { source, origin: origin.to_owned(), table };
     validate(&layer, None)?;
@@ -389,11 +426,11 @@ pub fn layer_from_pairs(source: Source, origin: &str, pairs: &[(String, Value)])
 
 /// `KEY=VALUE` from the command line. VALUE is TOML (`5`, `true`, `"strip"`); anything that
 /// does not parse as TOML is taken as a string.
-pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
-    let (key, value) = text.split_once('=').ok_or_else(|| format!("`{text}`: expected KEY=VALUE"))?;
+pub fn parse_assignment(text: &str) -> Result<(String, Value), SettingError> {
+    let (key, value) = text.split_once('=').ok_or_else(|| SettingError::NoAssignment { text: text.into() })?;
     let key = key.trim();
     if key.is_empty() || split_key(key).iter().any(String::is_empty) {
-        return Err(format!("`{text}`: the key must be dotted names, like compaction.keep_last"));
+        return Err(SettingError::BadKey { text: text.into() });
     }
     Ok((key.to_owned(), parse_value(value.trim())))
 }
@@ -408,14 +445,14 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// JSON (a `config` event's `set`) to TOML; `null` has no TOML form.
-pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, String> {
+pub fn json_to_toml(value: &serde_json::Value) -> Result<Value, SettingError> {
     Ok(match value {
-        serde_json::Value::Null => return Err("null is not a config value".into()),
+        serde_json::Value::Null => return Err(SettingError::Null),
         serde_json::Value::Bool(b) => Value::Boolean(*b),
         serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Value::Integer(i),
             (None, Some(f)) => Value::Float(f),
-            _ => return Err(format!("{n} is out of range")),
+            _ => return Err(SettingError::OutOfRange { number: n.clone() }),
         },
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(items) => Value::Array(items.iter().map(json_to_toml).collect::<Result<_, _>>()?),
@@ -443,13 +480,13 @@ pub fn split_key(key: &str) -> Vec<String> {
     parts
 }
 
-fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
+fn insert_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), SettingError> {
     let mut parts = split_key(key);
-    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| format!("`{key}` is not a key"))?;
+    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| SettingError::NotAKey { key: key.into() })?;
     let mut here = table;
     for part in parts {
         let entry = here.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
-        here = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{part}` is not a table"))?;
+        here = entry.as_table_mut().ok_or_else(|| SettingError::NotATable { key: key.into(), part: part.clone() })?;
     }
     match (here.get_mut(&last), value) {
         (Some(Value::Table(existing)), Value::Table(new)) => {
@@ -473,20 +510,41 @@ fn merge(base: &mut Table, over: Table) {
     }
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+/// The 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// `message` on one line: serde's value errors end in `\nin `key.path`\n`.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Check a layer against the schema on its own, so errors name where they came from.
 fn validate(layer: &Layer, text: Option<&str>) -> Result<(), ConfigError> {
-    Config::deserialize(Value::Table(layer.table.clone()).clone()).map(|_| ()).map_err(|e| {
-        // Value-level deserialisation has no spans: find the offending key's line ourselves.
-        let message = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
-        let line = text.and_then(|t| {
-            let key = message.split('`').nth(1)?.rsplit('.').next()?;
-            t.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i + 1)
-        });
-        ConfigError::new(&layer.origin, line, message)
+    let Err(e) = Config::deserialize(Value::Table(layer.table.clone())) else { return Ok(()) };
+    // The value-level message names the key path (`... in `compaction.keep_last``) but has
+    // no position: deserialising the text itself gives the span of the offending key or value.
+    let message = one_line(&e.to_string());
+    let spanned = text.and_then(|t| Some((t, toml::from_str::<Config>(t).err()?)));
+    Err(match spanned {
+        Some((text, spanned)) => {
+            let plain = one_line(spanned.message());
+            // Should the two passes ever meet different errors first, the positioned one is
+            // reported.
+            let message = if message.starts_with(&plain) { message } else { plain };
+            match spanned.span() {
+                Some(span) => ConfigError::at(&layer.origin, text, span.start, message),
+                None => ConfigError::new(&layer.origin, message),
+            }
+        }
+        None => ConfigError::new(&layer.origin, message),
     })
 }
 
@@ -505,7 +563,7 @@ pub fn conversation_layers(events: &[crate::event::Event]) -> Result<Vec<Layer>,
                 .map(|(k, v)| {
                     json_to_toml(v)
                         .map(|v| (k.clone(), v))
-                        .map_err(|m| ConfigError::new(&origin, None, format!("`{k}`: {m}")))
+                        .map_err(|m| ConfigError::new(&origin, format!("`{k}`: {m}")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             layer_from_pairs(Source::Conversation, &origin, &pairs)
@@ -546,7 +604,7 @@ impl Resolved {
             merge(&mut merged, layer.table.clone());
         }
         let config = Config::deserialize(Value::Table(merged))
-            .map_err(|e| ConfigError::new("merged configuration", None, e.to_string()))?;
+            .map_err(|e| ConfigError::new("merged configuration", e.to_string()))?;
         Ok(Resolved { config, layers, ignored })
     }
 
@@ -658,18 +716,53 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_and_wrong_types_name_file_key_and_line() {
-        let err = parse_layer(Source::User, "config.toml", "[compaction]\n\nprofles = 1\n").unwrap_err();
-        assert_eq!(err.line, Some(3));
-        assert!(err.to_string().starts_with("config.toml:3: unknown field `profles`"), "{err}");
-        let err = parse_layer(Source::User, "config.toml", "[compaction]\nkeep_last = \"three\"\n").unwrap_err();
-        assert!(err.to_string().starts_with("config.toml"), "{err}");
-        assert!(err.message.contains("invalid type"), "{err}");
-        let err =
-            parse_layer(Source::Store, "convo.toml", "[compaction.profiles.x]\ntool_calls = \"shred\"\n").unwrap_err();
-        assert!(err.message.contains("invalid tool_calls `shred`"), "{err}");
-        let err = parse_layer(Source::Store, "convo.toml", "[compaction\n").unwrap_err();
-        assert_eq!(err.line, Some(1));
+    fn unknown_keys_and_wrong_types_name_file_key_line_and_column() {
+        let err = |text: &str| parse_layer(Source::User, "config.toml", text).unwrap_err().to_string();
+        assert_eq!(
+            err("[compaction]\n\nprofles = 1\n"),
+            "config.toml:3:1: unknown field `profles`, expected one of `default_profile`, `keep_last`, `profiles`, \
+             `confirm_above_tokens`, `auto` in `compaction`"
+        );
+        // The value's position, indented or not; a key named in a comment above is no decoy.
+        assert_eq!(
+            err("[compaction]\n# keep_last = 1\n  keep_last = \"three\"\n"),
+            "config.toml:3:15: invalid type: string \"three\", expected u64 in `compaction.keep_last`"
+        );
+        assert_eq!(
+            err("[compaction.profiles.x]\ntool_calls = \"shred\"\n"),
+            "config.toml:2:14: invalid tool_calls `shred`: expected \"strip\", \"strip-responses\", \
+             \"strip-requests\", \"omit\" or a table in `compaction.profiles.x.tool_calls`"
+        );
+        // A key inside an inline table, after a multi-byte character: columns count characters.
+        assert_eq!(
+            err("[compaction.profiles.x]\nsummary = { instructions = \"é…\", policy = \"summarize\", mdl = 1 }\n"),
+            "config.toml:2:56: unknown field `mdl`, expected one of `policy`, `model`, `instructions` \
+             in `compaction.profiles.x.summary`"
+        );
+        // Two errors: the first by key order is reported, at its own position.
+        assert_eq!(
+            err("[compaction]\nzzz = 1\naaa = 2\n"),
+            "config.toml:3:1: unknown field `aaa`, expected one of `default_profile`, `keep_last`, `profiles`, \
+             `confirm_above_tokens`, `auto` in `compaction`"
+        );
+        // Syntax errors, at the parser's position.
+        assert_eq!(err("[compaction\n"), "config.toml:1:12: unclosed table, expected `]`");
+        assert_eq!(err("a = 1\nb = \n"), "config.toml:2:5: string values must be quoted, expected literal string");
+        // Layers not read from text have no position.
+        let err = layer_from_pairs(Source::CommandLine, "--config", &[parse_assignment("x=1").unwrap()]).unwrap_err();
+        assert_eq!((err.line, err.column), (None, None));
+        assert!(err.to_string().starts_with("--config: unknown field `x`"), "{err}");
+    }
+
+    #[test]
+    fn line_column_counts_characters_from_one() {
+        let text = "ab\né€x\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 2), (1, 3));
+        assert_eq!(line_column(text, 3), (2, 1));
+        assert_eq!(line_column(text, "ab\né€".len()), (2, 3));
+        assert_eq!(line_column(text, 4), (2, 1), "inside a character: that character");
+        assert_eq!(line_column(text, 99), (3, 1));
     }
 
     #[test]
@@ -755,7 +848,34 @@ mod tests {
     fn command_line_values_are_toml_or_strings() {
         assert_eq!(parse_assignment("a.b=5").unwrap(), ("a.b".into(), Value::Integer(5)));
         assert_eq!(parse_assignment("a.b=strip").unwrap(), ("a.b".into(), Value::String("strip".into())));
-        assert!(parse_assignment("nokey").is_err());
-        assert!(parse_assignment(".x=1").is_err());
+        let err = parse_assignment("nokey").unwrap_err();
+        assert_eq!(err, SettingError::NoAssignment { text: "nokey".into() });
+        assert_eq!(err.to_string(), "`nokey`: expected KEY=VALUE");
+        assert_eq!(
+            parse_assignment(".x=1").unwrap_err().to_string(),
+            "`.x=1`: the key must be dotted names, like compaction.keep_last"
+        );
+    }
+
+    #[test]
+    fn settings_that_cannot_be_made_say_why() {
+        assert_eq!(json_to_toml(&serde_json::Value::Null).unwrap_err().to_string(), "null is not a config value");
+        let err = layer_from_pairs(
+            Source::Conversation,
+            "config event e1",
+            &[("llm.model".into(), Value::Integer(1)), ("llm.model.x".into(), Value::Integer(2))],
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "config event e1: `llm.model.x`: `model` is not a table");
+        let err = conversation_layers(&[crate::event::Event {
+            id: "e1".into(),
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: crate::event::Kind::Config {
+                set: [("llm.model".to_owned(), serde_json::Value::Null)].into_iter().collect(),
+            },
+            extra: Default::default(),
+        }])
+        .unwrap_err();
+        assert_eq!(err.to_string(), "config event e1: `llm.model`: null is not a config value");
     }
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::answer::{self, AnthropicBlock, AnthropicDelta, AnthropicEvent, OpenaiChunk};
+
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,11 +52,27 @@ pub struct Endpoint {
 pub struct Reply {
     pub text: String,
     pub reasoning: String,
-    /// `(call id, tool name, arguments)`.
-    pub tool_calls: Vec<(String, String, Value)>,
+    pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     /// The stream ended (or was stopped) before the provider said it was done.
     pub interrupted: bool,
+}
+
+/// A tool call the model asked for, with the provider's call id (possibly empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// A tool call of a stream, put together from pieces: the arguments are JSON text until the
+/// stream ends.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -188,10 +206,10 @@ impl Endpoint {
             }
         } else {
             let text = response.text().map_err(|e| self.malformed(e.to_string()))?;
-            let value: Value = serde_json::from_str(&text).map_err(|e| self.malformed(format!("not JSON: {e}")))?;
+            let not_json = |e: serde_json::Error| self.malformed(format!("not JSON: {e}"));
             match self.kind {
-                ProviderKind::Openai => self.parse_openai(&value),
-                ProviderKind::Anthropic => self.parse_anthropic(&value),
+                ProviderKind::Openai => self.parse_openai(answer::parse(&text).map_err(not_json)?),
+                ProviderKind::Anthropic => self.parse_anthropic(answer::parse(&text).map_err(not_json)?),
             }
         }
     }
@@ -251,73 +269,72 @@ impl Endpoint {
                 continue;
             }
             let text = response.text().unwrap_or_default();
-            let message = serde_json::from_str::<Value>(&text)
+            let message = answer::parse::<answer::ErrorBody>(&text)
                 .ok()
-                .and_then(|v| {
-                    v.pointer("/error/message").or_else(|| v.get("error")).or_else(|| v.get("message")).map(|m| match m
-                    {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                })
+                .and_then(answer::ErrorBody::message)
                 .or_else(|| Some(text.trim().chars().take(200).collect::<String>()).filter(|t| !t.is_empty()))
                 .map(|m| self.scrub(m));
             return Err(LlmError::Http { endpoint: self.describe(), status: status.as_u16(), message });
         }
     }
 
-    fn parse_openai(&self, v: &Value) -> Result<Reply, LlmError> {
-        let message = v.pointer("/choices/0/message").ok_or_else(|| self.malformed("no choices[0].message"))?;
+    fn parse_openai(&self, answer: OpenaiChunk) -> Result<Reply, LlmError> {
+        let message = answer
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message)
+            .ok_or_else(|| self.malformed("no choices[0].message"))?;
         let mut reply = Reply {
-            text: message.get("content").and_then(Value::as_str).unwrap_or("").to_owned(),
-            reasoning: message.get("reasoning_content").and_then(Value::as_str).unwrap_or("").to_owned(),
+            text: message.content.unwrap_or_default(),
+            reasoning: message.reasoning_content.unwrap_or_default(),
             ..Default::default()
         };
-        for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            reply.tool_calls.push(self.openai_call(
-                call.get("id").and_then(Value::as_str).unwrap_or(""),
-                call.pointer("/function/name").and_then(Value::as_str).unwrap_or(""),
-                call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}"),
-            )?);
+        for call in message.tool_calls {
+            let function = call.function.unwrap_or_default();
+            reply.tool_calls.push(self.openai_call(PartialCall {
+                id: call.id.unwrap_or_default(),
+                name: function.name.unwrap_or_default(),
+                arguments: function.arguments.unwrap_or_default(),
+            })?);
         }
+        let usage = answer.usage.unwrap_or_default();
         reply.usage = Usage {
-            input_tokens: v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-            output_tokens: v.pointer("/usage/completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+            input_tokens: usage.prompt_tokens.unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
         };
         Ok(reply)
     }
 
-    fn openai_call(&self, id: &str, name: &str, arguments: &str) -> Result<(String, String, Value), LlmError> {
-        let args = if arguments.trim().is_empty() {
+    /// A whole call; its arguments, JSON text, parsed (none at all read as `{}`).
+    fn openai_call(&self, call: PartialCall) -> Result<ToolCall, LlmError> {
+        let arguments = if call.arguments.trim().is_empty() {
             json!({})
         } else {
-            serde_json::from_str(arguments)
+            serde_json::from_str(&call.arguments)
                 .map_err(|e| self.malformed(format!("tool call arguments are not JSON: {e}")))?
         };
-        Ok((id.to_owned(), name.to_owned(), args))
+        Ok(ToolCall { id: call.id, name: call.name, arguments })
     }
 
-    fn parse_anthropic(&self, v: &Value) -> Result<Reply, LlmError> {
-        let content = v.get("content").and_then(Value::as_array).ok_or_else(|| self.malformed("no content"))?;
+    fn parse_anthropic(&self, answer: answer::AnthropicMessage) -> Result<Reply, LlmError> {
+        let content = answer.content.ok_or_else(|| self.malformed("no content"))?;
         let mut reply = Reply::default();
         for block in content {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => reply.text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
-                Some("thinking") => {
-                    reply.reasoning.push_str(block.get("thinking").and_then(Value::as_str).unwrap_or(""))
-                }
-                Some("tool_use") => reply.tool_calls.push((
-                    block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
-                    block.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-                    block.get("input").cloned().unwrap_or_else(|| json!({})),
-                )),
-                _ => {}
+            match block {
+                AnthropicBlock::Text { text } => reply.text.push_str(&text.unwrap_or_default()),
+                AnthropicBlock::Thinking { thinking } => reply.reasoning.push_str(&thinking.unwrap_or_default()),
+                AnthropicBlock::ToolUse { id, name, input } => reply.tool_calls.push(ToolCall {
+                    id: id.unwrap_or_default(),
+                    name: name.unwrap_or_default(),
+                    arguments: input.unwrap_or_else(|| json!({})),
+                }),
+                AnthropicBlock::Other => {}
             }
         }
-        reply.usage = Usage {
-            input_tokens: v.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
-            output_tokens: v.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
-        };
+        let usage = answer.usage.unwrap_or_default();
+        reply.usage =
+            Usage { input_tokens: usage.input_tokens.unwrap_or(0), output_tokens: usage.output_tokens.unwrap_or(0) };
         Ok(reply)
     }
 
@@ -331,7 +348,7 @@ impl Endpoint {
     ) -> Result<Reply, LlmError> {
         let mut reply = Reply { interrupted: true, ..Default::default() };
         // Tool calls arrive in pieces, by index.
-        let mut calls: Vec<(String, String, String)> = Vec::new();
+        let mut calls: Vec<PartialCall> = Vec::new();
         let mut events = 0;
         let lines = stream_lines(response);
         while let Some(line) = next_line(&lines, stop) {
@@ -341,63 +358,61 @@ impl Endpoint {
                 reply.interrupted = false;
                 break;
             }
-            let chunk: Value =
-                serde_json::from_str(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
-            if let Some(err) = chunk.get("error") {
+            let chunk: OpenaiChunk =
+                answer::parse(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
+            if let Some(err) = chunk.error {
                 return Err(LlmError::Http {
                     endpoint: self.describe(),
                     status: 200,
                     message: Some(self.scrub(err.to_string())),
                 });
             }
-            if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
-                reply.usage.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
-                reply.usage.output_tokens = usage.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(usage) = chunk.usage {
+                reply.usage = Usage {
+                    input_tokens: usage.prompt_tokens.unwrap_or(0),
+                    output_tokens: usage.completion_tokens.unwrap_or(0),
+                };
             }
-            let Some(delta) = chunk.pointer("/choices/0/delta") else { continue };
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                reply.text.push_str(text);
-                on_delta(Delta::Text(text));
-            }
-            if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str) {
-                reply.reasoning.push_str(text);
-                on_delta(Delta::Reasoning(text));
-            }
-            if chunk.pointer("/choices/0/finish_reason").is_some_and(|r| !r.is_null()) {
+            let Some(choice) = chunk.choices.into_iter().next() else { continue };
+            if choice.finish_reason.is_some() {
                 // Some servers end the stream after the finish reason, without `[DONE]`.
                 reply.interrupted = false;
             }
-            for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-                let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let Some(delta) = choice.delta else { continue };
+            if let Some(text) = &delta.content {
+                reply.text.push_str(text);
+                on_delta(Delta::Text(text));
+            }
+            if let Some(text) = &delta.reasoning_content {
+                reply.reasoning.push_str(text);
+                on_delta(Delta::Reasoning(text));
+            }
+            for call in delta.tool_calls {
+                let index = call.index.unwrap_or(0) as usize;
                 if index >= MAX_TOOL_CALLS {
                     return Err(
                         self.malformed(format!("tool call index {index} (at most {MAX_TOOL_CALLS} calls an answer)"))
                     );
                 }
                 while calls.len() <= index {
-                    calls.push(Default::default());
+                    calls.push(PartialCall::default());
                 }
                 let slot = &mut calls[index];
-                if let Some(id) = call.get("id").and_then(Value::as_str) {
-                    slot.0.push_str(id);
-                }
-                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                    slot.1.push_str(name);
-                }
-                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                    slot.2.push_str(args);
-                }
+                let function = call.function.unwrap_or_default();
+                slot.id.push_str(&call.id.unwrap_or_default());
+                slot.name.push_str(&function.name.unwrap_or_default());
+                slot.arguments.push_str(&function.arguments.unwrap_or_default());
             }
         }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));
         }
-        for (id, name, args) in calls {
-            if id.is_empty() && name.is_empty() && args.is_empty() {
+        for call in calls {
+            if call.id.is_empty() && call.name.is_empty() && call.arguments.is_empty() {
                 // A slot the server skipped over (indexes need not be dense).
                 continue;
             }
-            match self.openai_call(&id, &name, &args) {
+            match self.openai_call(call) {
                 Ok(call) => reply.tool_calls.push(call),
                 // A call cut off mid-arguments is dropped with the rest of an interrupted reply.
                 Err(_) if reply.interrupted => {}
@@ -415,71 +430,67 @@ impl Endpoint {
         stop: &dyn Fn() -> bool,
     ) -> Result<Reply, LlmError> {
         let mut reply = Reply { interrupted: true, ..Default::default() };
-        let mut blocks: Vec<(String, String, String, String)> = Vec::new(); // type, id, name, json
+        // One per content block started: its tool call, if it is one.
+        let mut blocks: Vec<Option<PartialCall>> = Vec::new();
         let mut events = 0;
         let lines = stream_lines(response);
         while let Some(line) = next_line(&lines, stop) {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
-            let event: Value =
-                serde_json::from_str(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
-            match event.get("type").and_then(Value::as_str) {
-                Some("message_start") => {
-                    reply.usage.input_tokens =
-                        event.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
+            let event: AnthropicEvent =
+                answer::parse(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
+            match event {
+                AnthropicEvent::MessageStart { message } => {
+                    reply.usage.input_tokens = message.and_then(|m| m.usage).and_then(|u| u.input_tokens).unwrap_or(0);
                 }
-                Some("content_block_start") => {
-                    let block = event.get("content_block").cloned().unwrap_or_default();
-                    let field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                    blocks.push((field("type"), field("id"), field("name"), String::new()));
-                }
-                Some("content_block_delta") => {
-                    let delta = event.get("delta").cloned().unwrap_or_default();
-                    match delta.get("type").and_then(Value::as_str) {
-                        Some("text_delta") => {
-                            let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
-                            reply.text.push_str(text);
-                            on_delta(Delta::Text(text));
-                        }
-                        Some("thinking_delta") => {
-                            let text = delta.get("thinking").and_then(Value::as_str).unwrap_or("");
-                            reply.reasoning.push_str(text);
-                            on_delta(Delta::Reasoning(text));
-                        }
-                        Some("input_json_delta") => {
-                            if let Some(last) = blocks.last_mut() {
-                                last.3.push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or(""));
-                            }
-                        }
-                        _ => {}
+                AnthropicEvent::ContentBlockStart { content_block } => blocks.push(match content_block {
+                    Some(AnthropicBlock::ToolUse { id, name, .. }) => Some(PartialCall {
+                        id: id.unwrap_or_default(),
+                        name: name.unwrap_or_default(),
+                        arguments: String::new(),
+                    }),
+                    _ => None,
+                }),
+                AnthropicEvent::ContentBlockDelta { delta } => match delta {
+                    Some(AnthropicDelta::TextDelta { text }) => {
+                        let text = text.unwrap_or_default();
+                        reply.text.push_str(&text);
+                        on_delta(Delta::Text(&text));
                     }
+                    Some(AnthropicDelta::ThinkingDelta { thinking }) => {
+                        let text = thinking.unwrap_or_default();
+                        reply.reasoning.push_str(&text);
+                        on_delta(Delta::Reasoning(&text));
+                    }
+                    Some(AnthropicDelta::InputJsonDelta { partial_json }) => {
+                        if let Some(Some(call)) = blocks.last_mut() {
+                            call.arguments.push_str(&partial_json.unwrap_or_default());
+                        }
+                    }
+                    Some(AnthropicDelta::Other) | None => {}
+                },
+                AnthropicEvent::MessageDelta { usage } => {
+                    reply.usage.output_tokens = usage.and_then(|u| u.output_tokens).unwrap_or(0);
                 }
-                Some("message_delta") => {
-                    reply.usage.output_tokens =
-                        event.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0);
-                }
-                Some("message_stop") => {
+                AnthropicEvent::MessageStop => {
                     reply.interrupted = false;
                     break;
                 }
-                Some("error") => {
-                    let message =
-                        event.pointer("/error/message").and_then(Value::as_str).map(|m| self.scrub(m.to_owned()));
+                AnthropicEvent::Error { error } => {
+                    let message = error.and_then(|e| e.message).map(|m| self.scrub(m));
                     return Err(LlmError::Http { endpoint: self.describe(), status: 200, message });
                 }
-                _ => {}
+                AnthropicEvent::Other => {}
             }
         }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));
         }
-        for (kind, id, name, json) in blocks {
-            if kind != "tool_use" {
-                continue;
-            }
-            let input = if json.trim().is_empty() { Ok(json!({})) } else { serde_json::from_str(&json) };
+        for call in blocks.into_iter().flatten() {
+            let json = &call.arguments;
+            let input = if json.trim().is_empty() { Ok(json!({})) } else { serde_json::from_str(json) };
             match input {
-                Ok(input) => reply.tool_calls.push((id, name, input)),
+                Ok(arguments) => reply.tool_calls.push(ToolCall { id: call.id, name: call.name, arguments }),
                 Err(_) if reply.interrupted => {}
                 Err(e) => return Err(self.malformed(format!("tool input is not JSON: {e}"))),
             }

@@ -2,6 +2,7 @@
 //! the summarizer. This module never touches the store: callers pass events in and get
 //! events (and usage) back.
 
+mod answer;
 pub mod client;
 pub mod wire;
 
@@ -25,21 +26,33 @@ pub struct Model {
     pub timeout_secs: u64,
 }
 
+/// Why a model name does not resolve to something that can be called.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("no model: pass --model provider/model or set llm.model")]
+    NoModel,
+    #[error("model `{name}`: expected provider/model, e.g. ollama/llama3.2")]
+    NotProviderSlashModel { name: String },
+    #[error("model `{name}`: unknown provider `{provider}` (providers: {})", known.join(", "))]
+    UnknownProvider { name: String, provider: String, known: Vec<String> },
+    /// The provider is configured without a field every call needs.
+    #[error("provider `{provider}` has no {field} (set providers.{provider}.{field})")]
+    Incomplete { provider: String, field: &'static str },
+}
+
 /// Resolve `name` (or `llm.model`) against `[providers]` and `[models]`.
-pub fn resolve_model(config: &Config, name: Option<&str>) -> Result<Model, String> {
-    let name = name
-        .map(str::to_owned)
-        .or_else(|| config.llm.model.clone())
-        .ok_or("no model: pass --model provider/model or set llm.model")?;
+pub fn resolve_model(config: &Config, name: Option<&str>) -> Result<Model, ModelError> {
+    let name = name.map(str::to_owned).or_else(|| config.llm.model.clone()).ok_or(ModelError::NoModel)?;
     let (provider, model) = name
         .split_once('/')
         .filter(|(p, m)| !p.is_empty() && !m.is_empty())
-        .ok_or_else(|| format!("model `{name}`: expected provider/model, e.g. ollama/llama3.2"))?;
-    let p = config.providers.get(provider).ok_or_else(|| {
-        let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
-        format!("model `{name}`: unknown provider `{provider}` (providers: {})", known.join(", "))
+        .ok_or_else(|| ModelError::NotProviderSlashModel { name: name.clone() })?;
+    let p = config.providers.get(provider).ok_or_else(|| ModelError::UnknownProvider {
+        name: name.clone(),
+        provider: provider.to_owned(),
+        known: config.providers.keys().cloned().collect(),
     })?;
-    let missing = |field: &str| format!("provider `{provider}` has no {field} (set providers.{provider}.{field})");
+    let missing = |field| ModelError::Incomplete { provider: provider.to_owned(), field };
     let m = config.models.get(&name).cloned().unwrap_or_default();
     Ok(Model {
         name: name.clone(),
@@ -63,5 +76,29 @@ pub fn request_body(model: &Model, view: &[crate::event::Event], stream: bool) -
     match model.kind {
         ProviderKind::Openai => wire::openai(view, &options),
         ProviderKind::Anthropic => wire::anthropic(view, &options),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProviderConfig;
+
+    #[test]
+    fn model_names_that_do_not_resolve_say_why() {
+        let mut config = Config::default();
+        config
+            .providers
+            .insert("half".into(), ProviderConfig { kind: Some(ProviderKind::Openai), ..Default::default() });
+        config.providers.insert("ok".into(), ProviderConfig::default());
+        let err = |name: Option<&str>| resolve_model(&config, name).unwrap_err().to_string();
+        assert_eq!(err(None), "no model: pass --model provider/model or set llm.model");
+        assert_eq!(err(Some("llama")), "model `llama`: expected provider/model, e.g. ollama/llama3.2");
+        assert_eq!(err(Some("x/m")), "model `x/m`: unknown provider `x` (providers: half, ok)");
+        assert_eq!(err(Some("half/m")), "provider `half` has no base_url (set providers.half.base_url)");
+        assert_eq!(
+            resolve_model(&config, Some("ok/m")),
+            Err(ModelError::Incomplete { provider: "ok".into(), field: "kind" })
+        );
     }
 }

@@ -56,7 +56,7 @@ pub fn summary_job(
 ) -> Result<SummaryJob> {
     let pending = planned.prepared.pending.as_ref().ok_or_else(|| OpsError::Invalid("no summary to write".into()))?;
     let name = model.map(str::to_owned).or_else(|| pending.model.clone());
-    let model = crate::llm::resolve_model(&config.config, name.as_deref()).map_err(OpsError::Invalid)?;
+    let model = crate::llm::resolve_model(&config.config, name.as_deref())?;
     let instructions = summary::instructions(pending.instructions.as_deref(), focus);
     let c = &planned.prepared.compaction;
     let turns = summary::transcript(events, (c.from_turn, c.to_turn));

@@ -22,7 +22,7 @@ pub fn key_under(key: &str, prefix: &str) -> bool {
 /// `text` (a layer from `origin`) with `key` set to `value`, checked as a layer.
 fn edited(source: Source, origin: &str, text: &str, key: &str, value: &toml::Value) -> Result<String> {
     let updated = config::set_in_document(text, key, value)
-        .map_err(|message| OpsError::ConfigEdit { origin: origin.to_owned(), message })?;
+        .map_err(|source| OpsError::ConfigEdit { origin: origin.to_owned(), source })?;
     config::parse_layer(source, origin, &updated)?;
     Ok(updated)
 }

@@ -36,8 +36,11 @@ pub enum OpsError {
     #[error("not sent: nothing was written")]
     Declined,
     /// A config edit that cannot be made in the layer's file.
-    #[error("{origin}: {message}")]
-    ConfigEdit { origin: String, message: String },
+    #[error("{origin}: {source}")]
+    ConfigEdit { origin: String, source: crate::config::EditError },
+    /// A model name that does not resolve to a provider that can be called.
+    #[error(transparent)]
+    Model(#[from] crate::llm::ModelError),
     #[error("{}: {source}", path.display())]
     File { path: std::path::PathBuf, source: std::io::Error },
     #[error("{0}")]

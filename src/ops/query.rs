@@ -80,7 +80,7 @@ pub fn query(
     if !reply.text.is_empty() || (reply.tool_calls.is_empty()) {
         drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
     }
-    for (call_id, name, arguments) in &reply.tool_calls {
+    for crate::llm::client::ToolCall { id: call_id, name, arguments } in &reply.tool_calls {
         // Provider ids are not always usable as convo ids (empty, too long, odd characters):
         // store such a call under a new id and keep the provider's beside it.
         let usable = crate::event::validate_event_id(call_id).is_ok();

@@ -518,8 +518,9 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
 
 /// ext4 flushes a file's delayed-allocation data to disk when it is renamed over another
 /// (`auto_da_alloc`): 1.5 ms per replace on this kind of machine, most of an append.
-/// Allocating the blocks up front sidesteps it. Only files derived from HEAD (working tree,
-/// index, cache) are written this way; HEAD's ref itself keeps git's durable replace.
+/// Allocating the blocks up front sidesteps it. Files derived from HEAD (working tree, index,
+/// cache) and HEAD's branch ref itself (its lock file, renamed into place by `refs.rs`) are
+/// written this way.
 /// Best effort: filesystems without fallocate just take the slow path.
 pub(super) fn preallocate(file: &File, len: usize) {
     if len > 0 {

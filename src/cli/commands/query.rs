@@ -51,8 +51,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(query.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
-    let model = convo::llm::resolve_model(&config.config, args.model.as_deref())
-        .map_err(|m| CommandError::input(m).hint("models are named provider/model; providers live in config"))?;
+    let model = convo::llm::resolve_model(&config.config, args.model.as_deref()).map_err(|m| {
+        CommandError::input(m.to_string()).hint("models are named provider/model; providers live in config")
+    })?;
     let endpoint = ops::query::endpoint(&model, &env_key)?;
 
     if let Some(profile) = args.compact {

@@ -66,7 +66,9 @@ pub fn query(
 ) -> Result<Queried, QueryError> {
     use serde_json::Value;
     let events = store.events(id)?;
-    let user = Draft::new(Kind::User { content: message });
+    // The message is stamped when it is sent, the answer when it has arrived.
+    let mut user = Draft::new(Kind::User { content: message });
+    user.ts = Some(clock.timestamp());
     let mut with = events.clone();
     with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
     let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();

@@ -8,6 +8,7 @@ use convo::config::ConfigError;
 use convo::event::{IdError, LineError};
 use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
+use convo::ops::import::ImportFailure;
 use convo::ops::plan::PlanError;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
@@ -99,22 +100,6 @@ impl CommandError {
                     .hint("nothing was written; `convo show --brief` lists the calls")
             }
             other => other.into(),
-        }
-    }
-
-    /// `import` of file `name` failed: the file is not the format (nothing was written), or
-    /// the store failed while the drafts were staged (a repeated id in the file is still the
-    /// file's fault; a full disk is the store's).
-    pub fn import(name: &str, e: impl Into<ImportError>) -> Self {
-        let refused = |e: &dyn std::fmt::Display| {
-            Self::input(format!("{name}: {e}")).hint("nothing was written; --format names the format")
-        };
-        match e.into() {
-            ImportError::Invalid(InteropError::Store(
-                e @ (StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. }),
-            )) => refused(&e),
-            ImportError::Invalid(InteropError::Store(e)) => e.into(),
-            e => refused(&e),
         }
     }
 
@@ -255,6 +240,30 @@ impl From<ProjectionError> for CommandError {
 impl From<MalformedCompaction> for CommandError {
     fn from(e: MalformedCompaction) -> Self {
         CommandError::new(Kind::Store, e.to_string())
+    }
+}
+
+/// `import` failed: the file is not the format (nothing was written), or the store failed
+/// while the drafts were staged (a repeated id in the file is still the file's fault; a full
+/// disk is the store's).
+impl From<ImportFailure> for CommandError {
+    fn from(e: ImportFailure) -> Self {
+        let message = e.to_string();
+        let refused = || CommandError::input(message.clone()).hint("nothing was written; --format names the format");
+        match e {
+            ImportFailure::Refused {
+                source:
+                    ImportError::Invalid(InteropError::Store(
+                        StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. },
+                    )),
+                ..
+            } => refused(),
+            ImportFailure::Refused { source: ImportError::Invalid(InteropError::Store(e)), .. } => e.into(),
+            ImportFailure::Refused { .. } => refused(),
+            ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
+            ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
+            ImportFailure::Store(e) => e.into(),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod compact;
 pub mod config_edit;
 pub mod fork;
+pub mod import;
 pub mod plan;
 pub mod query;
 

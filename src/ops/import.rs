@@ -1,0 +1,303 @@
+//! `import`: another tool's session into new conversations. Line-based formats (Claude Code,
+//! Codex, convo JSONL) stream: two passes for Claude Code (the subagent map), events staged
+//! into segments as they are read, one commit at the end, in bounded memory. The others are
+//! read whole. Either way a file that fails leaves the store byte for byte as it was.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::clock::Clock;
+use crate::event::{Draft, Stats};
+use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
+use crate::store::{GcOutcome, NewConversation, Staged, Store, StoreError};
+
+/// Why an import wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportFailure {
+    /// The file is not the format (asked for or detected), or the store refused its drafts.
+    #[error("{name}: {source}")]
+    Refused { name: String, source: ImportError },
+    #[error("{name} is already imported, as {id}{}", title.as_ref().map(|t| format!(" \"{t}\"")).unwrap_or_default())]
+    Duplicate { name: String, id: String, title: Option<String> },
+    #[error("{name}: the file is binary, not UTF-8 text")]
+    NotText { name: String },
+    #[error("{}: {source}", path.display())]
+    File { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+type Result<T, E = ImportFailure> = std::result::Result<T, E>;
+
+/// What is imported: a file by path (streamed when its format is line-based), or bytes
+/// already read (stdin).
+pub enum Input {
+    File(PathBuf),
+    Bytes { name: String, bytes: Vec<u8> },
+}
+
+/// A file checked and read as far as it can be without the store: the format, and for a
+/// streamed file its subagent map; for the others, the whole parse.
+pub struct Prepared {
+    name: String,
+    how: How,
+}
+
+enum How {
+    Streamed { path: PathBuf, format: Format, roots: std::collections::HashMap<String, String> },
+    Whole { imported: Imported, fingerprint: String },
+}
+
+/// The choices of `convo import`.
+pub struct Options<'a> {
+    pub title: Option<&'a str>,
+    /// Import a file again although a conversation already holds it.
+    pub again: bool,
+}
+
+/// What an import made.
+pub struct Done {
+    pub name: String,
+    pub format: Format,
+    pub report: Report,
+    /// The new conversations, the main one first, with their counts.
+    pub conversations: Vec<(String, Stats)>,
+    pub gc: GcOutcome,
+    pub warning: Option<String>,
+}
+
+impl Prepared {
+    /// The name the file is known by in reports (its file name, or `stdin`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The size of what a streamed import still reads, for a progress bar.
+    pub fn streamed_size(&self) -> Option<u64> {
+        match &self.how {
+            How::Streamed { path, .. } => std::fs::metadata(path).map(|m| m.len()).ok(),
+            How::Whole { .. } => None,
+        }
+    }
+}
+
+/// Check and read `input` as `format` (or the format detected), before any store is
+/// opened or created: a file that fails here leaves no trace at all.
+pub fn prepare(input: Input, format: Option<Format>, clock: &Clock) -> Result<Prepared> {
+    let (name, bytes) = match input {
+        Input::File(path) => {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let mut head = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+                .map_err(|source| ImportFailure::File { path: path.clone(), source })?;
+            let text = String::from_utf8_lossy(&head);
+            let line_format = match format {
+                Some(f) => Some(f).filter(|f| interop::streams(*f)),
+                None if head.contains(&0) || text.trim().is_empty() => None,
+                None => detect_lines(&text),
+            };
+            if let Some(format) = line_format
+                && !head.contains(&0)
+                && !text.trim().is_empty()
+            {
+                let roots = if format == Format::ClaudeCode {
+                    let mut ignore = |_| {};
+                    let mut lines = FileLines::open(&path, false, &mut ignore)?;
+                    interop::claude_code::sidechain_roots(&mut lines)
+                        .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
+                } else {
+                    Default::default()
+                };
+                return Ok(Prepared { name, how: How::Streamed { path, format, roots } });
+            }
+            let bytes = std::fs::read(&path).map_err(|source| ImportFailure::File { path: path.clone(), source })?;
+            (name, bytes)
+        }
+        Input::Bytes { name, bytes } => (name, bytes),
+    };
+    let fingerprint = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
+        .map(|id| id.to_string())
+        .unwrap_or_default();
+    let text = String::from_utf8(bytes).map_err(|_| ImportFailure::NotText { name: name.clone() })?;
+    let imported = interop::import(&text, format, clock)
+        .map_err(|source| ImportFailure::Refused { name: name.clone(), source })?;
+    Ok(Prepared { name, how: How::Whole { imported, fingerprint } })
+}
+
+/// Import what `prepare` read into `store` as one commit, and make the main conversation
+/// active. `progress` is told how many bytes a streamed import has read.
+pub fn import(
+    store: &Store,
+    prepared: Prepared,
+    options: &Options<'_>,
+    clock: &Clock,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Done> {
+    let name = prepared.name;
+    // Held for the whole import: the objects it writes are only known to be its own (and so
+    // safe to remove if it fails) while no other writer can be writing the same ones.
+    let lock = store.lock()?;
+    let (format, report, created) = match prepared.how {
+        How::Whole { imported, fingerprint } => {
+            check_duplicate(store, &name, &fingerprint, options.again)?;
+            let main_title = main_title(options, imported.conversations[0].title.as_deref(), &name);
+            let mut new = Vec::new();
+            for (i, c) in imported.conversations.iter().enumerate() {
+                let mut extra = Map::new();
+                extra.insert("source".into(), source(imported.format, &name, &fingerprint, i));
+                let title = part_title(&main_title, i, c.title.as_deref());
+                new.push(NewConversation { title: Some(title), extra, drafts: c.drafts.clone(), parent: c.parent });
+            }
+            let events: usize = imported.conversations.iter().map(|c| c.drafts.len()).sum();
+            let subject = format!("import: \"{main_title}\" from {} (+{events} events)", imported.format.name());
+            (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
+        }
+        How::Streamed { path, format, roots } => {
+            let mut lines = FileLines::open(&path, true, progress)?;
+            let mut emit = StoreEmit { store, clock, staged: Vec::new() };
+            let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
+            let discard = |emit: &StoreEmit| store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(source) => {
+                    discard(&emit);
+                    return Err(ImportFailure::Refused { name, source: source.into() });
+                }
+            };
+            let fingerprint =
+                lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default();
+            check_duplicate(store, &name, &fingerprint, options.again).inspect_err(|_| discard(&emit))?;
+            let main_title = main_title(options, outcome.conversations[0].0.as_deref(), &name);
+            let mut staged = Vec::new();
+            // A file with no events still makes its (empty) conversation, titled and fingerprinted.
+            if emit.staged.is_empty() {
+                emit.staged.push(None);
+            }
+            for (i, slot) in emit.staged.into_iter().enumerate() {
+                let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
+                let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
+                s.title = Some(part_title(&main_title, i, title.as_deref()));
+                s.parent = parent;
+                s.extra.insert("source".into(), source(format, &name, &fingerprint, i));
+                staged.push(s);
+            }
+            let events: u64 = staged.iter().map(|s| s.stats.events).sum();
+            let subject = format!("import: \"{main_title}\" from {} (+{events} events)", format.name());
+            (format, outcome.report, store.commit_staged(&lock, staged, &subject, clock)?)
+        }
+    };
+    store.set_active(&created.conversations[0].0)?;
+    Ok(Done { name, format, report, conversations: created.conversations, gc: created.gc, warning: created.warning })
+}
+
+fn main_title(options: &Options<'_>, from_source: Option<&str>, name: &str) -> String {
+    options.title.or(from_source).unwrap_or(name).to_owned()
+}
+
+/// A subagent's conversation is titled after its parent's.
+fn part_title(main: &str, part: usize, title: Option<&str>) -> String {
+    if part == 0 { main.to_owned() } else { format!("{main}: {}", title.unwrap_or_default()) }
+}
+
+/// Where a conversation came from, in its `meta.json`: what `check_duplicate` looks for.
+fn source(format: Format, name: &str, fingerprint: &str, part: usize) -> Value {
+    json!({"format": format.name(), "file": name, "sha1": fingerprint, "part": part})
+}
+
+fn check_duplicate(store: &Store, name: &str, fingerprint: &str, again: bool) -> Result<()> {
+    if again {
+        return Ok(());
+    }
+    for id in store.conversation_ids()? {
+        let meta = store.meta(&id)?;
+        if meta.extra.get("source").and_then(|s| s.get("sha1")).and_then(Value::as_str) == Some(fingerprint) {
+            return Err(ImportFailure::Duplicate { name: name.to_owned(), id, title: meta.title });
+        }
+    }
+    Ok(())
+}
+
+/// Puts what a streaming importer emits straight into staged conversations.
+struct StoreEmit<'a> {
+    store: &'a Store,
+    clock: &'a Clock,
+    staged: Vec<Option<Staged>>,
+}
+
+impl interop::Emit for StoreEmit<'_> {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> std::result::Result<(), StoreError> {
+        if drafts.is_empty() {
+            return Ok(());
+        }
+        while self.staged.len() <= conversation {
+            self.staged.push(None);
+        }
+        let staged = self.staged[conversation].get_or_insert_with(|| self.store.stage(self.clock));
+        self.store.stage_drafts(staged, drafts, self.clock)
+    }
+}
+
+/// A file's lines, hashed (as git hashes a blob) and counted to `progress` as read.
+struct FileLines<'a> {
+    /// Bounded to the size at open: a live session still being written is imported as it
+    /// was then, the same bytes in both passes and in the fingerprint.
+    reader: BufReader<std::io::Take<std::fs::File>>,
+    hasher: Option<gix::hash::Hasher>,
+    progress: &'a mut dyn FnMut(u64),
+    line: usize,
+}
+
+impl<'a> FileLines<'a> {
+    fn open(path: &Path, hash: bool, progress: &'a mut dyn FnMut(u64)) -> Result<FileLines<'a>> {
+        let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+        let file = std::fs::File::open(path).map_err(file_err)?;
+        let size = file.metadata().map_err(file_err)?.len();
+        let hasher = hash.then(|| {
+            let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
+            h.update(format!("blob {size}\0").as_bytes());
+            h
+        });
+        Ok(FileLines { reader: BufReader::with_capacity(1 << 20, file.take(size)), hasher, progress, line: 0 })
+    }
+}
+
+impl Iterator for FileLines<'_> {
+    type Item = std::result::Result<String, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut buf = Vec::new();
+        match self.reader.read_until(b'\n', &mut buf) {
+            Ok(0) => None,
+            Ok(n) => {
+                self.line += 1;
+                if let Some(h) = &mut self.hasher {
+                    h.update(&buf);
+                }
+                (self.progress)(n as u64);
+                while matches!(buf.last(), Some(b'\n' | b'\r')) {
+                    buf.pop();
+                }
+                Some(String::from_utf8(buf).map_err(|_| ReadError::NotUtf8 { line: self.line }))
+            }
+            Err(e) => Some(Err(e.into())),
+        }
+    }
+}
+
+/// The line-based format `head` (the start of the file) is in, if it is one.
+fn detect_lines(head: &str) -> Option<Format> {
+    // Only whole lines: the last one may be cut.
+    let whole = match head.rfind('\n') {
+        Some(end) => &head[..end],
+        None => head,
+    };
+    let scratch = Clock::fixed(chrono::DateTime::UNIX_EPOCH);
+    Format::ALL.into_iter().filter(|f| interop::streams(*f)).find(|f| {
+        let mut sink: Vec<Vec<Draft>> = Vec::new();
+        let mut lines = whole.lines().map(|l| Ok(l.to_owned()));
+        interop::stream(*f, &mut lines, &Default::default(), &scratch, &mut sink).is_ok()
+    })
+}

@@ -14,3 +14,6 @@ pub mod projection;
 pub mod render;
 pub mod store;
 pub mod sync;
+
+#[cfg(test)]
+mod layers;

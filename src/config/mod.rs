@@ -259,13 +259,22 @@ pub struct LlmConfig {
     pub timeout_secs: Option<u64>,
 }
 
+/// Which wire protocol a provider speaks (`providers.NAME.kind`). Here, not in `llm`, so
+/// that config depends on nothing above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Openai,
+    Anthropic,
+}
+
 /// `[providers.NAME]`. Every field is optional in a layer; a provider in use must end up
 /// with `kind` and `base_url`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     #[serde(default)]
-    pub kind: Option<crate::llm::client::ProviderKind>,
+    pub kind: Option<ProviderKind>,
     #[serde(default)]
     pub base_url: Option<String>,
     /// The environment variable holding the API key (the key itself never goes in config).
@@ -804,7 +813,7 @@ mod tests {
         let r = Resolved::new(vec![defaults(), store.clone(), event.clone(), user.clone(), cli.clone()]).unwrap();
         assert_eq!(r.config.providers["openai"].base_url.as_deref(), Some("https://api.openai.com/v1"));
         assert!(!r.config.providers.contains_key("x.y"));
-        assert_eq!(r.config.providers["mine"].kind, Some(crate::llm::client::ProviderKind::Openai), "--config counts");
+        assert_eq!(r.config.providers["mine"].kind, Some(ProviderKind::Openai), "--config counts");
         assert_eq!(r.config.compaction.keep_last, Some(7), "other store keys still apply");
         assert_eq!(r.config.trust.stores, ["/s", "/t"]);
         let ignored: Vec<_> = r.ignored.iter().map(|i| (i.key.as_str(), i.origin.as_str(), i.why)).collect();

@@ -12,13 +12,7 @@ use serde_json::{Value, json};
 
 use super::answer::{self, AnthropicBlock, AnthropicDelta, AnthropicEvent, OpenaiChunk};
 
-/// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    Openai,
-    Anthropic,
-}
+pub use crate::config::ProviderKind;
 
 /// An API key. Its `Debug` and `Display` never show it.
 #[derive(Clone)]

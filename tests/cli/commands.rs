@@ -1,8 +1,6 @@
 //! End-to-end: the real binary in a sealed environment, whole outputs compared.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 fn record_sample(env: &TestEnv) -> String {
     let id = env.new_conversation("fix login");
@@ -268,11 +266,11 @@ fn reading_a_missing_store_says_how_to_create_one() {
 #[test]
 fn the_first_write_creates_the_default_store() {
     let env = TestEnv::bare();
-    let out = common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
+    let out = crate::common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
     out.ok();
     let default = env.home().join(".local/share/convo");
     assert_eq!(out.stderr, format!("Created convo store in {}\n", default.display()));
-    let listed = common::run_command(env.command_without_store(&["list"]), "");
+    let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
     assert!(listed.ok().contains(" first "));
 }
 

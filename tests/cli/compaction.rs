@@ -1,9 +1,7 @@
 //! Compaction end to end: compact, --dry-run, --undo, show --compacted, diff, log, fork,
 //! config, and bad input that must leave the store as it was.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 /// A conversation of `turns` turns, each: user, reasoning, a read and an edit, assistant.
 fn record(env: &TestEnv, title: &str, turns: usize) -> String {

@@ -2,12 +2,10 @@
 //! files themselves (read here with serde_json, independently of the importers), round trips,
 //! provider-valid views, and malformed input that must write nothing.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {
@@ -465,7 +463,7 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     // indicatif draws nothing on a terminal without TERM (or with TERM=dumb): it cannot move
     // the cursor there.
     cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &env.store).env("TERM", "xterm");
-    let on_terminal = common::run_command(cmd, "");
+    let on_terminal = crate::common::run_command(cmd, "");
     assert_eq!(on_terminal.code, 0, "{}", on_terminal.stderr);
     let name = file.file_name().unwrap().to_str().unwrap();
     assert!(on_terminal.stdout.contains(&format!("importing {name} ")), "{}", on_terminal.stdout);

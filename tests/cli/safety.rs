@@ -2,12 +2,10 @@
 //! writer killed at any step leaves a store the next command accepts with every committed
 //! event intact.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{TestEnv, run_command};
+use crate::common::{TestEnv, run_command};
 
 fn store_with_history() -> (TestEnv, String) {
     let env = TestEnv::new();

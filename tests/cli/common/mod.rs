@@ -2,8 +2,6 @@
 //! inherited git config, a clock that advances one minute per command (so ids and commit
 //! hashes are reproducible), and helpers to compare whole outputs and whole stores.
 
-#![allow(dead_code)]
-
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,10 +1,8 @@
 //! LLM calls against a real HTTP server on loopback: request bodies, streaming, faults that
 //! must leave the store unchanged, the key never leaking, automatic compaction.
 
-mod common;
-
-use common::TestEnv;
-use common::server::{Reply, Server, openai_stream};
+use crate::common::TestEnv;
+use crate::common::server::{Reply, Server, openai_stream};
 
 const KEY: &str = "sk-test-DO-NOT-LEAK-4242";
 
@@ -25,13 +23,13 @@ fn provider(server: &Server) -> Vec<String> {
     ]
 }
 
-fn query(env: &TestEnv, server: &Server, args: &[&str]) -> common::Run {
+fn query(env: &TestEnv, server: &Server, args: &[&str]) -> crate::common::Run {
     query_with(env, server, &[], args)
 }
 
 /// `query` with extra global flags (which must come before the subcommand to add to
 /// the provider's `--config` flags rather than replace them).
-fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) -> common::Run {
+fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) -> crate::common::Run {
     let mut all: Vec<String> = provider(server);
     all.extend(global.iter().cloned());
     all.push("query".into());
@@ -39,12 +37,12 @@ fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) 
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut cmd = env.command(&refs);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 fn conversation(env: &TestEnv) -> String {
     let id = env.new_conversation("llm");
-    env.run_stdin(&["append"], include_str!("../examples/login-bug.jsonl")).ok();
+    env.run_stdin(&["append"], include_str!("../../examples/login-bug.jsonl")).ok();
     id
 }
 
@@ -113,7 +111,7 @@ fn provider_bodies_match_show_format() {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let shown: serde_json::Value = serde_json::from_str(env.run(&refs).ok()).unwrap();
         let golden =
-            std::fs::read_to_string(format!("{}/tests/golden/{format}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            std::fs::read_to_string(format!("{}/tests/cli/golden/{format}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
         assert_eq!(shown, serde_json::from_str::<serde_json::Value>(&golden).unwrap(), "{format} body");
     }
 }
@@ -292,7 +290,7 @@ fn summary_reply(text: &str) -> Reply {
     )
 }
 
-fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) -> common::Run {
+fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) -> crate::common::Run {
     let mut all = provider(server);
     all.extend(global.iter().map(|s| s.to_string()));
     all.push("compact".into());
@@ -300,7 +298,7 @@ fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) 
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut cmd = env.command(&refs);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 #[test]
@@ -541,7 +539,7 @@ fn a_redirect_to_another_port_never_receives_the_key() {
         let mut cmd = env.command(&refs);
         cmd.env("CONVO_TEST_KEY", KEY);
         let before = env.snapshot();
-        let out = common::run_command(cmd, "");
+        let out = crate::common::run_command(cmd, "");
         let stderr = out.fails_with(6);
         assert!(stderr.contains("redirected to another origin"), "{stderr}");
         assert!(stderr.contains(&elsewhere.url), "the error names where it was sent: {stderr}");
@@ -576,10 +574,10 @@ fn user_provider(env: &TestEnv, base_url: &str) {
 }
 
 /// `convo ARGS` with the key in the environment, as a user who has one set.
-fn with_key(env: &TestEnv, args: &[&str]) -> common::Run {
+fn with_key(env: &TestEnv, args: &[&str]) -> crate::common::Run {
     let mut cmd = env.command(args);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 #[test]

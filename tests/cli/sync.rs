@@ -1,13 +1,11 @@
 //! Sharing through real git servers on loopback: a bare repository by path and by file://,
 //! `git daemon`, and smart HTTP through `git http-backend`. Nothing may be lost or doubled.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
-use common::githttp::{Daemon, Http};
+use crate::common::TestEnv;
+use crate::common::githttp::{Daemon, Http};
 
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP.
 fn bare(dir: &Path, name: &str) -> PathBuf {

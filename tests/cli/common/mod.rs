@@ -134,6 +134,27 @@ impl TestEnv {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `text` with this environment's temporary root shown as `[ROOT]`, so a snapshot does
+    /// not depend on where the temporary directory was made.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(self.root.to_str().expect("a UTF-8 temporary path"), "[ROOT]")
+    }
+
+    /// A command's whole result for a snapshot: its exit code, then stdout and stderr, with
+    /// the temporary root redacted. An empty stream is left out.
+    pub fn transcript(&self, run: &Run) -> String {
+        let mut out = format!("exit {}\n", run.code);
+        for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            if !text.is_empty() {
+                out += &format!("--- {name}\n{}", self.redact(text));
+                if !text.ends_with('\n') {
+                    out += "\n[no newline at the end]\n";
+                }
+            }
+        }
+        out
+    }
+
     /// Start a conversation and return its id.
     pub fn new_conversation(&self, title: &str) -> String {
         let out = self.run(&["new", "--title", title]);

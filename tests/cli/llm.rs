@@ -53,8 +53,13 @@ fn query_streams_the_answer_and_records_the_turn() {
     let server = Server::start(vec![openai_stream(&["Ship", "ped", "."], false)]);
     // [ID] MESSAGE: the conversation named by its title.
     let out = query(&env, &server, &["--model", "test/small", "llm", "Anything else?"]);
-    assert_eq!(out.ok(), "Shipped.\n");
-    assert!(out.stderr.contains("] query: \"llm\" turn 2 (+2 events) via test/small\n"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Shipped.
+        --- stderr
+        [01KDVDQ4K00000000000000001 ccd0ce7] query: "llm" turn 2 (+2 events) via test/small
+        "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -154,9 +159,14 @@ fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
     conversation(&env);
     let server = Server::start(vec![openai_stream(&["Half an ", "answ"], true)]);
     let out = query(&env, &server, &["--model", "test/small", "Go on"]);
-    assert_eq!(out.ok(), "Half an answ\n");
-    assert!(out.stderr.contains("warning: the answer was interrupted"), "{}", out.stderr);
-    assert!(out.stderr.contains("via test/small (interrupted)"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Half an answ
+        --- stderr
+        warning: the answer was interrupted; what arrived is kept, marked interrupted
+        [01KDVDQ4K00000000000000001 eac8cc3] query: "llm" turn 2 (+2 events) via test/small (interrupted)
+        "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["content"], "Half an answ");
@@ -273,9 +283,18 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
-    out.ok();
-    assert!(out.stderr.contains("[context compacted: turns 0-2, ~"), "{}", out.stderr);
-    assert!(env.run(&["log", "--oneline", "-n", "1"]).ok().contains("compact: \"llm\" turns 0-2"));
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        noted
+        --- stderr
+        [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
+        [context compacted: turns 0-2, ~445 -> ~228 tokens]
+        "#);
+    insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
+        8c45e75 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls] ~445 -> 228 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+        0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+        "#);
 }
 
 fn summary_reply(text: &str) -> Reply {
@@ -315,7 +334,11 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
         &["--config", "compaction.confirm_above_tokens=1"],
         &["--summarize", "--model", "test/small", "--to", "1", "--focus", "the length bound"],
     );
-    assert!(out.ok().contains("compact: \"llm\" turns 0-1 [summary by test/small] ~"), "{}", out.stdout);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        [01KDVDQ4K00000000000000001 1ec7098] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+        "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -326,6 +349,9 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
     assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");
     let transcript = body["messages"][1]["content"].as_str().unwrap();
+    // What the summarizer is sent, whole.
+    insta::assert_snapshot!("summarizer_system_prompt", system);
+    insta::assert_snapshot!("summarizer_transcript", transcript);
     // The raw events of both turns, tool output included; never the earlier summary.
     assert!(transcript.contains("[user]\nUsers with long passwords can't log in."), "{transcript}");
     assert!(transcript.contains("const MAX_LEN: usize = 64;"), "{transcript}");
@@ -356,12 +382,13 @@ fn a_summary_dry_run_sends_nothing_and_writes_nothing() {
     let before = env.snapshot();
     let out =
         compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--keep-last", "1", "--dry-run"]);
-    let text = out.ok().to_owned();
-    assert!(text.starts_with("Would compact \"llm\" turns 0-0 [summary by test/small] (profile default)\n"), "{text}");
-    assert!(
-        text.contains(" tokens of raw events to test/small in 1 call, and write the summary it returns\n"),
-        "{text}"
-    );
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Would compact "llm" turns 0-0 [summary by test/small] (profile default)
+        would send ~432 tokens of raw events to test/small in 1 call, and write the summary it returns
+        total now ~441 tokens (chars/4); nothing sent, nothing written (--dry-run)
+        "#);
     assert_eq!(server.requests().len(), 0);
     assert!(env.snapshot() == before);
 }

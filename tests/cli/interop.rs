@@ -531,7 +531,10 @@ fn external_resources_finds_every_outside_load() {
             "https://i.example/d.png",
         ]
     );
-    assert_eq!(external_resources("<!doctype html><p>plain</p><a href=\"https://x.example\">x</a>"), Vec::<String>::new());
+    assert_eq!(
+        external_resources("<!doctype html><p>plain</p><a href=\"https://x.example\">x</a>"),
+        Vec::<String>::new()
+    );
 }
 
 /// A streamed import writes segments as it reads; one that fails on its last line, or is

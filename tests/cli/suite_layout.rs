@@ -43,7 +43,12 @@ fn reached(root: &Path, seen: &mut BTreeSet<PathBuf>) {
         let child = match (file.is_file(), nested.is_file()) {
             (true, false) => file,
             (false, true) => nested,
-            _ => panic!("`mod {name};` in {}: exactly one of {} and {} must exist", root.display(), file.display(), nested.display()),
+            _ => panic!(
+                "`mod {name};` in {}: exactly one of {} and {} must exist",
+                root.display(),
+                file.display(),
+                nested.display()
+            ),
         };
         reached(&child, seen);
     }
@@ -56,7 +61,8 @@ fn every_test_file_is_part_of_the_test_binary() {
     rust_files(&tests, &mut on_disk);
     let mut compiled = BTreeSet::new();
     reached(&tests.join("cli/main.rs"), &mut compiled);
-    let stray: Vec<_> = on_disk.difference(&compiled).map(|p| p.strip_prefix(&tests).unwrap().display().to_string()).collect();
+    let stray: Vec<_> =
+        on_disk.difference(&compiled).map(|p| p.strip_prefix(&tests).unwrap().display().to_string()).collect();
     assert!(
         stray.is_empty(),
         "not compiled into the test binary (add a `mod` for it under tests/cli/main.rs): {stray:?}"

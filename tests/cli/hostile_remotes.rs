@@ -3,14 +3,12 @@
 //! that reuse event ids. Pull and clone must refuse or divert, change nothing outside the
 //! store, run nothing, and keep every local event in HEAD's tree.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 
 /// git with no user or system config, in `dir`, fed `stdin`.
 fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {

@@ -1,7 +1,5 @@
 //! The committed man pages and completions must match what the CLI definitions generate.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -17,7 +15,7 @@ fn read_dir(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn man_pages_and_completions_are_fresh() {
-    let env = common::TestEnv::bare();
+    let env = crate::common::TestEnv::bare();
     let out = env.root.join("generated");
     env.run(&["generate-docs", out.to_str().unwrap()]).ok();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));

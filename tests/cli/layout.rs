@@ -1,11 +1,9 @@
 //! The layout's promises on realistic data: a generated coding conversation round-trips
 //! through segments, closed segments are never rewritten, and the tree stays shallow.
 
-mod common;
-
 use std::path::Path;
 
-use common::TestEnv;
+use crate::common::TestEnv;
 
 /// A realistic agent conversation from the shared generator (CI has ../shared beside the
 /// checkout).
@@ -138,7 +136,7 @@ fn the_repository_is_packed_as_git_would() {
         .collect();
     let mut hash = std::process::Command::new("git");
     hash.args(["hash-object", "-w", "--stdin-paths"]).current_dir(&env.store);
-    common::run_command(hash, &paths).ok();
+    crate::common::run_command(hash, &paths).ok();
     env.git(&["config", "gc.auto", "256"]);
     env.git(&["config", "gc.autoDetach", "false"]);
     assert!(std::fs::read_dir(env.store.join(".git/objects/17")).unwrap().count() > 1);
@@ -178,7 +176,7 @@ fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
             .args(["-qec", command, "/dev/null"])
             .env("CONVO_DIR", &env.store)
             .env("CONVO_PAGER", format!("cat > {}", transcript.display()));
-        common::run_command(script, "")
+        crate::common::run_command(script, "")
     };
     on_a_terminal(&format!("{convo} show")).ok();
     let seen = std::fs::read_to_string(&transcript).unwrap();

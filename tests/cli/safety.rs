@@ -2,12 +2,10 @@
 //! writer killed at any step leaves a store the next command accepts with every committed
 //! event intact.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{TestEnv, run_command};
+use crate::common::{TestEnv, run_command};
 
 fn store_with_history() -> (TestEnv, String) {
     let env = TestEnv::new();
@@ -114,6 +112,7 @@ fn bad_input_is_refused_with_one_line_and_the_store_is_unchanged() {
         (vec!["new", "--title", " "], String::new(), 3, "error: --title: must not be empty".into()),
     ];
     let before = env.snapshot();
+    let mut refusals = String::new();
     for (args, stdin, code, expected) in cases {
         let out = env.run_stdin(&args, &stdin);
         let stderr = out.fails_with(code);
@@ -124,7 +123,10 @@ fn bad_input_is_refused_with_one_line_and_the_store_is_unchanged() {
         }
         assert_eq!(out.stdout, "", "nothing on stdout for {args:?}");
         assert!(env.snapshot() == before, "store changed by {args:?} with {stdin:?}");
+        refusals += &format!("$ convo {} <<< {stdin:?}\n{}\n", args.join(" "), env.transcript(&out));
     }
+    // The whole of each refusal, hints included.
+    insta::assert_snapshot!("refusals", refusals);
 }
 
 #[test]

@@ -1,13 +1,11 @@
 //! Sharing through real git servers on loopback: a bare repository by path and by file://,
 //! `git daemon`, and smart HTTP through `git http-backend`. Nothing may be lost or doubled.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
-use common::githttp::{Daemon, Http};
+use crate::common::TestEnv;
+use crate::common::githttp::{Daemon, Http};
 
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP.
 fn bare(dir: &Path, name: &str) -> PathBuf {
@@ -70,20 +68,30 @@ fn round_trip(url: &str) {
 
     a.run(&["push"]).ok();
     let rejected = b.run(&["push"]);
-    assert_eq!(
-        rejected.fails_with(6),
-        "error: the remote `origin` has commits this store does not have\nhint: run `convo pull` to bring them in (nothing is lost), then push again\n"
-    );
-    let pulled = b.run(&["pull"]).ok().to_owned();
-    assert!(pulled.starts_with("Merged "), "{pulled}");
-    assert!(
-        pulled.contains(&format!(
-            "diverged: {shared} \"shared\": the remote's line keeps the id; your 1 event is in fork "
-        )),
-        "{pulled}"
-    );
-    b.run(&["push"]).ok();
-    assert!(a.run(&["pull"]).ok().starts_with("Fast-forward to "));
+    // One snapshot for every transport: the remote's URL is redacted.
+    // (insta::allow_duplicates: four tests assert these same inline snapshots.)
+    let hub_dir = |text: String| text.replace(url, "[URL]");
+    insta::allow_duplicates! {
+        insta::assert_snapshot!(hub_dir(b.transcript(&rejected)), @r#"
+            exit 6
+            --- stderr
+            error: the remote `origin` has commits this store does not have
+            hint: run `convo pull` to bring them in (nothing is lost), then push again
+            "#);
+        let pulled = b.run(&["pull"]);
+        insta::assert_snapshot!(hub_dir(b.transcript(&pulled)), @r#"
+            exit 0
+            --- stdout
+            Merged 11df983 (2 conversations updated)
+            diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE65AM200000000000000001
+            "#);
+        b.run(&["push"]).ok();
+        insta::assert_snapshot!(hub_dir(a.transcript(&a.run(&["pull"]))), @r#"
+            exit 0
+            --- stdout
+            Fast-forward to 11df983 (4 conversations)
+            "#);
+    }
 
     let (pairs_a, messages_a) = contents(&a);
     let (pairs_b, messages_b) = contents(&b);
@@ -283,24 +291,47 @@ fn secrets_outside_events_are_refused() {
         env.git(&all)
     };
 
+    // git commits with the real time: its commit ids are not fixed.
+    let head = || env.git(&["rev-parse", "--short", "HEAD"]).trim().to_owned();
     let token = format!("ghp_{}", fake(ALNUM, 36, 7001));
     commit(&["--allow-empty", "-m", &format!("notes\n\ntoken {token}")]);
     let out = env.run(&["push"]);
-    assert!(out.fails_with(3).contains(" message: github-pat\n"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
+        exit 3
+        --- stderr
+        error: refusing to push: 1 secret found in what the push would publish
+        hint: commit [HEAD] message: github-pat
+        hint: nothing was pushed; --allow-secrets pushes anyway
+        "#);
     env.git(&["reset", "-q", "--hard", "HEAD~1"]);
 
     std::fs::write(env.store.join("convo.toml"), format!("[llm]\napi_key = \"{}\"\n", fake(ALNUM, 24, 7002))).unwrap();
     env.git(&["add", "convo.toml"]);
     commit(&["-m", "config"]);
     let out = env.run(&["push"]);
-    assert!(out.fails_with(3).contains("hint: convo.toml: secret-assignment\n"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
+        exit 3
+        --- stderr
+        error: refusing to push: 2 secrets found in what the push would publish
+        hint: convo.toml: generic-api-key
+        hint: convo.toml: secret-assignment
+        hint: nothing was pushed; --allow-secrets pushes anyway
+        "#);
     env.git(&["reset", "-q", "--hard", "HEAD~1"]);
 
     let file = dir.path().join(format!("session-{token}.json"));
     std::fs::write(&file, r#"{"messages": [{"role": "user", "content": "hello"}]}"#).unwrap();
     env.run(&["import", file.to_str().unwrap()]).ok();
     let out = env.run(&["push"]);
-    assert!(out.fails_with(3).contains(" meta.json source.file: github-pat\n"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
+        exit 3
+        --- stderr
+        error: refusing to push: 3 secrets found in what the push would publish
+        hint: conversation 01KDVE09J00000000000000002 meta.json title: github-pat
+        hint: conversation 01KDVE09J00000000000000002 meta.json source.file: github-pat
+        hint: commit [HEAD] message: github-pat
+        hint: nothing was pushed; --allow-secrets pushes anyway
+        "#);
     assert!(!out.stderr.contains(&token));
     assert_eq!(pushed(), before, "nothing reached the remote");
 }
@@ -357,12 +388,13 @@ fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
     a.git(&["fsck", "--strict", "--no-progress"]);
     assert_eq!(std::fs::read_to_string(a.store.join("notes/x.txt")).unwrap(), "by hand\n");
     a.run(&["append", "--user", "three"]).ok();
-    let fsck = a.run(&["fsck"]);
-    assert_eq!(fsck.code, 1, "{fsck:?}");
-    assert_eq!(
-        fsck.stdout,
-        "notes: not a file convo writes (only conversations/ and convo.toml belong at the top of a store)\n"
-    );
+    insta::assert_snapshot!(a.transcript(&a.run(&["fsck"])), @r#"
+        exit 1
+        --- stdout
+        notes: not a file convo writes (only conversations/ and convo.toml belong at the top of a store)
+        --- stderr
+        error: 1 problem found
+        "#);
     assert_eq!(a.git_status(), "");
 }
 
@@ -387,20 +419,11 @@ fn log_of_a_diverged_fork_reaches_back_through_the_merge() {
 
     let meta = fork_meta(&b);
     let fork = meta.split('/').nth(1).unwrap();
-    let subjects: Vec<String> = b
-        .run(&["log", fork, "--oneline", "--color", "never"])
-        .ok()
-        .lines()
-        .map(|l| l.split_once(' ').unwrap().1.to_owned())
-        .collect();
     // The merge, b's own append (now the fork's), then the history both sides share.
-    assert_eq!(
-        subjects,
-        [
-            "2026-01-05 merge: origin/main (1 conversation updated, 1 diverged into forks)",
-            "2026-01-05 append: \"shared\" turn 1 (+1 event) [2 turns, 2 events, ~3 tokens (chars/4)]",
-            "2026-01-01 append: \"shared\" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]",
-            "2026-01-01 new: \"shared\" [0 turns, 0 events, ~0 tokens (chars/4)]",
-        ]
-    );
+    insta::assert_snapshot!(b.run(&["log", fork, "--oneline", "--color", "never"]).ok(), @r#"
+        dd6b790 2026-01-05 merge: origin/main (1 conversation updated, 1 diverged into forks)
+        43af61e 2026-01-05 append: "shared" turn 1 (+1 event) [2 turns, 2 events, ~3 tokens (chars/4)]
+        989dcc2 2026-01-01 append: "shared" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]
+        9478681 2026-01-01 new: "shared" [0 turns, 0 events, ~0 tokens (chars/4)]
+        "#);
 }

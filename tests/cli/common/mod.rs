@@ -2,8 +2,6 @@
 //! inherited git config, a clock that advances one minute per command (so ids and commit
 //! hashes are reproducible), and helpers to compare whole outputs and whole stores.
 
-#![allow(dead_code)]
-
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -134,6 +132,27 @@ impl TestEnv {
             .expect("git runs");
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `text` with this environment's temporary root shown as `[ROOT]`, so a snapshot does
+    /// not depend on where the temporary directory was made.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(self.root.to_str().expect("a UTF-8 temporary path"), "[ROOT]")
+    }
+
+    /// A command's whole result for a snapshot: its exit code, then stdout and stderr, with
+    /// the temporary root redacted. An empty stream is left out.
+    pub fn transcript(&self, run: &Run) -> String {
+        let mut out = format!("exit {}\n", run.code);
+        for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            if !text.is_empty() {
+                out += &format!("--- {name}\n{}", self.redact(text));
+                if !text.ends_with('\n') {
+                    out += "\n[no newline at the end]\n";
+                }
+            }
+        }
+        out
     }
 
     /// Start a conversation and return its id.

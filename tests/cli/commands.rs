@@ -1,8 +1,6 @@
 //! End-to-end: the real binary in a sealed environment, whole outputs compared.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 fn record_sample(env: &TestEnv) -> String {
     let id = env.new_conversation("fix login");
@@ -22,7 +20,7 @@ fn record_sample(env: &TestEnv) -> String {
 fn new_prints_id_commit_and_subject() {
     let env = TestEnv::new();
     let out = env.run(&["new", "--title", "fix login"]);
-    assert_eq!(out.ok(), "[01KDVDQ4K00000000000000001 1975846] new: \"fix login\"\n");
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 1975846] new: "fix login""#);
     assert_eq!(env.git_status(), "");
 }
 
@@ -34,49 +32,24 @@ fn append_prints_what_it_added() {
         &["append"],
         "{\"type\":\"user\",\"content\":\"hi\"}\n{\"type\":\"tool_call\",\"call_id\":\"c9\",\"name\":\"ls\",\"arguments\":{}}\n{\"type\":\"tool_result\",\"call_id\":\"c9\",\"content\":\"a b\",\"is_error\":true}\n",
     );
-    assert_eq!(
-        out.ok(),
-        "[01KDVDQ4K00000000000000001 758dde1] append: \"fix login\" turn 0 (+3 events)
-    turn 0  user        01KDVDRZ600000000000000001
-    turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
-    turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
-"
-    );
+    insta::assert_snapshot!(out.ok(), @r#"
+        [01KDVDQ4K00000000000000001 758dde1] append: "fix login" turn 0 (+3 events)
+            turn 0  user        01KDVDRZ600000000000000001
+            turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
+            turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
+        "#);
     let generated = env.run(&["append", "--tool-call", "ls", "--args", "{}"]);
-    assert!(generated.ok().contains(" ls call_01KDVDTSS00000000000000001\n"), "{}", generated.stdout);
+    insta::assert_snapshot!(generated.ok(), @r#"
+        [01KDVDQ4K00000000000000001 864fbee] append: "fix login" turn 0 (+1 event)
+            turn 0  tool_call   01KDVDTSS00000000000000002 ls call_01KDVDTSS00000000000000001
+        "#);
 }
 
 #[test]
 fn show_prints_a_readable_conversation() {
     let env = TestEnv::new();
     record_sample(&env);
-    assert_eq!(
-        env.run(&["show"]).ok(),
-        "fix login 01KDVDQ4K00000000000000001
-2 turns, 6 events, ~45 tokens (chars/4)
-
-system
-    You are a careful engineer.
-
-── turn 0 ── 2026-01-01 00:03:00
-user
-    The login form rejects valid passwords.
-tool_call fs_read c1
-    {
-      \"path\": \"src/login.rs\"
-    }
-tool_result fs_read c1 success
-    fn check(p: &str) -> bool {
-        p.len() > 80
-    }
-assistant
-    The length check is inverted.
-
-── turn 1 ── 2026-01-01 00:06:00
-user
-    Fix it.
-"
-    );
+    insta::assert_snapshot!(env.run(&["show"]).ok());
 }
 
 #[test]
@@ -84,16 +57,7 @@ fn show_brief_folds_tool_calls_to_one_line() {
     let env = TestEnv::new();
     record_sample(&env);
     let out = env.run(&["show", "--brief"]);
-    let body: Vec<&str> = out.ok().lines().skip(8).take(4).collect();
-    assert_eq!(
-        body,
-        [
-            "    The login form rejects valid passwords.",
-            "tool_call fs_read {\"path\":\"src/login.rs\"}",
-            "tool_result fs_read: success, 3 lines",
-            "assistant",
-        ]
-    );
+    insta::assert_snapshot!(out.ok());
 }
 
 #[test]
@@ -115,48 +79,9 @@ fn jsonl_round_trips_through_append() {
 fn log_shows_commits_newest_first_with_sizes() {
     let env = TestEnv::new();
     record_sample(&env);
-    assert_eq!(
-        env.run(&["log", "-n", "2"]).ok(),
-        "commit b0bf395c488f5be6c644ed7a7e651ae5a08b8362
-Convo:  01KDVDQ4K00000000000000001
-Author: convo <convo@localhost>
-Date:   Thu Jan 1 00:06:00 2026 +0000
-
-    append: \"fix login\" turns 0-1 (+2 events)
-    after: 2 turns, 6 events, ~45 tokens (chars/4)
-
-commit f69c72caf85e0a310dfddd2c6782df23db5a46ab
-Convo:  01KDVDQ4K00000000000000001
-Author: convo <convo@localhost>
-Date:   Thu Jan 1 00:05:00 2026 +0000
-
-    append: \"fix login\" turn 0 (+1 event)
-    after: 1 turn, 4 events, ~36 tokens (chars/4)
-"
-    );
-    assert_eq!(
-        env.run(&["log", "--oneline"]).ok(),
-        "b0bf395 2026-01-01 append: \"fix login\" turns 0-1 (+2 events) [2 turns, 6 events, ~45 tokens (chars/4)]
-f69c72c 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 4 events, ~36 tokens (chars/4)]
-d0e8b51 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 3 events, ~24 tokens (chars/4)]
-fba16fb 2026-01-01 append: \"fix login\" turn 0 (+1 event) [1 turn, 2 events, ~17 tokens (chars/4)]
-7297aab 2026-01-01 append: \"fix login\" (+1 event) [0 turns, 1 event, ~7 tokens (chars/4)]
-1975846 2026-01-01 new: \"fix login\" [0 turns, 0 events, ~0 tokens (chars/4)]
-"
-    );
-    let json: serde_json::Value = serde_json::from_str(env.run(&["log", "--format", "json", "-n", "1"]).ok()).unwrap();
-    assert_eq!(
-        json,
-        serde_json::json!([{
-            "commit": "b0bf395c488f5be6c644ed7a7e651ae5a08b8362",
-            "date": "2026-01-01T00:06:00+00:00",
-            "author": "convo <convo@localhost>",
-            "subject": "append: \"fix login\" turns 0-1 (+2 events)",
-            "conversation": "01KDVDQ4K00000000000000001",
-            "turns": 2, "events": 6, "tokens": 45,
-            "compaction": null, "undone": false
-        }])
-    );
+    insta::assert_snapshot!("log_n_2", env.run(&["log", "-n", "2"]).ok());
+    insta::assert_snapshot!("log_oneline", env.run(&["log", "--oneline"]).ok());
+    insta::assert_snapshot!("log_json_n_1", env.run(&["log", "--format", "json", "-n", "1"]).ok());
 }
 
 /// Interleaved conversations: each log holds its own commits only, and gives the same
@@ -210,18 +135,11 @@ fn list_shows_counts_and_marks_the_active_conversation() {
     let env = TestEnv::new();
     record_sample(&env);
     env.new_conversation("second");
-    assert_eq!(
-        env.run(&["list"]).ok(),
-        "  01KDVDQ4K00000000000000001 fix login    2 turns    6 events         ~45 tok  2026-01-01 00:06
-* 01KDVE24500000000000000001 second       0 turns    0 events          ~0 tok  2026-01-01 00:07
-"
-    );
-    let json: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
-    assert_eq!(json[0]["turns"], 2);
-    assert_eq!(json[0]["tokens"], 45);
-    assert_eq!(json[0]["active"], false);
-    assert_eq!(json[1]["title"], "second");
-    assert_eq!(json[1]["active"], true);
+    insta::assert_snapshot!(env.run(&["list"]).ok(), @r#"
+          01KDVDQ4K00000000000000001 fix login    2 turns    6 events         ~45 tok  2026-01-01 00:06
+        * 01KDVE24500000000000000001 second       0 turns    0 events          ~0 tok  2026-01-01 00:07
+        "#);
+    insta::assert_snapshot!("list_json", env.run(&["list", "--format", "json"]).ok());
 }
 
 #[test]
@@ -236,29 +154,38 @@ fn ids_resolve_by_full_id_prefix_and_title() {
     env.run(&["switch", &a]).ok();
     assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("to alpha"));
 
-    let ambiguous = env.run(&["show", "01KDV"]);
-    assert_eq!(
-        ambiguous.fails_with(4),
-        format!("error: `01KDV` is ambiguous: 2 conversations match\nhint: candidates: {a} \"alpha\", {b} \"beta\"\n")
-    );
-    let unknown = env.run(&["show", "gamma"]);
-    assert_eq!(
-        unknown.fails_with(4),
-        format!(
-            "error: no conversation matches `gamma`\nhint: recent conversations: {b} \"beta\", {a} \"alpha\"\nhint: name one by id, unique id prefix or title; `convo list` shows all\n"
-        )
-    );
-    env.run(&["show", "../x"]).fails_with(4);
+    insta::assert_snapshot!(env.transcript(&env.run(&["show", "01KDV"])), @r#"
+        exit 4
+        --- stderr
+        error: `01KDV` is ambiguous: 2 conversations match
+        hint: candidates: 01KDVDQ4K00000000000000001 "alpha", 01KDVDRZ600000000000000001 "beta"
+        "#);
+    insta::assert_snapshot!(env.transcript(&env.run(&["show", "gamma"])), @r#"
+        exit 4
+        --- stderr
+        error: no conversation matches `gamma`
+        hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
+        hint: name one by id, unique id prefix or title; `convo list` shows all
+        "#);
+    insta::assert_snapshot!(env.transcript(&env.run(&["show", "../x"])), @r#"
+        exit 4
+        --- stderr
+        error: no conversation matches `../x`
+        hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
+        hint: name one by id, unique id prefix or title; `convo list` shows all
+        "#);
 }
 
 #[test]
 fn reading_a_missing_store_says_how_to_create_one() {
     let env = TestEnv::bare();
     let out = env.run(&["list"]);
-    assert_eq!(
-        out.fails_with(4),
-        format!("error: no convo store at {0}\nhint: create one with `convo init {0}`\n", env.store.display())
-    );
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 4
+        --- stderr
+        error: no convo store at [ROOT]/store
+        hint: create one with `convo init [ROOT]/store`
+        "#);
     assert!(!env.store.exists());
     // A store named explicitly is not created behind the user's back, even by a write.
     env.run(&["new"]).fails_with(4);
@@ -268,21 +195,23 @@ fn reading_a_missing_store_says_how_to_create_one() {
 #[test]
 fn the_first_write_creates_the_default_store() {
     let env = TestEnv::bare();
-    let out = common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
+    let out = crate::common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
     out.ok();
     let default = env.home().join(".local/share/convo");
     assert_eq!(out.stderr, format!("Created convo store in {}\n", default.display()));
-    let listed = common::run_command(env.command_without_store(&["list"]), "");
+    let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
     assert!(listed.ok().contains(" first "));
 }
 
 #[test]
 fn no_active_conversation_is_an_error_with_a_hint() {
     let env = TestEnv::new();
-    assert_eq!(
-        env.run(&["show"]).fails_with(4),
-        "error: no active conversation\nhint: name a conversation, `convo switch ID`, or start one with `convo new`\n"
-    );
+    insta::assert_snapshot!(env.transcript(&env.run(&["show"])), @r#"
+        exit 4
+        --- stderr
+        error: no active conversation
+        hint: name a conversation, `convo switch ID`, or start one with `convo new`
+        "#);
 }
 
 #[test]
@@ -348,20 +277,21 @@ fn fsck_reports_every_problem_and_exits_one() {
     env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "damage"]);
     std::fs::write(env.store.join(format!("conversations/{id}/meta.json")), "{}").unwrap();
     let out = env.run(&["fsck"]);
-    assert_eq!(out.fails_with(1), "error: 2 problems found\n");
-    assert_eq!(
-        out.stdout,
-        format!(
-            "conversations/{id}/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)\nconversations/{id}/meta.json: working tree file differs from HEAD\n"
-        )
-    );
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 1
+        --- stdout
+        conversations/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
+        conversations/01KDVDQ4K00000000000000001/meta.json: working tree file differs from HEAD
+        --- stderr
+        error: 2 problems found
+        "#);
     // Reading the damaged conversation names the file and line.
-    assert_eq!(
-        env.run(&["show"]).fails_with(5),
-        format!(
-            "error: conversations/{id}/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)\nhint: `convo fsck` lists every problem in the store\n"
-        )
-    );
+    insta::assert_snapshot!(env.transcript(&env.run(&["show"])), @r#"
+        exit 5
+        --- stderr
+        error: conversations/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
+        hint: `convo fsck` lists every problem in the store
+        "#);
 }
 
 #[test]
@@ -384,7 +314,7 @@ fn a_bug_is_an_internal_error_that_asks_for_a_report() {
     let env = TestEnv::new();
     let mut cmd = env.command(&["list"]);
     cmd.env("CONVO_TEST_PANIC", "1");
-    let run = common::run_command(cmd, "");
+    let run = crate::common::run_command(cmd, "");
     let stderr = run.fails_with(70);
     let (first, rest) = stderr.split_once('\n').unwrap_or((stderr, ""));
     // The panic's message and where it happened (line:column move with the code).
@@ -412,7 +342,7 @@ fn help_documents_exit_codes() {
     let env = TestEnv::bare();
     let help = env.run(&["--help"]);
     assert!(help.ok().contains("3  bad input: a JSONL line, an id, a flag value; nothing was written"));
-    assert!(help.ok().contains(" 70  internal error: a bug in convo (please report it)"));
+    insta::assert_snapshot!("help", help.ok());
 }
 
 /// A title with every kind of control character, a bidi override and a line break.

@@ -1,9 +1,7 @@
 //! Compaction end to end: compact, --dry-run, --undo, show --compacted, diff, log, fork,
 //! config, and bad input that must leave the store as it was.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 /// A conversation of `turns` turns, each: user, reasoning, a read and an edit, assistant.
 fn record(env: &TestEnv, title: &str, turns: usize) -> String {
@@ -31,13 +29,10 @@ fn compact_from_last_to_minus_three() {
     let env = TestEnv::new();
     record(&env, "six turns", 6);
     let out = env.run(&["compact", "--from", "last", "--to", "-3"]);
-    assert_eq!(
-        out.ok(),
-        "[01KDVDQ4K00000000000000001 dceb416] compact: \"six turns\" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens\n"
-    );
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 dceb416] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens"#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "--from", "--to", "-1"]);
-    assert!(out.ok().contains(" turns 3-4 [strip reasoning, strip tool calls] "), "{}", out.stdout);
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 616064a] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens"#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
 }
@@ -48,17 +43,15 @@ fn dry_run_prints_range_policies_and_estimates_and_writes_nothing() {
     record(&env, "t", 4);
     let before = env.snapshot();
     let out = env.run(&["compact", "--dry-run", "--keep-last", "2"]);
-    assert_eq!(
-        out.ok(),
-        "Would compact \"t\" turns 0-1 [strip reasoning, strip tool calls] (profile default)
-  turn         now       after
-     0        ~127         ~30
-     1        ~127         ~30
-total  ~515 -> ~320 tokens (chars/4), 37.9% smaller; nothing written (--dry-run)
-"
-    );
+    insta::assert_snapshot!(out.ok(), @r#"
+        Would compact "t" turns 0-1 [strip reasoning, strip tool calls] (profile default)
+          turn         now       after
+             0        ~127         ~30
+             1        ~127         ~30
+        total  ~515 -> ~320 tokens (chars/4), 37.9% smaller; nothing written (--dry-run)
+        "#);
     let verbose = env.run(&["compact", "-n", "-v", "--to", "0"]);
-    assert!(verbose.ok().contains("tool_call [compacted] fs_modify_file m0\n    {}\n"), "{}", verbose.stdout);
+    insta::assert_snapshot!("dry_run_verbose_to_0", verbose.ok());
     assert!(env.snapshot() == before, "a dry run changed the store");
 }
 
@@ -69,6 +62,7 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
     env.new_conversation("empty");
     env.run(&["switch", "t"]).ok();
     let before = env.snapshot();
+    let mut refusals = String::new();
     for (args, expected) in [
         (
             vec!["compact", "--to", "20"],
@@ -106,7 +100,10 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
         assert_eq!(stderr.lines().next(), Some(expected), "{args:?}");
         assert!(stderr.lines().skip(1).all(|l| l.starts_with("hint: ")), "{stderr}");
         assert!(env.snapshot() == before, "{args:?} changed the store");
+        refusals += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&out));
     }
+    // The whole of each refusal, hints included.
+    insta::assert_snapshot!("refusals", refusals);
 }
 
 #[test]
@@ -129,9 +126,8 @@ fn show_compacted_marks_stripped_and_synthetic_events() {
     assert!(lines[4]["compacted_by"].is_string());
     assert_eq!(lines[5]["content"], "[compacted] fs_read_file: success");
     assert_eq!(lines.iter().filter(|l| l["type"] == "reasoning").count(), 1, "only turn 2 keeps its reasoning");
-    let text = env.run(&["show", "--compacted"]).ok().to_owned();
-    assert!(text.contains("user [synthetic]\n    [Summary of previous conversation]\n"), "{text}");
-    assert!(text.contains("tool_result [compacted] fs_read_file r1 success\n"), "{text}");
+    insta::assert_snapshot!("show_compacted_jsonl", jsonl);
+    insta::assert_snapshot!("show_compacted", env.run(&["show", "--compacted"]).ok());
 }
 
 #[test]
@@ -142,13 +138,9 @@ fn undo_restores_the_view_and_log_shows_it() {
     env.run(&["compact", "--keep-last", "1"]).ok();
     assert_ne!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     let out = env.run(&["compact", "--undo"]);
-    assert!(out.ok().contains(" compact: \"t\" undo "), "{}", out.stdout);
-    assert!(out.stdout.contains(" turns 0-2 [strip reasoning, strip tool calls] ~"), "{}", out.stdout);
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 ba8bff3] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens"#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
-    let log = env.run(&["log", "--oneline"]).ok().to_owned();
-    let lines: Vec<&str> = log.lines().collect();
-    assert!(lines[0].contains("compact: \"t\" undo"), "{log}");
-    assert!(lines[1].contains("compact: \"t\" turns 0-2") && lines[1].contains("(undone)"), "{log}");
+    insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
     // Nothing was deleted: both events are in the raw conversation.
     let raw = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     assert_eq!(raw.matches("\"type\":\"compaction\"").count(), 2);
@@ -160,8 +152,13 @@ fn summaries_widen_over_summaries_they_overlap() {
     record(&env, "t", 8);
     env.run(&["compact", "--from", "2", "--to", "4", "--summary", "first"]).ok();
     let out = env.run(&["compact", "--from", "3", "--to", "6", "--summary", "second"]);
-    assert!(out.ok().contains(" turns 2-6 [summary by user] "), "{}", out.stdout);
-    assert_eq!(out.stderr, "note: turns 3-6 widened to 2-6 to swallow a summary they overlapped\n");
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        [01KDVDQ4K00000000000000001 b27f57f] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
+        --- stderr
+        note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
+        "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     assert!(!view.contains("\"first\""));
     assert_eq!(view.matches("[Summary of previous conversation]").count(), 1);
@@ -173,28 +170,18 @@ fn diff_compares_raw_with_compacted_and_revisions() {
     let id = record(&env, "t", 3);
     env.run(&["compact", "--to", "0"]).ok();
     let diff = env.run(&["diff", "--compacted"]).ok().to_owned();
-    assert!(diff.starts_with(&format!("--- {id} raw\n+++ {id} compacted\n@@ ")), "{diff}");
-    assert!(diff.contains("\n-reasoning\n-    thinking about request 0 at some length\n"), "{diff}");
-    assert!(diff.contains("\n+tool_call [compacted] fs_read_file r0\n"), "{diff}");
-    assert_eq!(
-        env.run(&["diff", "--compacted", "--stat"]).ok(),
-        "  turn           raw     compacted
-     -            ~7            ~7
-     0          ~127           ~30 *
-     1          ~127          ~127
-     2          ~127          ~127
- total          ~388          ~291  tokens (chars/4)
-"
-    );
+    insta::assert_snapshot!("diff_compacted", diff);
+    insta::assert_snapshot!("diff_compacted_stat", env.run(&["diff", "--compacted", "--stat"]).ok());
     env.run(&["append", "--user", "one more"]).ok();
     let revs = env.run(&["diff", "HEAD~1", "HEAD"]).ok().to_owned();
-    assert!(revs.contains("\n+── turn 3 ── "), "{revs}");
-    assert!(revs.contains("\n+    one more\n"), "{revs}");
+    insta::assert_snapshot!("diff_head_1_head", revs);
     assert_eq!(env.run(&["diff", &id, "HEAD~1"]).ok(), revs);
-    assert_eq!(
-        env.run(&["diff", "nope~1"]).fails_with(4).lines().next(),
-        Some("error: unknown revision `nope~1`: couldn't parse revision, input=\"nope~1\"")
-    );
+    insta::assert_snapshot!(env.transcript(&env.run(&["diff", "nope~1"])), @r#"
+        exit 4
+        --- stderr
+        error: unknown revision `nope~1`: couldn't parse revision, input="nope~1"
+        hint: `convo log` lists the conversation's commits
+        "#);
 }
 
 #[test]
@@ -205,7 +192,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     // The whole conversation: every segment is shared with the source.
     let out = env.run(&["fork", &source, "--title", "copy"]);
     let fork = out.ok().trim_start_matches('[').split(' ').next().unwrap().to_owned();
-    assert!(out.stdout.contains("] fork: \"copy\" from \"source\" turn 0 (+"), "{}", out.stdout);
+    insta::assert_snapshot!(out.stdout, @r#"[01KDVDWMC00000000000000001 f7035dc] fork: "copy" from "source" turn 0 (+282 events)"#);
     let blobs = |id: &str| -> Vec<String> {
         env.git(&["ls-tree", "-r", "HEAD", &format!("conversations/{id}/events")])
             .lines()
@@ -220,6 +207,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
 
     // The last 10 turns: ids kept, the compaction of turns 30-35 carried over, the system prompt too.
     let out = env.run(&["fork", &source, "--last", "10"]);
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVE24500000000000000001 47829b7] fork: "source (fork)" from "source" turn 30 (+72 events)"#);
     let tail = out.ok().trim_start_matches('[').split(' ').next().unwrap().to_owned();
     let meta: serde_json::Value =
         serde_json::from_str(&env.git(&["show", &format!("HEAD:conversations/{tail}/meta.json")])).unwrap();
@@ -239,11 +227,10 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
 
     // --compact compacts the fork with the default profile.
     let out = env.run(&["fork", &source, "--last", "5", "--compact"]);
-    let lines: Vec<&str> = out.ok().lines().collect();
-    assert!(
-        lines[1].contains("] compact: \"source (fork)\" turns 0-1 [strip reasoning, strip tool calls]"),
-        "{lines:?}"
-    );
+    insta::assert_snapshot!(out.ok(), @r#"
+        [01KDVE9EH00000000000000001 4e00f89] fork: "source (fork)" from "source" turn 35 (+36 events)
+        [01KDVE9EH00000000000000001 0406c8c] compact: "source (fork)" turns 0-1 [strip reasoning, strip tool calls] ~647 -> 451 tokens
+        "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
@@ -261,33 +248,31 @@ fn config_layers_and_where_they_come_from() {
     env.run(&["config", "set", "--conversation", "compaction.keep_last", "5"]).ok();
     assert_eq!(env.run(&["config", "get", "compaction.keep_last"]).ok(), "5\n");
     assert_eq!(env.run(&["--config", "compaction.keep_last=2", "config", "get", "compaction.keep_last"]).ok(), "2\n");
-    let list = env.run(&["config", "list"]).ok().to_owned();
     let user_file = env.home().join(".config/convo/config.toml");
-    assert!(list.contains(&format!("compaction.default_profile = \"light\"  # {}\n", user_file.display())), "{list}");
-    assert!(list.contains("compaction.keep_last = 5  # config event "), "{list}");
-    assert!(list.contains("compaction.profiles.default.tool_calls = \"strip\"  # built-in defaults\n"), "{list}");
+    insta::assert_snapshot!("config_list", env.redact(env.run(&["config", "list"]).ok()));
     // The conversation's own config drives compact: light profile, keep 5 of 6 turns.
     let out = env.run(&["compact"]);
-    assert!(out.ok().contains(" turns 0-0 [strip reasoning] "), "{}", out.stdout);
+    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 0ff1c71] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens"#);
 
     // A bad key is refused before anything is written, naming the key.
     let before = env.snapshot();
     let err = env.run(&["config", "set", "compaction.kep_last", "1"]);
-    assert_eq!(
-        err.fails_with(3).lines().next(),
-        Some(
-            "error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`"
-        )
-    );
+    insta::assert_snapshot!(env.transcript(&err), @r#"
+        exit 3
+        --- stderr
+        error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`
+        hint: `convo config list` shows every setting and where it comes from
+        "#);
     assert!(env.snapshot() == before);
     // A hand-edited file with a wrong type names file and line.
     std::fs::write(&user_file, "[compaction]\n# comment\nkeep_last = \"many\"\n").unwrap();
     let err = env.run(&["compact", "--dry-run"]);
-    let first = err.fails_with(3).lines().next().unwrap().to_owned();
-    assert!(
-        first.starts_with(&format!("error: {}:3:13: invalid type: string \"many\"", user_file.display())),
-        "{first}"
-    );
+    insta::assert_snapshot!(env.transcript(&err), @r#"
+        exit 3
+        --- stderr
+        error: [ROOT]/home/.config/convo/config.toml:3:13: invalid type: string "many", expected u64 in `compaction.keep_last`
+        hint: `convo config list` shows every setting and where it comes from
+        "#);
 }
 
 #[test]

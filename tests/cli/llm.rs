@@ -1,10 +1,8 @@
 //! LLM calls against a real HTTP server on loopback: request bodies, streaming, faults that
 //! must leave the store unchanged, the key never leaking, automatic compaction.
 
-mod common;
-
-use common::TestEnv;
-use common::server::{Reply, Server, openai_stream};
+use crate::common::TestEnv;
+use crate::common::server::{Reply, Server, openai_stream};
 
 const KEY: &str = "sk-test-DO-NOT-LEAK-4242";
 
@@ -25,13 +23,13 @@ fn provider(server: &Server) -> Vec<String> {
     ]
 }
 
-fn query(env: &TestEnv, server: &Server, args: &[&str]) -> common::Run {
+fn query(env: &TestEnv, server: &Server, args: &[&str]) -> crate::common::Run {
     query_with(env, server, &[], args)
 }
 
 /// `query` with extra global flags (which must come before the subcommand to add to
 /// the provider's `--config` flags rather than replace them).
-fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) -> common::Run {
+fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) -> crate::common::Run {
     let mut all: Vec<String> = provider(server);
     all.extend(global.iter().cloned());
     all.push("query".into());
@@ -39,12 +37,12 @@ fn query_with(env: &TestEnv, server: &Server, global: &[String], args: &[&str]) 
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut cmd = env.command(&refs);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 fn conversation(env: &TestEnv) -> String {
     let id = env.new_conversation("llm");
-    env.run_stdin(&["append"], include_str!("../examples/login-bug.jsonl")).ok();
+    env.run_stdin(&["append"], include_str!("../../examples/login-bug.jsonl")).ok();
     id
 }
 
@@ -55,8 +53,13 @@ fn query_streams_the_answer_and_records_the_turn() {
     let server = Server::start(vec![openai_stream(&["Ship", "ped", "."], false)]);
     // [ID] MESSAGE: the conversation named by its title.
     let out = query(&env, &server, &["--model", "test/small", "llm", "Anything else?"]);
-    assert_eq!(out.ok(), "Shipped.\n");
-    assert!(out.stderr.contains("] query: \"llm\" turn 2 (+2 events) via test/small\n"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Shipped.
+        --- stderr
+        [01KDVDQ4K00000000000000001 ccd0ce7] query: "llm" turn 2 (+2 events) via test/small
+        "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -113,7 +116,7 @@ fn provider_bodies_match_show_format() {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let shown: serde_json::Value = serde_json::from_str(env.run(&refs).ok()).unwrap();
         let golden =
-            std::fs::read_to_string(format!("{}/tests/golden/{format}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            std::fs::read_to_string(format!("{}/tests/cli/golden/{format}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
         assert_eq!(shown, serde_json::from_str::<serde_json::Value>(&golden).unwrap(), "{format} body");
     }
 }
@@ -156,9 +159,14 @@ fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
     conversation(&env);
     let server = Server::start(vec![openai_stream(&["Half an ", "answ"], true)]);
     let out = query(&env, &server, &["--model", "test/small", "Go on"]);
-    assert_eq!(out.ok(), "Half an answ\n");
-    assert!(out.stderr.contains("warning: the answer was interrupted"), "{}", out.stderr);
-    assert!(out.stderr.contains("via test/small (interrupted)"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Half an answ
+        --- stderr
+        warning: the answer was interrupted; what arrived is kept, marked interrupted
+        [01KDVDQ4K00000000000000001 eac8cc3] query: "llm" turn 2 (+2 events) via test/small (interrupted)
+        "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["content"], "Half an answ");
@@ -275,9 +283,18 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
-    out.ok();
-    assert!(out.stderr.contains("[context compacted: turns 0-2, ~"), "{}", out.stderr);
-    assert!(env.run(&["log", "--oneline", "-n", "1"]).ok().contains("compact: \"llm\" turns 0-2"));
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        noted
+        --- stderr
+        [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
+        [context compacted: turns 0-2, ~445 -> ~228 tokens]
+        "#);
+    insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
+        8c45e75 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls] ~445 -> 228 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+        0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+        "#);
 }
 
 fn summary_reply(text: &str) -> Reply {
@@ -292,7 +309,7 @@ fn summary_reply(text: &str) -> Reply {
     )
 }
 
-fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) -> common::Run {
+fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) -> crate::common::Run {
     let mut all = provider(server);
     all.extend(global.iter().map(|s| s.to_string()));
     all.push("compact".into());
@@ -300,7 +317,7 @@ fn compact_with(env: &TestEnv, server: &Server, global: &[&str], args: &[&str]) 
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut cmd = env.command(&refs);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 #[test]
@@ -317,7 +334,11 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
         &["--config", "compaction.confirm_above_tokens=1"],
         &["--summarize", "--model", "test/small", "--to", "1", "--focus", "the length bound"],
     );
-    assert!(out.ok().contains("compact: \"llm\" turns 0-1 [summary by test/small] ~"), "{}", out.stdout);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        [01KDVDQ4K00000000000000001 1ec7098] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+        "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -328,6 +349,9 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
     assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");
     let transcript = body["messages"][1]["content"].as_str().unwrap();
+    // What the summarizer is sent, whole.
+    insta::assert_snapshot!("summarizer_system_prompt", system);
+    insta::assert_snapshot!("summarizer_transcript", transcript);
     // The raw events of both turns, tool output included; never the earlier summary.
     assert!(transcript.contains("[user]\nUsers with long passwords can't log in."), "{transcript}");
     assert!(transcript.contains("const MAX_LEN: usize = 64;"), "{transcript}");
@@ -358,12 +382,13 @@ fn a_summary_dry_run_sends_nothing_and_writes_nothing() {
     let before = env.snapshot();
     let out =
         compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--keep-last", "1", "--dry-run"]);
-    let text = out.ok().to_owned();
-    assert!(text.starts_with("Would compact \"llm\" turns 0-0 [summary by test/small] (profile default)\n"), "{text}");
-    assert!(
-        text.contains(" tokens of raw events to test/small in 1 call, and write the summary it returns\n"),
-        "{text}"
-    );
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+        exit 0
+        --- stdout
+        Would compact "llm" turns 0-0 [summary by test/small] (profile default)
+        would send ~432 tokens of raw events to test/small in 1 call, and write the summary it returns
+        total now ~441 tokens (chars/4); nothing sent, nothing written (--dry-run)
+        "#);
     assert_eq!(server.requests().len(), 0);
     assert!(env.snapshot() == before);
 }
@@ -541,7 +566,7 @@ fn a_redirect_to_another_port_never_receives_the_key() {
         let mut cmd = env.command(&refs);
         cmd.env("CONVO_TEST_KEY", KEY);
         let before = env.snapshot();
-        let out = common::run_command(cmd, "");
+        let out = crate::common::run_command(cmd, "");
         let stderr = out.fails_with(6);
         assert!(stderr.contains("redirected to another origin"), "{stderr}");
         assert!(stderr.contains(&elsewhere.url), "the error names where it was sent: {stderr}");
@@ -576,10 +601,10 @@ fn user_provider(env: &TestEnv, base_url: &str) {
 }
 
 /// `convo ARGS` with the key in the environment, as a user who has one set.
-fn with_key(env: &TestEnv, args: &[&str]) -> common::Run {
+fn with_key(env: &TestEnv, args: &[&str]) -> crate::common::Run {
     let mut cmd = env.command(args);
     cmd.env("CONVO_TEST_KEY", KEY);
-    common::run_command(cmd, "")
+    crate::common::run_command(cmd, "")
 }
 
 #[test]

@@ -2,12 +2,10 @@
 //! files themselves (read here with serde_json, independently of the importers), round trips,
 //! provider-valid views, and malformed input that must write nothing.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {
@@ -249,7 +247,7 @@ fn readable_exports_show_turns_tools_and_compacted_ranges() {
     assert!(md.contains("> **Compacted turns 0-0, summarized by user**\n> Fixed the <rounding> & the test.\n"), "{md}");
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();
     assert!(html.starts_with("<!doctype html>"));
-    assert!(!html.contains("http://") && !html.contains("https://") || !html.contains("<link"), "no external assets");
+    assert_eq!(external_resources(&html), Vec::<String>::new(), "the page loads nothing from outside");
     assert!(
         html.contains("<div class=\"compacted\"><p class=\"note\">Compacted turns 0-0, summarized by user</p>"),
         "{html}"
@@ -410,6 +408,133 @@ fn html_export_renders_in_headless_chromium() {
         !dom.contains("<link") && !dom.contains("<script src") && !dom.contains("<img"),
         "the page needs nothing from outside"
     );
+    assert_eq!(external_resources(&dom), Vec::<String>::new(), "the rendered page loads nothing from outside");
+}
+
+/// What a page would load from elsewhere: every `src`, `srcset`, `poster`, `data`,
+/// `background` and (except on `<a>`, which only navigates) `href` attribute that is not a
+/// fragment or a `data:` URL, and every CSS `url(…)` or `@import` that is not `data:`.
+/// Attributes are parsed, quoted or not, so `<link href=https://…>` is found too.
+fn external_resources(html: &str) -> Vec<String> {
+    let is_local = |url: &str| {
+        let url = url.trim().to_ascii_lowercase();
+        url.is_empty() || url.starts_with('#') || url.starts_with("data:")
+    };
+    let mut found = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        rest = &rest[start + 1..];
+        let name_end = rest.find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/').unwrap_or(rest.len());
+        let tag = rest[..name_end].to_ascii_lowercase();
+        let mut attrs = &rest[name_end..];
+        loop {
+            attrs = attrs.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
+            if attrs.is_empty() || attrs.starts_with('>') {
+                break;
+            }
+            let name_len = attrs.find(|c: char| c.is_ascii_whitespace() || c == '=' || c == '>').unwrap_or(attrs.len());
+            let name = attrs[..name_len].to_ascii_lowercase();
+            attrs = attrs[name_len..].trim_start();
+            let mut value = "";
+            if let Some(after) = attrs.strip_prefix('=') {
+                let after = after.trim_start();
+                let (v, len) = match after.chars().next() {
+                    Some(q @ ('"' | '\'')) => {
+                        let end = after[1..].find(q).map_or(after.len(), |e| e + 1);
+                        (&after[1..end], (end + 1).min(after.len()))
+                    }
+                    _ => {
+                        let end = after.find(|c: char| c.is_ascii_whitespace() || c == '>').unwrap_or(after.len());
+                        (&after[..end], end)
+                    }
+                };
+                value = v;
+                attrs = &after[len..];
+            }
+            let loads = match name.as_str() {
+                "src" | "poster" | "data" | "background" => true,
+                "href" => tag != "a",
+                _ => false,
+            };
+            let urls = match name.as_str() {
+                "srcset" => srcset_urls(value),
+                _ if loads => vec![value],
+                _ => vec![],
+            };
+            found.extend(urls.into_iter().filter(|u| !is_local(u)).map(|u| format!("<{tag} {name}={u}>")));
+            if name == "style" {
+                found.extend(css_urls(value).into_iter().filter(|u| !is_local(u)));
+            }
+        }
+        if tag == "style" {
+            let body = &rest[rest.find('>').map_or(rest.len(), |e| e + 1)..];
+            let body = &body[..body.to_ascii_lowercase().find("</style").unwrap_or(body.len())];
+            found.extend(css_urls(body).into_iter().filter(|u| !is_local(u)));
+        }
+    }
+    found
+}
+
+/// The URLs of a `srcset` ("url 1x, url 2x"): a URL runs to the next space, its
+/// descriptors to the next comma (a `data:` URL holds commas of its own).
+fn srcset_urls(srcset: &str) -> Vec<&str> {
+    let mut urls = Vec::new();
+    let mut want_url = true;
+    for token in srcset.split_ascii_whitespace() {
+        if want_url {
+            urls.push(token.strip_suffix(',').unwrap_or(token));
+            want_url = token.ends_with(',');
+        } else {
+            want_url = token.ends_with(',');
+        }
+    }
+    urls
+}
+
+/// The targets of `url(…)` and `@import "…"` in CSS.
+fn css_urls(css: &str) -> Vec<String> {
+    let lower = css.to_ascii_lowercase();
+    let mut urls = Vec::new();
+    for (at, _) in lower.match_indices("url(") {
+        let inner = &css[at + 4..];
+        let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
+        urls.push(inner.trim().trim_matches(|c| c == '"' || c == '\'').to_owned());
+    }
+    for (at, _) in lower.match_indices("@import") {
+        let inner = css[at + 7..].trim_start();
+        if let Some(q @ ('"' | '\'')) = inner.chars().next() {
+            urls.push(inner[1..].split(q).next().unwrap_or("").to_owned());
+        }
+    }
+    urls
+}
+
+/// The check above must be able to fail: every way a page can pull something in is found,
+/// and what only navigates or is inline is not.
+#[test]
+fn external_resources_finds_every_outside_load() {
+    let page = r##"<!doctype html><html><head>
+<link rel="stylesheet" href="https://cdn.example/x.css"><LINK REL=icon HREF=http://e.example/i.png>
+<script src='//cdn.example/x.js'></script><style>@import "https://f.example/a.css"; p { background: url(https://g.example/b.png) }</style>
+</head><body><img srcset="data:image/png;base64,AA 1x, https://h.example/c.png 2x"><div style="background:url('https://i.example/d.png')"></div>
+<a href="https://j.example/">a link only navigates</a><a href="#t1">turn 1</a><img src="data:image/png;base64,AA">
+<p>text mentioning https://k.example/ and &lt;link href="https://l.example/"&gt;</p></body></html>"##;
+    assert_eq!(
+        external_resources(page),
+        [
+            "<link href=https://cdn.example/x.css>",
+            "<link href=http://e.example/i.png>",
+            "<script src=//cdn.example/x.js>",
+            "https://g.example/b.png",
+            "https://f.example/a.css",
+            "<img srcset=https://h.example/c.png>",
+            "https://i.example/d.png",
+        ]
+    );
+    assert_eq!(
+        external_resources("<!doctype html><p>plain</p><a href=\"https://x.example\">x</a>"),
+        Vec::<String>::new()
+    );
 }
 
 /// A streamed import writes segments as it reads; one that fails on its last line, or is
@@ -465,7 +590,7 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     // indicatif draws nothing on a terminal without TERM (or with TERM=dumb): it cannot move
     // the cursor there.
     cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &env.store).env("TERM", "xterm");
-    let on_terminal = common::run_command(cmd, "");
+    let on_terminal = crate::common::run_command(cmd, "");
     assert_eq!(on_terminal.code, 0, "{}", on_terminal.stderr);
     let name = file.file_name().unwrap().to_str().unwrap();
     assert!(on_terminal.stdout.contains(&format!("importing {name} ")), "{}", on_terminal.stdout);

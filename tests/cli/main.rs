@@ -1,0 +1,25 @@
+//! The integration tests: one binary (as ripgrep and jj do), so the crate and the sealed
+//! environment in `common` are compiled and linked once, and every test of every module runs
+//! in one process with one thread pool. `suite_layout` fails when a `.rs` file under
+//! `tests/` is not reached from here.
+//!
+//! Whole outputs are compared with insta snapshots: inline (`@"…"`) when short, files in
+//! `snapshots/` otherwise, with the temporary root shown as `[ROOT]` (`TestEnv::transcript`,
+//! `TestEnv::redact`). A mismatch or a missing snapshot fails the test (insta writes a
+//! `.snap.new` beside it, or nothing when `CI` is set); review an intended change with
+//! `cargo insta review`, or rerun with `INSTA_UPDATE=always` and read the diff.
+
+mod common;
+
+mod commands;
+mod compaction;
+mod docs;
+mod hostile_remotes;
+mod interop;
+mod layout;
+mod llm;
+mod projection;
+mod properties;
+mod safety;
+mod suite_layout;
+mod sync;

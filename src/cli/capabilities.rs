@@ -94,7 +94,7 @@ impl Ctx {
                 thousands(planned.estimate.before),
                 thousands(planned.estimate.after)
             ));
-            self.report_commit(appended.gc, appended.warning.as_deref());
+            self.ui.landed(&appended.landed);
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 use convo::clock::Clock;
 use convo::config;
-use convo::store::{FailPoint, GcOutcome, Store, StoreError};
+use convo::store::{FailPoint, Store, StoreError};
 
 use command_error::{CommandError, EXIT_CODES, Kind};
 use ui::{ColorChoice, Ui};
@@ -158,10 +158,9 @@ impl Ctx {
     pub fn warn_ignored(&self, ignored: &[config::Ignored]) {
         let mut warned = self.warned.borrow_mut();
         let mut hints = Vec::new();
-        let mut err = std::io::stderr().lock();
         for item in ignored {
             if warned.insert(item.message()) {
-                let _ = writeln!(err, "warning: {}", convo::render::escape_line(&item.message()));
+                self.ui.warning(&item.message());
                 if !hints.contains(&item.hint()) {
                     hints.push(item.hint());
                 }
@@ -169,27 +168,14 @@ impl Ctx {
         }
         for hint in hints {
             if warned.insert(hint.to_owned()) {
-                let _ = writeln!(err, "hint: {hint}");
+                self.ui.hint(hint);
             }
         }
     }
 
-    /// A status line on stderr, unless `--quiet`; what it quotes cannot write control characters.
+    /// A status line on stderr, unless `--quiet` (see [`Ui::status`]).
     pub fn note(&self, message: &str) {
-        if !self.ui.quiet {
-            let _ = writeln!(std::io::stderr(), "{}", convo::render::escape_line(message));
-        }
-    }
-
-    /// After a commit: say so when it landed but its mirror into the working tree did not,
-    /// or when the store needs packing and git is missing to do it.
-    pub fn report_commit(&self, gc: GcOutcome, warning: Option<&str>) {
-        if let Some(warning) = warning {
-            let _ = writeln!(std::io::stderr(), "warning: {warning}");
-        }
-        if gc == GcOutcome::GitMissing {
-            self.note("warning: the store has many loose objects and `git` is not installed to pack them (`git gc`)");
-        }
+        self.ui.status(message);
     }
 }
 

@@ -1,10 +1,12 @@
-//! The terminal: colour choice, the pager, and where output goes. Only the binary uses this.
+//! The terminal: colour choice, the pager, and the one path output takes: data on stdout,
+//! status and warnings on stderr. Only the binary uses this.
 
 use std::io::{self, IsTerminal, Write};
 use std::process::{Child, Command, Stdio};
 
 use clap::ValueEnum;
-use convo::render::Theme;
+use convo::render::{Theme, escape_line};
+use convo::store::{GcOutcome, Landed};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -13,7 +15,17 @@ pub enum ColorChoice {
     Never,
 }
 
-/// What the environment says about output, read once at start-up.
+/// One commit, as [`Ui::commit`] reports it.
+pub struct CommitReport<'a> {
+    /// The conversation it changed, when it changed one.
+    pub conversation: Option<&'a str>,
+    pub commit: &'a dyn std::fmt::Display,
+    pub subject: &'a str,
+    pub landed: &'a Landed,
+}
+
+/// Every byte convo writes goes through here: data to stdout ([`Ui::stdout`], [`Ui::paged`]),
+/// status, warnings and commit lines to stderr. Read once at start-up from the environment.
 pub struct Ui {
     pub theme: Theme,
     pub quiet: bool,
@@ -39,6 +51,58 @@ impl Ui {
             Some(cmd).filter(|c| !c.trim().is_empty() && c.trim() != "cat")
         };
         Ui { theme: Theme { color }, quiet, pager }
+    }
+
+    /// Data: what scripts read (ids, listings, answers). `--quiet` never silences it.
+    pub fn stdout(&self) -> io::StdoutLock<'static> {
+        io::stdout().lock()
+    }
+
+    /// stderr as a stream, for text that arrives in pieces (a model's reasoning); callers
+    /// escape what they write and honour `quiet` themselves.
+    pub fn stderr(&self) -> io::StderrLock<'static> {
+        io::stderr().lock()
+    }
+
+    /// A status line for people on stderr (commit lines, notices), nothing under
+    /// `--quiet`. What it quotes from the store cannot write control characters.
+    pub fn status(&self, line: &str) {
+        if !self.quiet {
+            let _ = writeln!(io::stderr(), "{}", escape_line(line));
+        }
+    }
+
+    /// `warning: MESSAGE` on stderr, also under `--quiet`: something went wrong that the
+    /// user must know about although the command succeeded.
+    pub fn warning(&self, message: &str) {
+        let _ = writeln!(io::stderr(), "warning: {}", escape_line(message));
+    }
+
+    /// `hint: MESSAGE` on stderr, after a warning.
+    pub fn hint(&self, message: &str) {
+        let _ = writeln!(io::stderr(), "hint: {}", escape_line(message));
+    }
+
+    /// One commit as every writing command reports it: `[ID HASH] SUBJECT` on the status
+    /// stream, then what went wrong after it landed.
+    pub fn commit(&self, report: &CommitReport<'_>) {
+        let hash: String = report.commit.to_string().chars().take(7).collect();
+        match report.conversation {
+            Some(id) => self.status(&format!("[{id} {hash}] {}", report.subject)),
+            None => self.status(&format!("[{hash}] {}", report.subject)),
+        }
+        self.landed(report.landed);
+    }
+
+    /// After a commit: say so when it landed but its mirror into the working tree did not,
+    /// or when the store needs packing and git is missing to do it.
+    pub fn landed(&self, landed: &Landed) {
+        if let Some(warning) = &landed.warning {
+            self.warning(warning);
+        }
+        if landed.gc == GcOutcome::GitMissing {
+            self.warning("the store has many loose objects and `git` is not installed to pack them (`git gc`)");
+        }
     }
 
     /// Where long output (`show`, `log`) goes: a pager on a terminal, else stdout.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
 use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
-use crate::store::{GcOutcome, NewConversation, Staged, Store, StoreError};
+use crate::store::{Landed, NewConversation, Staged, Store, StoreError};
 
 /// Why an import wrote nothing.
 #[derive(Debug, thiserror::Error)]
@@ -64,8 +64,7 @@ pub struct Done {
     pub report: Report,
     /// The new conversations, the main one first, with their counts.
     pub conversations: Vec<(String, Stats)>,
-    pub gc: GcOutcome,
-    pub warning: Option<String>,
+    pub landed: Landed,
 }
 
 impl Prepared {
@@ -190,7 +189,7 @@ pub fn import(
         }
     };
     store.set_active(&created.conversations[0].0)?;
-    Ok(Done { name, format, report, conversations: created.conversations, gc: created.gc, warning: created.warning })
+    Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed })
 }
 
 fn main_title(options: &Options<'_>, from_source: Option<&str>, name: &str) -> String {

@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
-use super::txn::{GcOutcome, Lock};
+use super::txn::{GcOutcome, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, IdSet, Kind, Stats};
@@ -14,9 +14,7 @@ use crate::event::{Draft, Event, IdSet, Kind, Stats};
 /// What [`Store::commit_staged`] made: each conversation's id and counts, in staging order.
 pub struct StagedCommit {
     pub conversations: Vec<(String, Stats)>,
-    pub gc: GcOutcome,
-    /// The commit landed but the working tree could not be brought up to date.
-    pub warning: Option<String>,
+    pub landed: Landed,
 }
 
 /// A conversation being written.
@@ -177,9 +175,12 @@ impl Store {
                 "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
                 &commit.to_string()[..7]
             );
-            return Ok(StagedCommit { conversations, gc: GcOutcome::NotNeeded, warning: Some(warning) });
+            return Ok(StagedCommit {
+                conversations,
+                landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) },
+            });
         }
         // An import writes more loose objects than anything else: let gc see them now.
-        Ok(StagedCommit { conversations, gc: self.maybe_gc(), warning: None })
+        Ok(StagedCommit { conversations, landed: Landed { gc: self.maybe_gc(), warning: None } })
     }
 }

@@ -31,7 +31,7 @@ pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
-pub use txn::{FailPoint, GcOutcome, Lock};
+pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject, subject_name};
 
 #[derive(Debug, thiserror::Error)]

@@ -58,8 +58,9 @@ impl FailPoint {
 }
 
 /// Whether housekeeping ran after a commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum GcOutcome {
+    #[default]
     NotNeeded,
     Ran,
     /// The repository needs packing but `git` is not installed.
@@ -83,8 +84,16 @@ pub(crate) struct Change {
 pub(crate) struct Committed {
     pub commit: ObjectId,
     pub tree: ObjectId,
+    pub landed: Landed,
+}
+
+/// What happened around a commit once it landed, which every writer reports the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Landed {
+    /// Whether housekeeping ran (or could not, for want of git).
     pub gc: GcOutcome,
-    /// Set when the commit landed but mirroring it did not (finished by the next command).
+    /// Set when the commit landed but mirroring it into the working tree and index did not
+    /// (the next command finishes it).
     pub warning: Option<String>,
 }
 
@@ -166,10 +175,10 @@ impl Store {
                 "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
                 &commit.to_string()[..7]
             );
-            return Ok(Committed { commit, tree, gc: GcOutcome::NotNeeded, warning: Some(warning) });
+            return Ok(Committed { commit, tree, landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) } });
         }
         let gc = self.maybe_gc();
-        Ok(Committed { commit, tree, gc, warning: None })
+        Ok(Committed { commit, tree, landed: Landed { gc, warning: None } })
     }
 
     /// The working tree and index half of a commit, then the journal's removal.

@@ -7,7 +7,7 @@ use gix::ObjectId;
 
 use super::cache::Cache;
 use super::history::Trailers;
-use super::txn::{Change, GcOutcome, Lock};
+use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, layout};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, Kind, Stats};
@@ -21,9 +21,7 @@ pub struct Appended {
     /// Turn of each appended event (`None` before the first user event).
     pub turns: Vec<Option<u64>>,
     pub stats: Stats,
-    pub gc: GcOutcome,
-    /// The commit landed but its mirror into the working tree did not (see `txn`).
-    pub warning: Option<String>,
+    pub landed: Landed,
 }
 
 /// A conversation to create with its events (see [`Store::create_many`]).
@@ -51,8 +49,7 @@ pub struct Created {
     pub id: String,
     pub commit: ObjectId,
     pub subject: String,
-    pub gc: GcOutcome,
-    pub warning: Option<String>,
+    pub landed: Landed,
 }
 
 /// Titles go into commit subjects: keep them to one short line.
@@ -110,7 +107,7 @@ impl Store {
             );
         }
         self.record_log(&id, committed.commit, None);
-        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc, warning: committed.warning })
+        Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }
 
     /// Append `drafts` to conversation `id` in one commit. Input that would break the
@@ -196,15 +193,7 @@ impl Store {
             self.write_cache(id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
         self.record_log(id, committed.commit, previous);
-        Ok(Appended {
-            commit: committed.commit,
-            subject,
-            events,
-            turns,
-            stats,
-            gc: committed.gc,
-            warning: committed.warning,
-        })
+        Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
     }
 
     /// New conversations with their events, all in one commit (an import). Each entry is a
@@ -314,7 +303,7 @@ impl Store {
             self.write_cache(&id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
         }
         self.record_log(&id, committed.commit, None);
-        Ok(Created { id, commit: committed.commit, subject, gc: committed.gc, warning: committed.warning })
+        Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }
 
     /// Explicit ids must be new. Costs a read of the conversation, so only when ids were given.

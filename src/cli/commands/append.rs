@@ -1,10 +1,11 @@
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use convo::event::{self, Draft, Kind};
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 /// Append events to a conversation, as one commit
 ///
@@ -124,28 +125,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(query.as_deref())?;
     let appended = store.append(&lock, &id, drafts, &ctx.clock).map_err(|e| CommandError::append(&label, e))?;
     drop(lock);
-    if !ctx.ui.quiet {
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
-            "[{} {}] {}",
-            id,
-            super::short_hash(&appended.commit),
-            convo::render::escape_line(&appended.subject)
-        )?;
-        for (event, turn) in appended.events.iter().zip(&appended.turns) {
-            let turn = turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
-            let detail = match &event.kind {
-                Kind::ToolCall { call_id, name, .. } => format!("{name} {call_id}"),
-                Kind::ToolResult { call_id, is_error, .. } => {
-                    format!("{call_id} {}", if *is_error { "error" } else { "success" })
-                }
-                _ => String::new(),
-            };
-            let line = format!(" {turn:>9}  {:<11} {} {detail}", event.kind.type_name(), event.id);
-            writeln!(out, "{}", line.trim_end())?;
-        }
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&id),
+        commit: &appended.commit,
+        subject: &appended.subject,
+        landed: &appended.landed,
+    });
+    for (event, turn) in appended.events.iter().zip(&appended.turns) {
+        let turn = turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
+        let detail = match &event.kind {
+            Kind::ToolCall { call_id, name, .. } => format!("{name} {call_id}"),
+            Kind::ToolResult { call_id, is_error, .. } => {
+                format!("{call_id} {}", if *is_error { "error" } else { "success" })
+            }
+            _ => String::new(),
+        };
+        let line = format!(" {turn:>9}  {:<11} {} {detail}", event.kind.type_name(), event.id);
+        ctx.ui.status(line.trim_end());
     }
-    ctx.report_commit(appended.gc, appended.warning.as_deref());
     ctx.auto_compact(&store, &id, None)
 }

@@ -10,6 +10,7 @@ use convo::render::{self, thousands};
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ReasoningArg {
@@ -130,15 +131,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let target = Some(target.as_str()).filter(|t| !t.is_empty());
         let undone = ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
         drop(lock);
-        if !ctx.ui.quiet {
-            writeln!(
-                std::io::stdout(),
-                "[{id} {}] {}",
-                super::short_hash(&undone.appended.commit),
-                convo::render::escape_line(&undone.appended.subject)
-            )?;
-        }
-        ctx.report_commit(undone.appended.gc, undone.appended.warning.as_deref());
+        let a = &undone.appended;
+        ctx.ui.commit(&CommitReport {
+            conversation: Some(&id),
+            commit: &a.commit,
+            subject: &a.subject,
+            landed: &a.landed,
+        });
         return Ok(());
     }
 
@@ -153,22 +152,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let (appended, planned) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
     let c = &planned.prepared.compaction;
-    if !ctx.ui.quiet {
-        writeln!(
-            std::io::stdout(),
-            "[{id} {}] {}",
-            super::short_hash(&appended.commit),
-            convo::render::escape_line(&appended.subject)
-        )?;
-        if (c.from_turn, c.to_turn) != planned.prepared.requested {
-            let (a, b) = planned.prepared.requested;
-            ctx.note(&format!(
-                "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",
-                c.from_turn, c.to_turn
-            ));
-        }
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&id),
+        commit: &appended.commit,
+        subject: &appended.subject,
+        landed: &appended.landed,
+    });
+    if (c.from_turn, c.to_turn) != planned.prepared.requested {
+        let (a, b) = planned.prepared.requested;
+        ctx.note(&format!(
+            "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",
+            c.from_turn, c.to_turn
+        ));
     }
-    ctx.report_commit(appended.gc, appended.warning.as_deref());
     Ok(())
 }
 
@@ -189,7 +185,7 @@ fn dry_run(
         let title = store.meta(id)?.title;
         let calls = job.chunks.len() + usize::from(job.chunks.len() > 1);
         writeln!(
-            std::io::stdout(),
+            ctx.ui.stdout(),
             "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
              would send ~{} tokens of raw events to {} in {calls} call{}, and write the summary it returns\n\
              total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",

@@ -5,6 +5,7 @@ use convo::ops::config_edit::{self, key_under};
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 /// Read and set configuration
 ///
@@ -91,7 +92,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             let (value, _) = resolved.get(&key).ok_or_else(|| {
                 CommandError::new(crate::cli::command_error::Kind::NotFound, format!("`{key}` is not set"))
             })?;
-            writeln!(std::io::stdout(), "{}", render_value(&value))?;
+            writeln!(ctx.ui.stdout(), "{}", render_value(&value))?;
         }
         Action::List { at } => {
             let resolved = resolve_quietly(ctx, at.id.as_deref())?;
@@ -105,7 +106,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 rows.push((item.key.clone(), render_value(&item.value), note));
             }
             rows.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut out = std::io::stdout().lock();
+            let mut out = ctx.ui.stdout();
             for (key, value, note) in rows {
                 writeln!(out, "{key} = {value}  {}", ctx.ui.theme.dim(&format!("# {note}")))?;
             }
@@ -183,7 +184,7 @@ fn set_user(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandErro
 /// user file; `list` prints the stores trusted, the user file's and --config's.
 fn trust(ctx: &Ctx, path: Option<std::path::PathBuf>, remove: bool, list: bool) -> Result<(), CommandError> {
     if list {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.ui.stdout();
         for store in config::trusted_stores(&ctx.base_layers()?) {
             writeln!(out, "{store}")?;
         }
@@ -224,7 +225,13 @@ fn set_store(ctx: &Ctx, key: &str, value: &toml::Value) -> Result<(), CommandErr
     let store = ctx.open_store_for_write()?;
     let lock = store.lock()?;
     let commit = config_edit::set_in_store(&store, &lock, key, value, &ctx.clock)?;
-    ctx.note(&format!("[{}] config: set {key} = {value} in convo.toml", super::short_hash(&commit)));
+    let subject = format!("config: set {key} = {value} in convo.toml");
+    ctx.ui.commit(&CommitReport {
+        conversation: None,
+        commit: &commit,
+        subject: &subject,
+        landed: &Default::default(),
+    });
     warn_if_untrusted(ctx, &store, key);
     Ok(())
 }
@@ -234,14 +241,12 @@ fn set_conversation(ctx: &Ctx, id: Option<&str>, key: &str, value: &toml::Value)
     let lock = store.lock()?;
     let id = store.resolve_or_active(id)?;
     let appended = config_edit::set_in_conversation(&store, &lock, &id, key, value, &ctx.clock)?;
-    if !ctx.ui.quiet {
-        writeln!(
-            std::io::stdout(),
-            "[{id} {}] {}",
-            super::short_hash(&appended.commit),
-            convo::render::escape_line(&appended.subject)
-        )?;
-    }
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&id),
+        commit: &appended.commit,
+        subject: &appended.subject,
+        landed: &appended.landed,
+    });
     warn_if_untrusted(ctx, &store, key);
     Ok(())
 }
@@ -252,9 +257,9 @@ fn warn_if_untrusted(ctx: &Ctx, store: &convo::store::Store, key: &str) {
         && let Ok(base) = ctx.base_layers()
         && !crate::cli::store_trusted(store.root(), &config::trusted_stores(&base))
     {
-        let _ = writeln!(
-            std::io::stderr(),
-            "warning: {key} is ignored until you trust this store (it decides where conversations and keys are sent)\nhint: `convo config trust` trusts it"
-        );
+        ctx.ui.warning(&format!(
+            "{key} is ignored until you trust this store (it decides where conversations and keys are sent)"
+        ));
+        ctx.ui.hint("`convo config trust` trusts it");
     }
 }

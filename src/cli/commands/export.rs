@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             convo::ops::write_private(&path, &bytes)
                 .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?
         }
-        None => std::io::stdout().write_all(&bytes)?,
+        None => ctx.ui.stdout().write_all(&bytes)?,
     }
     Ok(())
 }

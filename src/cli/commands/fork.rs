@@ -6,6 +6,7 @@ use convo::ops::{self, ForkRange};
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 /// Start a new conversation from (part of) another, and make it active
 ///
@@ -52,17 +53,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     let created = ops::fork::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
     store.set_active(&created.id)?;
-    let mut out = std::io::stdout().lock();
-    if !ctx.ui.quiet {
-        writeln!(
-            out,
-            "[{} {}] {}",
-            created.id,
-            super::short_hash(&created.commit),
-            convo::render::escape_line(&created.subject)
-        )?;
-    }
-    ctx.report_commit(created.gc, created.warning.as_deref());
+    writeln!(ctx.ui.stdout(), "{}", created.id)?;
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&created.id),
+        commit: &created.commit,
+        subject: &created.subject,
+        landed: &created.landed,
+    });
     if let Some(profile) = args.compact {
         drop(lock);
         let events = store.events(&created.id)?;
@@ -70,16 +67,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
         let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
         let (appended, _) = ctx.compact(&store, &created.id, &events, &config, planned, &SummaryChoice::default())?;
-        if !ctx.ui.quiet {
-            writeln!(
-                out,
-                "[{} {}] {}",
-                created.id,
-                super::short_hash(&appended.commit),
-                convo::render::escape_line(&appended.subject)
-            )?;
-        }
-        ctx.report_commit(appended.gc, appended.warning.as_deref());
+        ctx.ui.commit(&CommitReport {
+            conversation: Some(&created.id),
+            commit: &appended.commit,
+            subject: &appended.subject,
+            landed: &appended.landed,
+        });
     }
     Ok(())
 }

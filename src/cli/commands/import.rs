@@ -58,30 +58,33 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let done = done?;
     report(ctx, &done)?;
-    ctx.report_commit(done.gc, done.warning.as_deref());
+    ctx.ui.landed(&done.landed);
     Ok(())
 }
 
 /// The new id on stdout; what was taken and skipped on stderr.
 fn report(ctx: &Ctx, done: &import::Done) -> Result<(), CommandError> {
     let (created, r) = (&done.conversations, &done.report);
-    writeln!(std::io::stdout(), "{}", created[0].0)?;
-    if ctx.ui.quiet {
-        return Ok(());
-    }
-    let mut err = std::io::stderr().lock();
+    writeln!(ctx.ui.stdout(), "{}", created[0].0)?;
     let counts: Vec<String> = r.events.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    writeln!(err, "Imported {} as {} ({}): {} records read", done.name, done.format.name(), created[0].0, r.records)?;
-    writeln!(err, "  events: {}", counts.join(", "))?;
-    writeln!(err, "  turns: {}", created.iter().map(|(_, s)| s.turns).sum::<u64>())?;
+    let ui = &ctx.ui;
+    ui.status(&format!(
+        "Imported {} as {} ({}): {} records read",
+        done.name,
+        done.format.name(),
+        created[0].0,
+        r.records
+    ));
+    ui.status(&format!("  events: {}", counts.join(", ")));
+    ui.status(&format!("  turns: {}", created.iter().map(|(_, s)| s.turns).sum::<u64>()));
     if r.compactions > 0 {
-        writeln!(err, "  compactions from the source: {}", r.compactions)?;
+        ui.status(&format!("  compactions from the source: {}", r.compactions));
     }
     for (id, _) in &created[1..] {
-        writeln!(err, "  subagent conversation: {id}")?;
+        ui.status(&format!("  subagent conversation: {id}"));
     }
     for (why, n) in &r.skipped {
-        writeln!(err, "  skipped {n}: {}", convo::render::escape_line(why))?;
+        ui.status(&format!("  skipped {n}: {why}"));
     }
     Ok(())
 }

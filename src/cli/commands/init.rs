@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let root = std::fs::canonicalize(store.root()).unwrap_or_else(|_| store.root().to_owned());
     if !ctx.ui.quiet {
         let verb = if created { "Initialized empty" } else { "Reinitialized existing" };
-        writeln!(std::io::stdout(), "{verb} convo store in {}", root.display())?;
+        writeln!(ctx.ui.stdout(), "{verb} convo store in {}", root.display())?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 /// Start a conversation and make it the active one
 #[derive(clap::Args)]
@@ -24,15 +25,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let created = store.create(&lock, args.title.as_deref(), &ctx.clock)?;
     store.set_active(&created.id)?;
     drop(lock);
-    if !ctx.ui.quiet {
-        writeln!(
-            std::io::stdout(),
-            "[{} {}] {}",
-            created.id,
-            super::short_hash(&created.commit),
-            convo::render::escape_line(&created.subject)
-        )?;
-    }
-    ctx.report_commit(created.gc, created.warning.as_deref());
+    // The new id is data (scripts take it from stdout); the commit line is status.
+    writeln!(ctx.ui.stdout(), "{}", created.id)?;
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&created.id),
+        commit: &created.commit,
+        subject: &created.subject,
+        landed: &created.landed,
+    });
     Ok(())
 }

@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
     let outcome = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.ui.stdout();
     match outcome {
         Integrated::UpToDate => writeln!(out, "Already up to date.")?,
         Integrated::FastForward { commit, conversations } => {

@@ -9,6 +9,7 @@ use convo::ops::plan::Request;
 use crate::cli::Ctx;
 use crate::cli::capabilities::{SummaryChoice, env_key};
 use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
 
 /// Send a message with the conversation to an LLM and record both sides
 ///
@@ -61,7 +62,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
         let choice = SummaryChoice { model: args.model.clone(), ..Default::default() };
         let (appended, _) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
-        ctx.note(&format!("[{id} {}] {}", super::short_hash(&appended.commit), appended.subject));
+        ctx.ui.commit(&CommitReport {
+            conversation: Some(&id),
+            commit: &appended.commit,
+            subject: &appended.subject,
+            landed: &appended.landed,
+        });
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -70,8 +76,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         // A second Ctrl-C after the first is ignored: the first already stops the stream.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let mut stdout = std::io::stdout();
-    let mut stderr = std::io::stderr();
+    let mut stdout = ctx.ui.stdout();
+    let mut stderr = ctx.ui.stderr();
     let theme = ctx.ui.theme;
     let quiet = ctx.ui.quiet;
     let mut on_delta = |delta: Delta| match delta {
@@ -95,12 +101,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         &|| stop.load(Ordering::SeqCst),
         &ctx.clock,
     )?;
-    writeln!(std::io::stdout())?;
+    writeln!(ctx.ui.stdout())?;
     if queried.reply.interrupted {
-        ctx.note("warning: the answer was interrupted; what arrived is kept, marked interrupted");
+        ctx.ui.warning("the answer was interrupted; what arrived is kept, marked interrupted");
     }
-    ctx.note(&format!("[{id} {}] {}", super::short_hash(&queried.appended.commit), queried.appended.subject));
-    ctx.report_commit(queried.appended.gc, queried.appended.warning.as_deref());
+    let a = &queried.appended;
+    ctx.ui.commit(&CommitReport { conversation: Some(&id), commit: &a.commit, subject: &a.subject, landed: &a.landed });
 
     ctx.auto_compact(&store, &id, Some(&model.name))
 }

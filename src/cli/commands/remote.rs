@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Action::Remove { name } => sync::remote_remove(&store, &name)?,
         Action::SetUrl { name, url } => sync::remote_set_url(&store, &name, &url)?,
         Action::List => {
-            let mut out = std::io::stdout().lock();
+            let mut out = ctx.ui.stdout();
             for (name, url) in sync::remotes(&store)? {
                 writeln!(out, "{name}\t{url}")?;
             }

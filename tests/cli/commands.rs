@@ -20,7 +20,13 @@ fn record_sample(env: &TestEnv) -> String {
 fn new_prints_id_commit_and_subject() {
     let env = TestEnv::new();
     let out = env.run(&["new", "--title", "fix login"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 1975846] new: "fix login""#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    01KDVDQ4K00000000000000001
+    --- stderr
+    [01KDVDQ4K00000000000000001 1975846] new: "fix login"
+    "#);
     assert_eq!(env.git_status(), "");
 }
 
@@ -32,17 +38,21 @@ fn append_prints_what_it_added() {
         &["append"],
         "{\"type\":\"user\",\"content\":\"hi\"}\n{\"type\":\"tool_call\",\"call_id\":\"c9\",\"name\":\"ls\",\"arguments\":{}}\n{\"type\":\"tool_result\",\"call_id\":\"c9\",\"content\":\"a b\",\"is_error\":true}\n",
     );
-    insta::assert_snapshot!(out.ok(), @r#"
-        [01KDVDQ4K00000000000000001 758dde1] append: "fix login" turn 0 (+3 events)
-            turn 0  user        01KDVDRZ600000000000000001
-            turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
-            turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
-        "#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 758dde1] append: "fix login" turn 0 (+3 events)
+        turn 0  user        01KDVDRZ600000000000000001
+        turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
+        turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
+    "#);
     let generated = env.run(&["append", "--tool-call", "ls", "--args", "{}"]);
-    insta::assert_snapshot!(generated.ok(), @r#"
-        [01KDVDQ4K00000000000000001 864fbee] append: "fix login" turn 0 (+1 event)
-            turn 0  tool_call   01KDVDTSS00000000000000002 ls call_01KDVDTSS00000000000000001
-        "#);
+    insta::assert_snapshot!(env.transcript(&generated), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 864fbee] append: "fix login" turn 0 (+1 event)
+        turn 0  tool_call   01KDVDTSS00000000000000002 ls call_01KDVDTSS00000000000000001
+    "#);
 }
 
 #[test]
@@ -148,9 +158,9 @@ fn ids_resolve_by_full_id_prefix_and_title() {
     let a = env.new_conversation("alpha");
     let b = env.new_conversation("beta");
     env.run(&["switch", "alpha"]).ok();
-    assert_eq!(env.run(&["append", "--user", "to alpha"]).ok().split(' ').next().unwrap(), format!("[{a}"));
+    assert_eq!(env.run(&["append", "--user", "to alpha"]).stderr.split(' ').next().unwrap(), format!("[{a}"));
     env.run(&["switch", &b[..11].to_lowercase()]).ok();
-    assert_eq!(env.run(&["append", "--user", "to beta"]).ok().split(' ').next().unwrap(), format!("[{b}"));
+    assert_eq!(env.run(&["append", "--user", "to beta"]).stderr.split(' ').next().unwrap(), format!("[{b}"));
     env.run(&["switch", &a]).ok();
     assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("to alpha"));
 
@@ -198,7 +208,10 @@ fn the_first_write_creates_the_default_store() {
     let out = crate::common::run_command(env.command_without_store(&["new", "--title", "first"]), "");
     out.ok();
     let default = env.home().join(".local/share/convo");
-    assert_eq!(out.stderr, format!("Created convo store in {}\n", default.display()));
+    assert_eq!(
+        out.stderr,
+        format!("Created convo store in {}\n[{} d371331] new: \"first\"\n", default.display(), out.stdout.trim_end())
+    );
     let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
     assert!(listed.ok().contains(" first "));
 }

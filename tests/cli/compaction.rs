@@ -29,10 +29,18 @@ fn compact_from_last_to_minus_three() {
     let env = TestEnv::new();
     record(&env, "six turns", 6);
     let out = env.run(&["compact", "--from", "last", "--to", "-3"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 dceb416] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens"#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 dceb416] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
+    "#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "--from", "--to", "-1"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 616064a] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens"#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 616064a] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
+    "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
 }
@@ -138,7 +146,11 @@ fn undo_restores_the_view_and_log_shows_it() {
     env.run(&["compact", "--keep-last", "1"]).ok();
     assert_ne!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     let out = env.run(&["compact", "--undo"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 ba8bff3] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens"#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 ba8bff3] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
+    "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
     // Nothing was deleted: both events are in the raw conversation.
@@ -153,12 +165,11 @@ fn summaries_widen_over_summaries_they_overlap() {
     env.run(&["compact", "--from", "2", "--to", "4", "--summary", "first"]).ok();
     let out = env.run(&["compact", "--from", "3", "--to", "6", "--summary", "second"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        [01KDVDQ4K00000000000000001 b27f57f] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
-        --- stderr
-        note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
-        "#);
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 b27f57f] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
+    note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
+    "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     assert!(!view.contains("\"first\""));
     assert_eq!(view.matches("[Summary of previous conversation]").count(), 1);
@@ -191,8 +202,14 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     env.run(&["compact", "--from", "30", "--to", "35"]).ok();
     // The whole conversation: every segment is shared with the source.
     let out = env.run(&["fork", &source, "--title", "copy"]);
-    let fork = out.ok().trim_start_matches('[').split(' ').next().unwrap().to_owned();
-    insta::assert_snapshot!(out.stdout, @r#"[01KDVDWMC00000000000000001 f7035dc] fork: "copy" from "source" turn 0 (+282 events)"#);
+    let fork = out.ok().lines().next().unwrap().to_owned();
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    01KDVDWMC00000000000000001
+    --- stderr
+    [01KDVDWMC00000000000000001 f7035dc] fork: "copy" from "source" turn 0 (+282 events)
+    "#);
     let blobs = |id: &str| -> Vec<String> {
         env.git(&["ls-tree", "-r", "HEAD", &format!("conversations/{id}/events")])
             .lines()
@@ -207,8 +224,14 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
 
     // The last 10 turns: ids kept, the compaction of turns 30-35 carried over, the system prompt too.
     let out = env.run(&["fork", &source, "--last", "10"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVE24500000000000000001 47829b7] fork: "source (fork)" from "source" turn 30 (+72 events)"#);
-    let tail = out.ok().trim_start_matches('[').split(' ').next().unwrap().to_owned();
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    01KDVE24500000000000000001
+    --- stderr
+    [01KDVE24500000000000000001 47829b7] fork: "source (fork)" from "source" turn 30 (+72 events)
+    "#);
+    let tail = out.ok().lines().next().unwrap().to_owned();
     let meta: serde_json::Value =
         serde_json::from_str(&env.git(&["show", &format!("HEAD:conversations/{tail}/meta.json")])).unwrap();
     assert_eq!(meta["forked_from"], serde_json::json!({"id": source, "turn": 30}));
@@ -227,10 +250,14 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
 
     // --compact compacts the fork with the default profile.
     let out = env.run(&["fork", &source, "--last", "5", "--compact"]);
-    insta::assert_snapshot!(out.ok(), @r#"
-        [01KDVE9EH00000000000000001 4e00f89] fork: "source (fork)" from "source" turn 35 (+36 events)
-        [01KDVE9EH00000000000000001 0406c8c] compact: "source (fork)" turns 0-1 [strip reasoning, strip tool calls] ~647 -> 451 tokens
-        "#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    01KDVE9EH00000000000000001
+    --- stderr
+    [01KDVE9EH00000000000000001 4e00f89] fork: "source (fork)" from "source" turn 35 (+36 events)
+    [01KDVE9EH00000000000000001 0406c8c] compact: "source (fork)" turns 0-1 [strip reasoning, strip tool calls] ~647 -> 451 tokens
+    "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
@@ -252,7 +279,11 @@ fn config_layers_and_where_they_come_from() {
     insta::assert_snapshot!("config_list", env.redact(env.run(&["config", "list"]).ok()));
     // The conversation's own config drives compact: light profile, keep 5 of 6 turns.
     let out = env.run(&["compact"]);
-    insta::assert_snapshot!(out.ok(), @r#"[01KDVDQ4K00000000000000001 0ff1c71] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens"#);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 0ff1c71] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
+    "#);
 
     // A bad key is refused before anything is written, naming the key.
     let before = env.snapshot();

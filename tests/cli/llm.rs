@@ -335,10 +335,10 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
         &["--summarize", "--model", "test/small", "--to", "1", "--focus", "the length bound"],
     );
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        [01KDVDQ4K00000000000000001 1ec7098] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
-        "#);
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 1ec7098] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+    "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);

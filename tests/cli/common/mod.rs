@@ -155,11 +155,9 @@ impl TestEnv {
         out
     }
 
-    /// Start a conversation and return its id.
+    /// Start a conversation and return its id (`new` prints it alone on stdout).
     pub fn new_conversation(&self, title: &str) -> String {
-        let out = self.run(&["new", "--title", title]);
-        let line = out.ok().to_owned();
-        line.trim_start_matches('[').split(' ').next().unwrap().to_owned()
+        self.run(&["new", "--title", title]).ok().trim_end().to_owned()
     }
 }
 

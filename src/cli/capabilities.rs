@@ -79,7 +79,7 @@ impl Ctx {
     /// the user file, the store and --config.
     pub fn auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
         let quick = self.config_quietly(store, &[])?;
-        if quick.config.compaction.auto.enabled != Some(true) {
+        if !quick.config.compaction.auto.enabled {
             return Ok(());
         }
         let config = self.config(store, &store.events(id)?)?;

@@ -248,15 +248,15 @@ pub fn trusted_stores(layers: &[Layer]) -> Vec<String> {
 }
 
 /// `[llm]`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmConfig {
     /// The model `query` and summaries use without --model, as `provider/model`.
     #[serde(default)]
     pub model: Option<String>,
     /// Seconds to wait for an answer.
-    #[serde(default)]
-    pub timeout_secs: Option<u64>,
+    #[serde(default = "default_of::timeout_secs")]
+    pub timeout_secs: u64,
 }
 
 /// Which wire protocol a provider speaks (`providers.NAME.kind`). Here, not in `llm`, so
@@ -292,34 +292,87 @@ pub struct ModelConfig {
     pub max_output_tokens: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// `[compaction]`. Keys with a default have no `Option`: the default comes from
+/// `defaults.toml` (see [`default_of`]), the one place defaults live.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompactionConfig {
-    #[serde(default)]
-    pub default_profile: Option<String>,
-    #[serde(default)]
-    pub keep_last: Option<u64>,
+    #[serde(default = "default_of::default_profile")]
+    pub default_profile: String,
+    #[serde(default = "default_of::keep_last")]
+    pub keep_last: u64,
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
     /// Ask before a summary call that would send more tokens than this (on a terminal).
-    #[serde(default)]
-    pub confirm_above_tokens: Option<u64>,
+    #[serde(default = "default_of::confirm_above_tokens")]
+    pub confirm_above_tokens: u64,
     #[serde(default)]
     pub auto: AutoConfig,
 }
 
 /// `[compaction.auto]`: compact when the projected view nears the model's window.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AutoConfig {
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub trigger_ratio: Option<f64>,
-    #[serde(default)]
-    pub profile: Option<String>,
-    #[serde(default)]
-    pub min_turns: Option<u64>,
+    #[serde(default = "default_of::auto_enabled")]
+    pub enabled: bool,
+    #[serde(default = "default_of::auto_trigger_ratio")]
+    pub trigger_ratio: f64,
+    #[serde(default = "default_of::auto_profile")]
+    pub profile: String,
+    #[serde(default = "default_of::auto_min_turns")]
+    pub min_turns: u64,
+}
+
+/// A table with none of its keys set takes every default.
+macro_rules! defaults_from_toml {
+    ($($ty:ty),*) => {$(
+        impl Default for $ty {
+            fn default() -> Self {
+                <$ty>::deserialize(Value::Table(Table::new()))
+                    .unwrap_or_else(|e| panic!("defaults.toml: {e}"))
+            }
+        }
+    )*};
+}
+defaults_from_toml!(CompactionConfig, AutoConfig, LlmConfig);
+
+/// The values `defaults.toml` gives the keys that have a default, for serde: a key missing
+/// from a layer means the default, and no number is written twice in code.
+mod default_of {
+    use std::sync::OnceLock;
+
+    fn value<T: serde::de::DeserializeOwned>(key: &str) -> T {
+        static TABLE: OnceLock<toml::Table> = OnceLock::new();
+        let table = TABLE.get_or_init(|| super::DEFAULTS.parse().unwrap_or_else(|e| panic!("defaults.toml: {e}")));
+        let found = super::lookup(table, key).unwrap_or_else(|| panic!("defaults.toml has no {key}"));
+        found.clone().try_into().unwrap_or_else(|e| panic!("defaults.toml: {key}: {e}"))
+    }
+
+    pub fn default_profile() -> String {
+        value("compaction.default_profile")
+    }
+    pub fn keep_last() -> u64 {
+        value("compaction.keep_last")
+    }
+    pub fn confirm_above_tokens() -> u64 {
+        value("compaction.confirm_above_tokens")
+    }
+    pub fn auto_enabled() -> bool {
+        value("compaction.auto.enabled")
+    }
+    pub fn auto_trigger_ratio() -> f64 {
+        value("compaction.auto.trigger_ratio")
+    }
+    pub fn auto_profile() -> String {
+        value("compaction.auto.profile")
+    }
+    pub fn auto_min_turns() -> u64 {
+        value("compaction.auto.min_turns")
+    }
+    pub fn timeout_secs() -> u64 {
+        value("llm.timeout_secs")
+    }
 }
 
 /// `[compaction.profiles.NAME]`: which policies a compaction applies. Ranges are not part of
@@ -682,6 +735,21 @@ pub fn check_assignment(key: &str, value: &Value) -> Result<(), ConfigError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn keys_with_defaults_take_them_from_defaults_toml_alone() {
+        let resolved = Resolved::new(vec![defaults()]).unwrap();
+        // A layer that sets nothing and the built-in file agree: no default is written in code.
+        assert_eq!(
+            CompactionConfig { profiles: resolved.config.compaction.profiles.clone(), ..Default::default() },
+            resolved.config.compaction
+        );
+        assert_eq!(LlmConfig::default(), resolved.config.llm);
+        let user = parse_layer(Source::User, "user.toml", "[compaction.auto]\nenabled = true\n").unwrap();
+        let r = Resolved::new(vec![user]).unwrap();
+        assert!(r.config.compaction.auto.enabled);
+        assert_eq!(r.config.compaction.auto.min_turns, resolved.config.compaction.auto.min_turns);
+    }
+
     fn resolve(layers: Vec<Layer>) -> Resolved {
         let mut all = vec![defaults()];
         all.extend(layers);
@@ -691,8 +759,8 @@ mod tests {
     #[test]
     fn defaults_parse_and_hold_the_builtin_profiles() {
         let r = resolve(vec![]);
-        assert_eq!(r.config.compaction.default_profile.as_deref(), Some("default"));
-        assert_eq!(r.config.compaction.keep_last, Some(3));
+        assert_eq!(r.config.compaction.default_profile, "default");
+        assert_eq!(r.config.compaction.keep_last, 3);
         let default = &r.config.compaction.profiles["default"];
         assert_eq!(default.reasoning, Some(ReasoningPolicy::Strip));
         assert_eq!(default.tool_calls, Some(ToolCallsSetting(ToolCallPolicy::Strip { request: true, response: true })));
@@ -713,7 +781,7 @@ mod tests {
                 .unwrap();
         // Given out of order on purpose: precedence comes from the source, not the position.
         let r = resolve(vec![cli, store, user]);
-        assert_eq!(r.config.compaction.keep_last, Some(1));
+        assert_eq!(r.config.compaction.keep_last, 1);
         let default = &r.config.compaction.profiles["default"];
         assert_eq!(default.reasoning, Some(ReasoningPolicy::Strip), "merged, not replaced");
         assert_eq!(
@@ -814,7 +882,7 @@ mod tests {
         assert_eq!(r.config.providers["openai"].base_url.as_deref(), Some("https://api.openai.com/v1"));
         assert!(!r.config.providers.contains_key("x.y"));
         assert_eq!(r.config.providers["mine"].kind, Some(ProviderKind::Openai), "--config counts");
-        assert_eq!(r.config.compaction.keep_last, Some(7), "other store keys still apply");
+        assert_eq!(r.config.compaction.keep_last, 7, "other store keys still apply");
         assert_eq!(r.config.trust.stores, ["/s", "/t"]);
         let ignored: Vec<_> = r.ignored.iter().map(|i| (i.key.as_str(), i.origin.as_str(), i.why)).collect();
         assert_eq!(

@@ -63,7 +63,7 @@ pub fn resolve_model(config: &Config, name: Option<&str>) -> Result<Model, Model
         api_key_env: p.api_key_env.clone(),
         context_window: m.context_window,
         max_output_tokens: m.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
-        timeout_secs: config.llm.timeout_secs.unwrap_or(300),
+        timeout_secs: config.llm.timeout_secs,
     })
 }
 

@@ -243,7 +243,7 @@ pub fn compact(
 ) -> Result<(Appended, Planned), QueryError> {
     if planned.prepared.pending.is_some() {
         let job = summary_job(events, &planned, config, summarizer.model, summarizer.focus)?;
-        let limit = config.config.compaction.confirm_above_tokens.unwrap_or(50_000);
+        let limit = config.config.compaction.confirm_above_tokens;
         if job.input_tokens > limit && !(summarizer.confirm)(&job) {
             return Err(OpsError::Declined.into());
         }
@@ -268,18 +268,18 @@ pub fn auto_compact(
     clock: &Clock,
 ) -> Result<Option<(Appended, Planned)>> {
     let auto = &config.config.compaction.auto;
-    let Some(window) = context_window.filter(|_| auto.enabled == Some(true)) else { return Ok(None) };
+    let Some(window) = context_window.filter(|_| auto.enabled) else { return Ok(None) };
     let events = store.events(id)?;
     let turns = crate::event::Stats::of(&events).turns;
-    if turns <= auto.min_turns.unwrap_or(5) {
+    if turns <= auto.min_turns {
         return Ok(None);
     }
     let view = projection::project(&events)?;
     let tokens = crate::event::tokens(view.iter().map(|p| p.event.visible_chars()).sum());
-    if (tokens as f64) <= window as f64 * auto.trigger_ratio.unwrap_or(0.75) {
+    if (tokens as f64) <= window as f64 * auto.trigger_ratio {
         return Ok(None);
     }
-    let request = Request { profile: auto.profile.clone(), from: Some("last".into()), ..Default::default() };
+    let request = Request { profile: Some(auto.profile.clone()), from: Some("last".into()), ..Default::default() };
     let planned = match plan_compaction(&events, config, &request, clock) {
         Ok(planned) => planned,
         // Nothing left to compact (everything but the kept turns already is): not an error.

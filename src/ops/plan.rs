@@ -147,11 +147,7 @@ pub fn prepare(
     request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Prepared, PlanError> {
-    let name = request
-        .profile
-        .clone()
-        .or_else(|| config.compaction.default_profile.clone())
-        .unwrap_or_else(|| "default".into());
+    let name = request.profile.clone().unwrap_or_else(|| config.compaction.default_profile.clone());
     let profile = config.compaction.profiles.get(&name).ok_or_else(|| PlanError::UnknownProfile {
         name: name.clone(),
         known: config.compaction.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -188,10 +184,9 @@ pub fn prepare(
         Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
     };
     let from_input = request.from.clone().unwrap_or_else(|| "0".into());
-    let to_input = match (&request.to, request.keep_last.or(config.compaction.keep_last)) {
-        (Some(to), _) => to.clone(),
-        (None, Some(n)) => format!("-{n}"),
-        (None, None) => "-0".into(),
+    let to_input = match &request.to {
+        Some(to) => to.clone(),
+        None => format!("-{}", request.keep_last.unwrap_or(config.compaction.keep_last)),
     };
     let (from, to) = (parse("--from", &from_input)?, parse("--to", &to_input)?);
     let turns = Turns { starts: turn_starts(events), compacted_to: compacted_to(events)?, now };

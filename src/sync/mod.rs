@@ -69,7 +69,10 @@ fn checked(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> 
     let output = git(dir, args, stderr, purpose)?;
     if !output.status.success() {
         // Name the git command, not the options before it.
-        let command = if args.first() == Some(&"--git-dir") { args.get(2) } else { args.first() };
+        let command = args.iter().enumerate().find_map(|(i, a)| {
+            let is_value = i > 0 && matches!(args[i - 1], "-c" | "--git-dir");
+            (!a.starts_with('-') && !is_value).then_some(a)
+        });
         return Err(git_failure(command.copied().unwrap_or(""), stderr, &String::from_utf8_lossy(&output.stderr)));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
@@ -137,10 +140,24 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
         let git_dir = git_dir.to_string_lossy();
         let (flag, stderr) = progress_args(progress);
         let refspec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
-        // Run from the store's root so a relative remote path means what it does to git.
+        // Run from the store's root so a relative remote path means what it does to git,
+        // with the store's own config included (the user's credential helpers, http.*
+        // settings), as a plain `git fetch` in the store would have it.
+        let include = format!("include.path={}", store.root().join(".git").join("config").display());
         let fetched = git(
             store.root(),
-            &["--git-dir", &git_dir, "fetch", "--no-write-fetch-head", "--no-tags", flag, &url, &refspec],
+            &[
+                "-c",
+                &include,
+                "--git-dir",
+                &git_dir,
+                "fetch",
+                "--no-write-fetch-head",
+                "--no-tags",
+                flag,
+                &url,
+                &refspec,
+            ],
             stderr,
             "fetch",
         )?;
@@ -159,9 +176,13 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
             .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })?;
         store.check_fetched(quarantine.path(), tip)?;
         let promote = format!("+{name}:{name}");
+        // The quarantine is convo's own folder: a rule against the file transport (meant for
+        // remotes and submodules) must not stop this local copy.
         checked(
             store.root(),
             &[
+                "-c",
+                "protocol.file.allow=always",
                 "fetch",
                 "--no-write-fetch-head",
                 "--no-tags",

@@ -427,3 +427,25 @@ fn log_of_a_diverged_fork_reaches_back_through_the_merge() {
         9478681 2026-01-01 new: "shared" [0 turns, 0 events, ~0 tokens (chars/4)]
         "#);
 }
+
+/// A fetch goes through a quarantine repository, but the store's own git config (credential
+/// helpers, http settings, protocol rules) still applies, as to a plain `git fetch`: here a
+/// rule that forbids the file transport, which the quarantine alone would not know.
+#[test]
+fn the_stores_own_git_config_applies_to_a_fetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["append", "--user", "one"]).ok();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::new();
+    b.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    b.git(&["config", "protocol.file.allow", "never"]);
+    let refused = b.run(&["pull"]);
+    assert_eq!(refused.fails_with(6), "error: git fetch: transport 'file' not allowed\n");
+    b.git(&["config", "--unset", "protocol.file.allow"]);
+    assert!(b.run(&["pull"]).ok().starts_with("Fast-forward to "));
+    assert!(b.run(&["show", "c", "--format", "jsonl"]).ok().contains("\"one\""));
+}

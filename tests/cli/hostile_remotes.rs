@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, bare};
 
 /// git with no user or system config, in `dir`, fed `stdin`.
 fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
@@ -101,12 +101,6 @@ fn commit(repo: &Path, tree: &str, parent: Option<&str>, message: &str) -> Strin
         args.extend(["-p", parent]);
     }
     git_str(repo, &args)
-}
-
-fn bare(dir: &Path, name: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.git"));
-    git_in(dir, &["init", "--quiet", "--bare", "--initial-branch=main", path.to_str().unwrap()], b"");
-    path
 }
 
 /// A hub holding a store with one conversation of three events, and a clone of it.

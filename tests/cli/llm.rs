@@ -650,25 +650,11 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     assert_eq!(auth, Some(format!("Bearer {KEY}")));
 }
 
-/// A bare repository under `dir`, on branch main.
-fn bare(dir: &std::path::Path) -> std::path::PathBuf {
-    let path = dir.join("hub.git");
-    let ok = std::process::Command::new("git")
-        .args(["init", "--quiet", "--bare", "--initial-branch=main"])
-        .arg(&path)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    path
-}
-
 #[test]
 fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     let server = Server::start(vec![openai_stream(&["got it"], false)]);
     let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path());
+    let hub = crate::common::bare(dir.path(), "hub");
     // Someone else's store: convo.toml points the user's provider, and a new one reading the
     // user's key variable, at their server, and tries to trust itself.
     let theirs = TestEnv::new();

@@ -2,25 +2,10 @@
 //! `git daemon`, and smart HTTP through `git http-backend`. Nothing may be lost or doubled.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
+use crate::common::bare;
 use crate::common::githttp::{Daemon, Http};
-
-/// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP.
-fn bare(dir: &Path, name: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.git"));
-    let ok = std::process::Command::new("git")
-        .args(["init", "--quiet", "--bare", "--initial-branch=main"])
-        .arg(&path)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    std::process::Command::new("git").args(["config", "http.receivepack", "true"]).current_dir(&path).status().unwrap();
-    path
-}
 
 /// Every `(conversation, event id)` of a store, and every user message.
 fn contents(env: &TestEnv) -> (BTreeSet<(String, String)>, Vec<String>) {

@@ -194,3 +194,19 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
 pub mod server;
 
 pub mod githttp;
+
+/// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP: a
+/// hub for the sharing tests.
+pub fn bare(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.git"));
+    let ok = Command::new("git")
+        .args(["init", "--quiet", "--bare", "--initial-branch=main"])
+        .arg(&path)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    Command::new("git").args(["config", "http.receivepack", "true"]).current_dir(&path).status().unwrap();
+    path
+}

@@ -42,11 +42,11 @@ fn stored(path: &Path) -> (Vec<Event>, usize) {
 }
 
 /// The events with the default profile's compaction appended, as `convo compact` makes it.
-fn compacted(events: &[Event]) -> (Vec<Event>, plan::Estimate) {
+fn compacted(events: &[Event]) -> (Vec<Event>, projection::Estimate) {
     let config = Resolved::new(vec![config::defaults()]).expect("defaults").config;
     let now = chrono::Utc::now();
     let prepared = plan::prepare(events, &config, &Request::default(), now).expect("compaction plan");
-    let estimate = plan::estimate(events, &prepared.compaction, "c1", "2026-01-02T00:00:00Z").expect("estimate");
+    let estimate = projection::estimate(events, &prepared.compaction, "c1", "2026-01-02T00:00:00Z").expect("estimate");
     let mut with = events.to_vec();
     with.push(Record::Apply(prepared.compaction).to_draft().into_event("c1".into(), "2026-01-02T00:00:00Z".into()));
     (with, estimate)

@@ -21,7 +21,7 @@ use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use crate::compaction::{self, Compaction, FieldMode, Record, ToolCallPolicy};
-use crate::event::{Event, Kind, turn_numbers};
+use crate::event::{Event, Kind, tokens, turn_numbers};
 
 pub const SUMMARY_REQUEST: &str = "[Summary of previous conversation]";
 /// Stands in for a missing assistant reply between two user messages.
@@ -398,4 +398,46 @@ pub fn check_valid(view: &[Event]) -> Result<(), InvalidView> {
         Some((call, _)) => Err(InvalidView::CallWithoutResult { call_id: (*call).to_owned() }),
         None => Ok(()),
     }
+}
+
+/// Estimated tokens of one turn before and after a compaction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TurnEstimate {
+    /// `None`: events before the first turn (a system prompt).
+    pub turn: Option<u64>,
+    pub before: u64,
+    pub after: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Estimate {
+    pub turns: Vec<TurnEstimate>,
+    pub before: u64,
+    pub after: u64,
+}
+
+/// What the projected view costs now and with `candidate` appended (as event `id` at `ts`).
+pub fn estimate(events: &[Event], candidate: &Compaction, id: &str, ts: &str) -> Result<Estimate, ProjectionError> {
+    let before = project(events)?;
+    let mut with = events.to_vec();
+    with.push(Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into()));
+    let after = project(&with)?;
+    Ok(compare(&before, &after))
+}
+
+/// Per-turn and total tokens of two views of the same conversation.
+pub fn compare(before: &[Projected], after: &[Projected]) -> Estimate {
+    let (b, a) = (chars_by_turn(before), chars_by_turn(after));
+    let mut keys: Vec<Option<u64>> = b.keys().chain(a.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    let turns = keys
+        .into_iter()
+        .map(|turn| TurnEstimate {
+            turn,
+            before: tokens(b.get(&turn).copied().unwrap_or(0)),
+            after: tokens(a.get(&turn).copied().unwrap_or(0)),
+        })
+        .collect();
+    Estimate { turns, before: tokens(b.values().sum()), after: tokens(a.values().sum()) }
 }

@@ -6,8 +6,10 @@ use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, summary};
 use crate::config::Resolved;
 use crate::event::{Event, Kind};
-use crate::ops::plan::{self, Estimate, PlanError, Prepared, Request};
+use crate::ops::plan::{self, PlanError, Prepared, Request};
 use crate::projection;
+use crate::projection::Estimate;
+use crate::store::subject;
 use crate::store::{Appended, Lock, Store, Subject};
 
 use super::query::{QueryError, endpoint};
@@ -31,7 +33,7 @@ pub fn plan_compaction(events: &[Event], config: &Resolved, request: &Request, c
     if prepared.pending.is_some() {
         candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
     }
-    let estimate = plan::estimate(events, &candidate, &id, &ts)?;
+    let estimate = projection::estimate(events, &candidate, &id, &ts)?;
     Ok(Planned { prepared, estimate, id, ts })
 }
 
@@ -116,7 +118,7 @@ pub fn write_summary(
 pub fn fill_summary(events: &[Event], planned: &mut Planned, text: String, usage: TokenUsage, by: &str) -> Result<()> {
     planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage: Some(usage) });
     planned.prepared.pending = None;
-    planned.estimate = plan::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
+    planned.estimate = projection::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
     Ok(())
 }
 
@@ -134,20 +136,23 @@ pub fn apply_compaction(
     }
     let c = &planned.prepared.compaction;
     let title = store.meta(conversation)?.title;
-    let text = format!(
-        "compact: {} turns {}-{} {} ~{} -> {} tokens",
-        crate::store::subject_name(conversation, title.as_deref()),
-        c.from_turn,
-        c.to_turn,
-        c.describe(),
-        crate::render::thousands(planned.estimate.before),
-        crate::render::thousands(planned.estimate.after),
-    );
+    let text = subject::compaction(&line(conversation, title.as_deref(), c, &planned.estimate), None);
     let mut draft = Record::Apply(c.clone()).to_draft();
     draft.id = Some(planned.id.clone());
     draft.ts = Some(planned.ts.clone());
     let subject = Subject { text, compaction: Some(planned.id.clone()) };
     Ok(store.append_as(lock, conversation, vec![draft], clock, Some(subject))?)
+}
+
+fn line(id: &str, title: Option<&str>, c: &Compaction, e: &Estimate) -> subject::CompactionLine {
+    subject::CompactionLine {
+        name: subject::name(id, title),
+        from_turn: c.from_turn,
+        to_turn: c.to_turn,
+        policies: c.describe(),
+        tokens_before: e.before,
+        tokens_after: e.after,
+    }
 }
 
 /// What `compact --undo` withdrew.
@@ -195,19 +200,10 @@ pub fn undo_compaction(
     let before = projection::project(&events)?;
     let mut with = events.clone();
     with.push(draft.clone().into_event(String::new(), ts));
-    let estimate = plan::compare(&before, &projection::project(&with)?);
+    let estimate = projection::compare(&before, &projection::project(&with)?);
     let c = &chosen.compaction;
     let title = store.meta(conversation)?.title;
-    let text = format!(
-        "compact: {} undo {} turns {}-{} {} ~{} -> {} tokens",
-        crate::store::subject_name(conversation, title.as_deref()),
-        &chosen.id[..chosen.id.len().min(10)],
-        c.from_turn,
-        c.to_turn,
-        c.describe(),
-        crate::render::thousands(estimate.before),
-        crate::render::thousands(estimate.after),
-    );
+    let text = subject::compaction(&line(conversation, title.as_deref(), c, &estimate), Some(&chosen.id));
     let appended = store.append_as(lock, conversation, vec![draft], clock, Some(Subject { text, compaction: None }))?;
     Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
 }

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use crate::clock::Clock;
 use crate::config::{self, Source};
 use crate::event::{Draft, Kind};
-use crate::store::{Appended, Lock, Store, Subject};
+use crate::store::{Appended, Lock, Store, Subject, subject};
 
 use super::{OpsError, Result, STORE_CONFIG, write_private};
 
@@ -57,7 +57,7 @@ pub fn set_in_user_file(path: &Path, key: &str, value: &toml::Value) -> Result<(
 pub fn set_in_store(store: &Store, lock: &Lock, key: &str, value: &toml::Value, clock: &Clock) -> Result<ObjectId> {
     let text = store.head_file(STORE_CONFIG)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let updated = edited(Source::Store, STORE_CONFIG, &text, key, value)?;
-    let message = format!("config: set {key} = {value}");
+    let message = subject::config(None, key, &value.to_string());
     Ok(store.commit_file(lock, STORE_CONFIG, updated.into_bytes(), &message, clock)?)
 }
 
@@ -75,7 +75,7 @@ pub fn set_in_conversation(
     set.insert(key.to_owned(), json);
     let title = store.meta(id)?.title;
     let subject = Subject {
-        text: format!("config: {} set {key} = {value}", crate::store::subject_name(id, title.as_deref())),
+        text: subject::config(Some(&subject::name(id, title.as_deref())), key, &value.to_string()),
         compaction: None,
     };
     Ok(store.append_as(lock, id, vec![Draft::new(Kind::Config { set })], clock, Some(subject))?)

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
 use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
-use crate::store::{Landed, NewConversation, Staged, Store, StoreError};
+use crate::store::{Landed, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
 #[derive(Debug, thiserror::Error)]
@@ -151,7 +151,7 @@ pub fn import(
                 new.push(NewConversation { title: Some(title), extra, drafts: c.drafts.clone(), parent: c.parent });
             }
             let events: usize = imported.conversations.iter().map(|c| c.drafts.len()).sum();
-            let subject = format!("import: \"{main_title}\" from {} (+{events} events)", imported.format.name());
+            let subject = subject::import(&main_title, imported.format.name(), events as u64);
             (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
         }
         How::Streamed { path, format, roots } => {
@@ -184,7 +184,7 @@ pub fn import(
                 staged.push(s);
             }
             let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-            let subject = format!("import: \"{main_title}\" from {} (+{events} events)", format.name());
+            let subject = subject::import(&main_title, format.name(), events);
             (format, outcome.report, store.commit_staged(&lock, staged, &subject, clock)?)
         }
     };

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::compaction::range::{Bound, BoundSyntaxError, RangeError, Turns};
-use crate::compaction::{Compaction, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
+use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy, ToolHint};
 use crate::config::{Config, SummaryPolicyName};
-use crate::event::{Event, Kind, tokens, turn_numbers};
+use crate::event::{Event, Kind, turn_numbers};
 use crate::projection::{self, ProjectionError};
 
 /// The per-type policies of a compaction, from a profile and flags.
@@ -204,48 +204,6 @@ pub fn turn_starts(events: &[Event]) -> Vec<DateTime<chrono::FixedOffset>> {
         .filter(|e| matches!(e.kind, Kind::User { .. }))
         .map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default())
         .collect()
-}
-
-/// Estimated tokens of one turn before and after a compaction.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct TurnEstimate {
-    /// `None`: events before the first turn (a system prompt).
-    pub turn: Option<u64>,
-    pub before: u64,
-    pub after: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Estimate {
-    pub turns: Vec<TurnEstimate>,
-    pub before: u64,
-    pub after: u64,
-}
-
-/// What the projected view costs now and with `candidate` appended (as event `id` at `ts`).
-pub fn estimate(events: &[Event], candidate: &Compaction, id: &str, ts: &str) -> Result<Estimate, ProjectionError> {
-    let before = projection::project(events)?;
-    let mut with = events.to_vec();
-    with.push(Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into()));
-    let after = projection::project(&with)?;
-    Ok(compare(&before, &after))
-}
-
-/// Per-turn and total tokens of two views of the same conversation.
-pub fn compare(before: &[projection::Projected], after: &[projection::Projected]) -> Estimate {
-    let (b, a) = (projection::chars_by_turn(before), projection::chars_by_turn(after));
-    let mut keys: Vec<Option<u64>> = b.keys().chain(a.keys()).copied().collect();
-    keys.sort();
-    keys.dedup();
-    let turns = keys
-        .into_iter()
-        .map(|turn| TurnEstimate {
-            turn,
-            before: tokens(b.get(&turn).copied().unwrap_or(0)),
-            after: tokens(a.get(&turn).copied().unwrap_or(0)),
-        })
-        .collect();
-    Estimate { turns, before: tokens(b.values().sum()), after: tokens(a.values().sum()) }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::event::{Draft, Event, Kind};
 use crate::llm::client::{Endpoint, Secret};
 use crate::projection;
-use crate::store::{Appended, StoreError, Subject};
+use crate::store::{Appended, StoreError, Subject, subject};
 
 use super::OpsError;
 
@@ -107,13 +107,8 @@ pub fn query(
     let lock = store.lock()?;
     let title = store.meta(id)?.title;
     let turn = crate::event::Stats::of(&events).turns;
-    let text = format!(
-        "query: {} turn {turn} (+{} events) via {}{}",
-        crate::store::subject_name(id, title.as_deref()),
-        drafts.len(),
-        model.name,
-        if reply.interrupted { " (interrupted)" } else { "" }
-    );
+    let name = subject::name(id, title.as_deref());
+    let text = subject::query(&name, turn, drafts.len(), &model.name, reply.interrupted);
     let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
     Ok(Queried { appended, reply })
 }

@@ -15,6 +15,7 @@ pub mod layout;
 mod merge;
 mod outgoing;
 mod refs;
+pub mod subject;
 mod txn;
 mod write;
 
@@ -32,7 +33,7 @@ pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
-pub use write::{Appended, Created, NewConversation, Subject, subject_name};
+pub use write::{Appended, Created, NewConversation, Subject};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -8,7 +8,7 @@ use gix::ObjectId;
 use super::cache::Cache;
 use super::history::Trailers;
 use super::txn::{Change, Landed, Lock};
-use super::{Meta, Result, Store, StoreError, layout};
+use super::{Meta, Result, Store, StoreError, layout, subject};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, Kind, Stats};
 
@@ -52,30 +52,11 @@ pub struct Created {
     pub landed: Landed,
 }
 
-/// Titles go into commit subjects: keep them to one short line.
-pub fn subject_name(id: &str, title: Option<&str>) -> String {
-    match title {
-        Some(title) => {
-            let one_line: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
-            let mut short: String = one_line.chars().take(50).collect();
-            if short.len() < one_line.len() {
-                short.push('…');
-            }
-            format!("\"{short}\"")
-        }
-        None => id.to_owned(),
-    }
-}
-
 fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
     let mut bytes = serde_json::to_vec_pretty(meta)
         .map_err(|e| StoreError::BadFile { path: layout::meta_path(id), message: e.to_string() })?;
     bytes.push(b'\n');
     Ok(Change { path: layout::meta_path(id), bytes: Some(bytes), append_from: None })
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
 }
 
 impl Store {
@@ -88,7 +69,7 @@ impl Store {
             forked_from: None,
             extra: Default::default(),
         };
-        let subject = format!("new: {}", subject_name(&id, title));
+        let subject = format!("new: {}", subject::name(&id, title));
         let trailers = Trailers {
             convo_id: Some(id.clone()),
             turns: Some(0),
@@ -174,7 +155,7 @@ impl Store {
 
         let meta = self.meta(id)?;
         let Subject { text: subject, compaction } = subject.unwrap_or_else(|| Subject {
-            text: append_subject(id, meta.title.as_deref(), &turns, events.len()),
+            text: subject::append(&subject::name(id, meta.title.as_deref()), &turns, events.len()),
             compaction: None,
         });
         let trailers = Trailers {
@@ -284,12 +265,11 @@ impl Store {
         flush(&mut pending, &mut next, &mut changes);
 
         let source_meta = self.meta(source)?;
-        let subject = format!(
-            "fork: {} from {} turn {} (+{})",
-            subject_name(&id, title),
-            subject_name(source, source_meta.title.as_deref()),
+        let subject = subject::fork(
+            &subject::name(&id, title),
+            &subject::name(source, source_meta.title.as_deref()),
             forked_from.turn,
-            plural(stats.events as usize, "event"),
+            stats.events,
         );
         let trailers = Trailers {
             convo_id: Some(id.clone()),
@@ -356,41 +336,5 @@ impl Store {
             Some((line, call_id)) => Err(StoreError::UnknownCallId { line: *line, call_id: (*call_id).to_owned() }),
             None => Ok(()),
         }
-    }
-}
-
-/// `append: "fix login" turn 12 (+5 events)`: the turn (or turns) the new events belong to.
-fn append_subject(id: &str, title: Option<&str>, turns: &[Option<u64>], count: usize) -> String {
-    let first = turns.iter().flatten().next();
-    let last = turns.iter().flatten().last();
-    let turn = match (first, last) {
-        (Some(a), Some(b)) if a == b => format!(" turn {a}"),
-        (Some(a), Some(b)) => format!(" turns {a}-{b}"),
-        _ => String::new(),
-    };
-    format!("append: {}{turn} (+{})", subject_name(id, title), plural(count, "event"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn subjects_name_the_turns_touched() {
-        assert_eq!(
-            append_subject("X", Some("fix login"), &[Some(12); 5], 5),
-            "append: \"fix login\" turn 12 (+5 events)"
-        );
-        assert_eq!(append_subject("X", None, &[None], 1), "append: X (+1 event)");
-        assert_eq!(
-            append_subject("X", Some("t"), &[Some(2), Some(3), Some(4)], 3),
-            "append: \"t\" turns 2-4 (+3 events)"
-        );
-    }
-
-    #[test]
-    fn long_titles_are_cut_in_subjects() {
-        let title = "a".repeat(80);
-        assert_eq!(subject_name("X", Some(&title)), format!("\"{}…\"", "a".repeat(50)));
     }
 }

@@ -1,8 +1,5 @@
-use std::io::Write;
-
-use convo::ops::plan;
-use convo::projection::{self, Projected};
-use convo::render::{self, Theme, thousands};
+use convo::projection;
+use convo::render::compare;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -56,64 +53,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (id, projection::raw_view(&a), projection::raw_view(&b), (rev1.to_owned(), rev2.to_owned()))
     };
     let mut out = ctx.ui.paged();
+    let labels = (labels.0.as_str(), labels.1.as_str());
     if args.stat {
-        stat(out.writer(), &before, &after, &labels)?;
+        compare::stat(out.writer(), &projection::compare(&before, &after), labels)?;
     } else {
-        unified(out.writer(), &id, &before, &after, &labels, ctx.ui.theme)?;
+        compare::unified(out.writer(), &id, &before, &after, labels, ctx.ui.theme)?;
     }
     out.finish()?;
-    Ok(())
-}
-
-fn text_of(view: &[Projected]) -> Result<String, CommandError> {
-    let (events, marks) = render::marked(view);
-    let mut bytes = Vec::new();
-    render::conversation(&mut bytes, &events, &marks, false, Theme::default())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-fn unified(
-    out: &mut dyn Write,
-    id: &str,
-    before: &[Projected],
-    after: &[Projected],
-    (a, b): &(String, String),
-    theme: Theme,
-) -> Result<(), CommandError> {
-    let (old, new) = (text_of(before)?, text_of(after)?);
-    let diff = similar::TextDiff::from_lines(&old, &new);
-    let (a, b) = (render::escape_line(a), render::escape_line(b));
-    let text = diff.unified_diff().context_radius(3).header(&format!("{id} {a}"), &format!("{id} {b}")).to_string();
-    for line in text.lines() {
-        writeln!(out, "{}", theme.diff_line(line))?;
-    }
-    Ok(())
-}
-
-fn stat(
-    out: &mut dyn Write,
-    before: &[Projected],
-    after: &[Projected],
-    (a, b): &(String, String),
-) -> Result<(), CommandError> {
-    let e = plan::compare(before, after);
-    writeln!(out, "{:>6}  {:>12}  {:>12}", "turn", render::escape_line(a), render::escape_line(b))?;
-    for t in &e.turns {
-        let turn = t.turn.map_or("-".into(), |t| t.to_string());
-        let mark = if t.before != t.after { " *" } else { "" };
-        writeln!(
-            out,
-            "{turn:>6}  {:>12}  {:>12}{mark}",
-            format!("~{}", thousands(t.before)),
-            format!("~{}", thousands(t.after))
-        )?;
-    }
-    writeln!(
-        out,
-        "{:>6}  {:>12}  {:>12}  tokens (chars/4)",
-        "total",
-        format!("~{}", thousands(e.before)),
-        format!("~{}", thousands(e.after))
-    )?;
     Ok(())
 }

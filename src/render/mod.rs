@@ -3,6 +3,8 @@
 //! Everything here writes to a `&mut dyn Write` it is given; whether colour is on is the
 //! caller's decision, passed in as a [`Theme`]. No terminal detection, no environment.
 
+pub mod compare;
+
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -117,18 +119,7 @@ fn escape_with(text: &str, one_line: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `12345` → `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::store::subject::thousands;
 
 /// The token estimate, saying how it was made.
 pub fn tokens(n: u64) -> String {

@@ -1,0 +1,64 @@
+use convo::compaction::Record;
+use convo::config::Resolved;
+use convo::event::Event;
+use convo::{ops, projection, render, store};
+
+use crate::cli::Ctx;
+use crate::cli::capabilities::SummaryChoice;
+use crate::cli::command_error::CommandError;
+
+/// Print what the compaction would do; with `verbose`, also the projected view of its range.
+pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
+    let c = &d.planned.prepared.compaction;
+    let name = store::subject::name(d.id, d.store.meta(d.id)?.title.as_deref());
+    if d.planned.prepared.pending.is_some() {
+        let job = ops::compact::summary_job(
+            d.events,
+            d.planned,
+            d.config,
+            d.choice.model.as_deref(),
+            d.choice.focus.as_deref(),
+        )?;
+        let calls = job.chunks.len() + usize::from(job.chunks.len() > 1);
+        let plan = render::compare::SummaryPlan {
+            name: &name,
+            compaction: c,
+            model: &job.model.name,
+            input_tokens: job.input_tokens,
+            calls,
+            total: d.planned.estimate.before,
+        };
+        render::compare::summary_plan(&mut ctx.ui.stdout(), &plan)?;
+        return Ok(());
+    }
+    let mut out = ctx.ui.paged();
+    let plan = render::compare::Plan {
+        name: &name,
+        compaction: c,
+        requested: d.planned.prepared.requested,
+        estimate: &d.planned.estimate,
+    };
+    render::compare::plan(out.writer(), &plan)?;
+    if d.verbose {
+        let mut with = d.events.to_vec();
+        with.push(Record::Apply(c.clone()).to_draft().into_event(d.planned.id.clone(), d.planned.ts.clone()));
+        let in_range: Vec<_> = projection::project(&with)?
+            .into_iter()
+            .filter(|p| p.raw_turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
+            .collect();
+        let (events, marks) = render::marked(&in_range);
+        render::conversation(out.writer(), &events, &marks, false, ctx.ui.theme)?;
+    }
+    out.finish()?;
+    Ok(())
+}
+
+pub(super) struct DryRun<'a> {
+    pub(super) store: &'a store::Store,
+    pub(super) id: &'a str,
+    pub(super) events: &'a [Event],
+    pub(super) config: &'a Resolved,
+    pub(super) planned: &'a ops::Planned,
+    pub(super) choice: &'a SummaryChoice,
+    pub(super) verbose: bool,
+}

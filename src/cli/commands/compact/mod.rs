@@ -1,0 +1,124 @@
+mod dry_run;
+mod request;
+
+use std::path::PathBuf;
+
+use self::request::{ReasoningArg, ToolsArg};
+use convo::ops;
+
+use crate::cli::Ctx;
+use crate::cli::capabilities::SummaryChoice;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
+
+/// Compact a conversation: append an overlay that shrinks what an LLM is sent
+///
+/// Nothing is deleted or rewritten: one `compaction` event is appended, in its own commit,
+/// and `show --compacted`, `diff --compacted` and LLM requests apply it. Policies come from
+/// a profile (--profile, default: compaction.default_profile) and the flags below; the range
+/// from --from/--to, which take a turn (5), turns before the last (-3), a time ago (5h,
+/// 2days) or `last` (one past the last compacted turn). Without --to the last N turns stay
+/// as they are, N = compaction.keep_last. `--undo` withdraws a compaction the same way.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    id: Option<String>,
+    /// Profile to apply (default: compaction.default_profile)
+    #[arg(long, short, value_name = "NAME")]
+    profile: Option<String>,
+    /// First turn to compact; alone it means `last` [default: 0]
+    #[arg(long, value_name = "BOUND", num_args = 0..=1, default_missing_value = "last", allow_negative_numbers = true)]
+    from: Option<String>,
+    /// Last turn to compact [default: -N, N = compaction.keep_last]
+    #[arg(long, value_name = "BOUND", allow_negative_numbers = true, conflicts_with = "keep_last")]
+    to: Option<String>,
+    /// Leave the last N turns as they are (--to -N)
+    #[arg(long, value_name = "N")]
+    keep_last: Option<u64>,
+    /// What to do with reasoning, over the profile
+    #[arg(long, value_enum, value_name = "POLICY")]
+    reasoning: Option<ReasoningArg>,
+    /// What to do with tool calls, over the profile
+    #[arg(long, value_enum, value_name = "POLICY")]
+    tools: Option<ToolsArg>,
+    /// Replace the range with this summary
+    #[arg(long, value_name = "TEXT", conflicts_with = "summary_file")]
+    summary: Option<String>,
+    /// Replace the range with the summary in FILE
+    #[arg(long, value_name = "FILE")]
+    summary_file: Option<PathBuf>,
+    /// Have a model summarize the range (from its raw events)
+    #[arg(long, conflicts_with_all = ["summary", "summary_file"])]
+    summarize: bool,
+    /// The model that summarizes, as provider/model [default: the profile's summary.model, then llm.model]
+    #[arg(long, short, value_name = "MODEL")]
+    model: Option<String>,
+    /// Something the summary must pay particular attention to
+    #[arg(long, value_name = "TEXT")]
+    focus: Option<String>,
+    /// Do not ask before sending a large range to the model (compaction.confirm_above_tokens)
+    #[arg(long, short)]
+    yes: bool,
+    /// Print the range, policies and token estimates; write nothing
+    #[arg(long, short = 'n')]
+    dry_run: bool,
+    /// With --dry-run, also print the projected view of the range
+    #[arg(long, short, requires = "dry_run")]
+    verbose: bool,
+    /// Withdraw a compaction (default: the latest in force) by appending its revocation
+    #[arg(
+        long,
+        value_name = "COMPACTION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "reasoning", "tools", "summary", "summary_file", "summarize", "dry_run"]
+    )]
+    undo: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    if let Some(target) = &args.undo {
+        let lock = store.lock()?;
+        let id = store.resolve_or_active(args.id.as_deref())?;
+        let target = Some(target.as_str()).filter(|t| !t.is_empty());
+        let undone = ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
+        drop(lock);
+        let a = &undone.appended;
+        ctx.ui.commit(&CommitReport {
+            conversation: Some(&id),
+            commit: &a.commit,
+            subject: &a.subject,
+            landed: &a.landed,
+        });
+        return Ok(());
+    }
+
+    let request = request::of(&args)?;
+    let id = store.resolve_or_active(args.id.as_deref())?;
+    let events = store.events(&id)?;
+    let config = ctx.config(&store, &events)?;
+    let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+    let choice = SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
+    if args.dry_run {
+        let (store, id, events, config, planned, choice) = (&store, &id, &events, &config, &planned, &choice);
+        let verbose = args.verbose;
+        return dry_run::run(ctx, dry_run::DryRun { store, id, events, config, planned, choice, verbose });
+    }
+    let (appended, planned) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
+    let c = &planned.prepared.compaction;
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&id),
+        commit: &appended.commit,
+        subject: &appended.subject,
+        landed: &appended.landed,
+    });
+    if (c.from_turn, c.to_turn) != planned.prepared.requested {
+        let (a, b) = planned.prepared.requested;
+        ctx.note(&format!(
+            "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",
+            c.from_turn, c.to_turn
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,104 @@
+use convo::config;
+use convo::ops::config_edit::{self, key_under};
+
+use super::{Conversation, user_path};
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
+
+/// Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store's]
+#[derive(clap::Args)]
+pub struct Args {
+    /// The key, e.g. compaction.keep_last
+    key: String,
+    /// The value, as TOML (a bare word is taken as a string)
+    value: String,
+    /// The layer to write
+    #[arg(long, value_enum, default_value_t = Target::Store)]
+    layer: Target,
+    /// Same as --layer user
+    #[arg(long, conflicts_with_all = ["layer", "conversation"])]
+    user: bool,
+    /// Same as --layer conversation
+    #[arg(long, conflicts_with = "layer")]
+    conversation: bool,
+    #[command(flatten)]
+    at: Conversation,
+}
+
+/// Which layer `config set` writes. (`--store` itself names the store's path.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Target {
+    /// $XDG_CONFIG_HOME/convo/config.toml, yours alone
+    User,
+    /// The store's convo.toml, committed and shared through remotes
+    Store,
+    /// A `config` event in the conversation, from here on
+    Conversation,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let (key, value) = (args.key.as_str(), config::parse_value(&args.value));
+    config::check_assignment(key, &value)?;
+    let target = match (args.user, args.conversation) {
+        (true, _) => Target::User,
+        (_, true) => Target::Conversation,
+        _ => args.layer,
+    };
+    if target != Target::User
+        && let Some(prefix) = config::USER_ONLY_KEYS.iter().find(|p| key_under(key, p))
+    {
+        return Err(CommandError::input(format!(
+            "`{key}`: {prefix} is read only from your own config, never from a store or conversation"
+        ))
+        .hint("trust a store with `convo config trust [PATH]`"));
+    }
+    match target {
+        Target::User => {
+            let path = user_path(ctx)?;
+            config_edit::set_in_user_file(&path, key, &value)?;
+            ctx.note(&format!("{key} = {value} in {}", path.display()));
+            return Ok(());
+        }
+        Target::Store => {
+            let store = ctx.open_store_for_write()?;
+            let lock = store.lock()?;
+            let commit = config_edit::set_in_store(&store, &lock, key, &value, &ctx.clock)?;
+            let subject = convo::store::subject::config(None, key, &value.to_string());
+            ctx.ui.commit(&CommitReport {
+                conversation: None,
+                commit: &commit,
+                subject: &subject,
+                landed: &Default::default(),
+            });
+            warn_if_untrusted(ctx, &store, key);
+        }
+        Target::Conversation => {
+            let store = ctx.open_store()?;
+            let lock = store.lock()?;
+            let id = store.resolve_or_active(args.at.id.as_deref())?;
+            let a = config_edit::set_in_conversation(&store, &lock, &id, key, &value, &ctx.clock)?;
+            ctx.ui.commit(&CommitReport {
+                conversation: Some(&id),
+                commit: &a.commit,
+                subject: &a.subject,
+                landed: &a.landed,
+            });
+            warn_if_untrusted(ctx, &store, key);
+        }
+    }
+    Ok(())
+}
+
+/// After `key` was written to the store or a conversation: say so when it will not count.
+fn warn_if_untrusted(ctx: &Ctx, store: &convo::store::Store, key: &str) {
+    if config::AUTHORITY_KEYS.iter().any(|p| key_under(key, p))
+        && let Ok(base) = ctx.base_layers()
+        && !crate::cli::store_trusted(store.root(), &config::trusted_stores(&base))
+    {
+        ctx.ui.warning(&format!(
+            "{key} is ignored until you trust this store (it decides where conversations and keys are sent)"
+        ));
+        ctx.ui.hint("`convo config trust` trusts it");
+    }
+}

@@ -1,0 +1,123 @@
+//! Two views of one conversation side by side: the unified diff and the per-turn token
+//! table of `convo diff`, and the plan `convo compact --dry-run` prints before writing.
+
+use std::io::{self, Write};
+
+use super::{Theme, conversation, escape_line, marked, thousands};
+use crate::compaction::Compaction;
+use crate::projection::{Estimate, Projected};
+
+fn text_of(view: &[Projected]) -> io::Result<String> {
+    let (events, marks) = marked(view);
+    let mut bytes = Vec::new();
+    conversation(&mut bytes, &events, &marks, false, Theme::default())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A unified diff of the two views' text forms, headed `ID LABEL`.
+pub fn unified(
+    out: &mut dyn Write,
+    id: &str,
+    before: &[Projected],
+    after: &[Projected],
+    (a, b): (&str, &str),
+    theme: Theme,
+) -> io::Result<()> {
+    let (old, new) = (text_of(before)?, text_of(after)?);
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    let (a, b) = (escape_line(a), escape_line(b));
+    let text = diff.unified_diff().context_radius(3).header(&format!("{id} {a}"), &format!("{id} {b}")).to_string();
+    for line in text.lines() {
+        writeln!(out, "{}", theme.diff_line(line))?;
+    }
+    Ok(())
+}
+
+fn approx(n: u64) -> String {
+    format!("~{}", thousands(n))
+}
+
+/// Per-turn estimated tokens of two views, a `*` on the turns that differ, and the totals.
+pub fn stat(out: &mut dyn Write, e: &Estimate, (a, b): (&str, &str)) -> io::Result<()> {
+    writeln!(out, "{:>6}  {:>12}  {:>12}", "turn", escape_line(a), escape_line(b))?;
+    for t in &e.turns {
+        let turn = t.turn.map_or("-".into(), |t| t.to_string());
+        let mark = if t.before != t.after { " *" } else { "" };
+        writeln!(out, "{turn:>6}  {:>12}  {:>12}{mark}", approx(t.before), approx(t.after))?;
+    }
+    writeln!(out, "{:>6}  {:>12}  {:>12}  tokens (chars/4)", "total", approx(e.before), approx(e.after))
+}
+
+/// A compaction not yet written, as `compact --dry-run` shows it.
+pub struct Plan<'a> {
+    /// The conversation as commit subjects name it (`"fix login"` or its id).
+    pub name: &'a str,
+    pub compaction: &'a Compaction,
+    /// The turns asked for, before summary widening.
+    pub requested: (u64, u64),
+    pub estimate: &'a Estimate,
+}
+
+/// The range, the policies, the turns in range with their tokens now and after, and the total.
+pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
+    let c = p.compaction;
+    writeln!(
+        out,
+        "Would compact {} turns {}-{} {} (profile {})",
+        escape_line(p.name),
+        c.from_turn,
+        c.to_turn,
+        c.describe(),
+        c.profile.as_deref().unwrap_or("-"),
+    )?;
+    if (c.from_turn, c.to_turn) != p.requested {
+        let (a, b) = p.requested;
+        writeln!(out, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
+    }
+    writeln!(out, "{:>6}  {:>10}  {:>10}", "turn", "now", "after")?;
+    for t in &p.estimate.turns {
+        if let Some(turn) = t.turn.filter(|t| (c.from_turn..=c.to_turn).contains(t)) {
+            writeln!(out, "{turn:>6}  {:>10}  {:>10}", approx(t.before), approx(t.after))?;
+        }
+    }
+    let e = p.estimate;
+    let saved = if e.before > 0 { 100.0 * (e.before as f64 - e.after as f64) / e.before as f64 } else { 0.0 };
+    writeln!(
+        out,
+        "total  ~{} -> ~{} tokens (chars/4), {saved:.1}% smaller; nothing written (--dry-run)",
+        thousands(e.before),
+        thousands(e.after)
+    )
+}
+
+/// A summary a model would write, as `compact --summarize --dry-run` shows it.
+pub struct SummaryPlan<'a> {
+    pub name: &'a str,
+    pub compaction: &'a Compaction,
+    pub model: &'a str,
+    /// Tokens of raw events sent, all calls together.
+    pub input_tokens: u64,
+    pub calls: usize,
+    /// Tokens of the projected view now.
+    pub total: u64,
+}
+
+pub fn summary_plan(out: &mut dyn Write, p: &SummaryPlan) -> io::Result<()> {
+    let c = p.compaction;
+    writeln!(
+        out,
+        "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
+         would send ~{} tokens of raw events to {} in {} call{}, and write the summary it returns\n\
+         total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
+        escape_line(p.name),
+        c.from_turn,
+        c.to_turn,
+        p.model,
+        c.profile.as_deref().unwrap_or("-"),
+        thousands(p.input_tokens),
+        p.model,
+        p.calls,
+        if p.calls == 1 { "" } else { "s" },
+        thousands(p.total),
+    )
+}

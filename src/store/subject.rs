@@ -1,0 +1,117 @@
+//! Commit subjects: the one line `convo log` and `git log --oneline` show for each kind of
+//! change. Every subject convo writes is composed here, so the vocabulary stays one and
+//! `log` can rely on its shape (`<verb>: <conversation> ...`).
+
+/// Titles go into commit subjects: keep them to one short line.
+pub fn name(id: &str, title: Option<&str>) -> String {
+    match title {
+        Some(title) => {
+            let one_line: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut short: String = one_line.chars().take(50).collect();
+            if short.len() < one_line.len() {
+                short.push('…');
+            }
+            format!("\"{short}\"")
+        }
+        None => id.to_owned(),
+    }
+}
+
+/// `12345` → `12,345`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(crate) fn plural(n: u64, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+/// `append: "fix login" turns 2-4 (+3 events)`.
+pub(crate) fn append(name: &str, turns: &[Option<u64>], count: usize) -> String {
+    let first = turns.iter().flatten().next();
+    let last = turns.iter().flatten().last();
+    let turn = match (first, last) {
+        (Some(a), Some(b)) if a == b => format!(" turn {a}"),
+        (Some(a), Some(b)) => format!(" turns {a}-{b}"),
+        _ => String::new(),
+    };
+    format!("append: {name}{turn} (+{})", plural(count as u64, "event"))
+}
+
+/// What a compaction (or its undo) covers, for its subject.
+pub struct CompactionLine {
+    pub name: String,
+    pub from_turn: u64,
+    pub to_turn: u64,
+    /// The policies, as `Compaction::describe` puts them: `[strip reasoning]`.
+    pub policies: String,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// `compact: "fix login" turns 0-9 [strip reasoning] ~48,210 -> 9,874 tokens`; with `undo`
+/// (the withdrawn compaction's id) `compact: "fix login" undo 01J… turns ...`.
+pub fn compaction(line: &CompactionLine, undo: Option<&str>) -> String {
+    let undo = undo.map(|id| format!(" undo {}", &id[..id.len().min(10)])).unwrap_or_default();
+    format!(
+        "compact: {}{undo} turns {}-{} {} ~{} -> {} tokens",
+        line.name,
+        line.from_turn,
+        line.to_turn,
+        line.policies,
+        thousands(line.tokens_before),
+        thousands(line.tokens_after),
+    )
+}
+
+/// `config: set KEY = VALUE` in the store's convo.toml, or `config: NAME set ...` as a
+/// conversation's `config` event.
+pub fn config(name: Option<&str>, key: &str, value: &str) -> String {
+    match name {
+        Some(name) => format!("config: {name} set {key} = {value}"),
+        None => format!("config: set {key} = {value}"),
+    }
+}
+
+/// `import: "title" from claude-code (+812 events)`.
+pub fn import(title: &str, format: &str, events: u64) -> String {
+    format!("import: \"{title}\" from {format} (+{events} events)")
+}
+
+/// `query: "fix login" turn 4 (+3 events) via local/smol`.
+pub fn query(name: &str, turn: u64, events: usize, model: &str, interrupted: bool) -> String {
+    let interrupted = if interrupted { " (interrupted)" } else { "" };
+    format!("query: {name} turn {turn} (+{events} events) via {model}{interrupted}")
+}
+
+/// `fork: "copy" from "original" turn 7 (+42 events)`.
+pub(crate) fn fork(name: &str, source: &str, turn: u64, events: u64) -> String {
+    format!("fork: {name} from {source} turn {turn} (+{})", plural(events, "event"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_subjects_name_the_turns_touched() {
+        assert_eq!(append("\"fix login\"", &[Some(12); 5], 5), "append: \"fix login\" turn 12 (+5 events)");
+        assert_eq!(append("X", &[None], 1), "append: X (+1 event)");
+        assert_eq!(append("\"t\"", &[Some(2), Some(3), Some(4)], 3), "append: \"t\" turns 2-4 (+3 events)");
+    }
+
+    #[test]
+    fn long_titles_are_cut_to_one_short_line() {
+        assert_eq!(name("X", Some("a\nb")), "\"a b\"");
+        assert_eq!(name("X", Some(&"x".repeat(60))), format!("\"{}…\"", "x".repeat(50)));
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

@@ -143,11 +143,13 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
                     out.push(raw());
                 }
             }
-            Kind::ToolCall { call_id, name, .. } => {
-                match tool_decision(winner(index, &|c| c.tool_calls.is_some()), name) {
+            Kind::ToolCall { call_id, name, arguments } => {
+                match tool_decision(winner(index, &|c| c.has_tool_policy()), name) {
                     Decision::Keep => out.push(raw()),
                     Decision::Omit => {}
-                    Decision::Strip { request, by, .. } if request => {
+                    Decision::Strip { request, by, min_bytes, .. }
+                        if request && larger(arguments_len(arguments), min_bytes) =>
+                    {
                         let mut stripped = event.clone();
                         stripped.kind = Kind::ToolCall {
                             call_id: call_id.clone(),
@@ -163,13 +165,15 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
                     Decision::Strip { .. } => out.push(raw()),
                 }
             }
-            Kind::ToolResult { call_id, is_error, .. } => {
+            Kind::ToolResult { call_id, is_error, content } => {
                 // A result follows its call's fate, so a pair is never split.
                 let Some((call_index, name)) = call_before(call_id, index) else { continue };
-                match tool_decision(winner(call_index, &|c| c.tool_calls.is_some()), name) {
+                match tool_decision(winner(call_index, &|c| c.has_tool_policy()), name) {
                     Decision::Keep => out.push(raw()),
                     Decision::Omit => {}
-                    Decision::Strip { response, by, .. } if response => {
+                    Decision::Strip { response, by, min_bytes, .. }
+                        if response && larger(content.len() as u64, min_bytes) =>
+                    {
                         let mut stripped = event.clone();
                         let status = if *is_error { "error" } else { "success" };
                         stripped.kind = Kind::ToolResult {
@@ -182,6 +186,23 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
                             origin: Origin::Rewritten { by: by.into() },
                             raw_turn: turn,
                         });
+                    }
+                    Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
+                        if larger(content.len() as u64, min_bytes) =>
+                    {
+                        match truncated(content, n) {
+                            Some(cut) => {
+                                let mut shortened = event.clone();
+                                shortened.kind =
+                                    Kind::ToolResult { call_id: call_id.clone(), content: cut, is_error: *is_error };
+                                out.push(Projected {
+                                    event: shortened,
+                                    origin: Origin::Rewritten { by: by.into() },
+                                    raw_turn: turn,
+                                });
+                            }
+                            None => out.push(raw()),
+                        }
                     }
                     Decision::Strip { .. } => out.push(raw()),
                 }
@@ -209,6 +230,9 @@ pub struct InForce {
     pub compaction: Compaction,
     pub first_turn: Option<u64>,
     pub last_turn: Option<u64>,
+    /// Indices of the first and last raw event it covers.
+    pub start: usize,
+    pub end: usize,
 }
 
 /// The compactions in force (not revoked, placeable), oldest to latest.
@@ -216,7 +240,14 @@ pub fn in_force(events: &[Event]) -> Result<Vec<InForce>, ProjectionError> {
     let turns = turn_numbers(events);
     Ok(overlays(events, &turns)?
         .into_iter()
-        .map(|o| InForce { first_turn: turns[o.start], last_turn: turns[o.end], id: o.id, compaction: o.compaction })
+        .map(|o| InForce {
+            first_turn: turns[o.start],
+            last_turn: turns[o.end],
+            start: o.start,
+            end: o.end,
+            id: o.id,
+            compaction: o.compaction,
+        })
         .collect())
 }
 
@@ -264,28 +295,69 @@ fn overlays(events: &[Event], turns: &[Option<u64>]) -> Result<Vec<Overlay>, Pro
 enum Decision<'a> {
     Keep,
     Omit,
-    Strip { request: bool, response: bool, by: &'a str },
+    Strip {
+        request: bool,
+        response: bool,
+        /// A `keep` hint on the response: not even truncated.
+        keep_response: bool,
+        min_bytes: Option<u64>,
+        max_lines: Option<u64>,
+        by: &'a str,
+    },
+}
+
+/// Whether a part of `len` bytes is over a compaction's `min_bytes` (any size without one).
+fn larger(len: u64, min_bytes: Option<u64>) -> bool {
+    min_bytes.is_none_or(|min| len > min)
+}
+
+/// A tool call's arguments as the size they are sent at.
+fn arguments_len(arguments: &Value) -> u64 {
+    match arguments {
+        Value::Object(map) if map.is_empty() => 0,
+        other => other.to_string().len() as u64,
+    }
+}
+
+/// `text` cut to `max` lines, the first half and the last kept around one marker line saying
+/// how many were cut; `None` when it already fits.
+pub fn truncated(text: &str, max: u64) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let max = max as usize;
+    if lines.len() <= max.max(1) {
+        return None;
+    }
+    let head = max.div_ceil(2);
+    let tail = max - head;
+    let cut = lines.len() - head - tail;
+    let mut out: Vec<String> = lines[..head].iter().map(|l| (*l).to_owned()).collect();
+    out.push(format!("[… {cut} lines cut by compaction …]"));
+    out.extend(lines[lines.len() - tail..].iter().map(|l| (*l).to_owned()));
+    Some(out.join("\n"))
 }
 
 /// What the winning compaction (if any) does to a call of tool `name`, hints applied.
 fn tool_decision<'a>(winner: Option<&'a Overlay>, name: &str) -> Decision<'a> {
     let Some(o) = winner else { return Decision::Keep };
-    match o.compaction.tool_calls {
-        None => Decision::Keep,
-        Some(ToolCallPolicy::Omit) => Decision::Omit,
-        Some(ToolCallPolicy::Strip { request, response }) => {
-            let hint = o.compaction.tools.get(name).copied().unwrap_or_default();
-            let apply = |profile: bool, hint: Option<FieldMode>| match hint {
-                Some(FieldMode::Keep) => false,
-                Some(FieldMode::Strip) => true,
-                None => profile,
-            };
-            Decision::Strip {
-                request: apply(request, hint.request),
-                response: apply(response, hint.response),
-                by: &o.id,
-            }
-        }
+    let c = &o.compaction;
+    let hint = c.tools.get(name).copied().unwrap_or_default();
+    let apply = |profile: bool, hint: Option<FieldMode>| match hint {
+        Some(FieldMode::Keep) => false,
+        Some(FieldMode::Strip) => true,
+        None => profile,
+    };
+    let (request, response) = match c.tool_calls {
+        Some(ToolCallPolicy::Omit) => return Decision::Omit,
+        Some(ToolCallPolicy::Strip { request, response }) => (request, response),
+        None => (false, false),
+    };
+    Decision::Strip {
+        request: apply(request, hint.request),
+        response: apply(response, hint.response),
+        keep_response: hint.response == Some(FieldMode::Keep),
+        min_bytes: c.min_bytes,
+        max_lines: c.max_lines,
+        by: &o.id,
     }
 }
 

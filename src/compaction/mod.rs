@@ -72,7 +72,7 @@ pub struct TokenUsage {
     pub output_tokens: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compaction {
     /// First and last turn covered, inclusive, as numbered when it was made.
@@ -87,15 +87,37 @@ pub struct Compaction {
     pub reasoning: Option<ReasoningPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<ToolCallPolicy>,
+    /// Micro-compaction: only tool requests and results larger than this many bytes are
+    /// stripped or truncated. Small ones cost little and may still matter to the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_bytes: Option<u64>,
+    /// Tool results the policy leaves in place are cut to this many lines, the first and
+    /// last kept around one marker line, for output the agent may still need in part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<u64>,
     /// Per-tool hints in force when it was made.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, ToolHint>,
     /// The profile it came from, for people reading the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// Estimated tokens of the projected view just before and just after it was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+}
+
+/// A view's estimated size around a compaction (chars/4), recorded when it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tokens {
+    pub before: u64,
+    pub after: u64,
 }
 
 /// A stored `compaction` event: an overlay, or the withdrawal of one.
+// A conversation holds a handful of records, never arrays of them: boxing would only add
+// noise to every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
     Apply(Compaction),
@@ -157,6 +179,11 @@ impl Record {
 }
 
 impl Compaction {
+    /// Whether it says anything about tool calls, so that it wins over older ones for them.
+    pub fn has_tool_policy(&self) -> bool {
+        self.tool_calls.is_some() || self.max_lines.is_some()
+    }
+
     /// `[strip reasoning, strip tool calls]`: the policies in words, for subjects and output.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -173,6 +200,14 @@ impl Compaction {
             Some(ToolCallPolicy::Strip { request: false, response: false }) => {}
             Some(ToolCallPolicy::Omit) => parts.push("omit tool calls".into()),
             None => {}
+        }
+        if let Some(n) = self.max_lines {
+            parts.push(format!("truncate tool output to {n} lines"));
+        }
+        if let Some(b) = self.min_bytes
+            && (self.tool_calls.is_some() || self.max_lines.is_some())
+        {
+            parts.push(format!("over {b} bytes"));
         }
         format!("[{}]", parts.join(", "))
     }
@@ -220,6 +255,9 @@ mod tests {
                 ToolHint { request: Some(FieldMode::Keep), response: None },
             )]),
             profile: Some("default".into()),
+            min_bytes: Some(800),
+            max_lines: Some(20),
+            tokens: Some(Tokens { before: 10, after: 5 }),
         };
         for record in [Record::Apply(c), Record::Revoke { target: "x".into() }] {
             let event = record.to_draft().into_event("id".into(), "2026-01-01T00:00:00Z".into());

@@ -386,6 +386,18 @@ pub struct Profile {
     pub tool_calls: Option<ToolCallsSetting>,
     #[serde(default)]
     pub summary: Option<SummarySetting>,
+    /// Only tool requests and results over this many bytes are stripped or truncated.
+    #[serde(default)]
+    pub min_bytes: Option<u64>,
+    /// Tool results left in place are cut to this many lines.
+    #[serde(default)]
+    pub max_lines: Option<u64>,
+    /// The first N turns (the task statement) are never in range.
+    #[serde(default)]
+    pub keep_first: Option<u64>,
+    /// Without --to or --keep-last, the last N tool calls with their results stay whole too.
+    #[serde(default)]
+    pub keep_recent_tools: Option<u64>,
 }
 
 /// `tool_calls = "strip" | "strip-responses" | "strip-requests" | "omit"`, or a table

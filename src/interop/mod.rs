@@ -404,10 +404,7 @@ impl<'c> Builder<'c> {
             from_event: first,
             to_event: last,
             summary: Some(Summary { text: summary.trim().to_owned(), by: by.to_owned(), usage: None }),
-            reasoning: None,
-            tool_calls: None,
-            tools: Default::default(),
-            profile: None,
+            ..Default::default()
         });
         let mut draft = record.to_draft();
         let id = self.clock.new_id();

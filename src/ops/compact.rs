@@ -3,7 +3,7 @@
 //! Also the automatic compaction that follows a turn.
 
 use crate::clock::Clock;
-use crate::compaction::{Compaction, Record, Summary, TokenUsage, summary};
+use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary};
 use crate::config::Resolved;
 use crate::event::{Event, Kind};
 use crate::ops::plan::{self, PlanError, Prepared, Request};
@@ -137,7 +137,9 @@ pub fn apply_compaction(
     let c = &planned.prepared.compaction;
     let title = store.meta(conversation)?.title;
     let text = subject::compaction(&line(conversation, title.as_deref(), c, &planned.estimate), None);
-    let mut draft = Record::Apply(c.clone()).to_draft();
+    let e = &planned.estimate;
+    let recorded = Compaction { tokens: Some(Tokens { before: e.before, after: e.after }), ..c.clone() };
+    let mut draft = Record::Apply(recorded).to_draft();
     draft.id = Some(planned.id.clone());
     draft.ts = Some(planned.ts.clone());
     let subject = Subject { text, compaction: Some(planned.id.clone()) };
@@ -279,7 +281,7 @@ pub fn auto_compact(
     let planned = match plan_compaction(&events, config, &request, clock) {
         Ok(planned) => planned,
         // Nothing left to compact (everything but the kept turns already is): not an error.
-        Err(OpsError::Plan(PlanError::Range(_))) => return Ok(None),
+        Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => return Ok(None),
         Err(e) => return Err(e),
     };
     let appended = apply_compaction(store, lock, id, &planned, clock)?;

@@ -1,12 +1,12 @@
 //! Making a compaction: its range widened around existing summaries, the covered event ids
 //! looked up, and the before/after estimates `--dry-run` prints. Pure: events in, values out.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::compaction::range::{Bound, BoundSyntaxError, RangeError, Turns};
-use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy, ToolHint};
+use crate::compaction::range::{Bound, BoundSyntaxError, End as RangeEnd, RangeError, Turns};
+use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy};
 use crate::config::{Config, SummaryPolicyName};
 use crate::event::{Event, Kind, turn_numbers};
 use crate::projection::{self, ProjectionError};
@@ -17,17 +17,45 @@ pub struct Policies {
     pub summary: Option<Summary>,
     pub reasoning: Option<ReasoningPolicy>,
     pub tool_calls: Option<ToolCallPolicy>,
+    pub min_bytes: Option<u64>,
+    pub max_lines: Option<u64>,
 }
 
 impl Policies {
     pub fn is_empty(&self) -> bool {
-        self.summary.is_none() && self.reasoning.is_none() && self.tool_calls.is_none()
+        self.summary.is_none() && self.reasoning.is_none() && self.tool_calls.is_none() && self.max_lines.is_none()
+    }
+}
+
+/// The compaction of events `start..=end` (indices into `events`), covering them by id.
+pub fn build(
+    events: &[Event],
+    (start, end): (usize, usize),
+    policies: Policies,
+    tools: std::collections::BTreeMap<String, crate::compaction::ToolHint>,
+    profile: Option<String>,
+) -> Compaction {
+    let turns = turn_numbers(events);
+    let turn = |i: usize| turns[i].unwrap_or(0);
+    Compaction {
+        from_turn: turn(start),
+        to_turn: turn(end),
+        from_event: events[start].id.clone(),
+        to_event: events[end].id.clone(),
+        summary: policies.summary,
+        reasoning: policies.reasoning,
+        tool_calls: policies.tool_calls,
+        min_bytes: policies.min_bytes,
+        max_lines: policies.max_lines,
+        tools,
+        profile,
+        tokens: None,
     }
 }
 
 /// Summary ranges never partially overlap: widen `[from, to]` to swallow every summary range
 /// it intersects (containment included), until nothing changes.
-pub fn widen(mut from: u64, mut to: u64, summaries: &[(u64, u64)]) -> (u64, u64) {
+pub fn widen(mut from: usize, mut to: usize, summaries: &[(usize, usize)]) -> (usize, usize) {
     loop {
         let (a, b) = summaries
             .iter()
@@ -40,49 +68,18 @@ pub fn widen(mut from: u64, mut to: u64, summaries: &[(u64, u64)]) -> (u64, u64)
     }
 }
 
-/// Ranges (current turn numbers) of the summaries in force.
-pub fn summary_ranges(events: &[Event]) -> Result<Vec<(u64, u64)>, ProjectionError> {
+/// Ranges (raw event indices) of the summaries in force.
+pub fn summary_ranges(events: &[Event]) -> Result<Vec<(usize, usize)>, ProjectionError> {
     Ok(projection::in_force(events)?
-        .into_iter()
+        .iter()
         .filter(|c| c.compaction.summary.is_some())
-        .filter_map(|c| Some((c.first_turn?, c.last_turn?)))
+        .map(|c| (c.start, c.end))
         .collect())
 }
 
 /// The highest turn covered by a compaction in force: what `last` counts from.
 pub fn compacted_to(events: &[Event]) -> Result<Option<u64>, ProjectionError> {
     Ok(projection::in_force(events)?.into_iter().filter_map(|c| c.last_turn).max())
-}
-
-/// The compaction of turns `from..=to` of `events`, covering them by event id.
-pub fn build(
-    events: &[Event],
-    (from, to): (u64, u64),
-    policies: Policies,
-    summary_pending: bool,
-    tools: BTreeMap<String, ToolHint>,
-    profile: Option<String>,
-) -> Result<Compaction, PlanError> {
-    if policies.is_empty() && !summary_pending {
-        return Err(PlanError::NothingToDo);
-    }
-    let turns = turn_numbers(events);
-    let first = turns.iter().position(|t| *t == Some(from));
-    let last = turns.iter().rposition(|t| *t == Some(to));
-    let (Some(first), Some(last)) = (first, last) else {
-        return Err(PlanError::NotInConversation { from, to });
-    };
-    Ok(Compaction {
-        from_turn: from,
-        to_turn: to,
-        from_event: events[first].id.clone(),
-        to_event: events[last].id.clone(),
-        summary: policies.summary,
-        reasoning: policies.reasoning,
-        tool_calls: policies.tool_calls,
-        tools,
-        profile,
-    })
 }
 
 /// What `convo compact` was asked for; `None` means "from config".
@@ -98,6 +95,11 @@ pub struct Request {
     pub summary: Option<String>,
     /// Have a model write the summary (`--summarize`), even if the profile does not.
     pub summarize: bool,
+    /// Over the profile's `keep_first`, `keep_recent_tools`, `min_bytes`, `max_lines`.
+    pub keep_first: Option<u64>,
+    pub keep_recent_tools: Option<u64>,
+    pub min_bytes: Option<u64>,
+    pub max_lines: Option<u64>,
 }
 
 /// A summary still to be written by a model: the compaction's range is final, its text not.
@@ -124,8 +126,9 @@ pub enum PlanError {
     UnknownProfile { name: String, known: String },
     #[error("nothing to do: no summary, reasoning or tool call policy")]
     NothingToDo,
-    #[error("turns {from}-{to} are not in the conversation")]
-    NotInConversation { from: u64, to: u64 },
+    /// The bounds leave nothing to compact: not a mistake, so callers say so and succeed.
+    #[error("nothing to compact: {why}")]
+    NothingInRange { why: String },
     #[error(transparent)]
     Projection(#[from] ProjectionError),
 }
@@ -135,7 +138,10 @@ pub enum PlanError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     pub compaction: Compaction,
+    /// The turns asked for, before widening.
     pub requested: (u64, u64),
+    /// Whether the range grew to swallow a summary it partly overlapped.
+    pub widened: bool,
     pub pending: Option<PendingSummary>,
 }
 
@@ -152,10 +158,14 @@ pub fn prepare(
         name: name.clone(),
         known: config.compaction.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
     })?;
+    let min_bytes = request.min_bytes.or(profile.min_bytes);
+    let max_lines = request.max_lines.or(profile.max_lines);
     let mut policies = Policies {
         summary: None,
         reasoning: request.reasoning.or(profile.reasoning),
         tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
+        min_bytes,
+        max_lines,
     };
     let mut pending = None;
     match (&request.summary, &profile.summary) {
@@ -166,12 +176,20 @@ pub fn prepare(
                 summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None }),
                 reasoning: request.reasoning,
                 tool_calls: request.tool_calls,
+                min_bytes: request.min_bytes,
+                max_lines: request.max_lines,
             };
         }
         (None, from_profile)
             if request.summarize || from_profile.as_ref().is_some_and(|s| s.policy == SummaryPolicyName::Summarize) =>
         {
-            policies = Policies { summary: None, reasoning: request.reasoning, tool_calls: request.tool_calls };
+            policies = Policies {
+                summary: None,
+                reasoning: request.reasoning,
+                tool_calls: request.tool_calls,
+                min_bytes: request.min_bytes,
+                max_lines: request.max_lines,
+            };
             pending = Some(PendingSummary {
                 model: from_profile.as_ref().and_then(|s| s.model.clone()),
                 instructions: from_profile.as_ref().and_then(|s| s.instructions.clone()),
@@ -180,21 +198,221 @@ pub fn prepare(
         _ => {}
     }
 
-    let parse = |flag: &'static str, input: &str| {
-        Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
-    };
-    let from_input = request.from.clone().unwrap_or_else(|| "0".into());
-    let to_input = match &request.to {
-        Some(to) => to.clone(),
-        None => format!("-{}", request.keep_last.unwrap_or(config.compaction.keep_last)),
-    };
-    let (from, to) = (parse("--from", &from_input)?, parse("--to", &to_input)?);
-    let turns = Turns { starts: turn_starts(events), compacted_to: compacted_to(events)?, now };
-    let requested = turns.resolve_range((&from, &from_input), (&to, &to_input))?;
+    if policies.is_empty() && pending.is_none() {
+        return Err(PlanError::NothingToDo);
+    }
+    let bounds = Bounds::of(request, config, profile, &name);
+    let requested = bounds.resolve(events, now)?;
     let summarizing = policies.summary.is_some() || pending.is_some();
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
-    let compaction = build(events, range, policies, pending.is_some(), config.tool_hints(), Some(name))?;
-    Ok(Prepared { compaction, requested, pending })
+    let turns = turn_numbers(events);
+    let turn = |i: usize| turns[i].unwrap_or(0);
+    let compaction = build(events, range, policies, config.tool_hints(), Some(name));
+    Ok(Prepared { compaction, requested: (turn(requested.0), turn(requested.1)), widened: range != requested, pending })
+}
+
+/// Where a compaction's range comes from, each bound with the flag or config key that set
+/// it, so a range that holds nothing can say why in the user's own terms.
+struct Bounds {
+    from: (String, String),
+    keep_first: Option<(u64, String)>,
+    /// An explicit end (`--to`, `--keep-last`, `--keep-recent-tools`), or the ones from config,
+    /// of which the later applies.
+    ends: Vec<End>,
+}
+
+enum End {
+    Turn { input: String, label: String },
+    RecentTools { n: u64, label: String },
+}
+
+impl Bounds {
+    fn of(request: &Request, config: &Config, profile: &crate::config::Profile, name: &str) -> Bounds {
+        let from = match &request.from {
+            Some(f) => (f.clone(), format!("--from {f}")),
+            None => ("0".into(), "--from 0".into()),
+        };
+        let keep_first = match (request.keep_first, profile.keep_first) {
+            (Some(n), _) => Some((n, format!("--keep-first {n}"))),
+            (None, Some(n)) => Some((n, format!("compaction.profiles.{name}.keep_first = {n}"))),
+            (None, None) => None,
+        };
+        let before_last = |n: u64, label: String| End::Turn { input: format!("-{n}"), label };
+        let ends = if let Some(to) = &request.to {
+            vec![End::Turn { input: to.clone(), label: format!("--to {to}") }]
+        } else if let Some(n) = request.keep_last {
+            vec![before_last(n, format!("--keep-last {n}"))]
+        } else if let Some(n) = request.keep_recent_tools {
+            vec![End::RecentTools { n, label: format!("--keep-recent-tools {n}") }]
+        } else {
+            let n = config.compaction.keep_last;
+            let mut ends = vec![before_last(n, format!("compaction.keep_last = {n}"))];
+            if let Some(t) = profile.keep_recent_tools {
+                ends.push(End::RecentTools {
+                    n: t,
+                    label: format!("compaction.profiles.{name}.keep_recent_tools = {t}"),
+                });
+            }
+            ends
+        };
+        Bounds { from, keep_first, ends }
+    }
+
+    /// The first and last event index in range, and the turns asked for.
+    fn resolve(&self, events: &[Event], now: DateTime<Utc>) -> Result<(usize, usize), PlanError> {
+        let turns = turn_numbers(events);
+        let in_force = projection::in_force(events)?;
+        let nothing = |why: String| PlanError::NothingInRange { why };
+        let resolver =
+            Turns { starts: turn_starts(events), compacted_to: in_force.iter().filter_map(|c| c.last_turn).max(), now };
+        let first_of = |turn: u64| turns.iter().position(|t| *t == Some(turn));
+        let last_of = |turn: u64| turns.iter().rposition(|t| *t == Some(turn));
+        let count = resolver.starts.len() as u64;
+        let parse = |flag: &'static str, input: &str| {
+            Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
+        };
+
+        let (from_input, from_label) = &self.from;
+        let from_bound = parse("--from", from_input)?;
+        let mut start = match from_bound.clone() {
+            // One past the last event any compaction in force covers: a range may end
+            // inside a turn, and the rest of that turn is still to do.
+            Bound::Last => {
+                let next = in_force.iter().map(|c| c.end + 1).max().unwrap_or(0);
+                let next = next.max(first_of(0).unwrap_or(events.len()));
+                if next >= events.len() {
+                    return Err(nothing(format!("everything is already compacted ({from_label})")));
+                }
+                next
+            }
+            bound => {
+                let turn = resolver.resolve(&bound, RangeEnd::From, from_input)?;
+                first_of(turn).unwrap_or(events.len())
+            }
+        };
+        if let Some((k, label)) = &self.keep_first
+            && *k > 0
+        {
+            match first_of(*k) {
+                Some(i) => start = start.max(i),
+                None => {
+                    return Err(nothing(format!(
+                        "the first {k} turns stay as they are ({label}) and the conversation has {}",
+                        plural(count, "turn")
+                    )));
+                }
+            }
+        }
+
+        let mut ends = Vec::new();
+        let mut kept = Vec::new();
+        for end in &self.ends {
+            match end {
+                End::Turn { input, label } => match parse("--to", input)? {
+                    Bound::BeforeLast(n) if n >= count => {
+                        kept.push(format!("the last {} stay as they are ({label})", plural(n, "turn")));
+                    }
+                    bound => {
+                        let turn = resolver.resolve(&bound, RangeEnd::To, input)?;
+                        ends.extend(last_of(turn));
+                    }
+                },
+                End::RecentTools { n, label } => match recent_tools_end(events, *n) {
+                    Some(end) => ends.push(end),
+                    None => kept.push(format!("the last {} stay whole ({label})", plural(*n, "tool call"))),
+                },
+            }
+        }
+        let Some(end) = ends.into_iter().max() else {
+            let calls = events.iter().filter(|e| matches!(e.kind, Kind::ToolCall { .. })).count() as u64;
+            return Err(nothing(format!(
+                "the conversation has {} and {}; {}",
+                plural(count, "turn"),
+                plural(calls, "tool call"),
+                kept.join(", and ")
+            )));
+        };
+        // Two turn numbers the wrong way round are a mistake; relative bounds that cross
+        // (`--from last` past `-3`) just leave nothing to do.
+        if let ([End::Turn { input, .. }], Bound::Turn(a)) = (self.ends.as_slice(), &from_bound)
+            && let Ok(Bound::Turn(b)) = Bound::parse(input)
+            && a > &b
+        {
+            return Err(RangeError {
+                flag: "--from".into(),
+                input: from_input.clone(),
+                message: format!("turn {a} is after --to {input} (turn {b})"),
+            }
+            .into());
+        }
+        if end < start {
+            let to = self
+                .ends
+                .iter()
+                .map(|e| match e {
+                    End::Turn { label, .. } | End::RecentTools { label, .. } => label.as_str(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(nothing(format!(
+                "the range would start at turn {} ({from_label}) but ends before it ({to})",
+                turns[start.min(events.len() - 1)].unwrap_or(0)
+            )));
+        }
+        unsplit(events, start, end)
+            .ok_or_else(|| nothing(format!("the range holds only part of one tool call and its result ({from_label})")))
+    }
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+/// The last index before the `n` most recent tool calls, so that they and their results stay
+/// whole; `None` when the conversation has no more than `n` calls.
+fn recent_tools_end(events: &[Event], n: u64) -> Option<usize> {
+    let calls: Vec<usize> =
+        events.iter().enumerate().filter(|(_, e)| matches!(e.kind, Kind::ToolCall { .. })).map(|(i, _)| i).collect();
+    let n = usize::try_from(n).ok()?;
+    if n == 0 {
+        return events.len().checked_sub(1);
+    }
+    if calls.len() <= n {
+        return None;
+    }
+    calls[calls.len() - n].checked_sub(1)
+}
+
+/// The range `start..=end` shrunk until it holds every tool call it holds a result of and
+/// the reverse: a range never separates a result from its call (a summary would swallow
+/// one and leave the other). `None` when nothing is left.
+pub fn unsplit(events: &[Event], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
+    // Each call's result: the first result with its id after it (ids can repeat).
+    let mut waiting: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
+    let mut result_of: HashMap<usize, usize> = HashMap::new();
+    let mut call_of: HashMap<usize, usize> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.kind {
+            Kind::ToolCall { call_id, .. } => waiting.entry(call_id).or_default().push_back(i),
+            Kind::ToolResult { call_id, .. } => {
+                if let Some(call) = waiting.get_mut(call_id.as_str()).and_then(|q| q.pop_front()) {
+                    result_of.insert(call, i);
+                    call_of.insert(i, call);
+                }
+            }
+            _ => {}
+        }
+    }
+    while start <= end {
+        if let Some(result) = (start..=end).rev().find(|i| call_of.get(i).is_some_and(|c| *c < start)) {
+            start = result + 1;
+        } else if let Some(call) = (start..=end).find(|i| result_of.get(i).is_some_and(|r| *r > end)) {
+            end = call.checked_sub(1)?;
+        } else {
+            return Some((start, end));
+        }
+    }
+    None
 }
 
 /// When each turn started: the timestamp of its user event.

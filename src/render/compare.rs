@@ -53,8 +53,8 @@ pub struct Plan<'a> {
     /// The conversation as commit subjects name it (`"fix login"` or its id).
     pub name: &'a str,
     pub compaction: &'a Compaction,
-    /// The turns asked for, before summary widening.
-    pub requested: (u64, u64),
+    /// The turns asked for, before summary widening, if it widened them.
+    pub widened_from: Option<(u64, u64)>,
     pub estimate: &'a Estimate,
 }
 
@@ -70,8 +70,7 @@ pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
         c.describe(),
         c.profile.as_deref().unwrap_or("-"),
     )?;
-    if (c.from_turn, c.to_turn) != p.requested {
-        let (a, b) = p.requested;
+    if let Some((a, b)) = p.widened_from {
         writeln!(out, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
     }
     writeln!(out, "{:>6}  {:>10}  {:>10}", "turn", "now", "after")?;

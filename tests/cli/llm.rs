@@ -109,7 +109,7 @@ fn provider_bodies_match_show_format() {
     // A summary pair and a stripped turn, so both show in the bodies.
     env.run(&["append", "--user", "And the changelog?"]).ok();
     env.run(&["compact", "--to", "0", "--summary", "Found the halved length bound in validate_password."]).ok();
-    env.run(&["compact", "--from", "1", "--to", "1"]).ok();
+    env.run(&["compact", "-p", "strip", "--from", "1", "--to", "1"]).ok();
     for (model, format) in [("test/small", "openai"), ("claude/haiku", "anthropic")] {
         let mut args = provider(&Server::start(vec![]));
         args.extend(["show".into(), "--format".into(), format.into(), "--model".into(), model.into()]);
@@ -284,17 +284,17 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        noted
-        --- stderr
-        [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
-        [context compacted: turns 0-2, ~445 -> ~228 tokens]
-        "#);
+    exit 0
+    --- stdout
+    noted
+    --- stderr
+    [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
+    [context compacted: turns 0-2, ~445 -> ~415 tokens]
+    "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-        8c45e75 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls] ~445 -> 228 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
-        0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
-        "#);
+    12980ee 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls, over 800 bytes] ~445 -> 415 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+    "#);
 }
 
 fn summary_reply(text: &str) -> Reply {
@@ -337,7 +337,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 1ec7098] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+    [01KDVDQ4K00000000000000001 e54f422] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
     "#);
 
     let requests = server.requests();

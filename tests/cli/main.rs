@@ -15,6 +15,7 @@ mod commands;
 mod compaction;
 mod docs;
 mod hostile_remotes;
+mod inside_a_turn;
 mod interop;
 mod layout;
 mod llm;

@@ -100,6 +100,7 @@ fn default_profile() -> Compaction {
         .map(|(name, request)| (name.to_owned(), ToolHint { request: Some(request), response: None }))
         .collect(),
         profile: Some("default".into()),
+        ..Default::default()
     }
 }
 
@@ -189,6 +190,7 @@ fn rfd_064_stacking_table() {
         tool_calls: None,
         tools: Default::default(),
         profile: None,
+        ..Default::default()
     };
     let b = Compaction {
         to_turn: 30,
@@ -275,6 +277,7 @@ fn omitting_a_whole_turns_replies_keeps_alternation() {
         tool_calls: Some(ToolCallPolicy::Omit),
         tools: Default::default(),
         profile: None,
+        ..Default::default()
     };
     let events = with(&lines, &[("c1", t, Record::Apply(omit))]);
     assert_eq!(

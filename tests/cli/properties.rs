@@ -2,7 +2,10 @@
 //! - the raw event files only ever grow: every earlier byte stays where it was;
 //! - events outside every compaction range reach the view unchanged, in order;
 //! - the projected view is always valid to send to a provider;
-//! - undoing the latest compaction restores the previous view exactly.
+//! - undoing the latest compaction restores the previous view exactly;
+//! - a planned range never separates a tool result from its call.
+//!
+//! Ranges are event-granular: they start and end anywhere, inside a turn too.
 
 use std::collections::BTreeMap;
 
@@ -24,7 +27,16 @@ struct Turn {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Compact { from: usize, len: usize, summary: bool, reasoning: bool, tools: u8, hint: u8 },
+    /// `from` and `len` count events; `micro` sets min_bytes / max_lines.
+    Compact {
+        from: usize,
+        len: usize,
+        summary: bool,
+        reasoning: bool,
+        tools: u8,
+        hint: u8,
+        micro: u8,
+    },
     UndoLatest,
 }
 
@@ -35,8 +47,8 @@ fn turn() -> impl Strategy<Value = Turn> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0usize..12, 0usize..6, prop::bool::weighted(0.3), any::<bool>(), 0u8..5, 0u8..4)
-            .prop_map(|(from, len, summary, reasoning, tools, hint)| Op::Compact { from, len, summary, reasoning, tools, hint }),
+        4 => (0usize..60, 0usize..30, prop::bool::weighted(0.3), any::<bool>(), 0u8..5, 0u8..4, 0u8..4)
+            .prop_map(|(from, len, summary, reasoning, tools, hint, micro)| Op::Compact { from, len, summary, reasoning, tools, hint, micro }),
         1 => Just(Op::UndoLatest),
     ]
 }
@@ -61,7 +73,8 @@ fn drafts(turns: &[Turn]) -> Vec<Draft> {
             }));
             out.push(Draft::new(Kind::ToolResult {
                 call_id: format!("c{call}"),
-                content: "output ".repeat(30),
+                // Sizes and line counts vary, so min_bytes and max_lines pick some results.
+                content: (0..(call % 5) * 6).map(|i| format!("line {i} of output")).collect::<Vec<_>>().join("\n"),
                 is_error: *error,
             }));
         }
@@ -72,7 +85,7 @@ fn drafts(turns: &[Turn]) -> Vec<Draft> {
     out
 }
 
-fn policies(summary: bool, reasoning: bool, tools: u8, n: usize) -> Policies {
+fn policies(summary: bool, reasoning: bool, tools: u8, micro: u8, n: usize) -> Policies {
     if summary {
         return Policies {
             summary: Some(Summary { text: format!("summary {n}"), by: "user".into(), usage: None }),
@@ -88,6 +101,8 @@ fn policies(summary: bool, reasoning: bool, tools: u8, n: usize) -> Policies {
             3 => Some(ToolCallPolicy::Omit),
             _ => None,
         },
+        min_bytes: (micro & 1 == 1).then_some(200),
+        max_lines: (micro & 2 == 2).then_some(5),
     }
 }
 
@@ -132,6 +147,17 @@ fn untouched(events: &[Event]) -> Vec<Event> {
         .collect()
 }
 
+/// Whether a call and its result fall on two sides of the range's edges.
+fn splits_a_pair(events: &[Event], start: usize, end: usize) -> bool {
+    events.iter().enumerate().any(|(i, e)| match &e.kind {
+        Kind::ToolCall { call_id, .. } => events[i + 1..]
+            .iter()
+            .position(|r| matches!(&r.kind, Kind::ToolResult { call_id: c, .. } if c == call_id))
+            .is_some_and(|at| (start..=end).contains(&i) != (start..=end).contains(&(i + 1 + at))),
+        _ => false,
+    })
+}
+
 fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = Store::init(&dir.path().join("store")).unwrap();
@@ -149,15 +175,18 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         let before_files = segment_bytes(store.root());
         let events = store.events(&id).unwrap();
         let view_before = project(&events).unwrap();
-        let last_turn = turns.len() - 1;
         let draft = match op {
-            Op::Compact { from, len, summary, reasoning, tools, hint } => {
-                let from = from.min(last_turn) as u64;
-                let to = (from + len as u64).min(last_turn as u64);
-                let range =
-                    if summary { plan::widen(from, to, &plan::summary_ranges(&events).unwrap()) } else { (from, to) };
-                let c = plan::build(&events, range, policies(summary, reasoning, tools, n), false, hints(hint), None)
-                    .unwrap();
+            Op::Compact { from, len, summary, reasoning, tools, hint, micro } => {
+                let last = events.len() - 1;
+                let start = from.min(last);
+                let Some((start, end)) = plan::unsplit(&events, start, (start + len).min(last)) else { continue };
+                prop_assert!(!splits_a_pair(&events, start, end), "unsplit left a call without its result");
+                let range = if summary {
+                    plan::widen(start, end, &plan::summary_ranges(&events).unwrap())
+                } else {
+                    (start, end)
+                };
+                let c = plan::build(&events, range, policies(summary, reasoning, tools, micro, n), hints(hint), None);
                 Record::Apply(c).to_draft()
             }
             Op::UndoLatest => match applied.pop() {

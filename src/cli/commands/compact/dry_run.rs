@@ -35,7 +35,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
     let plan = render::compare::Plan {
         name: &name,
         compaction: c,
-        requested: d.planned.prepared.requested,
+        widened_from: d.planned.prepared.widened.then_some(d.planned.prepared.requested),
         estimate: &d.planned.estimate,
     };
     render::compare::plan(out.writer(), &plan)?;

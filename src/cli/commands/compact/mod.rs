@@ -17,8 +17,11 @@ use crate::cli::ui::CommitReport;
 /// and `show --compacted`, `diff --compacted` and LLM requests apply it. Policies come from
 /// a profile (--profile, default: compaction.default_profile) and the flags below; the range
 /// from --from/--to, which take a turn (5), turns before the last (-3), a time ago (5h,
-/// 2days) or `last` (one past the last compacted turn). Without --to the last N turns stay
-/// as they are, N = compaction.keep_last. `--undo` withdraws a compaction the same way.
+/// 2days) or `last` (one past the last event compacted). Without --to or --keep-last the
+/// range ends before the last compaction.keep_last turns, or before the profile's last
+/// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
+/// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
+/// withdraws a compaction the same way.
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
@@ -33,8 +36,20 @@ pub struct Args {
     #[arg(long, value_name = "BOUND", allow_negative_numbers = true, conflicts_with = "keep_last")]
     to: Option<String>,
     /// Leave the last N turns as they are (--to -N)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "keep_recent_tools")]
     keep_last: Option<u64>,
+    /// Leave the last N tool calls and their results whole; all before them is in range
+    #[arg(long, value_name = "N", conflicts_with = "to")]
+    keep_recent_tools: Option<u64>,
+    /// Leave the first N turns (the task statement) as they are [profile key: keep_first]
+    #[arg(long, value_name = "N")]
+    keep_first: Option<u64>,
+    /// Only strip or truncate tool requests and results over B bytes [profile key: min_bytes]
+    #[arg(long, value_name = "B")]
+    min_bytes: Option<u64>,
+    /// Cut tool results left in place to N lines, first and last kept [profile key: max_lines]
+    #[arg(long, value_name = "N")]
+    max_lines: Option<u64>,
     /// What to do with reasoning, over the profile
     #[arg(long, value_enum, value_name = "POLICY")]
     reasoning: Option<ReasoningArg>,
@@ -71,7 +86,7 @@ pub struct Args {
         value_name = "COMPACTION",
         num_args = 0..=1,
         default_missing_value = "",
-        conflicts_with_all = ["profile", "from", "to", "keep_last", "reasoning", "tools", "summary", "summary_file", "summarize", "dry_run"]
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "keep_recent_tools", "keep_first", "min_bytes", "max_lines", "reasoning", "tools", "summary", "summary_file", "summarize", "dry_run"]
     )]
     undo: Option<String>,
 }
@@ -98,7 +113,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
-    let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+    let planned = match ops::compact::plan_compaction(&events, &config, &request, &ctx.clock) {
+        Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
+            // Like `git commit` with nothing staged: said, and not a failure.
+            ctx.note(&e.to_string());
+            return Ok(());
+        }
+        planned => planned?,
+    };
     let choice = SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
     if args.dry_run {
         let (store, id, events, config, planned, choice) = (&store, &id, &events, &config, &planned, &choice);
@@ -113,7 +135,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         subject: &appended.subject,
         landed: &appended.landed,
     });
-    if (c.from_turn, c.to_turn) != planned.prepared.requested {
+    if planned.prepared.widened {
         let (a, b) = planned.prepared.requested;
         ctx.note(&format!(
             "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",

@@ -51,5 +51,9 @@ pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
         }),
         summary: summary.map(|s| s.trim_end().to_owned()),
         summarize: args.summarize,
+        keep_first: args.keep_first,
+        keep_recent_tools: args.keep_recent_tools,
+        min_bytes: args.min_bytes,
+        max_lines: args.max_lines,
     })
 }

@@ -1,0 +1,310 @@
+//! Compaction inside a turn (agent sessions: one prompt, then dozens of tool calls):
+//! event-granular ranges, `--keep-recent-tools`, micro-compaction with exempt tools,
+//! truncation, `--keep-first`, and bounds that leave nothing to do.
+
+use crate::common::TestEnv;
+
+/// Tool result `i`: `lines` numbered lines.
+fn output(i: usize, lines: usize) -> String {
+    (0..lines).map(|l| format!("out {i}.{l} {}", "x".repeat(40))).collect::<Vec<_>>().join("\n")
+}
+
+/// One turn of an agent at work: a prompt, then `calls` tool calls (a TodoWrite first),
+/// each followed by its result and a line of assistant text, then a final answer.
+fn agent_session(env: &TestEnv, calls: usize) -> String {
+    let id = env.new_conversation("agent");
+    let mut lines = vec![
+        serde_json::json!({"type": "system", "content": "You are a coding agent."}),
+        serde_json::json!({"type": "user", "content": "Fix the flaky login test."}),
+        serde_json::json!({"type": "tool_call", "call_id": "todo", "name": "TodoWrite",
+            "arguments": {"todos": [{"content": "find the flake ".repeat(20), "status": "in_progress"}]}}),
+        serde_json::json!({"type": "tool_result", "call_id": "todo", "content": "todos saved ".repeat(100)}),
+    ];
+    for i in 0..calls {
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
+            "arguments": {"file_path": format!("src/f{i}.rs")}}));
+        // Every other result is big (40 lines, ~2 KB), the rest small.
+        let n = if i % 2 == 0 { 40 } else { 2 };
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, n)}));
+        lines.push(serde_json::json!({"type": "assistant", "content": format!("Read f{i}.")}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Fixed: the test waited on a timer."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    id
+}
+
+/// The compacted view as one line per event: type, call id, and how its content changed.
+fn outline(env: &TestEnv) -> String {
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    let mut out = String::new();
+    for line in view.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let content = e["content"].as_str().map(|c| {
+            let first = c.lines().next().unwrap_or("");
+            format!("{} lines, first: {}", c.lines().count(), &first[..first.len().min(40)])
+        });
+        let args = e.get("arguments").map(|a| if a == &serde_json::json!({}) { "{}" } else { "{…}" });
+        out += &format!(
+            "{} {} {}\n",
+            e["type"].as_str().unwrap(),
+            e["call_id"].as_str().unwrap_or(""),
+            content.or(args.map(str::to_owned)).unwrap_or_default()
+        );
+    }
+    out
+}
+
+#[test]
+fn a_plain_compact_shrinks_a_single_turn_agent_session() {
+    let env = TestEnv::new();
+    agent_session(&env, 8);
+    let out = env.run(&["compact"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 4722e3b] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 800 bytes] ~2,570 -> 1,588 tokens
+    "#);
+    // Big results before the last 5 calls are replaced, small ones and the exempt TodoWrite
+    // stay; the last 5 calls, the prompt and every assistant text are verbatim.
+    insta::assert_snapshot!(outline(&env), @"
+    system  1 lines, first: You are a coding agent.
+    user  1 lines, first: Fix the flaky login test.
+    tool_call todo {…}
+    tool_result todo 1 lines, first: todos saved todos saved todos saved todo
+    tool_call c0 {…}
+    tool_result c0 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f0.
+    tool_call c1 {…}
+    tool_result c1 2 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f1.
+    tool_call c2 {…}
+    tool_result c2 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f2.
+    tool_call c3 {…}
+    tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f3.
+    tool_call c4 {…}
+    tool_result c4 40 lines, first: out 4.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f4.
+    tool_call c5 {…}
+    tool_result c5 2 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f5.
+    tool_call c6 {…}
+    tool_result c6 40 lines, first: out 6.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f6.
+    tool_call c7 {…}
+    tool_result c7 2 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f7.
+    assistant  1 lines, first: Fixed: the test waited on a timer.
+    ");
+    env.run(&["fsck"]).ok();
+}
+
+#[test]
+fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_there() {
+    let env = TestEnv::new();
+    agent_session(&env, 6);
+    let out = env.run(&["compact", "-p", "strip", "--keep-recent-tools", "3"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 3367f0d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
+    "#);
+    // Three more calls arrive; `--from last` starts right after the first compaction.
+    let more: String = (6..9)
+        .flat_map(|i| {
+            [
+                serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read", "arguments": {}}),
+                serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, 1)}),
+            ]
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.run_stdin(&["append"], &more).ok();
+    let out = env.run(&["compact", "-p", "strip", "--from", "last", "--keep-recent-tools", "3"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 6018f41] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
+    "#);
+    insta::assert_snapshot!(outline(&env), @"
+    system  1 lines, first: You are a coding agent.
+    user  1 lines, first: Fix the flaky login test.
+    tool_call todo {…}
+    tool_result todo 1 lines, first: todos saved todos saved todos saved todo
+    tool_call c0 {}
+    tool_result c0 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f0.
+    tool_call c1 {}
+    tool_result c1 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f1.
+    tool_call c2 {}
+    tool_result c2 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f2.
+    tool_call c3 {}
+    tool_result c3 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f3.
+    tool_call c4 {}
+    tool_result c4 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f4.
+    tool_call c5 {}
+    tool_result c5 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f5.
+    assistant  1 lines, first: Fixed: the test waited on a timer.
+    tool_call c6 {}
+    tool_result c6 1 lines, first: out 6.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_call c7 {}
+    tool_result c7 1 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_call c8 {}
+    tool_result c8 1 lines, first: out 8.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    ");
+    // Undo the second: the first still holds.
+    env.run(&["compact", "--undo"]).ok();
+    insta::assert_snapshot!(outline(&env), @"
+    system  1 lines, first: You are a coding agent.
+    user  1 lines, first: Fix the flaky login test.
+    tool_call todo {…}
+    tool_result todo 1 lines, first: todos saved todos saved todos saved todo
+    tool_call c0 {}
+    tool_result c0 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f0.
+    tool_call c1 {}
+    tool_result c1 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f1.
+    tool_call c2 {}
+    tool_result c2 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: Read f2.
+    tool_call c3 {…}
+    tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f3.
+    tool_call c4 {…}
+    tool_result c4 40 lines, first: out 4.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f4.
+    tool_call c5 {…}
+    tool_result c5 2 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Read f5.
+    assistant  1 lines, first: Fixed: the test waited on a timer.
+    tool_call c6 {}
+    tool_result c6 1 lines, first: out 6.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_call c7 {}
+    tool_result c7 1 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_call c8 {}
+    tool_result c8 1 lines, first: out 8.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    ");
+}
+
+#[test]
+fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
+    let env = TestEnv::new();
+    agent_session(&env, 2);
+    let out = env.run(&["compact", "-p", "light", "--max-lines", "4", "--keep-recent-tools", "0"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 e6d4b0e] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
+    "#);
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    let results: Vec<String> = view
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["content"].as_str().unwrap().to_owned())
+        .collect();
+    insta::assert_snapshot!(results.join("\n---\n"), @"
+    todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved todos saved 
+    ---
+    out 0.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    out 0.1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    [… 36 lines cut by compaction …]
+    out 0.38 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    out 0.39 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    ---
+    out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    out 1.1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    ");
+}
+
+#[test]
+fn keep_first_leaves_the_task_statement_and_the_middle_is_compacted() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("turns");
+    for t in 0..6 {
+        env.run(&["append", &id, "--user", &format!("ask {t}")]).ok();
+        env.run(&["append", &id, "--reasoning", &format!("thinking {t}")]).ok();
+        env.run(&["append", &id, "--assistant", &format!("answer {t}")]).ok();
+    }
+    let out = env.run(&["compact", "-p", "light", "--keep-first", "2", "--keep-last", "2"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 6c85bae] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
+    "#);
+    insta::assert_snapshot!(outline(&env), @"
+    user  1 lines, first: ask 0
+    reasoning  1 lines, first: thinking 0
+    assistant  1 lines, first: answer 0
+    user  1 lines, first: ask 1
+    reasoning  1 lines, first: thinking 1
+    assistant  1 lines, first: answer 1
+    user  1 lines, first: ask 2
+    assistant  1 lines, first: answer 2
+    user  1 lines, first: ask 3
+    assistant  1 lines, first: answer 3
+    user  1 lines, first: ask 4
+    reasoning  1 lines, first: thinking 4
+    assistant  1 lines, first: answer 4
+    user  1 lines, first: ask 5
+    reasoning  1 lines, first: thinking 5
+    assistant  1 lines, first: answer 5
+    ");
+}
+
+#[test]
+fn bounds_that_leave_nothing_say_why_and_exit_0() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("short");
+    for t in 0..3 {
+        env.run(&["append", &id, "--user", &format!("ask {t}")]).ok();
+        env.run(&["append", &id, "--assistant", &format!("answer {t}")]).ok();
+    }
+    let before = env.snapshot();
+    let mut said = String::new();
+    for args in [
+        vec!["compact"],
+        vec!["compact", "--keep-last", "3"],
+        vec!["compact", "--to", "-5"],
+        vec!["compact", "--keep-first", "3"],
+        vec!["compact", "-p", "light", "--keep-recent-tools", "2"],
+    ] {
+        let out = env.run(&args);
+        said += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&out));
+    }
+    insta::assert_snapshot!(said, @"
+    $ convo compact
+    exit 0
+    --- stderr
+    nothing to compact: the conversation has 3 turns and 0 tool calls; the last 3 turns stay as they are (compaction.keep_last = 3), and the last 5 tool calls stay whole (compaction.profiles.default.keep_recent_tools = 5)
+
+    $ convo compact --keep-last 3
+    exit 0
+    --- stderr
+    nothing to compact: the conversation has 3 turns and 0 tool calls; the last 3 turns stay as they are (--keep-last 3)
+
+    $ convo compact --to -5
+    exit 0
+    --- stderr
+    nothing to compact: the conversation has 3 turns and 0 tool calls; the last 5 turns stay as they are (--to -5)
+
+    $ convo compact --keep-first 3
+    exit 0
+    --- stderr
+    nothing to compact: the first 3 turns stay as they are (--keep-first 3) and the conversation has 3 turns
+
+    $ convo compact -p light --keep-recent-tools 2
+    exit 0
+    --- stderr
+    nothing to compact: the conversation has 3 turns and 0 tool calls; the last 2 tool calls stay whole (--keep-recent-tools 2)
+    ");
+    assert!(env.snapshot() == before, "a no-op changed the store");
+}

@@ -162,7 +162,7 @@ fn ids_resolve_by_full_id_prefix_and_title() {
     env.run(&["switch", &b[..11].to_lowercase()]).ok();
     assert_eq!(env.run(&["append", "--user", "to beta"]).stderr.split(' ').next().unwrap(), format!("[{b}"));
     env.run(&["switch", &a]).ok();
-    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("to alpha"));
+    insta::assert_snapshot!(env.run(&["show", "--format", "jsonl"]).ok(), @r#"{"id":"01KDVDWMC00000000000000001","ts":"2026-01-01T00:04:00.000Z","type":"user","content":"to alpha"}"#);
 
     insta::assert_snapshot!(env.transcript(&env.run(&["show", "01KDV"])), @r#"
         exit 4
@@ -213,7 +213,7 @@ fn the_first_write_creates_the_default_store() {
         format!("Created convo store in {}\n[{} d371331] new: \"first\"\n", default.display(), out.stdout.trim_end())
     );
     let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
-    assert!(listed.ok().contains(" first "));
+    insta::assert_snapshot!(listed.ok(), @"* 01KDVDNA000000000000000001 first    0 turns    0 events          ~0 tok  2026-01-01 00:00");
 }
 
 #[test]
@@ -270,7 +270,10 @@ fn export_files_and_the_user_config_are_private() {
     std::fs::set_permissions(dir.join("config.toml"), std::fs::Permissions::from_mode(0o664)).unwrap();
     env.run(&["config", "set", "--user", "compaction.keep_last", "5"]).ok();
     assert_eq!(mode(&dir.join("config.toml")), 0o600);
-    assert!(std::fs::read_to_string(dir.join("config.toml")).unwrap().contains("keep_last = 5"));
+    insta::assert_snapshot!(std::fs::read_to_string(dir.join("config.toml")).unwrap(), @"
+    [compaction]
+    keep_last = 5
+    ");
 }
 
 #[test]
@@ -345,16 +348,42 @@ fn a_bug_is_an_internal_error_that_asks_for_a_report() {
 fn color_is_off_when_piped_and_on_when_asked() {
     let env = TestEnv::new();
     record_sample(&env);
+    // No escape anywhere: a property of the whole output, whatever its text.
     assert!(!env.run(&["show"]).ok().contains('\x1b'));
-    assert!(env.run(&["--color", "always", "show"]).ok().contains("\x1b[32muser\x1b[0m"));
     assert!(!env.run(&["--color", "never", "log"]).ok().contains('\x1b'));
+    // The coloured output, each ESC shown as ␛.
+    insta::assert_snapshot!(env.run(&["--color", "always", "show"]).ok().replace('\x1b', "␛"), @r#"
+    ␛[1mfix login␛[0m ␛[33m01KDVDQ4K00000000000000001␛[0m
+    ␛[2m2 turns, 6 events, ~45 tokens (chars/4)␛[0m
+
+    ␛[33msystem␛[0m
+        You are a careful engineer.
+
+    ␛[1m── turn 0 ── 2026-01-01 00:03:00␛[0m
+    ␛[32muser␛[0m
+        The login form rejects valid passwords.
+    ␛[35mtool_call␛[0m fs_read ␛[2mc1␛[0m
+        {
+          "path": "src/login.rs"
+        }
+    ␛[35mtool_result␛[0m fs_read ␛[2mc1␛[0m success
+        fn check(p: &str) -> bool {
+            p.len() > 80
+        }
+    ␛[36massistant␛[0m
+        The length check is inverted.
+
+    ␛[1m── turn 1 ── 2026-01-01 00:06:00␛[0m
+    ␛[32muser␛[0m
+        Fix it.
+    "#);
 }
 
 #[test]
 fn help_documents_exit_codes() {
     let env = TestEnv::bare();
     let help = env.run(&["--help"]);
-    assert!(help.ok().contains("3  bad input: a JSONL line, an id, a flag value; nothing was written"));
+    // The whole help, its table of exit codes included.
     insta::assert_snapshot!("help", help.ok());
 }
 
@@ -388,8 +417,8 @@ fn text_output_escapes_control_characters_from_the_store() {
     let list = env.run(&["list"]).ok().to_owned();
     assert_terminal_safe("list", &list);
     assert_eq!(list.lines().count(), 1, "{list}");
-    let cut: String = HOSTILE_SHOWN.chars().take(39).collect();
-    assert!(list.contains(&format!("{id} {cut}…")), "{list}");
+    // The title cut to 40 characters, escaped.
+    insta::assert_snapshot!(list, @"* 01KDVDQ4K00000000000000001 red ^[[31mX^[]0;pwned^G cr^MZ csi<U+009…     1 turn    3 events         ~21 tok  2026-01-01 00:04");
 
     let show = env.run(&["show"]).ok().to_owned();
     assert_terminal_safe("show", &show);
@@ -413,24 +442,50 @@ fn text_output_escapes_control_characters_from_the_store() {
     );
     let brief = env.run(&["show", "--brief"]).ok().to_owned();
     assert_terminal_safe("show --brief", &brief);
-    assert!(brief.contains("tool_call gr^[[2Jep {\"q\":\"\\u001b[31m <U+009B>\"}\n"), "{brief}");
+    insta::assert_snapshot!(brief, @r#"
+    red ^[[31mX^[]0;pwned^G cr^MZ csi<U+009B>Q bidi<U+202E>RTL\nfake line 01KDVDQ4K00000000000000001
+    1 turn, 3 events, ~21 tokens (chars/4)
 
+    ── turn 0 ── 2026-01-01 00:02:00
+    user
+        hello ^[[31mred^[[0m^Mover^? <U+009B>2J <U+2066>iso
+        line two	tab
+    tool_call gr^[[2Jep {"q":"\u001b[31m <U+009B>"}
+    tool_result gr^[[2Jep: success, 1 line
+    "#);
+
+    let mut logs = String::new();
     for args in [&["log"][..], &["log", "--oneline"], &["log", "--all"]] {
         let log = env.run(args).ok().to_owned();
         assert_terminal_safe("log", &log);
-        assert!(log.contains("new: \"red ^[[31mX^[]0;pwned^G cr Z csi<U+009B>Q bidi<U+202E>RTL fake line\""), "{log}");
+        logs += &format!("=== {}\n{log}", args.join(" "));
     }
+    insta::assert_snapshot!("log_escapes_a_hostile_title", logs);
 
     let diff = env.run(&["diff", "HEAD~3", "HEAD"]).ok().to_owned();
     assert_terminal_safe("diff", &diff);
-    assert!(diff.contains("\n+    hello ^[[31mred^[[0m^Mover^? <U+009B>2J <U+2066>iso\n"), "{diff}");
-    assert!(diff.contains("\n+    out^[[1m^G\n"), "{diff}");
+    insta::assert_snapshot!(diff, @r#"
+    --- 01KDVDQ4K00000000000000001 HEAD~3
+    +++ 01KDVDQ4K00000000000000001 HEAD
+    @@ -0,0 +1,11 @@
+    +
+    +── turn 0 ── 2026-01-01 00:02:00
+    +user
+    +    hello ^[[31mred^[[0m^Mover^? <U+009B>2J <U+2066>iso
+    +    line two	tab
+    +tool_call gr^[[2Jep c1
+    +    {
+    +      "q": "\u001b[31m <U+009B>"
+    +    }
+    +tool_result gr^[[2Jep c1 success
+    +    out^[[1m^G
+    "#);
 
     // With colour, removing convo's own codes leaves exactly the plain output.
     for args in [&["list"][..], &["show"], &["log"], &["diff", "HEAD~3", "HEAD"]] {
         let plain = env.run(args).ok().to_owned();
         let colour = env.run(&[&["--color", "always"], args].concat()).ok().to_owned();
-        assert!(colour.contains("\x1b["), "{args:?}: no colour");
+        assert_ne!(colour, plain, "{args:?}: no colour");
         let mut stripped = String::new();
         let mut rest = colour.as_str();
         while let Some(at) = rest.find("\x1b[") {
@@ -463,9 +518,14 @@ fn json_output_escapes_c0_controls_itself() {
     let env = TestEnv::new();
     env.new_conversation(HOSTILE);
     env.run(&["append", "--user", "a\x1b[31mb\x07"]).ok();
+    let mut outputs = String::new();
     for args in [&["list", "--format", "json"][..], &["show", "--format", "jsonl"], &["log", "--format", "json"]] {
         let out = env.run(args).ok().to_owned();
         assert!(!out.bytes().any(|b| b < 0x20 && b != b'\n' && b != b' '), "{args:?}: {out:?}");
-        assert!(out.contains("\\u001b[31m"), "{args:?}: {out}");
+        outputs += &format!("=== {}\n{out}", args.join(" "));
     }
+    // C1 controls and bidi overrides are valid JSON string content and stay raw; they are
+    // named here only so the snapshot file is readable.
+    let outputs = outputs.replace('\u{9b}', "[raw U+009B]").replace('\u{202e}', "[raw U+202E]");
+    insta::assert_snapshot!("json_escapes_a_hostile_title", outputs);
 }

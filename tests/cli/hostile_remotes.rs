@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 
 use crate::common::{TestEnv, bare};
 
-/// git with no user or system config, in `dir`, fed `stdin`.
+/// git with no user or system config, in `dir`, fed `stdin`; a fixed date, so the hostile
+/// commits (and every hash after them) are the same on every run.
 fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let mut child = Command::new("git")
         .args(args)
@@ -21,6 +22,8 @@ fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
         .env("GIT_AUTHOR_EMAIL", "m@evil")
         .env("GIT_COMMITTER_NAME", "mallory")
         .env("GIT_COMMITTER_EMAIL", "m@evil")
+        .env("GIT_AUTHOR_DATE", "2026-01-02T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-02T00:00:00Z")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -294,26 +297,23 @@ fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
     w.publish(&hostile);
 
     let out = w.b.run(&["pull"]);
-    let stdout = out.ok();
-    assert!(stdout.starts_with("Merged "), "{stdout}");
-    assert!(
-        stdout.contains(&format!(
-            "diverged: {} \"shared\": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork ",
-            w.id
-        )),
-        "{stdout}"
-    );
+    insta::assert_snapshot!(w.b.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Merged d96f7ea (1 conversation updated)
+    diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
+    "#);
     let after = event_lines(&w.b);
     assert!(ours.is_subset(&after), "a local event was lost: {:?}", ours.difference(&after).collect::<Vec<_>>());
     // The reuse is history now: fsck names it.
     let fsck = w.b.run(&["fsck"]);
-    assert_eq!(fsck.code, 1);
-    assert!(
-        fsck.stdout.starts_with(&format!("conversations/{}: event id `", w.id))
-            && fsck.stdout.contains("` names different content in commits "),
-        "{}",
-        fsck.stdout
-    );
+    insta::assert_snapshot!(w.b.transcript(&fsck), @"
+    exit 1
+    --- stdout
+    conversations/01KDVDQ4K00000000000000001: event id `01KDVDRZ600000000000000001` names different content in commits d96f7ea and 9f53474
+    --- stderr
+    error: 1 problem found
+    ");
     assert_eq!(w.b.git_status(), "");
 }
 
@@ -333,12 +333,24 @@ fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
     let forced = commit(&w.hub, &tree, None, "history, rewritten");
     w.publish(&forced);
 
-    let stdout = w.b.run(&["pull"]).ok().to_owned();
-    assert!(stdout.starts_with("Merged "), "{stdout}");
-    assert!(stdout.contains("rewrites 1 of your events and keeps the id; your 2 events are in fork "), "{stdout}");
+    let pull = w.b.run(&["pull"]);
+    insta::assert_snapshot!(w.b.transcript(&pull), @r#"
+    exit 0
+    --- stdout
+    Merged 408d562 (1 conversation updated)
+    diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE658SF00000000000000001
+    "#);
     let after = event_lines(&w.b);
     assert!(ours.is_subset(&after), "a local event was lost: {:?}", ours.difference(&after).collect::<Vec<_>>());
-    assert!(after.iter().any(|l| l.contains("\"forged\"")), "the remote's line is there too");
+    // Every event line in the store: ours, and the remote's (the forged one) too.
+    insta::assert_snapshot!(after.into_iter().collect::<Vec<_>>().join("\n"), @r#"
+    {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"first"}
+    {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"forged"}
+    {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"assistant","content":"reply"}
+    {"id":"01KDVDWMC00000000000000001","ts":"2026-01-01T00:04:00.000Z","type":"user","content":"second"}
+    {"id":"01KE6539P00000000000000001","ts":"2026-01-05T04:02:00.000Z","type":"user","content":"unpushed"}
+    {"id":"X01KDVDWMC00000000000000001","ts":"2026-01-01T00:04:00.000Z","type":"user","content":"third"}
+    "#);
     // And the result can be pushed back without force.
     w.b.run(&["push"]).ok();
 }
@@ -350,11 +362,13 @@ fn a_remote_that_drops_a_conversation_does_not_drop_ours() {
     let tree = write_tree(&w.hub, &[]);
     let emptied = commit(&w.hub, &tree, Some(&w.tip), "clean up");
     w.publish(&emptied);
-    let stdout = w.b.run(&["pull"]).ok().to_owned();
-    assert!(
-        stdout.contains(&format!("kept: {}: the remote's line removes this conversation; yours stays\n", w.id)),
-        "{stdout}"
-    );
+    let pull = w.b.run(&["pull"]);
+    insta::assert_snapshot!(w.b.transcript(&pull), @"
+    exit 0
+    --- stdout
+    Merged 552f914 (0 conversations updated)
+    kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
+    ");
     assert_eq!(event_lines(&w.b), ours);
     w.b.run(&["fsck"]).ok();
 }
@@ -432,11 +446,23 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     w.b.run(&["append", "--user", &format!("my token is {token}")]).ok();
     let tree = edit_segment(&w, &w.tip_tree(), |text| text.replacen("\"first\"", "\"forged\"", 1));
     w.publish(&commit(&w.hub, &tree, None, "history, rewritten"));
-    assert!(w.b.run(&["pull"]).ok().contains("in fork "));
+    let pull = w.b.run(&["pull"]);
+    insta::assert_snapshot!(w.b.transcript(&pull), @r#"
+    exit 0
+    --- stdout
+    Merged ea55947 (1 conversation updated)
+    diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE6554900000000000000001
+    "#);
     let hub_before = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
     let out = w.b.run(&["push"]);
-    let stderr = out.fails_with(3);
-    assert!(stderr.contains("github-pat"), "{stderr}");
-    assert!(!stderr.contains(token), "a finding never shows the secret: {stderr}");
+    // A substring check by nature, beside the snapshot: the secret appears nowhere.
+    assert!(!out.stderr.contains(token), "a finding never shows the secret: {}", out.stderr);
+    insta::assert_snapshot!(w.b.transcript(&out), @"
+    exit 3
+    --- stderr
+    error: refusing to push: 1 secret found in what the push would publish
+    hint: conversation 01KE6554900000000000000001 event 01KE6539P00000000000000001 content: github-pat
+    hint: nothing was pushed; --allow-secrets pushes anyway
+    ");
     assert_eq!(git_str(&w.hub, &["rev-parse", "refs/heads/main"]), hub_before, "nothing was pushed");
 }

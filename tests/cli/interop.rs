@@ -12,6 +12,12 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
 }
 
+/// `text` with the corpus directory shown as `[CORPUS]`, so a snapshot does not depend on
+/// where the checkout is.
+fn redact_corpus(text: &str) -> String {
+    text.replace(corpus().to_str().unwrap(), "[CORPUS]")
+}
+
 #[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
 struct Counts {
     user: usize,
@@ -188,7 +194,9 @@ fn assert_provider_valid(env: &TestEnv) {
 fn every_corpus_file_imports_with_the_counts_the_file_holds() {
     let files = corpus_files();
     assert!(files.len() >= 5, "{files:?}");
+    let mut refusals = String::new();
     for file in files {
+        refusals += &format!("=== {}\n", file.file_name().unwrap().to_str().unwrap());
         let env = TestEnv::new();
         let out = env.run(&["import", file.to_str().unwrap()]);
         out.ok();
@@ -198,9 +206,10 @@ fn every_corpus_file_imports_with_the_counts_the_file_holds() {
         assert_provider_valid(&env);
         // Importing it again is caught; --again makes a copy.
         let again = env.run(&["import", file.to_str().unwrap()]);
-        assert!(again.fails_with(3).contains("is already imported, as "), "{}", again.stderr);
+        refusals += &redact_corpus(&env.transcript(&again));
         env.run(&["import", "--again", file.to_str().unwrap()]).ok();
     }
+    insta::assert_snapshot!("second_import_of_each_corpus_file", refusals);
 }
 
 #[test]
@@ -208,12 +217,39 @@ fn compactions_from_the_source_become_convo_compactions() {
     let env = TestEnv::new();
     let file = corpus().join("codex/agent-sessions__stage0_codex_small.SCHEMA-FIXTURE.jsonl");
     let out = env.run(&["import", file.to_str().unwrap()]);
-    assert!(out.stderr.contains("compactions from the source: "), "{}", out.stderr);
+    insta::assert_snapshot!(redact_corpus(&env.transcript(&out)), @"
+    exit 0
+    --- stdout
+    01KDVDQ4K0000000000000000K
+    --- stderr
+    Imported agent-sessions__stage0_codex_small.SCHEMA-FIXTURE.jsonl as codex (01KDVDQ4K0000000000000000K): 118 records read
+      events: 3 assistant, 2 reasoning, 1 system, 6 tool_call, 5 tool_result, 1 user
+      turns: 1
+      compactions from the source: 6
+      skipped 1: `inter_agent_communication_metadata` record
+      skipped 7: `session_meta` record
+      skipped 9: `turn_context` record
+      skipped 5: `world_state` record
+      skipped 68: event_msg (repeats a response item)
+      skipped 1: response item `ghost_snapshot`
+      skipped 1: response item `image_generation_call`
+      skipped 1: response item `web_search_call`
+      skipped 1: tool result without its call
+    ");
     let raw = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
-    assert!(raw.contains("\"type\":\"compaction\""));
-    assert!(raw.contains("\"by\":\"codex\""));
+    // The stored compaction events (the rest is the whole codex session).
+    let compactions: Vec<&str> =
+        raw.lines().filter(|l| serde_json::from_str::<Value>(l).unwrap()["type"] == "compaction").collect();
+    insta::assert_snapshot!(compactions.join("\n"), @r#"
+    {"id":"01KDVDQ4K00000000000000001","ts":"2026-08-03T10:48:56.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"msg-2","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    {"id":"01KDVDQ4K00000000000000006","ts":"2026-01-01T00:01:00.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"01KDVDQ4K00000000000000005","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    {"id":"01KDVDQ4K00000000000000007","ts":"2026-01-01T00:01:00.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"01KDVDQ4K00000000000000006","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    {"id":"01KDVDQ4K00000000000000008","ts":"2026-01-01T00:01:00.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"01KDVDQ4K00000000000000007","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    {"id":"01KDVDQ4K00000000000000009","ts":"2026-01-01T00:01:00.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"01KDVDQ4K00000000000000008","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    {"id":"01KDVDQ4K0000000000000000E","ts":"2026-01-01T00:01:00.000Z","type":"compaction","from_turn":0,"to_turn":0,"from_event":"msg-1","to_event":"01KDVDQ4K0000000000000000D","summary":{"text":"[trimmed for fixture]","by":"codex"}}
+    "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
-    assert!(view.contains("[Summary of previous conversation]"), "{view}");
+    insta::assert_snapshot!("compacted_view_of_a_codex_session", view);
 }
 
 #[test]
@@ -242,18 +278,30 @@ fn readable_exports_show_turns_tools_and_compacted_ranges() {
     .ok();
     env.run(&["compact", "--to", "0", "--summary", "Fixed the <rounding> & the test."]).ok();
     let md = env.run(&["export", "--format", "markdown"]).ok().to_owned();
-    assert!(md.contains("## Turn 0\n\n**User**\n"), "{md}");
-    assert!(md.contains("<details><summary>Tool call: "), "{md}");
-    assert!(md.contains("> **Compacted turns 0-0, summarized by user**\n> Fixed the <rounding> & the test.\n"), "{md}");
+    insta::assert_snapshot!("readable_export_markdown", md);
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();
-    assert!(html.starts_with("<!doctype html>"));
     assert_eq!(external_resources(&html), Vec::<String>::new(), "the page loads nothing from outside");
-    assert!(
-        html.contains("<div class=\"compacted\"><p class=\"note\">Compacted turns 0-0, summarized by user</p>"),
-        "{html}"
-    );
-    assert!(html.contains("Fixed the &lt;rounding&gt; &amp; the test."));
-    assert!(html.contains("<details class=\"event tool\"><summary>tool call: "));
+    // The page's structure; the text of every event is in the Markdown snapshot above.
+    insta::assert_snapshot!("readable_export_html_skeleton", html_skeleton(&html));
+}
+
+/// `html` with the body of every `<pre>` elided: the structure of an exported page.
+fn html_skeleton(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<pre>") {
+        let end = rest[start..].find("</pre>").map_or(rest.len(), |e| start + e);
+        out += &rest[..start];
+        out += "<pre>…";
+        rest = &rest[end..];
+    }
+    out + rest
+}
+
+/// The body of an exported page (the head is the same style sheet on every page).
+fn html_body(html: &str) -> &str {
+    let start = html.find("<body>").expect("a <body>");
+    &html[start..]
 }
 
 /// A tool name or result cannot break out of its block: the Markdown escapes the name and
@@ -285,31 +333,96 @@ fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
         }
     }
     assert!(open.is_none(), "a fence is left open:\n{md}");
-    assert!(blocks.contains(&format!("{result}\n")), "the result is one block: {blocks:#?}\n{md}");
-    assert!(blocks.contains(&"{\n  \"cmd\": \"echo ````\"\n}\n".to_owned()), "{blocks:#?}");
+    // The arguments, the reasoning and the result are each one whole block.
+    assert_eq!(
+        blocks,
+        [
+            "think </details>\n\nout <script>\n".to_owned(),
+            "{\n  \"cmd\": \"echo ````\"\n}\n".to_owned(),
+            format!("{result}\n"),
+        ],
+        "{md}"
+    );
     for tag in ["details", "summary"] {
         let opened = outside.matches(&format!("<{tag}>")).count();
         assert_eq!(opened, 3, "{tag}:\n{outside}");
         assert_eq!(outside.matches(&format!("</{tag}>")).count(), opened, "{tag}:\n{outside}");
     }
+    // A negative check, kept beside the snapshot: no raw <script> outside a block, whatever
+    // else the export may come to print.
     assert!(!outside.contains("<script>"), "{outside}");
-    assert!(
-        outside.contains(
-            "<summary>Tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt; (c1)</summary>"
-        ),
-        "{outside}"
-    );
-    assert!(md.starts_with("# hostile &lt;script&gt;x&lt;/script&gt;\n\n## Turn 0\n"), "one line, escaped:\n{md}");
-    assert!(outside.contains("run it &lt;details>&lt;summary>swallow the rest"), "{outside}");
-    assert!(blocks.contains(&"think </details>\n\nout <script>\n".to_owned()), "reasoning is fenced: {blocks:#?}");
-    assert!(outside.contains("**Assistant**\n\ndone\n"), "what follows is outside every block:\n{outside}");
+    insta::assert_snapshot!(md, @r#"
+    # hostile &lt;script&gt;x&lt;/script&gt;
+
+    ## Turn 0
+
+    **User**
+
+    run it &lt;details>&lt;summary>swallow the rest
+
+    <details><summary>Reasoning</summary>
+
+    ```
+    think </details>
+
+    out <script>
+    ```
+
+    </details>
+
+    <details><summary>Tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt; (c1)</summary>
+
+    `````json
+    {
+      "cmd": "echo ````"
+    }
+    `````
+
+    </details>
+
+    <details><summary>Tool result (c1)</summary>
+
+    ```````
+    ```
+    not code any more
+    ````
+    </details>
+    `````` six
+    end
+    ```````
+
+    </details>
+
+    **Assistant**
+
+    done
+    "#);
 
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();
-    assert!(!html.contains("<script>") && !html.contains("</summary></details><script>"), "{html}");
-    assert!(html.contains(
-        "<summary>tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</summary>"
-    ));
-    assert!(html.contains("<pre>```\nnot code any more\n````\n&lt;/details&gt;\n`````` six\nend</pre>"), "{html}");
+    // Likewise: no raw <script> anywhere in the page.
+    assert!(!html.contains("<script>"), "{html}");
+    insta::assert_snapshot!(html_body(&html), @r#"
+    <body>
+    <h1>hostile
+
+    &lt;script&gt;x&lt;/script&gt;</h1>
+    <h2>Turn 0</h2>
+    <div class="event user"><div class="role">user</div><pre>run it &lt;details&gt;&lt;summary&gt;swallow the rest</pre></div>
+    <details class="event reasoning"><summary>reasoning</summary><pre>think &lt;/details&gt;
+
+    out &lt;script&gt;</pre></details>
+    <details class="event tool"><summary>tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</summary><pre>{
+      &quot;cmd&quot;: &quot;echo ````&quot;
+    }</pre></details>
+    <details class="event tool"><summary>tool result</summary><pre>```
+    not code any more
+    ````
+    &lt;/details&gt;
+    `````` six
+    end</pre></details>
+    <div class="event assistant"><div class="role">assistant</div><pre>done</pre></div>
+    </body></html>
+    "#);
     for tag in ["details", "summary", "pre"] {
         assert_eq!(html.matches(&format!("<{tag}")).count(), html.matches(&format!("</{tag}>")).count(), "{tag}");
     }
@@ -323,34 +436,50 @@ fn malformed_input_is_refused_and_nothing_is_written() {
     let claude =
         std::fs::read_to_string(corpus().join("claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"))
             .unwrap();
-    let cases: Vec<(&str, Vec<u8>, Vec<&str>, &str)> = vec![
-        (
-            "truncated.jsonl",
-            claude.as_bytes()[..claude.len() - 40].to_vec(),
-            vec!["--format", "claude-code"],
-            "not valid JSON",
-        ),
-        ("binary.bin", vec![0, 159, 146, 150, 0, 1, 2], vec![], "binary"),
-        ("empty.jsonl", Vec::new(), vec![], "the file is empty"),
-        (
-            "array.json",
-            b"[{\"type\":\"user\"}]".to_vec(),
-            vec!["--format", "claude-code"],
-            "a JSON array, not JSON lines",
-        ),
-        ("nothing.txt", b"hello world\n".to_vec(), vec![], "not a format convo reads (jsonl: "),
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        ("truncated.jsonl", claude.as_bytes()[..claude.len() - 40].to_vec(), vec!["--format", "claude-code"]),
+        ("binary.bin", vec![0, 159, 146, 150, 0, 1, 2], vec![]),
+        ("empty.jsonl", Vec::new(), vec![]),
+        ("array.json", b"[{\"type\":\"user\"}]".to_vec(), vec!["--format", "claude-code"]),
+        ("nothing.txt", b"hello world\n".to_vec(), vec![]),
     ];
-    for (name, bytes, flags, expected) in cases {
+    let mut refusals = String::new();
+    for (name, bytes, flags) in cases {
         let path = env.root.join(name);
         std::fs::write(&path, bytes).unwrap();
         let mut args = vec!["import"];
         args.extend(flags);
         args.push(path.to_str().unwrap());
         let out = env.run(&args);
-        let first = out.fails_with(3).lines().next().unwrap().to_owned();
-        assert!(first.contains(expected), "{name}: {first}");
+        refusals += &format!("=== {name}\n{}", env.transcript(&out));
         assert!(env.snapshot() == before, "{name} changed the store");
     }
+    insta::assert_snapshot!(refusals, @"
+    === truncated.jsonl
+    exit 3
+    --- stderr
+    error: truncated.jsonl: line 53: not valid JSON (EOF while parsing a value at line 1 column 1589)
+    hint: nothing was written; --format names the format
+    === binary.bin
+    exit 3
+    --- stderr
+    error: binary.bin: the file is binary, not UTF-8 text
+    === empty.jsonl
+    exit 3
+    --- stderr
+    error: empty.jsonl: the file is empty
+    hint: nothing was written; --format names the format
+    === array.json
+    exit 3
+    --- stderr
+    error: array.json: a JSON array, not JSON lines
+    hint: nothing was written; --format names the format
+    === nothing.txt
+    exit 3
+    --- stderr
+    error: nothing.txt: not a format convo reads (jsonl: line 1: not valid JSON (expected value at line 1 column 1); claude-code: line 1: not valid JSON (expected value at line 1 column 1); codex: line 1: not valid JSON (expected value at line 1 column 1); openhands: not one JSON document (expected value at line 1 column 1); openai: not one JSON document (expected value at line 1 column 1); anthropic: not one JSON document (expected value at line 1 column 1))
+    hint: nothing was written; --format names the format
+    ");
 }
 
 /// The HTML export rendered by a real browser: headless Chromium (Debian's `chromium`, which
@@ -390,7 +519,7 @@ fn html_export_renders_in_headless_chromium() {
     // The text a reader sees: tags stripped, entities decoded.
     let mut text = String::new();
     let mut in_tag = false;
-    for c in dom.chars() {
+    for c in html_body(&dom).chars() {
         match c {
             '<' => in_tag = true,
             '>' => in_tag = false,
@@ -399,11 +528,10 @@ fn html_export_renders_in_headless_chromium() {
         }
     }
     let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
-    assert!(text.contains("Compacted turns 0-0, summarized by user"), "{text}");
-    assert!(text.contains("Built a <b>counter</b> app & served it."), "the summary is shown as text, not markup");
-    assert!(text.contains("Turn 1") && text.contains("Anything left?"), "{text}");
-    assert!(text.contains("tool call: run"), "{text}");
-    assert!(dom.contains("<div class=\"compacted\">"));
+    insta::assert_snapshot!("chromium_rendered_text", text);
+    // The elements the browser built (the text inside each <pre> is in the snapshot above).
+    insta::assert_snapshot!("chromium_rendered_skeleton", html_skeleton(html_body(&dom)));
+    // Negative checks, beside the snapshots: nothing anywhere in the page loads from outside.
     assert!(
         !dom.contains("<link") && !dom.contains("<script src") && !dom.contains("<img"),
         "the page needs nothing from outside"
@@ -559,6 +687,7 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
     // convo's own JSONL has no first pass over the file, unlike Claude Code's (sidechains).
     let events = source.run(&["export", "--format", "jsonl"]).ok().to_owned();
 
+    let mut refusals = String::new();
     for (name, text) in [("claude.jsonl", session), ("convo.jsonl", events)] {
         let env = TestEnv::new();
         env.new_conversation("keep");
@@ -566,7 +695,7 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
         let bad = env.root.join(name);
         std::fs::write(&bad, format!("{text}{{\"type\":\"user\",\n")).unwrap();
         let out = env.run(&["import", bad.to_str().unwrap()]);
-        assert!(out.fails_with(3).contains("not valid JSON"), "{name}: {}", out.stderr);
+        refusals += &format!("=== {name}, cut short\n{}", env.transcript(&out));
         assert!(env.snapshot() == before, "{name}: a failed import left files in the store");
 
         let good = env.root.join(format!("good-{name}"));
@@ -574,9 +703,31 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
         env.run(&["import", good.to_str().unwrap()]).ok();
         let before = env.snapshot();
         let again = env.run(&["import", good.to_str().unwrap()]);
-        assert!(again.fails_with(3).contains("is already imported"), "{name}: {}", again.stderr);
+        refusals += &format!("=== {name}, again\n{}", env.transcript(&again));
         assert!(env.snapshot() == before, "{name}: a refused duplicate left files in the store");
     }
+    insta::assert_snapshot!(refusals, @r#"
+    === claude.jsonl, cut short
+    exit 3
+    --- stderr
+    error: claude.jsonl: line 1501: not valid JSON (EOF while parsing a value at line 1 column 15)
+    hint: nothing was written; --format names the format
+    === claude.jsonl, again
+    exit 3
+    --- stderr
+    error: good-claude.jsonl is already imported, as 01KDVDTSS00000000000000001 "good-claude.jsonl"
+    hint: --again makes another copy
+    === convo.jsonl, cut short
+    exit 3
+    --- stderr
+    error: convo.jsonl: line 1501: not valid JSON (EOF while parsing a value at line 1 column 15)
+    hint: nothing was written; --format names the format
+    === convo.jsonl, again
+    exit 3
+    --- stderr
+    error: good-convo.jsonl is already imported, as 01KDVDTSS00000000000000001 "good-convo.jsonl"
+    hint: --again makes another copy
+    "#);
 }
 
 /// On a terminal an import shows a byte-counting progress bar on stderr; piped, stderr holds
@@ -592,14 +743,47 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &env.store).env("TERM", "xterm");
     let on_terminal = crate::common::run_command(cmd, "");
     assert_eq!(on_terminal.code, 0, "{}", on_terminal.stderr);
-    let name = file.file_name().unwrap().to_str().unwrap();
-    assert!(on_terminal.stdout.contains(&format!("importing {name} ")), "{}", on_terminal.stdout);
-    assert!(on_terminal.stdout.contains("/756.33 KiB"), "{}", on_terminal.stdout);
+    // Each frame of the bar is erased before the next (and before the report); how many
+    // frames there are and the counts in them depend on timing, so they are normalised.
+    let mut frames: Vec<&str> = on_terminal.stdout.split("\x1b[1A\r\x1b[2K\x1b[1B\r\x1b[2K\x1b[1A").collect();
+    let report = frames.pop().unwrap().replace("\r\n", "\n");
+    assert!(!frames.is_empty(), "no progress bar: {:?}", on_terminal.stdout);
+    let counts = regex::Regex::new(r"[█░]{30} [\d.]+ (B|KiB|MiB)/([\d.]+ KiB) \([\d.]+ (B|KiB|MiB)/s\) *$").unwrap();
+    let frames: std::collections::BTreeSet<String> =
+        frames.iter().map(|f| counts.replace(f, "[BAR] [DONE]/$2 ([RATE])").into_owned()).collect();
+    assert_eq!(
+        frames.into_iter().collect::<Vec<_>>(),
+        ["importing ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl [BAR] [DONE]/756.33 KiB ([RATE])"]
+    );
+    insta::assert_snapshot!(report, @"
+    01KDVDQ4K00000000000000001
+    Imported ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl as claude-code (01KDVDQ4K00000000000000001): 438 records read
+      events: 95 assistant, 167 tool_call, 167 tool_result, 8 user
+      turns: 8
+      subagent conversation: 01KDVDQ4K00000000000000002
+      subagent conversation: 01KDVDQ4K00000000000000003
+      subagent conversation: 01KDVDQ4K00000000000000004
+      subagent conversation: 01KDVDQ4K00000000000000005
+      subagent conversation: 01KDVDQ4K00000000000000006
+      skipped 1: summary record (used as the title)
+    ");
 
     let piped = env.run(&["import", "--again", file.to_str().unwrap()]);
-    piped.ok();
-    assert!(piped.stderr.starts_with(&format!("Imported {name} as claude-code")), "{}", piped.stderr);
-    assert!(!piped.stderr.contains("importing"), "{}", piped.stderr);
+    insta::assert_snapshot!(env.transcript(&piped), @"
+    exit 0
+    --- stdout
+    01KDVDRZ600000000000000001
+    --- stderr
+    Imported ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl as claude-code (01KDVDRZ600000000000000001): 438 records read
+      events: 95 assistant, 167 tool_call, 167 tool_result, 8 user
+      turns: 8
+      subagent conversation: 01KDVDRZ600000000000000002
+      subagent conversation: 01KDVDRZ600000000000000003
+      subagent conversation: 01KDVDRZ600000000000000004
+      subagent conversation: 01KDVDRZ600000000000000005
+      subagent conversation: 01KDVDRZ600000000000000006
+      skipped 1: summary record (used as the title)
+    ");
 }
 
 /// A Claude Code file is read whole once (for its subagent map) before the store is opened,
@@ -634,11 +818,12 @@ fn a_session_without_events_is_titled_and_caught_when_imported_twice() {
     let imported = list.as_array().unwrap().iter().find(|c| c["id"] == id.as_str()).expect("listed");
     assert_eq!(imported["title"], "Fix the parser");
     let again = env.run(&["import", file.to_str().unwrap()]);
-    assert!(
-        again.fails_with(3).contains(&format!("is already imported, as {id} \"Fix the parser\"")),
-        "{}",
-        again.stderr
-    );
+    insta::assert_snapshot!(env.transcript(&again), @r#"
+    exit 3
+    --- stderr
+    error: summary-only.jsonl is already imported, as 01KDVDQ4K00000000000000001 "Fix the parser"
+    hint: --again makes another copy
+    "#);
 }
 
 /// A subagent run of 16,000 chained sidechain lines imports in linear time (the chain walk

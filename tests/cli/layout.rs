@@ -92,10 +92,22 @@ fn an_unknown_event_type_in_a_stored_file_is_carried_through() {
     env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "from the future"]);
 
     assert!(env.run(&["show", "--format", "jsonl"]).ok().ends_with(line));
-    assert!(env.run(&["show"]).ok().contains("hologram {\"beam\":{\"on\":true}}"));
+    insta::assert_snapshot!(env.run(&["show"]).ok(), @r#"
+    future 01KDVDQ4K00000000000000001
+    1 turn, 2 events, ~1 tokens (chars/4)
+
+    ── turn 0 ── 2026-01-01 00:02:00
+    user
+        hi
+    hologram {"beam":{"on":true}}
+    "#);
     env.run(&["append", "--assistant", "still works"]).ok();
-    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
-    assert!(shown.contains(line), "the unknown event must survive later appends");
+    // The unknown event survives later appends.
+    insta::assert_snapshot!(env.run(&["show", "--format", "jsonl"]).ok(), @r#"
+    {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"hi"}
+    {"id":"f1","ts":"2026-01-01T00:00:00Z","type":"hologram","beam":{"on":true}}
+    {"id":"01KDVDYEZ00000000000000001","ts":"2026-01-01T00:05:00.000Z","type":"assistant","content":"still works"}
+    "#);
     env.run(&["fsck"]).ok();
 }
 
@@ -146,7 +158,7 @@ fn the_repository_is_packed_as_git_would() {
     let counts = env.git(&["count-objects", "-v"]);
     let in_pack: u64 = counts.lines().find_map(|l| l.strip_prefix("in-pack: ")).unwrap().parse().unwrap();
     assert!(in_pack > 0, "git gc --auto did not run:\n{counts}");
-    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("pack me"));
+    insta::assert_snapshot!(env.run(&["show", "--format", "jsonl"]).ok(), @r#"{"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"pack me"}"#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
     // What git wrote for convo (packs, index files) is as private as the rest.
@@ -179,15 +191,38 @@ fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
         crate::common::run_command(script, "")
     };
     on_a_terminal(&format!("{convo} show")).ok();
-    let seen = std::fs::read_to_string(&transcript).unwrap();
-    assert!(seen.contains("page me"), "{seen}");
-    assert!(seen.contains("\x1b[32muser\x1b[0m"), "a terminal gets colour: {seen}");
+    // What the pager was sent, each ESC shown as ␛: a terminal gets colour.
+    let seen = || std::fs::read_to_string(&transcript).unwrap().replace('\x1b', "␛");
+    insta::assert_snapshot!(seen(), @"
+    ␛[1mpaged␛[0m ␛[33m01KDVDQ4K00000000000000001␛[0m
+    ␛[2m1 turn, 1 event, ~2 tokens (chars/4)␛[0m
+
+    ␛[1m── turn 0 ── 2026-01-01 00:02:00␛[0m
+    ␛[32muser␛[0m
+        page me
+    ");
     on_a_terminal(&format!("NO_COLOR=1 {convo} show")).ok();
-    assert!(!std::fs::read_to_string(&transcript).unwrap().contains('\x1b'), "NO_COLOR is honoured");
+    // NO_COLOR is honoured.
+    insta::assert_snapshot!(seen(), @"
+    paged 01KDVDQ4K00000000000000001
+    1 turn, 1 event, ~2 tokens (chars/4)
+
+    ── turn 0 ── 2026-01-01 00:02:00
+    user
+        page me
+    ");
 
     // --no-pager writes to the terminal directly.
     std::fs::remove_file(&transcript).unwrap();
     let out = on_a_terminal(&format!("{convo} --no-pager show"));
-    assert!(out.ok().contains("page me"));
+    // (the terminal ends each line with \r\n)
+    insta::assert_snapshot!(out.ok().replace("\r\n", "\n").replace('\x1b', "␛"), @"
+    ␛[1mpaged␛[0m ␛[33m01KDVDQ4K00000000000000001␛[0m
+    ␛[2m1 turn, 1 event, ~2 tokens (chars/4)␛[0m
+
+    ␛[1m── turn 0 ── 2026-01-01 00:02:00␛[0m
+    ␛[32muser␛[0m
+        page me
+    ");
     assert!(!transcript.exists());
 }

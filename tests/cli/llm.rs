@@ -182,33 +182,55 @@ fn faults_leave_the_store_unchanged_and_say_why() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}", l.local_addr().unwrap())
     };
-    let cases: Vec<(Vec<Reply>, &str)> = vec![
+    let cases: Vec<(&str, Vec<Reply>)> = vec![
+        ("500", vec![Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into())]),
         (
-            vec![Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into())],
-            "HTTP 500: the model fell over",
-        ),
-        (
+            "401 quoting the key",
             vec![Reply::Json(401, vec![], format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#))],
-            "HTTP 401: Incorrect API key provided: [redacted]",
         ),
         (
+            "429 three times",
             vec![Reply::Json(429, vec![("retry-after", "0".into())], r#"{"error":{"message":"slow down"}}"#.into())],
-            "HTTP 429: slow down",
         ),
-        (vec![Reply::Sse(vec!["{not json".into()])], "malformed answer (stream event is not JSON"),
-        (
-            vec![Reply::Json(200, vec![], "{\"choices\": 7}".into())],
-            "malformed answer (no stream events in the answer)",
-        ),
+        ("a stream event that is not JSON", vec![Reply::Sse(vec!["{not json".into()])]),
+        ("no stream events", vec![Reply::Json(200, vec![], "{\"choices\": 7}".into())]),
     ];
-    for (replies, expected) in cases {
+    let mut failures = String::new();
+    for (name, replies) in cases {
         let server = Server::start(replies);
         let out = query(&env, &server, &["--model", "test/small", "hello?"]);
-        let stderr = out.fails_with(6);
-        assert!(stderr.lines().next().unwrap().contains(expected), "{stderr}");
-        assert!(!stderr.contains(KEY));
-        assert!(env.snapshot() == before, "store changed after: {expected}");
+        // Kept beside the snapshot: the key is never echoed, whatever the message becomes.
+        assert!(!out.stderr.contains(KEY));
+        failures += &format!("=== {name}\n{}", env.transcript_with(&out, &[(&server.url, "[SERVER]")]));
+        assert!(env.snapshot() == before, "store changed after: {name}");
     }
+    insta::assert_snapshot!(failures, @"
+    === 500
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over
+    hint: nothing was written
+    === 401 quoting the key
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 401: Incorrect API key provided: [redacted]
+    hint: nothing was written
+    === 429 three times
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 429: slow down
+    hint: nothing was written
+    === a stream event that is not JSON
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: malformed answer (stream event is not JSON: key must be a string at line 1 column 2)
+    hint: nothing was written
+    === no stream events
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: malformed answer (no stream events in the answer)
+    hint: nothing was written
+    ");
     // 429 is retried (three attempts in all) before giving up.
     let server = Server::start(vec![Reply::Json(429, vec![("retry-after", "0".into())], "{}".into())]);
     query(&env, &server, &["--model", "test/small", "hello?"]).fails_with(6);
@@ -233,8 +255,12 @@ fn faults_leave_the_store_unchanged_and_say_why() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let before = env.snapshot();
     let out = env.run(&refs);
-    assert!(out.fails_with(6).starts_with("error: down/m at "), "{}", out.stderr);
-    assert!(out.stderr.contains("cannot connect"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&closed, "[CLOSED]")]), @"
+    exit 6
+    --- stderr
+    error: down/m at [CLOSED]/chat/completions: cannot connect (error sending request)
+    hint: nothing was written
+    ");
     assert!(env.snapshot() == before);
 }
 
@@ -244,6 +270,7 @@ fn the_key_never_reaches_the_store_or_any_output() {
     conversation(&env);
     let server = Server::start(vec![openai_stream(&["fine"], false)]);
     let out = query(&env, &server, &["--model", "test/small", "status?"]);
+    // Substring checks by nature: the key must appear nowhere, in any output or file.
     assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
     for (path, bytes) in env.snapshot() {
         assert!(!String::from_utf8_lossy(&bytes).contains(KEY), "{} holds the key", path.display());
@@ -279,8 +306,13 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     };
     // The view is ~450 tokens: a 1,000-token window at 0.75 is not reached.
     let out = query_with(&env, &server, &auto(1000), &["--model", "test/small", "one"]);
-    assert!(!out.ok().is_empty());
-    assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    noted
+    --- stderr
+    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
+    "#);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
@@ -352,10 +384,9 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     // What the summarizer is sent, whole.
     insta::assert_snapshot!("summarizer_system_prompt", system);
     insta::assert_snapshot!("summarizer_transcript", transcript);
-    // The raw events of both turns, tool output included; never the earlier summary.
-    assert!(transcript.contains("[user]\nUsers with long passwords can't log in."), "{transcript}");
-    assert!(transcript.contains("const MAX_LEN: usize = 64;"), "{transcript}");
-    assert!(transcript.contains("[user]\nMakes sense. Fix it"), "{transcript}");
+    // The snapshot holds the raw events of both turns, tool output included. Kept beside it,
+    // so that re-accepting the snapshot cannot let them in: never the earlier summary, and
+    // nothing from outside the range.
     assert!(!transcript.contains("PRIOR-SUMMARY-TEXT"), "a summarizer must read raw events");
     assert!(!transcript.contains("And the changelog?"), "turn 2 is outside the range");
 
@@ -369,9 +400,13 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
             "usage": {"input_tokens": 300, "output_tokens": 20}
         })
     );
-    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
-    assert!(view.contains("The length bound was halved"));
-    assert!(!view.contains("PRIOR-SUMMARY-TEXT"), "the wider, later summary wins");
+    // The wider, later summary wins over the earlier one.
+    insta::assert_snapshot!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), @r#"
+    {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"system","content":"You are a coding agent working in a Rust web service. Use tools to read and edit files; run the tests before you claim a fix."}
+    {"id":"01KDVDYEZ00000000000000001-summary-user","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"[Summary of previous conversation]","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
+    {"id":"01KDVDYEZ00000000000000001-summary","ts":"2026-01-01T00:02:00.000Z","type":"assistant","content":"The length bound was halved; fixed and tested.","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
+    {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"user","content":"And the changelog?"}
+    "#);
 }
 
 #[test]
@@ -414,13 +449,10 @@ fn a_range_larger_than_the_window_is_summarized_in_chunks_then_combined() {
             body["messages"][1]["content"].as_str().unwrap().to_owned()
         })
         .collect();
-    let (combine, chunks) = users.split_last().unwrap();
-    assert!(combine.starts_with("Part 1:\npart summary\n\nPart 2:\npart summary"), "{combine}");
-    let all: String = chunks.concat();
-    for needle in ["Users with long passwords", "MAX_LEN / 2", "Makes sense. Fix it", "all 7 auth tests pass."] {
-        assert!(all.contains(needle), "`{needle}` missing: the range was truncated");
-    }
+    let (_combine, chunks) = users.split_last().unwrap();
     assert!(chunks.iter().all(|c| c.len() <= 1024), "a chunk exceeds the window budget");
+    // Every chunk, then the combining request: together the whole range, nothing truncated.
+    insta::assert_snapshot!("summary_chunks_then_combine", users.join("\n=== next request\n"));
 }
 
 #[test]
@@ -428,17 +460,34 @@ fn an_empty_summary_or_a_fault_writes_nothing() {
     let env = TestEnv::new();
     conversation(&env);
     let before = env.snapshot();
-    for (reply, expected) in [
-        (summary_reply("   "), "the model returned an empty summary"),
-        (Reply::Json(503, vec![], r#"{"error":{"message":"overloaded"}}"#.into()), "HTTP 503: overloaded"),
-        (Reply::Json(200, vec![], "{\"choices\": []}".into()), "malformed answer (no choices[0].message)"),
+    let mut failures = String::new();
+    for (name, reply) in [
+        ("an empty summary", summary_reply("   ")),
+        ("503", Reply::Json(503, vec![], r#"{"error":{"message":"overloaded"}}"#.into())),
+        ("no choices", Reply::Json(200, vec![], "{\"choices\": []}".into())),
     ] {
         let server = Server::start(vec![reply]);
         let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]);
-        let stderr = out.fails_with(6);
-        assert!(stderr.lines().next().unwrap().contains(expected), "{stderr}");
-        assert!(env.snapshot() == before, "{expected}");
+        failures += &format!("=== {name}\n{}", env.transcript_with(&out, &[(&server.url, "[SERVER]")]));
+        assert!(env.snapshot() == before, "{name}");
     }
+    insta::assert_snapshot!(failures, @"
+    === an empty summary
+    exit 6
+    --- stderr
+    error: test/small: malformed answer (the model returned an empty summary)
+    hint: nothing was written
+    === 503
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 503: overloaded
+    hint: nothing was written
+    === no choices
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: malformed answer (no choices[0].message)
+    hint: nothing was written
+    ");
 }
 
 #[test]
@@ -460,15 +509,24 @@ fn auto_compaction_also_follows_append_when_enabled() {
     let mut args: Vec<&str> = flags.to_vec();
     args.extend(["append", "--user", "next"]);
     let out = env.run(&args);
-    out.ok();
-    assert!(out.stderr.contains("[context compacted: turns 0-1, ~"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 3aa3b04] append: "llm" turn 2 (+1 event)
+        turn 2  user        01KDVDTSS00000000000000001
+    [context compacted: turns 0-1, ~442 -> ~225 tokens]
+    "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
     args[9] = "models.\"ollama/llama3.2\".context_window=100000";
     args.extend(["append", "--user", "more"]);
     let out = env.run(&args);
-    out.ok();
-    assert!(!out.stderr.contains("context compacted"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 c2330e4] append: "llm" turn 3 (+1 event)
+        turn 3  user        01KDVDWMC00000000000000001
+    "#);
 }
 
 #[test]
@@ -479,8 +537,12 @@ fn a_silent_server_times_out_and_writes_nothing() {
     let server = Server::start(vec![Reply::Silence(4)]);
     let out =
         query_with(&env, &server, &["--config".into(), "llm.timeout_secs=1".into()], &["--model", "test/small", "hi"]);
-    let stderr = out.fails_with(6);
-    assert!(stderr.contains("no answer in time"), "{stderr}");
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @"
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: no answer in time (error sending request)
+    hint: nothing was written
+    ");
     assert!(env.snapshot() == before);
 }
 
@@ -528,8 +590,13 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     ];
     let server = Server::start(vec![Reply::Sse(chunks)]);
     let out = query(&env, &server, &["--model", "test/small", "test it"]);
-    out.ok();
-    assert!(!out.stderr.contains("interrupted"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+
+    --- stderr
+    [01KDVDQ4K00000000000000001 d6aa17c] query: "llm" turn 2 (+2 events) via test/small
+    "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "tool_call");
@@ -549,6 +616,7 @@ fn a_redirect_to_another_port_never_receives_the_key() {
         "{}".into(),
     )]);
     // Both ways of sending a key: `Authorization: Bearer` (openai) and `x-api-key` (anthropic).
+    let mut refusals = String::new();
     for kind in ["openai", "anthropic"] {
         let args = [
             "--config".to_owned(),
@@ -567,12 +635,23 @@ fn a_redirect_to_another_port_never_receives_the_key() {
         cmd.env("CONVO_TEST_KEY", KEY);
         let before = env.snapshot();
         let out = crate::common::run_command(cmd, "");
-        let stderr = out.fails_with(6);
-        assert!(stderr.contains("redirected to another origin"), "{stderr}");
-        assert!(stderr.contains(&elsewhere.url), "the error names where it was sent: {stderr}");
-        assert!(stderr.contains("\nhint: "), "{stderr}");
+        let names = [(elsewhere.url.as_str(), "[ELSEWHERE]"), (server.url.as_str(), "[SERVER]")];
+        refusals += &format!("=== {kind}\n{}", env.transcript_with(&out, &names));
         assert!(env.snapshot() == before);
     }
+    // The error names where it was sent.
+    insta::assert_snapshot!(refusals, @"
+    === openai
+    exit 6
+    --- stderr
+    error: hop/m at [SERVER]/v1/chat/completions: redirected to another origin ([ELSEWHERE]/v1/chat/completions); not followed, the key is never sent across origins
+    hint: nothing was written; if you trust the new address, make it the provider's base_url
+    === anthropic
+    exit 6
+    --- stderr
+    error: hop/m at [SERVER]/v1/messages: redirected to another origin ([ELSEWHERE]/v1/chat/completions); not followed, the key is never sent across origins
+    hint: nothing was written; if you trust the new address, make it the provider's base_url
+    ");
     assert_eq!(server.requests().len(), 2, "the first server was asked");
     assert!(elsewhere.requests().is_empty(), "the other port got a request: {:?}", elsewhere.requests());
     // A redirect within the same origin is followed, key and all.
@@ -600,6 +679,11 @@ fn user_provider(env: &TestEnv, base_url: &str) {
     .unwrap();
 }
 
+/// The store's HEAD commit, abbreviated as convo prints it.
+fn head_commit(env: &TestEnv) -> String {
+    env.git(&["rev-parse", "--short=7", "HEAD"]).trim_end().to_owned()
+}
+
 /// `convo ARGS` with the key in the environment, as a user who has one set.
 fn with_key(env: &TestEnv, args: &[&str]) -> crate::common::Run {
     let mut cmd = env.command(args);
@@ -618,34 +702,50 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     user_provider(&env, &closed);
     let server = Server::start(vec![openai_stream(&["got it"], false)]);
     let set = env.run(&["config", "set", "--conversation", "providers.test.base_url", &format!("{}/v1", server.url)]);
-    set.ok();
-    assert!(
-        set.stderr.contains("warning: providers.test.base_url is ignored until you trust this store"),
-        "{}",
-        set.stderr
-    );
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    // The commit holds the server's URL, so its hash (and every later one) depends on the port.
+    let head = head_commit(&env);
+    insta::assert_snapshot!(env.transcript_with(&set, &[names[0], names[1], (&head, "[HASH]")]), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 [HASH]] config: "llm" set providers.test.base_url = "[SERVER]/v1"
+    warning: providers.test.base_url is ignored until you trust this store (it decides where conversations and keys are sent)
+    hint: `convo config trust` trusts it
+    "#);
 
     // The event is ignored: the call goes where the user's file says (nowhere), with a warning.
     let out = with_key(&env, &["query", "--model", "test/small", "hi"]);
-    let stderr = out.fails_with(6);
     assert!(server.requests().is_empty(), "the event's server was called: {:?}", server.requests());
-    let event = "warning: ignored providers.test.base_url from config event ";
-    let warning = stderr.lines().find(|l| l.starts_with(event)).unwrap_or_else(|| panic!("{stderr}"));
-    assert!(warning.ends_with(" (the store is not trusted)"), "{warning}");
-    assert_eq!(stderr.matches("warning: ").count(), 1, "said once: {stderr}");
-    assert!(stderr.contains("\nhint: ") && stderr.contains("`convo config trust`"), "{stderr}");
-    assert!(stderr.contains("cannot connect"), "{stderr}");
+    // One warning, a hint, and the error of calling the user's own (closed) server.
+    insta::assert_snapshot!(env.transcript_with(&out, &names), @"
+    exit 6
+    --- stderr
+    warning: ignored providers.test.base_url from config event 01KDVDTSS00000000000000001 (the store is not trusted)
+    hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
+    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    hint: nothing was written
+    ");
     // `config list` shows it as ignored, and where it came from.
-    let list = env.run(&["config", "list"]);
-    let line = list.ok().lines().find(|l| l.contains(&server.url)).unwrap_or_else(|| panic!("{}", list.stdout));
-    assert!(line.starts_with("providers.test.base_url = ") && line.contains("# ignored: config event "), "{line}");
-    assert!(line.ends_with(", the store is not trusted"), "{line}");
+    // (only the provider's lines: the rest are the built-in defaults)
+    let list = env.transcript_with(&env.run(&["config", "list"]), &names);
+    let provider_lines: Vec<&str> = list.lines().filter(|l| l.starts_with("providers.test.")).collect();
+    insta::assert_snapshot!(provider_lines.join("\n"), @r#"
+    providers.test.api_key_env = "CONVO_TEST_KEY"  # [ROOT]/home/.config/convo/config.toml
+    providers.test.base_url = "[CLOSED]"  # [ROOT]/home/.config/convo/config.toml
+    providers.test.base_url = "[SERVER]/v1"  # ignored: config event 01KDVDTSS00000000000000001, the store is not trusted
+    providers.test.kind = "openai"  # [ROOT]/home/.config/convo/config.toml
+    "#);
 
     // Trusted, the event counts: the key goes where it says.
     env.run(&["config", "trust"]).ok();
     let out = with_key(&env, &["query", "--model", "test/small", &id, "hi"]);
-    assert_eq!(out.ok(), "got it\n");
-    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&head_commit(&env), "[HASH]")]), @r#"
+    exit 0
+    --- stdout
+    got it
+    --- stderr
+    [01KDVDQ4K00000000000000001 [HASH]] query: "llm" turn 2 (+2 events) via test/small
+    "#);
     let auth = server.requests()[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
     assert_eq!(auth, Some(format!("Bearer {KEY}")));
 }
@@ -682,26 +782,59 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     };
     user_provider(&env, &closed);
     let id = env.new_conversation("mine");
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    let mut untrusted = String::new();
     for model in ["evil/m", "test/small"] {
         let out = with_key(&env, &["query", "--model", model, &id, "hi"]);
-        assert!(out.code != 0, "{out:?}");
-        for key in ["providers.evil.api_key_env", "providers.evil.base_url", "providers.test.base_url"] {
-            let line = format!("warning: ignored {key} from convo.toml (the store is not trusted)\n");
-            assert!(out.stderr.contains(&line), "{}", out.stderr);
-        }
-        let line = "warning: ignored trust.stores from convo.toml (only your own config may set it)\n";
-        assert!(out.stderr.contains(line), "{}", out.stderr);
-        assert!(out.stderr.contains("hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`\n"), "{}", out.stderr);
+        untrusted += &format!("=== {model}\n{}", env.transcript_with(&out, &names));
     }
+    // Every provider key and trust.stores from convo.toml is ignored, each with a warning.
+    insta::assert_snapshot!(untrusted, @"
+    === evil/m
+    exit 3
+    --- stderr
+    warning: ignored providers.evil.api_key_env from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.base_url from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.kind from convo.toml (the store is not trusted)
+    warning: ignored providers.test.base_url from convo.toml (the store is not trusted)
+    warning: ignored trust.stores from convo.toml (only your own config may set it)
+    hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
+    hint: trust a store from your own config: `convo config trust [PATH]`
+    error: model `evil/m`: unknown provider `evil` (providers: anthropic, ollama, openai, test)
+    hint: models are named provider/model; providers live in config
+    === test/small
+    exit 6
+    --- stderr
+    warning: ignored providers.evil.api_key_env from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.base_url from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.kind from convo.toml (the store is not trusted)
+    warning: ignored providers.test.base_url from convo.toml (the store is not trusted)
+    warning: ignored trust.stores from convo.toml (only your own config may set it)
+    hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
+    hint: trust a store from your own config: `convo config trust [PATH]`
+    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    hint: nothing was written
+    ");
     assert!(server.requests().is_empty(), "the store's server was called: {:?}", server.requests());
 
     // Trusted (by the user, in their own file), the store's providers count; trust.stores
     // from the store still does not.
     let trust = env.run(&["config", "trust", env.store.to_str().unwrap()]);
-    trust.ok();
-    assert!(trust.stderr.starts_with(&format!("Trusting {}", env.store.display())), "{}", trust.stderr);
+    insta::assert_snapshot!(env.transcript(&trust), @"
+    exit 0
+    --- stderr
+    Trusting [ROOT]/store: its convo.toml and config events may name providers (in [ROOT]/home/.config/convo/config.toml)
+    ");
     let user = std::fs::read_to_string(env.home().join(".config/convo/config.toml")).unwrap();
-    assert!(user.contains(&format!("[trust]\nstores = [\"{}\"]\n", env.store.display())), "{user}");
+    insta::assert_snapshot!(env.redact(&user).replace(&closed, "[CLOSED]"), @r#"
+    [providers.test]
+    kind = "openai"
+    base_url = "[CLOSED]"
+    api_key_env = "CONVO_TEST_KEY"
+
+    [trust]
+    stores = ["[ROOT]/store"]
+    "#);
     assert_eq!(env.run(&["config", "trust", "--list"]).ok(), format!("{}\n", env.store.display()));
     let out = with_key(&env, &["query", "--model", "evil/m", &id, "hi"]);
     assert_eq!(out.ok(), "got it\n");
@@ -715,10 +848,27 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     env.run(&["config", "trust", "--remove"]).ok();
     assert_eq!(env.run(&["config", "trust", "--list"]).ok(), "");
     let out = with_key(&env, &["query", "--model", "test/small", &id, "hi"]);
-    assert!(out.fails_with(6).contains("cannot connect"), "{}", out.stderr);
+    insta::assert_snapshot!(env.transcript_with(&out, &names), @"
+    exit 6
+    --- stderr
+    warning: ignored providers.evil.api_key_env from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.base_url from convo.toml (the store is not trusted)
+    warning: ignored providers.evil.kind from convo.toml (the store is not trusted)
+    warning: ignored providers.test.base_url from convo.toml (the store is not trusted)
+    warning: ignored trust.stores from convo.toml (only your own config may set it)
+    hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
+    hint: trust a store from your own config: `convo config trust [PATH]`
+    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    hint: nothing was written
+    ");
     assert_eq!(server.requests().len(), 1);
     let err = env.run(&["config", "trust", "--remove"]);
-    assert!(err.fails_with(4).starts_with("error: "), "{}", err.stderr);
+    insta::assert_snapshot!(env.transcript(&err), @"
+    exit 4
+    --- stderr
+    error: [ROOT]/store is not among the stores you trust
+    hint: `convo config trust --list` prints them
+    ");
     // Only a store can be trusted.
     let missing = env.root.join("nowhere");
     env.run(&["config", "trust", missing.to_str().unwrap()]).fails_with(4);

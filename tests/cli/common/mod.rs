@@ -155,6 +155,12 @@ impl TestEnv {
         out
     }
 
+    /// `transcript`, with each `(value, placeholder)` of `names` replaced too: whatever else
+    /// differs from run to run, such as a loopback server's URL (its port).
+    pub fn transcript_with(&self, run: &Run, names: &[(&str, &str)]) -> String {
+        names.iter().fold(self.transcript(run), |text, (value, placeholder)| text.replace(value, placeholder))
+    }
+
     /// Start a conversation and return its id (`new` prints it alone on stdout).
     pub fn new_conversation(&self, title: &str) -> String {
         self.run(&["new", "--title", title]).ok().trim_end().to_owned()

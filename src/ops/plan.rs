@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::compaction::digest;
 use crate::compaction::range::{Bound, BoundSyntaxError, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy, ToolHint};
 use crate::config::{Config, SummaryPolicyName};
@@ -98,6 +99,9 @@ pub struct Request {
     pub summary: Option<String>,
     /// Have a model write the summary (`--summarize`), even if the profile does not.
     pub summarize: bool,
+    /// Have convo write the summary, one line per turn (`--digest`), even if the profile
+    /// does not.
+    pub digest: bool,
 }
 
 /// A summary still to be written by a model: the compaction's range is final, its text not.
@@ -158,6 +162,9 @@ pub fn prepare(
         tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
     };
     let mut pending = None;
+    // The digest is written once the range is final (below): widening changes what it covers.
+    let mut digesting = false;
+    let profile_policy = profile.summary.as_ref().map(|s| s.policy);
     match (&request.summary, &profile.summary) {
         (Some(text), _) => {
             // A summary replaces the whole range: the profile's per-type policies would have
@@ -168,9 +175,12 @@ pub fn prepare(
                 tool_calls: request.tool_calls,
             };
         }
-        (None, from_profile)
-            if request.summarize || from_profile.as_ref().is_some_and(|s| s.policy == SummaryPolicyName::Summarize) =>
-        {
+        // A flag beats the profile: --digest on a summarizing profile calls no model.
+        (None, _) if request.digest || (!request.summarize && profile_policy == Some(SummaryPolicyName::Digest)) => {
+            policies = Policies { summary: None, reasoning: request.reasoning, tool_calls: request.tool_calls };
+            digesting = true;
+        }
+        (None, from_profile) if request.summarize || profile_policy == Some(SummaryPolicyName::Summarize) => {
             policies = Policies { summary: None, reasoning: request.reasoning, tool_calls: request.tool_calls };
             pending = Some(PendingSummary {
                 model: from_profile.as_ref().and_then(|s| s.model.clone()),
@@ -191,10 +201,26 @@ pub fn prepare(
     let (from, to) = (parse("--from", &from_input)?, parse("--to", &to_input)?);
     let turns = Turns { starts: turn_starts(events), compacted_to: compacted_to(events)?, now };
     let requested = turns.resolve_range((&from, &from_input), (&to, &to_input))?;
-    let summarizing = policies.summary.is_some() || pending.is_some();
+    let summarizing = policies.summary.is_some() || pending.is_some() || digesting;
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
+    if digesting {
+        policies.summary = Some(digest_of(events, range, config.compaction.max_summary_tokens));
+    }
     let compaction = build(events, range, policies, pending.is_some(), config.tool_hints(), Some(name))?;
     Ok(Prepared { compaction, requested, pending })
+}
+
+/// The digest of turns `from..=to` of `events`, from their raw events (a summary in force
+/// over part of them does not hide what happened there).
+fn digest_of(events: &[Event], (from, to): (u64, u64), max_tokens: u64) -> Summary {
+    let turns = turn_numbers(events);
+    let inside = |t: &Option<u64>| t.is_some_and(|t| (from..=to).contains(&t));
+    let span = match (turns.iter().position(inside), turns.iter().rposition(inside)) {
+        (Some(first), Some(last)) => first..last + 1,
+        _ => 0..0,
+    };
+    let text = digest::digest(&events[span.clone()], &turns[span], max_tokens);
+    Summary { text, by: digest::BY.into(), usage: None }
 }
 
 /// When each turn started: the timestamp of its user event.

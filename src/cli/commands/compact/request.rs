@@ -51,5 +51,6 @@ pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
         }),
         summary: summary.map(|s| s.trim_end().to_owned()),
         summarize: args.summarize,
+        digest: args.digest,
     })
 }

@@ -216,6 +216,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
             [CompletionResult]::new('--summarize', '--summarize', [CompletionResultType]::ParameterName, 'Have a model summarize the range (from its raw events)')
+            [CompletionResult]::new('--digest', '--digest', [CompletionResultType]::ParameterName, 'Replace the range with a digest convo writes, one line per turn (no model)')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Print the range, policies and token estimates; write nothing')

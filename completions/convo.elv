@@ -204,6 +204,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
             cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
             cand --summarize 'Have a model summarize the range (from its raw events)'
+            cand --digest 'Replace the range with a digest convo writes, one line per turn (no model)'
             cand -y 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
             cand --yes 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
             cand -n 'Print the range, policies and token estimates; write nothing'

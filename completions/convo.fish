@@ -177,6 +177,7 @@ always\t''
 never\t''"
 complete -c convo -n "__fish_convo_using_subcommand compact" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l summarize -d 'Have a model summarize the range (from its raw events)'
+complete -c convo -n "__fish_convo_using_subcommand compact" -l digest -d 'Replace the range with a digest convo writes, one line per turn (no model)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s y -l yes -d 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s n -l dry-run -d 'Print the range, policies and token estimates; write nothing'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, also print the projected view of the range'

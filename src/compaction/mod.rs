@@ -7,6 +7,7 @@
 //! turn numbers cannot move it onto other events. It also records the per-tool hints that
 //! were in force, so its projection never changes when config changes later.
 
+pub mod digest;
 pub mod range;
 pub mod summary;
 

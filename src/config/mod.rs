@@ -306,6 +306,9 @@ pub struct CompactionConfig {
     /// Ask before a summary call that would send more tokens than this (on a terminal).
     #[serde(default = "default_of::confirm_above_tokens")]
     pub confirm_above_tokens: u64,
+    /// The most tokens a digest may take (`compact --digest`).
+    #[serde(default = "default_of::max_summary_tokens")]
+    pub max_summary_tokens: u64,
     #[serde(default)]
     pub auto: AutoConfig,
 }
@@ -357,6 +360,9 @@ mod default_of {
     }
     pub fn confirm_above_tokens() -> u64 {
         value("compaction.confirm_above_tokens")
+    }
+    pub fn max_summary_tokens() -> u64 {
+        value("compaction.max_summary_tokens")
     }
     pub fn auto_enabled() -> bool {
         value("compaction.auto.enabled")
@@ -444,7 +450,8 @@ impl<'de> Deserialize<'de> for ToolCallsSetting {
     }
 }
 
-/// `summary = { policy = "summarize", model = "...", instructions = "..." }`.
+/// `summary = { policy = "summarize", model = "...", instructions = "..." }`, or
+/// `summary = { policy = "digest" }` (convo writes it; `model` and `instructions` do not apply).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SummarySetting {
@@ -458,7 +465,10 @@ pub struct SummarySetting {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SummaryPolicyName {
+    /// A model writes it (`compact --summarize`).
     Summarize,
+    /// convo writes it, one line per turn (`compact --digest`).
+    Digest,
 }
 
 /// `[tools.NAME]`.
@@ -810,7 +820,7 @@ mod tests {
         assert_eq!(
             err("[compaction]\n\nprofles = 1\n"),
             "config.toml:3:1: unknown field `profles`, expected one of `default_profile`, `keep_last`, `profiles`, \
-             `confirm_above_tokens`, `auto` in `compaction`"
+             `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`"
         );
         // The value's position, indented or not; a key named in a comment above is no decoy.
         assert_eq!(
@@ -832,7 +842,7 @@ mod tests {
         assert_eq!(
             err("[compaction]\nzzz = 1\naaa = 2\n"),
             "config.toml:3:1: unknown field `aaa`, expected one of `default_profile`, `keep_last`, `profiles`, \
-             `confirm_above_tokens`, `auto` in `compaction`"
+             `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`"
         );
         // Syntax errors, at the parser's position.
         assert_eq!(err("[compaction\n"), "config.toml:1:12: unclosed table, expected `]`");

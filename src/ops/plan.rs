@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::compaction::digest;
 use crate::compaction::range::{Bound, BoundSyntaxError, End as RangeEnd, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy};
 use crate::config::{Config, SummaryPolicyName};
@@ -100,6 +101,9 @@ pub struct Request {
     pub keep_recent_tools: Option<u64>,
     pub min_bytes: Option<u64>,
     pub max_lines: Option<u64>,
+    /// Have convo write the summary, one line per turn (`--digest`), even if the profile
+    /// does not.
+    pub digest: bool,
 }
 
 /// A summary still to be written by a model: the compaction's range is final, its text not.
@@ -168,6 +172,16 @@ pub fn prepare(
         max_lines,
     };
     let mut pending = None;
+    // The digest is written once the range is final (below): widening changes what it covers.
+    let mut digesting = false;
+    let profile_policy = profile.summary.as_ref().map(|s| s.policy);
+    let explicit_only = Policies {
+        summary: None,
+        reasoning: request.reasoning,
+        tool_calls: request.tool_calls,
+        min_bytes: request.min_bytes,
+        max_lines: request.max_lines,
+    };
     match (&request.summary, &profile.summary) {
         (Some(text), _) => {
             // A summary replaces the whole range: the profile's per-type policies would have
@@ -180,16 +194,13 @@ pub fn prepare(
                 max_lines: request.max_lines,
             };
         }
-        (None, from_profile)
-            if request.summarize || from_profile.as_ref().is_some_and(|s| s.policy == SummaryPolicyName::Summarize) =>
-        {
-            policies = Policies {
-                summary: None,
-                reasoning: request.reasoning,
-                tool_calls: request.tool_calls,
-                min_bytes: request.min_bytes,
-                max_lines: request.max_lines,
-            };
+        // A flag beats the profile: --digest on a summarizing profile calls no model.
+        (None, _) if request.digest || (!request.summarize && profile_policy == Some(SummaryPolicyName::Digest)) => {
+            policies = explicit_only;
+            digesting = true;
+        }
+        (None, from_profile) if request.summarize || profile_policy == Some(SummaryPolicyName::Summarize) => {
+            policies = explicit_only;
             pending = Some(PendingSummary {
                 model: from_profile.as_ref().and_then(|s| s.model.clone()),
                 instructions: from_profile.as_ref().and_then(|s| s.instructions.clone()),
@@ -198,14 +209,21 @@ pub fn prepare(
         _ => {}
     }
 
-    if policies.is_empty() && pending.is_none() {
+    if policies.is_empty() && pending.is_none() && !digesting {
         return Err(PlanError::NothingToDo);
     }
     let bounds = Bounds::of(request, config, profile, &name);
     let requested = bounds.resolve(events, now)?;
-    let summarizing = policies.summary.is_some() || pending.is_some();
+    let summarizing = policies.summary.is_some() || pending.is_some() || digesting;
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
     let turns = turn_numbers(events);
+    if digesting {
+        // From the raw events: a summary in force over part of them does not hide what
+        // happened there.
+        let span = range.0..range.1 + 1;
+        let text = digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens);
+        policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None });
+    }
     let turn = |i: usize| turns[i].unwrap_or(0);
     let compaction = build(events, range, policies, config.tool_hints(), Some(name));
     Ok(Prepared { compaction, requested: (turn(requested.0), turn(requested.1)), widened: range != requested, pending })

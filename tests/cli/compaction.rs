@@ -99,7 +99,7 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
         ),
         (
             vec!["--config", "compaction.kep_last=1", "compact"],
-            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`",
+            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`",
         ),
     ] {
         let out = env.run(&args);
@@ -290,7 +290,7 @@ fn config_layers_and_where_they_come_from() {
     insta::assert_snapshot!(env.transcript(&err), @r#"
         exit 3
         --- stderr
-        error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `auto` in `compaction`
+        error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`
         hint: `convo config list` shows every setting and where it comes from
         "#);
     assert!(env.snapshot() == before);
@@ -316,4 +316,130 @@ fn tool_hints_are_recorded_so_later_config_does_not_change_the_view() {
     assert!(view.contains("\"name\":\"fs_modify_file\",\"arguments\":{}"), "{view}");
     env.run(&["config", "set", "tools.fs_read_file.compaction.request", "strip"]).ok();
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), view);
+}
+
+/// An agent session of four turns: requests with more than one line, tool calls naming files
+/// the way Claude Code's tools do, narration between calls and a closing answer.
+fn agent_session(env: &TestEnv, title: &str) -> String {
+    let id = env.new_conversation(title);
+    let call = |id: &str, name: &str, args: &str| {
+        format!("{{\"type\":\"tool_call\",\"call_id\":\"{id}\",\"name\":\"{name}\",\"arguments\":{args}}}\n")
+    };
+    let result =
+        |id: &str, text: &str| format!("{{\"type\":\"tool_result\",\"call_id\":\"{id}\",\"content\":\"{text}\"}}\n");
+    let say = |kind: &str, text: &str| format!("{{\"type\":\"{kind}\",\"content\":\"{text}\"}}\n");
+    let mut jsonl = say("system", "You are a coding agent.");
+    for t in 0..4 {
+        jsonl += &say("user", &format!("Fix bug #{t} in the login flow\\n\\nIt happens after sign-in."));
+        jsonl += &say("reasoning", "The session cookie is the likely cause.");
+        jsonl += &call(&format!("a{t}"), "Read", &format!("{{\"file_path\":\"src/auth{t}.rs\"}}"));
+        jsonl += &result(&format!("a{t}"), &"fn login() {} ".repeat(30));
+        jsonl += &say("assistant", "Let me check the handler as well.");
+        jsonl += &call(&format!("b{t}"), "Read", "{\"file_path\":\"src/login.rs\"}");
+        jsonl += &result(&format!("b{t}"), &"fn handler() {} ".repeat(30));
+        jsonl += &call(
+            &format!("c{t}"),
+            "Edit",
+            &format!("{{\"file_path\":\"src/auth{t}.rs\",\"old_string\":\"a\",\"new_string\":\"b\"}}"),
+        );
+        jsonl += &result(&format!("c{t}"), "ok");
+        jsonl += &call(&format!("d{t}"), "Bash", "{\"command\":\"cargo test\"}");
+        jsonl += &result(&format!("d{t}"), &"test ok ".repeat(20));
+        jsonl +=
+            &say("assistant", &format!("Bug #{t} came from a cookie set on the wrong path. Fixed in src/auth{t}.rs."));
+    }
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    id
+}
+
+#[test]
+fn digest_summarizes_turns_without_a_model() {
+    let env = TestEnv::new();
+    agent_session(&env, "agent");
+    let out = env.run(&["compact", "--digest", "--keep-last", "1"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 f7f447d] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
+    "#);
+    insta::assert_snapshot!("digest_show_compacted", env.run(&["show", "--compacted"]).ok());
+    // A profile may ask for a digest too; a summary widens over the one it overlaps.
+    let out = env.run(&[
+        "--config",
+        "compaction.profiles.brief.summary.policy=\"digest\"",
+        "compact",
+        "--profile",
+        "brief",
+        "--from",
+        "2",
+        "--to",
+        "2",
+    ]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 cf901f2] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
+    note: turns 2-2 widened to 0-2 to swallow a summary they overlapped
+    "#);
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(view.matches("[Summary of previous conversation]").count(), 1, "{view}");
+    assert!(view.contains("Digest of turns 0-2 (written by convo, no model):"), "{view}");
+    env.run(&["fsck"]).ok();
+}
+
+#[test]
+fn digest_dry_run_shows_the_digest_and_writes_nothing() {
+    let env = TestEnv::new();
+    agent_session(&env, "agent");
+    let before = env.snapshot();
+    let out = env.run(&["compact", "--digest", "--dry-run", "--verbose", "--to", "1"]);
+    insta::assert_snapshot!("digest_dry_run_verbose", env.transcript(&out));
+    assert!(env.snapshot() == before, "a dry run changed the store");
+    // A digest calls no model: asking for one, or for its focus, is a contradiction.
+    let out = env.run(&["compact", "--digest", "--summarize"]);
+    assert!(out.fails_with(2).contains("cannot be used with"), "{}", out.stderr);
+    assert!(env.snapshot() == before);
+}
+
+#[test]
+fn digest_undo_restores_the_view() {
+    let env = TestEnv::new();
+    agent_session(&env, "agent");
+    let raw_view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    env.run(&["compact", "--digest"]).ok();
+    assert_ne!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
+    let out = env.run(&["compact", "--undo"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 6aca599] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
+    "#);
+    assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
+}
+
+#[test]
+fn digest_over_budget_leaves_out_the_oldest_turns() {
+    let env = TestEnv::new();
+    agent_session(&env, "agent");
+    let out = env.run(&["--config", "compaction.max_summary_tokens=120", "compact", "--digest", "--to", "3"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 a180c44] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
+    "#);
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    let summary: Vec<serde_json::Value> = view
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["content"].as_str().is_some_and(|c| c.starts_with("Digest of")))
+        .collect();
+    assert_eq!(summary.len(), 1, "{view}");
+    let text = summary[0]["content"].as_str().unwrap_or_default();
+    assert!(text.chars().count().div_ceil(4) <= 120, "{text}");
+    insta::assert_snapshot!(text, @r#"
+    Digest of turns 0-3 (written by convo, no model):
+    [2 earlier turns left out]
+    turn 2: asked "Fix bug #2 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth2.rs, src/login.rs; answered "Bug #2 came from a cookie set on the wrong path."
+    turn 3: asked "Fix bug #3 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth3.rs, src/login.rs; answered "Bug #3 came from a cookie set on the wrong path."
+    "#);
 }

@@ -65,6 +65,13 @@ pub struct Args {
     /// Have a model summarize the range (from its raw events)
     #[arg(long, conflicts_with_all = ["summary", "summary_file"])]
     summarize: bool,
+    /// Replace the range with a digest convo writes, one line per turn (no model)
+    ///
+    /// Each line: what the user asked, tools used with counts, files touched, the first
+    /// sentence of the answer. The digest is bounded by compaction.max_summary_tokens: the oldest
+    /// turns' lines are left out first, and one line says how many.
+    #[arg(long, conflicts_with_all = ["summary", "summary_file", "summarize", "model", "focus"])]
+    digest: bool,
     /// The model that summarizes, as provider/model [default: the profile's summary.model, then llm.model]
     #[arg(long, short, value_name = "MODEL")]
     model: Option<String>,
@@ -86,7 +93,7 @@ pub struct Args {
         value_name = "COMPACTION",
         num_args = 0..=1,
         default_missing_value = "",
-        conflicts_with_all = ["profile", "from", "to", "keep_last", "keep_recent_tools", "keep_first", "min_bytes", "max_lines", "reasoning", "tools", "summary", "summary_file", "summarize", "dry_run"]
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "keep_recent_tools", "keep_first", "min_bytes", "max_lines", "reasoning", "tools", "summary", "summary_file", "summarize", "digest", "dry_run"]
     )]
     undo: Option<String>,
 }

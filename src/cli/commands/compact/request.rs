@@ -55,5 +55,6 @@ pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
         keep_recent_tools: args.keep_recent_tools,
         min_bytes: args.min_bytes,
         max_lines: args.max_lines,
+        digest: args.digest,
     })
 }

@@ -1,0 +1,394 @@
+//! A summary convo writes itself, without a model (`convo compact --digest`).
+//!
+//! A model summary needs a network, a key, money and time, and may fail; a digest needs none
+//! of them and is the same every time for the same events. It keeps what an agent most needs
+//! to pick up the thread: per turn, what the user asked, which tools ran and how often, which
+//! files they touched, and the first sentence of the answer. It is stored as an ordinary
+//! [`Summary`](super::Summary), so projection, summary widening and `--undo` treat it like
+//! any other.
+//!
+//! It is bounded by a token budget with convo's one estimate ([`tokens`]): the oldest turns
+//! are dropped first, because the recent ones are what the conversation continues from, and
+//! one line says how many were left out. Pure: events in, text out.
+
+use serde_json::Value;
+
+use crate::event::{Event, Kind, tokens};
+
+/// Who a digest is recorded as written by (`Summary::by`).
+pub const BY: &str = "convo/digest";
+
+/// Characters kept of the user's request and of the answer's first sentence.
+const ASKED_CHARS: usize = 100;
+const ANSWERED_CHARS: usize = 120;
+/// Characters kept of one file path (a pasted blob in a `path` argument stays short).
+const PATH_CHARS: usize = 100;
+/// Files named per turn before the rest are counted as `+N more`.
+const MAX_FILES: usize = 5;
+/// Argument keys that name files, in the spellings of the tools the importers know
+/// (Claude Code, Codex, OpenHands, convo's own `fs_*` tools).
+const PATH_KEYS: &[&str] = &["path", "file_path", "filePath", "notebook_path", "filename"];
+const PATHS_KEYS: &[&str] = &["paths", "file_paths", "filePaths"];
+/// How deep into nested arguments paths are looked for (`{"edits": [{"path": ...}]}`).
+const MAX_DEPTH: usize = 4;
+
+/// The digest of `events`, the raw events of a compacted range in order; `turns[i]` is the
+/// turn of `events[i]` (see [`crate::event::turn_numbers`]). One line per turn, at most
+/// `max_tokens` by the chars/4 estimate where that is possible at all: the header and the
+/// line counting what was left out are always written.
+pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    let notes = notes(events, turns);
+    let header = match (notes.first(), notes.last()) {
+        (Some(first), Some(last)) if first.turn == last.turn => {
+            format!("Digest of turn {} (written by convo, no model):", first.turn)
+        }
+        (Some(first), Some(last)) => {
+            format!("Digest of turns {}-{} (written by convo, no model):", first.turn, last.turn)
+        }
+        _ => "Digest (written by convo, no model): no turns".to_owned(),
+    };
+    let lines: Vec<String> = notes.iter().map(TurnNote::render).collect();
+
+    // Each line costs its characters and a newline. Drop from the front until the whole text
+    // (header, the `left out` line when there is one, the lines kept) fits the budget.
+    let cost = |line: &str| line.chars().count() as u64 + 1;
+    let mut kept_chars: u64 = lines.iter().map(|l| cost(l)).sum();
+    let header_chars = header.chars().count() as u64;
+    let mut dropped = 0;
+    while dropped < lines.len() {
+        let marker = if dropped == 0 { 0 } else { cost(&left_out(dropped)) };
+        if tokens(header_chars + marker + kept_chars) <= max_tokens {
+            break;
+        }
+        kept_chars -= cost(&lines[dropped]);
+        dropped += 1;
+    }
+
+    let mut out = header;
+    if dropped > 0 {
+        out.push('\n');
+        out.push_str(&left_out(dropped));
+    }
+    for line in &lines[dropped..] {
+        out.push('\n');
+        out.push_str(line);
+    }
+    out
+}
+
+fn left_out(n: usize) -> String {
+    if n == 1 { "[1 earlier turn left out]".to_owned() } else { format!("[{n} earlier turns left out]") }
+}
+
+/// What one turn (or the part of it in range) did.
+#[derive(Debug, Default)]
+struct TurnNote {
+    turn: u64,
+    /// The range starts inside this turn: its user message is not in range.
+    partial: bool,
+    asked: Option<String>,
+    /// Tool names and their call counts, in first-use order.
+    tools: Vec<(String, u64)>,
+    /// Files named in tool arguments, deduplicated, in first-seen order.
+    files: Vec<String>,
+    /// The first sentence of the last assistant text.
+    answered: Option<String>,
+}
+
+fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
+    let mut notes: Vec<TurnNote> = Vec::new();
+    // Events before the first turn (a system prompt) belong to no turn and are not digested.
+    for (event, turn) in events.iter().zip(turns) {
+        let Some(turn) = *turn else { continue };
+        if notes.last().is_none_or(|n| n.turn != turn) {
+            let partial = !matches!(event.kind, Kind::User { .. });
+            notes.push(TurnNote { turn, partial, ..TurnNote::default() });
+        }
+        let Some(note) = notes.last_mut() else { continue };
+        match &event.kind {
+            Kind::User { content } => {
+                if note.asked.is_none() {
+                    note.asked = first_line(content).map(|l| cut(&l, ASKED_CHARS));
+                }
+            }
+            Kind::ToolCall { name, arguments, .. } => {
+                match note.tools.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, count)) => *count += 1,
+                    None => note.tools.push((name.clone(), 1)),
+                }
+                let mut found = Vec::new();
+                paths_in(arguments, 0, &mut found);
+                for path in found {
+                    if !note.files.contains(&path) {
+                        note.files.push(path);
+                    }
+                }
+            }
+            Kind::Assistant { content } => {
+                // The last answer of a turn is its conclusion; earlier ones are narration
+                // between tool calls ("Let me look at the tests.").
+                if let Some(line) = first_line(content) {
+                    note.answered = Some(cut(first_sentence(&line), ANSWERED_CHARS));
+                }
+            }
+            // Reasoning and tool output are what compaction removes first; a system or
+            // config event inside a turn is setup, not work.
+            Kind::Reasoning { .. }
+            | Kind::ToolResult { .. }
+            | Kind::System { .. }
+            | Kind::Config { .. }
+            | Kind::Compaction
+            | Kind::Other(_) => {}
+        }
+    }
+    notes
+}
+
+impl TurnNote {
+    fn render(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(asked) = &self.asked {
+            parts.push(format!("asked \"{asked}\""));
+        }
+        if !self.tools.is_empty() {
+            let tools: Vec<String> = self.tools.iter().map(|(name, n)| format!("{name}×{n}")).collect();
+            parts.push(format!("tools: {}", tools.join(", ")));
+        }
+        if !self.files.is_empty() {
+            let shown = self.files.len().min(MAX_FILES);
+            let mut files = self.files[..shown].join(", ");
+            if self.files.len() > shown {
+                files += &format!(" +{} more", self.files.len() - shown);
+            }
+            parts.push(format!("files: {files}"));
+        }
+        if let Some(answered) = &self.answered {
+            parts.push(format!("answered \"{answered}\""));
+        }
+        let label = if self.partial { format!("turn {} (part)", self.turn) } else { format!("turn {}", self.turn) };
+        if parts.is_empty() { format!("{label}: nothing to note") } else { format!("{label}: {}", parts.join("; ")) }
+    }
+}
+
+/// File paths named in tool arguments. Arguments are JSON, or JSON in a string (the OpenAI
+/// wire format sends them so, and some importers keep that).
+fn paths_in(value: &Value, depth: usize, found: &mut Vec<String>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    fn push(v: &Value, found: &mut Vec<String>) {
+        if let Some(path) = v.as_str().and_then(first_line) {
+            found.push(cut(&path, PATH_CHARS));
+        }
+    }
+    match value {
+        Value::String(s) if depth == 0 && s.trim_start().starts_with('{') => {
+            if let Ok(parsed) = serde_json::from_str::<Value>(s) {
+                paths_in(&parsed, depth + 1, found);
+            }
+        }
+        Value::Object(map) => {
+            for (key, v) in map {
+                if PATH_KEYS.contains(&key.as_str()) {
+                    push(v, found);
+                } else if PATHS_KEYS.contains(&key.as_str()) {
+                    v.as_array().into_iter().flatten().for_each(|p| push(p, found));
+                } else {
+                    paths_in(v, depth + 1, found);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| paths_in(v, depth + 1, found)),
+        _ => {}
+    }
+}
+
+/// The first line of `text` that is not blank, with runs of whitespace made one space.
+fn first_line(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| !l.trim().is_empty())?;
+    Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Up to and including the first `.`, `!` or `?` that ends a sentence (one followed by a
+/// space or the end), or all of `line`.
+fn first_sentence(line: &str) -> &str {
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|(_, next)| *next == ' ') {
+            return &line[..i + c.len_utf8()];
+        }
+    }
+    line
+}
+
+/// `text` in at most `max` characters: cut at a word boundary when one is near the end, and
+/// marked with `…`. Counts characters, not bytes, so a cut never splits one.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let keep = max.saturating_sub(1);
+    let head: String = text.chars().take(keep).collect();
+    // A word cut in half reads worse than a few characters lost, unless that loses most.
+    let head = match head.rfind(' ') {
+        Some(space) if head[..space].chars().count() > keep / 2 => head[..space].trim_end(),
+        _ => head.as_str(),
+    };
+    format!("{head}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::event::turn_numbers;
+
+    fn event(n: usize, kind: Kind) -> Event {
+        Event { id: format!("e{n}"), ts: "2026-01-01T00:00:00Z".into(), kind, extra: Default::default() }
+    }
+
+    fn user(text: &str) -> Kind {
+        Kind::User { content: text.into() }
+    }
+    fn assistant(text: &str) -> Kind {
+        Kind::Assistant { content: text.into() }
+    }
+    fn call(name: &str, arguments: Value) -> Kind {
+        Kind::ToolCall { call_id: "c".into(), name: name.into(), arguments }
+    }
+    fn result(text: &str) -> Kind {
+        Kind::ToolResult { call_id: "c".into(), content: text.into(), is_error: false }
+    }
+
+    fn events(kinds: Vec<Kind>) -> Vec<Event> {
+        kinds.into_iter().enumerate().map(|(n, k)| event(n, k)).collect()
+    }
+
+    /// An agent session: a system prompt, three turns with tool calls, reasoning and
+    /// narration between the calls.
+    fn session() -> Vec<Event> {
+        events(vec![
+            Kind::System { content: "You are a coding agent.".into() },
+            user("Fix the login redirect\n\nIt loops forever after   sign-in."),
+            Kind::Reasoning { content: "Probably the session cookie.".into() },
+            call("Read", json!({"file_path": "src/auth.rs"})),
+            result("fn login() {}"),
+            assistant("Let me look at the login handler too."),
+            call("Read", json!({"file_path": "src/login.rs"})),
+            result("..."),
+            call("Edit", json!({"file_path": "src/auth.rs", "old_string": "a", "new_string": "b"})),
+            result("ok"),
+            call("Bash", json!({"command": "cargo test"})),
+            result("test result: ok"),
+            assistant("The redirect loop came from a cookie set on the wrong path. I fixed it in src/auth.rs."),
+            user("  \n   Now add a test for it"),
+            call("Write", json!({"filePath": "tests/login.rs", "content": "#[test] fn t() {}"})),
+            result("ok"),
+            call("MultiEdit", json!({"edits": [{"path": "src/a.rs"}, {"path": "src/b.rs"}]})),
+            result("ok"),
+            call("Glob", json!({"paths": ["src/c.rs", "src/d.rs", "src/a.rs", "src/e.rs"]})),
+            result("ok"),
+            assistant("Added tests/login.rs!\nIt covers the loop."),
+            user("thanks"),
+            assistant("You're welcome"),
+        ])
+    }
+
+    #[test]
+    fn a_session_gets_one_line_per_turn() {
+        let events = session();
+        let text = digest(&events, &turn_numbers(&events), 2000);
+        assert_eq!(
+            text,
+            "Digest of turns 0-2 (written by convo, no model):\n\
+             turn 0: asked \"Fix the login redirect\"; tools: Read×2, Edit×1, Bash×1; \
+             files: src/auth.rs, src/login.rs; \
+             answered \"The redirect loop came from a cookie set on the wrong path.\"\n\
+             turn 1: asked \"Now add a test for it\"; tools: Write×1, MultiEdit×1, Glob×1; \
+             files: tests/login.rs, src/a.rs, src/b.rs, src/c.rs, src/d.rs +1 more; \
+             answered \"Added tests/login.rs!\"\n\
+             turn 2: asked \"thanks\"; answered \"You're welcome\""
+        );
+        // Deterministic: the same events give the same text.
+        assert_eq!(digest(&events, &turn_numbers(&events), 2000), text);
+    }
+
+    #[test]
+    fn over_budget_the_oldest_lines_go_first_and_are_counted() {
+        let events: Vec<Event> = (0..10)
+            .flat_map(|t| [user(&format!("request number {t}")), assistant(&format!("Done with {t}."))])
+            .enumerate()
+            .map(|(n, k)| event(n, k))
+            .collect();
+        let turns = turn_numbers(&events);
+        let full = digest(&events, &turns, 10_000);
+        assert_eq!(full.lines().count(), 11);
+        let budget = 60;
+        let text = digest(&events, &turns, budget);
+        assert!(tokens(text.chars().count() as u64) <= budget, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Digest of turns 0-9 (written by convo, no model):");
+        let dropped = 10 - (lines.len() - 2);
+        assert_eq!(lines[1], format!("[{dropped} earlier turns left out]"));
+        // What is kept is the newest lines, whole and in order.
+        assert_eq!(lines[2..], full.lines().skip(1 + dropped).collect::<Vec<_>>()[..]);
+        assert_eq!(lines.last(), Some(&"turn 9: asked \"request number 9\"; answered \"Done with 9.\""));
+        // One more token of budget never keeps fewer lines.
+        assert!(digest(&events, &turns, budget + 1).lines().count() >= lines.len());
+        // No budget at all: only the header and the count remain.
+        assert_eq!(
+            digest(&events, &turns, 0),
+            "Digest of turns 0-9 (written by convo, no model):\n[10 earlier turns left out]"
+        );
+    }
+
+    #[test]
+    fn a_range_that_starts_inside_a_turn_notes_the_part_present() {
+        let all = session();
+        let turns = turn_numbers(&all);
+        // From the Edit of turn 0 to the first result of turn 1.
+        let text = digest(&all[8..16], &turns[8..16], 2000);
+        assert_eq!(
+            text,
+            "Digest of turns 0-1 (written by convo, no model):\n\
+             turn 0 (part): tools: Edit×1, Bash×1; files: src/auth.rs; \
+             answered \"The redirect loop came from a cookie set on the wrong path.\"\n\
+             turn 1: asked \"Now add a test for it\"; tools: Write×1; files: tests/login.rs"
+        );
+        // Only tool results: the turn is still listed.
+        assert_eq!(
+            digest(&all[9..10], &turns[9..10], 2000),
+            "Digest of turn 0 (written by convo, no model):\nturn 0 (part): nothing to note"
+        );
+        // Only a system prompt: no turn at all.
+        assert_eq!(digest(&all[..1], &turns[..1], 2000), "Digest (written by convo, no model): no turns");
+    }
+
+    #[test]
+    fn cuts_count_characters_and_never_split_one() {
+        let long = "é".repeat(300);
+        let events = events(vec![
+            user(&format!("{long} {long}")),
+            call("Read", json!(format!("{{\"path\": \"{}\"}}", "日".repeat(150)))),
+            assistant(&"🦀".repeat(200)),
+        ]);
+        let text = digest(&events, &turn_numbers(&events), 2000);
+        let line = text.lines().nth(1).unwrap_or_default();
+        // 99 characters and the ellipsis, for each; no space near the end to cut at.
+        assert!(line.contains(&format!("asked \"{}…\"", "é".repeat(99))), "{line}");
+        assert!(line.contains(&format!("files: {}…", "日".repeat(99))), "{line}");
+        assert!(line.contains(&format!("answered \"{}…\"", "🦀".repeat(119))), "{line}");
+        // A word boundary near the end is preferred to a cut word.
+        assert_eq!(cut("aaaa bbbb cccc", 12), "aaaa bbbb…");
+        assert_eq!(cut("aaaaaaaaaa bbbb", 12), "aaaaaaaaaa…");
+        assert_eq!(cut("short", 12), "short");
+    }
+
+    #[test]
+    fn sentences_end_at_punctuation_before_a_space() {
+        assert_eq!(first_sentence("Fixed src/auth.rs. Then ran tests."), "Fixed src/auth.rs.");
+        assert_eq!(first_sentence("Version 1.2 is out"), "Version 1.2 is out");
+        assert_eq!(first_sentence("Done!"), "Done!");
+    }
+}

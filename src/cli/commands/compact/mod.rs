@@ -19,6 +19,8 @@ use crate::cli::ui::CommitReport;
 /// from --from/--to, which take a turn (5), turns before the last (-3), a time ago (5h,
 /// 2days) or `last` (one past the last compacted turn). Without --to the last N turns stay
 /// as they are, N = compaction.keep_last. `--undo` withdraws a compaction the same way.
+/// Commands in your own config's hooks.pre_compact (which may veto it) and hooks.post_compact
+/// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)

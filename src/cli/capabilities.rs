@@ -1,10 +1,14 @@
 //! What operations need from the outside world, supplied by the CLI: API keys from the
-//! environment, a yes/no on the terminal, a spinner while a model works; and the one
-//! automatic-compaction path that follows a turn (`append`, `query`).
+//! environment, a yes/no on the terminal, a spinner while a model works, the user's hooks
+//! around a compaction; and the one automatic-compaction path that follows a turn (`append`,
+//! `query`).
+
+use std::io::Write;
+use std::time::Duration;
 
 use convo::event::Event;
-use convo::ops::{self, Planned, QueryError, Summarizer, SummaryJob};
-use convo::render::thousands;
+use convo::ops::{self, HookDocument, Hooks, Planned, QueryError, Summarizer, SummaryJob};
+use convo::render::{escape, thousands};
 use convo::store::{Appended, Store};
 
 use super::Ctx;
@@ -27,7 +31,8 @@ pub struct SummaryChoice {
 
 impl Ctx {
     /// [`ops::compact::compact`] with the terminal's question before a large call (unless
-    /// `choice.yes`) and a spinner while the model writes.
+    /// `choice.yes`), a spinner while the model writes, and `hooks.pre_compact` and
+    /// `hooks.post_compact` from `config` (which holds them only from the user's own layers).
     pub fn compact(
         &self,
         store: &Store,
@@ -58,12 +63,26 @@ impl Ctx {
                 None => spinner = ui::spinner(quiet, message),
             }
         };
+        let hooks = &config.config.hooks;
+        let timeout = Duration::from_secs(hooks.timeout_secs);
+        let mut pre = |doc: &HookDocument| match &hooks.pre_compact {
+            Some(command) if !command.trim().is_empty() => self.run_hook(command, doc, timeout),
+            _ => Ok(String::new()),
+        };
+        let mut post = |doc: &HookDocument| {
+            if let Some(command) = hooks.post_compact.as_deref().filter(|c| !c.trim().is_empty())
+                && let Err(why) = self.run_hook(command, doc, timeout)
+            {
+                self.ui.warning(&format!("the post_compact hook {why}; the compaction has landed"));
+            }
+        };
         let mut summarizer = Summarizer {
             model: choice.model.as_deref(),
             focus: choice.focus.as_deref(),
             key: &env_key,
             confirm: &mut confirm,
             progress: &mut progress,
+            hooks: Hooks { pre: &mut pre, post: &mut post },
         };
         let result = ops::compact::compact(store, id, events, config, planned, &mut summarizer, &self.clock);
         if let Some(s) = spinner {
@@ -72,11 +91,35 @@ impl Ctx {
         result.map_err(|e: QueryError| e.into())
     }
 
+    /// Run hook `command` with `doc` as JSON on stdin (see [`super::hooks`]): what it
+    /// printed on stdout, or why it failed. Its stderr is the hook's word to the user: shown
+    /// (escaped: it may quote stored text) when it failed, and unless --quiet when it did not.
+    fn run_hook(&self, command: &str, doc: &HookDocument, timeout: Duration) -> Result<String, String> {
+        let mut input = serde_json::to_vec(doc).map_err(|e| format!("could not be given its input: {e}"))?;
+        input.push(b'\n');
+        let outcome = super::hooks::run(command, &input, timeout)
+            .map_err(|e| format!("could not be started (`sh -c {command}`): {e}"))?;
+        let failure = outcome.failure();
+        if !outcome.stderr.is_empty() && (failure.is_some() || !self.ui.quiet) {
+            let text = String::from_utf8_lossy(&outcome.stderr);
+            let mut err = self.ui.stderr();
+            let _ = write!(err, "{}", escape(&text));
+            if !text.ends_with('\n') {
+                let _ = writeln!(err);
+            }
+        }
+        match failure {
+            Some(why) => Err(why),
+            None => Ok(String::from_utf8_lossy(&outcome.stdout).into_owned()),
+        }
+    }
+
     /// After a turn: with `compaction.auto.enabled`, compact when the conversation nears
     /// `model`'s (or llm.model's) context window, and say so unless --quiet. Enabled is
     /// checked first without the conversation's own `config` events, which would cost a
     /// read of every event on each append: `compaction.auto.*` is read from the defaults,
-    /// the user file, the store and --config.
+    /// the user file, the store and --config. It runs no hooks: it appends the planned
+    /// compaction directly, under the lock the turn's caller holds.
     pub fn auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
         let quick = self.config_quietly(store, &[])?;
         if !quick.config.compaction.auto.enabled {

@@ -202,6 +202,8 @@ impl From<OpsError> for CommandError {
             OpsError::ConfigEdit { .. } | OpsError::File { .. } => CommandError::input(e.to_string()),
             OpsError::Model(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
+            OpsError::Vetoed { hook, .. } => CommandError::input(e.to_string())
+                .hint(format!("hooks.{hook} in your config vetoed it; `--config hooks.{hook}=` runs without it once")),
         }
     }
 }

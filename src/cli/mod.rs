@@ -6,6 +6,7 @@
 pub mod capabilities;
 pub mod command_error;
 pub mod commands;
+pub mod hooks;
 pub mod ui;
 
 use std::io::Write;

@@ -119,6 +119,25 @@ pub struct Config {
     /// `[trust]`: read only from the user's own layers.
     #[serde(default)]
     pub trust: TrustConfig,
+    /// `[hooks]`: commands run around a compaction; read only from the user's own layers.
+    #[serde(default)]
+    pub hooks: HooksConfig,
+}
+
+/// `[hooks]`: shell commands (run with `sh -c` by the CLI) around a compaction. They run
+/// code, so they are [`USER_ONLY_KEYS`]: a store or a conversation never sets them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Before a compaction is summarized or written; a non-zero exit vetoes it.
+    #[serde(default)]
+    pub pre_compact: Option<String>,
+    /// After a compaction's commit.
+    #[serde(default)]
+    pub post_compact: Option<String>,
+    /// Seconds a hook may run before it is killed.
+    #[serde(default = "default_of::hooks_timeout_secs")]
+    pub timeout_secs: u64,
 }
 
 /// `[trust]`.
@@ -135,13 +154,13 @@ pub struct TrustConfig {
 /// `api_key_env` decide where a conversation and a key go. They are honoured from the
 /// user's own layers (defaults, the user file, `--config`) and from content (a store's
 /// `convo.toml`, a conversation's `config` events) only when the user trusts that store.
-/// Dotted prefixes, `*` matching any one name: any future key that names a command or a
-/// URL (hooks, say) belongs here.
+/// Dotted prefixes, `*` matching any one name: any future key that names a URL belongs
+/// here (one that names a command, like `hooks`, belongs in [`USER_ONLY_KEYS`]).
 pub const AUTHORITY_KEYS: &[&str] = &["providers"];
 
 /// Keys read only from the user's own layers, trusted store or not: a store cannot trust
-/// itself.
-pub const USER_ONLY_KEYS: &[&str] = &["trust"];
+/// itself, and a command to run (`hooks`) would run whatever whoever can push wrote.
+pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks"];
 
 /// Why a key from content was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,8 +201,20 @@ impl Ignored {
             IgnoredWhy::Untrusted => {
                 "a store's convo.toml and config events may name providers only once you trust it: `convo config trust`"
             }
-            IgnoredWhy::UserOnly => "trust a store from your own config: `convo config trust [PATH]`",
+            IgnoredWhy::UserOnly => user_only_hint(&self.key),
         }
+    }
+}
+
+/// How to set [`USER_ONLY_KEYS`] key `key` where it counts: in the user's own config.
+pub fn user_only_hint(key: &str) -> &'static str {
+    let under = |prefix: &str| key == prefix || key.starts_with(&format!("{prefix}."));
+    if under("trust") {
+        "trust a store from your own config: `convo config trust [PATH]`"
+    } else if under("hooks") {
+        "hooks run commands: only your own config sets them (`convo config set --user KEY VALUE`)"
+    } else {
+        "set it in your own config: `convo config set --user KEY VALUE`"
     }
 }
 
@@ -338,7 +369,7 @@ macro_rules! defaults_from_toml {
         }
     )*};
 }
-defaults_from_toml!(CompactionConfig, AutoConfig, LlmConfig);
+defaults_from_toml!(CompactionConfig, AutoConfig, LlmConfig, HooksConfig);
 
 /// The values `defaults.toml` gives the keys that have a default, for serde: a key missing
 /// from a layer means the default, and no number is written twice in code.
@@ -378,6 +409,9 @@ mod default_of {
     }
     pub fn timeout_secs() -> u64 {
         value("llm.timeout_secs")
+    }
+    pub fn hooks_timeout_secs() -> u64 {
+        value("hooks.timeout_secs")
     }
 }
 

@@ -210,8 +210,8 @@ pub fn undo_compaction(
     Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
 }
 
-/// What writing a model summary needs from the caller: its choices, and the outside world
-/// the library does not reach itself.
+/// What compacting needs from the caller: its choices for a model summary, the outside
+/// world the library does not reach itself, and the user's hooks.
 pub struct Summarizer<'a> {
     /// `--model`, over the profile's `summary.model`, over `llm.model`.
     pub model: Option<&'a str>,
@@ -224,12 +224,94 @@ pub struct Summarizer<'a> {
     pub confirm: &'a mut dyn FnMut(&SummaryJob) -> bool,
     /// Call `i` of `n` is about to be made.
     pub progress: &'a mut dyn FnMut(&SummaryJob, usize, usize),
+    /// `hooks.pre_compact` and `hooks.post_compact`, run by the caller.
+    pub hooks: Hooks<'a>,
+}
+
+/// The user's commands around a compaction (`hooks.*`), which the caller runs: the library
+/// runs no process. Each gets a [`HookDocument`].
+pub struct Hooks<'a> {
+    /// Before anything is summarized or written. `Err(why)` vetoes the compaction: nothing
+    /// is written. `Ok(text)`: what the hook printed, added to a model summary's focus.
+    pub pre: &'a mut dyn FnMut(&HookDocument) -> Result<String, String>,
+    /// After the commit. It cannot fail the compaction, which has landed: what goes wrong
+    /// is the caller's to report.
+    pub post: &'a mut dyn FnMut(&HookDocument),
+}
+
+/// Which hook a [`HookDocument`] is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookPoint {
+    PreCompact,
+    PostCompact,
+}
+
+impl HookPoint {
+    /// Its config key under `hooks.`: `pre_compact`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookPoint::PreCompact => "pre_compact",
+            HookPoint::PostCompact => "post_compact",
+        }
+    }
+}
+
+/// What a compaction hook reads on stdin, as JSON. Token estimates before a model summary is
+/// written count it as empty (a lower bound, as `--dry-run` shows).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookDocument {
+    pub hook: HookPoint,
+    pub conversation: String,
+    pub title: Option<String>,
+    pub range: HookRange,
+    /// [`Compaction::describe`]: `strip reasoning, strip tool calls`.
+    pub policies: String,
+    pub profile: Option<String>,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// The compaction's commit (post_compact only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// A compaction's range in a [`HookDocument`]: turns for people, event ids for programs.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookRange {
+    pub from_turn: u64,
+    pub to_turn: u64,
+    pub from_event: String,
+    pub to_event: String,
+}
+
+impl HookDocument {
+    fn of(hook: HookPoint, conversation: &str, title: Option<String>, planned: &Planned) -> HookDocument {
+        let c = &planned.prepared.compaction;
+        HookDocument {
+            hook,
+            conversation: conversation.to_owned(),
+            title,
+            range: HookRange {
+                from_turn: c.from_turn,
+                to_turn: c.to_turn,
+                from_event: c.from_event.clone(),
+                to_event: c.to_event.clone(),
+            },
+            policies: c.describe(),
+            profile: c.profile.clone(),
+            tokens_before: planned.estimate.before,
+            tokens_after: planned.estimate.after,
+            commit: None,
+        }
+    }
 }
 
 /// Write the summary a planned compaction still needs, then append the compaction under the
 /// store's lock. The model is called without the lock held: the compaction covers its range
 /// by event ids, so turns appended meanwhile do not disturb it. What `compact`,
-/// `fork --compact` and `query --compact` run.
+/// `fork --compact` and `query --compact` run. The pre_compact hook runs first, before the
+/// question and any call (so a veto costs nothing); post_compact after the lock is released
+/// (so a hook may run convo itself).
 pub fn compact(
     store: &Store,
     id: &str,
@@ -239,8 +321,18 @@ pub fn compact(
     summarizer: &mut Summarizer<'_>,
     clock: &Clock,
 ) -> Result<(Appended, Planned), QueryError> {
+    let title = store.meta(id)?.title;
+    let pre = HookDocument::of(HookPoint::PreCompact, id, title.clone(), &planned);
+    let said =
+        (summarizer.hooks.pre)(&pre).map_err(|why| OpsError::Vetoed { hook: HookPoint::PreCompact.name(), why })?;
     if planned.prepared.pending.is_some() {
-        let job = summary_job(events, &planned, config, summarizer.model, summarizer.focus)?;
+        let focus = [summarizer.focus.unwrap_or_default(), said.trim()]
+            .into_iter()
+            .filter(|f| !f.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let focus = Some(focus.as_str()).filter(|f| !f.is_empty());
+        let job = summary_job(events, &planned, config, summarizer.model, focus)?;
         let limit = config.config.compaction.confirm_above_tokens;
         if job.input_tokens > limit && !(summarizer.confirm)(&job) {
             return Err(OpsError::Declined.into());
@@ -249,8 +341,13 @@ pub fn compact(
         let (text, usage) = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n))?;
         fill_summary(events, &mut planned, text, usage, &job.model.name)?;
     }
-    let lock = store.lock()?;
-    let appended = apply_compaction(store, &lock, id, &planned, clock)?;
+    let appended = {
+        let lock = store.lock()?;
+        apply_compaction(store, &lock, id, &planned, clock)?
+    };
+    let mut post = HookDocument::of(HookPoint::PostCompact, id, title, &planned);
+    post.commit = Some(appended.commit.to_string());
+    (summarizer.hooks.post)(&post);
     Ok((appended, planned))
 }
 

@@ -16,7 +16,7 @@ use crate::ops::plan::PlanError;
 use crate::projection::ProjectionError;
 use crate::store::{Store, StoreError, layout};
 
-pub use compact::{Planned, Summarizer, SummaryJob, Undone};
+pub use compact::{HookDocument, HookPoint, Hooks, Planned, Summarizer, SummaryJob, Undone};
 pub use fork::ForkRange;
 pub use query::{Queried, QueryError};
 
@@ -36,6 +36,10 @@ pub enum OpsError {
     /// The caller was asked before a large summary call and said no.
     #[error("not sent: nothing was written")]
     Declined,
+    /// The user's `hooks.pre_compact` (`hook`) failed: `why` says how (an exit status, a
+    /// timeout). Nothing was written.
+    #[error("the {hook} hook {why}: nothing was written")]
+    Vetoed { hook: &'static str, why: String },
     /// A config edit that cannot be made in the layer's file.
     #[error("{origin}: {source}")]
     ConfigEdit { origin: String, source: crate::config::EditError },

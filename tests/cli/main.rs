@@ -14,6 +14,7 @@ mod common;
 mod commands;
 mod compaction;
 mod docs;
+mod hooks;
 mod hostile_remotes;
 mod inside_a_turn;
 mod interop;

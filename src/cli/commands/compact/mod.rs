@@ -22,6 +22,8 @@ use crate::cli::ui::CommitReport;
 /// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
 /// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
 /// withdraws a compaction the same way.
+/// Commands in your own config's hooks.pre_compact (which may veto it) and hooks.post_compact
+/// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)

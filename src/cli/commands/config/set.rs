@@ -51,7 +51,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         return Err(CommandError::input(format!(
             "`{key}`: {prefix} is read only from your own config, never from a store or conversation"
         ))
-        .hint("trust a store with `convo config trust [PATH]`"));
+        .hint(config::user_only_hint(key)));
     }
     match target {
         Target::User => {

@@ -202,6 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--keep-recent-tools', '--keep-recent-tools', [CompletionResultType]::ParameterName, 'Leave the last N tool calls and their results whole; all before them is in range')
             [CompletionResult]::new('--keep-first', '--keep-first', [CompletionResultType]::ParameterName, 'Leave the first N turns (the task statement) as they are [profile key: keep_first]')
             [CompletionResult]::new('--min-bytes', '--min-bytes', [CompletionResultType]::ParameterName, 'Only strip or truncate tool requests and results over B bytes [profile key: min_bytes]')
+            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'Choose the least compaction that brings the view under TOKENS (see below)')
             [CompletionResult]::new('--max-lines', '--max-lines', [CompletionResultType]::ParameterName, 'Cut tool results left in place to N lines, first and last kept [profile key: max_lines]')
             [CompletionResult]::new('--reasoning', '--reasoning', [CompletionResultType]::ParameterName, 'What to do with reasoning, over the profile')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'What to do with tool calls, over the profile')

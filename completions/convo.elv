@@ -190,6 +190,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --keep-recent-tools 'Leave the last N tool calls and their results whole; all before them is in range'
             cand --keep-first 'Leave the first N turns (the task statement) as they are [profile key: keep_first]'
             cand --min-bytes 'Only strip or truncate tool requests and results over B bytes [profile key: min_bytes]'
+            cand --budget 'Choose the least compaction that brings the view under TOKENS (see below)'
             cand --max-lines 'Cut tool results left in place to N lines, first and last kept [profile key: max_lines]'
             cand --reasoning 'What to do with reasoning, over the profile'
             cand --tools 'What to do with tool calls, over the profile'

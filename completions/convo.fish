@@ -160,6 +160,7 @@ complete -c convo -n "__fish_convo_using_subcommand compact" -l keep-last -d 'Le
 complete -c convo -n "__fish_convo_using_subcommand compact" -l keep-recent-tools -d 'Leave the last N tool calls and their results whole; all before them is in range' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l keep-first -d 'Leave the first N turns (the task statement) as they are [profile key: keep_first]' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l min-bytes -d 'Only strip or truncate tool requests and results over B bytes [profile key: min_bytes]' -r
+complete -c convo -n "__fish_convo_using_subcommand compact" -l budget -d 'Choose the least compaction that brings the view under TOKENS (see below)' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l max-lines -d 'Cut tool results left in place to N lines, first and last kept [profile key: max_lines]' -r
 complete -c convo -n "__fish_convo_using_subcommand compact" -l reasoning -d 'What to do with reasoning, over the profile' -r -f -a "strip\t'Leave reasoning out of the view'"
 complete -c convo -n "__fish_convo_using_subcommand compact" -l tools -d 'What to do with tool calls, over the profile' -r -f -a "strip\t'Empty requests and replace responses with a status line'

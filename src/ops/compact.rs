@@ -6,6 +6,7 @@ use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary};
 use crate::config::Resolved;
 use crate::event::{Event, Kind};
+use crate::ops::budget;
 use crate::ops::plan::{self, PlanError, Prepared, Request};
 use crate::projection;
 use crate::projection::Estimate;
@@ -19,6 +20,8 @@ use super::{OpsError, Result};
 pub struct Planned {
     pub prepared: Prepared,
     pub estimate: Estimate,
+    /// With a budget: every step tried, and which was chosen.
+    pub ladder: Option<crate::ops::budget::Ladder>,
     /// The id and timestamp the compaction event will have.
     pub id: String,
     pub ts: String,
@@ -26,15 +29,32 @@ pub struct Planned {
 
 /// Work out the compaction `request` asks for, without writing anything (`--dry-run`).
 pub fn plan_compaction(events: &[Event], config: &Resolved, request: &Request, clock: &Clock) -> Result<Planned> {
-    let prepared = plan::prepare(events, &config.config, request, clock.now())?;
+    plan_with(events, config, request, clock, false)
+}
+
+/// [`plan_compaction`]; with `every_step`, a budget's ladder tries every step (`--dry-run`
+/// shows them all) but still chooses the first that fits.
+pub fn plan_with(
+    events: &[Event],
+    config: &Resolved,
+    request: &Request,
+    clock: &Clock,
+    every_step: bool,
+) -> Result<Planned> {
     let (id, ts) = (clock.new_id(), clock.timestamp());
+    if let Some(budget) = request.budget {
+        let ladder = budget::climb(events, &config.config, request, budget, (&id, &ts), clock.now(), every_step)?;
+        let rung = ladder.chosen().clone();
+        return Ok(Planned { prepared: rung.prepared, estimate: rung.estimate, ladder: Some(ladder), id, ts });
+    }
+    let prepared = plan::prepare(events, &config.config, request, clock.now())?;
     // A summary still to be written counts as empty: the estimate is a lower bound until then.
     let mut candidate = prepared.compaction.clone();
     if prepared.pending.is_some() {
         candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
     }
     let estimate = projection::estimate(events, &candidate, &id, &ts)?;
-    Ok(Planned { prepared, estimate, id, ts })
+    Ok(Planned { prepared, estimate, ladder: None, id, ts })
 }
 
 /// A summary for a model to write: the model, the instructions, and the raw events of the

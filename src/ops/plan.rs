@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::compaction::digest;
 use crate::compaction::range::{Bound, BoundSyntaxError, End as RangeEnd, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy};
-use crate::config::{Config, SummaryPolicyName};
+use crate::config::{Config, Profile, SummaryPolicyName};
 use crate::event::{Event, Kind, turn_numbers};
 use crate::projection::{self, ProjectionError};
 
@@ -104,6 +104,10 @@ pub struct Request {
     /// Have convo write the summary, one line per turn (`--digest`), even if the profile
     /// does not.
     pub digest: bool,
+    /// `--budget TOKENS`: the least compaction that fits (see [`super::budget`]).
+    pub budget: Option<u64>,
+    /// How the budget was given, for messages (`--budget 5000`, or the automatic trigger).
+    pub budget_label: Option<String>,
 }
 
 /// A summary still to be written by a model: the compaction's range is final, its text not.
@@ -157,67 +161,101 @@ pub fn prepare(
     request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Prepared, PlanError> {
+    let (name, profile) = profile_of(config, request)?;
+    let choice = Choice::of(request, profile);
+    if choice.policies.is_empty() && choice.pending.is_none() && !choice.digest {
+        return Err(PlanError::NothingToDo);
+    }
+    place(events, config, request, &name, choice, now)
+}
+
+/// The profile `request` names (or `compaction.default_profile`), with its name.
+pub fn profile_of<'c>(config: &'c Config, request: &Request) -> Result<(String, &'c Profile), PlanError> {
     let name = request.profile.clone().unwrap_or_else(|| config.compaction.default_profile.clone());
     let profile = config.compaction.profiles.get(&name).ok_or_else(|| PlanError::UnknownProfile {
         name: name.clone(),
         known: config.compaction.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
     })?;
-    let min_bytes = request.min_bytes.or(profile.min_bytes);
-    let max_lines = request.max_lines.or(profile.max_lines);
-    let mut policies = Policies {
-        summary: None,
-        reasoning: request.reasoning.or(profile.reasoning),
-        tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
-        min_bytes,
-        max_lines,
-    };
-    let mut pending = None;
-    // The digest is written once the range is final (below): widening changes what it covers.
-    let mut digesting = false;
-    let profile_policy = profile.summary.as_ref().map(|s| s.policy);
-    let explicit_only = Policies {
-        summary: None,
-        reasoning: request.reasoning,
-        tool_calls: request.tool_calls,
-        min_bytes: request.min_bytes,
-        max_lines: request.max_lines,
-    };
-    match (&request.summary, &profile.summary) {
-        (Some(text), _) => {
-            // A summary replaces the whole range: the profile's per-type policies would have
-            // nothing to act on, so only explicit flags are kept.
-            policies = Policies {
-                summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None }),
-                reasoning: request.reasoning,
-                tool_calls: request.tool_calls,
-                min_bytes: request.min_bytes,
-                max_lines: request.max_lines,
-            };
-        }
-        // A flag beats the profile: --digest on a summarizing profile calls no model.
-        (None, _) if request.digest || (!request.summarize && profile_policy == Some(SummaryPolicyName::Digest)) => {
-            policies = explicit_only;
-            digesting = true;
-        }
-        (None, from_profile) if request.summarize || profile_policy == Some(SummaryPolicyName::Summarize) => {
-            policies = explicit_only;
-            pending = Some(PendingSummary {
-                model: from_profile.as_ref().and_then(|s| s.model.clone()),
-                instructions: from_profile.as_ref().and_then(|s| s.instructions.clone()),
-            });
-        }
-        _ => {}
-    }
+    Ok((name, profile))
+}
 
-    if policies.is_empty() && pending.is_none() && !digesting {
-        return Err(PlanError::NothingToDo);
+/// What a compaction does, before its range is known: per-type policies, and whether a
+/// model (`pending`) or convo (`digest`) writes a summary once it is.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    pub policies: Policies,
+    pub pending: Option<PendingSummary>,
+    pub digest: bool,
+}
+
+impl Choice {
+    /// Flags over the profile.
+    pub fn of(request: &Request, profile: &Profile) -> Choice {
+        let mut policies = Policies {
+            summary: None,
+            reasoning: request.reasoning.or(profile.reasoning),
+            tool_calls: request.tool_calls.or(profile.tool_calls.map(|t| t.0)),
+            min_bytes: request.min_bytes.or(profile.min_bytes),
+            max_lines: request.max_lines.or(profile.max_lines),
+        };
+        let mut pending = None;
+        // The digest is written once the range is final (in `place`): widening changes what
+        // it covers.
+        let mut digest = false;
+        let profile_policy = profile.summary.as_ref().map(|s| s.policy);
+        // A summary replaces the whole range: the profile's per-type policies would have
+        // nothing to act on, so only explicit flags are kept.
+        let explicit_only = Policies {
+            summary: None,
+            reasoning: request.reasoning,
+            tool_calls: request.tool_calls,
+            min_bytes: request.min_bytes,
+            max_lines: request.max_lines,
+        };
+        match (&request.summary, &profile.summary) {
+            (Some(text), _) => {
+                policies = Policies {
+                    summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None }),
+                    ..explicit_only
+                };
+            }
+            // A flag beats the profile: --digest on a summarizing profile calls no model.
+            (None, _)
+                if request.digest || (!request.summarize && profile_policy == Some(SummaryPolicyName::Digest)) =>
+            {
+                policies = explicit_only;
+                digest = true;
+            }
+            (None, from_profile) if request.summarize || profile_policy == Some(SummaryPolicyName::Summarize) => {
+                policies = explicit_only;
+                pending = Some(PendingSummary {
+                    model: from_profile.as_ref().and_then(|s| s.model.clone()),
+                    instructions: from_profile.as_ref().and_then(|s| s.instructions.clone()),
+                });
+            }
+            _ => {}
+        }
+        Choice { policies, pending, digest }
     }
-    let bounds = Bounds::of(request, config, profile, &name);
-    let requested = bounds.resolve(events, now)?;
-    let summarizing = policies.summary.is_some() || pending.is_some() || digesting;
+}
+
+/// `choice` placed on `events`: the range from the request's bounds and profile `name`,
+/// widened around summaries when it writes one, and the digest written.
+pub fn place(
+    events: &[Event],
+    config: &Config,
+    request: &Request,
+    name: &str,
+    choice: Choice,
+    now: DateTime<Utc>,
+) -> Result<Prepared, PlanError> {
+    let Choice { mut policies, pending, digest } = choice;
+    let profile = config.compaction.profiles.get(name).cloned().unwrap_or_default();
+    let requested = Bounds::of(request, config, &profile, name).resolve(events, now)?;
+    let summarizing = policies.summary.is_some() || pending.is_some() || digest;
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
     let turns = turn_numbers(events);
-    if digesting {
+    if digest {
         // From the raw events: a summary in force over part of them does not hide what
         // happened there.
         let span = range.0..range.1 + 1;
@@ -225,7 +263,7 @@ pub fn prepare(
         policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None });
     }
     let turn = |i: usize| turns[i].unwrap_or(0);
-    let compaction = build(events, range, policies, config.tool_hints(), Some(name));
+    let compaction = build(events, range, policies, config.tool_hints(), Some(name.to_owned()));
     Ok(Prepared { compaction, requested: (turn(requested.0), turn(requested.1)), widened: range != requested, pending })
 }
 
@@ -245,7 +283,7 @@ enum End {
 }
 
 impl Bounds {
-    fn of(request: &Request, config: &Config, profile: &crate::config::Profile, name: &str) -> Bounds {
+    fn of(request: &Request, config: &Config, profile: &Profile, name: &str) -> Bounds {
         let from = match &request.from {
             Some(f) => (f.clone(), format!("--from {f}")),
             None => ("0".into(), "--from 0".into()),

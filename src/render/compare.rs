@@ -120,3 +120,33 @@ pub fn summary_plan(out: &mut dyn Write, p: &SummaryPlan) -> io::Result<()> {
         thousands(p.total),
     )
 }
+
+/// One step a budget tried (see `ops::budget`), as `compact --budget --dry-run` lists it.
+pub struct StepLine<'a> {
+    pub name: &'a str,
+    /// The policies, as `Compaction::describe` puts them.
+    pub policies: String,
+    pub after: u64,
+}
+
+/// The steps tried for a budget, the chosen one marked.
+pub fn ladder(
+    out: &mut dyn Write,
+    budget: u64,
+    now: u64,
+    steps: &[StepLine],
+    chosen: usize,
+    fits: bool,
+) -> io::Result<()> {
+    writeln!(out, "Budget {} tokens; the view is ~{} now", thousands(budget), thousands(now))?;
+    writeln!(out, "  {:<10}  {:>10}  policies", "step", "after")?;
+    for (i, s) in steps.iter().enumerate() {
+        let mark = match (i == chosen, fits) {
+            (true, true) => "  <- the first that fits",
+            (true, false) => "  <- none fits: the most there is",
+            _ => "",
+        };
+        writeln!(out, "  {:<10}  {:>10}  {}{mark}", s.name, approx(s.after), s.policies)?;
+    }
+    Ok(())
+}

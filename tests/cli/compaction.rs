@@ -32,14 +32,14 @@ fn compact_from_last_to_minus_three() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 7a681d4] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
+    [01KDVDQ4K00000000000000001 88dbd4a] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
     "#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "-p", "strip", "--from", "--to", "-1"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 32ebdd9] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
+    [01KDVDQ4K00000000000000001 554ff6b] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
     "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
@@ -148,7 +148,7 @@ fn undo_restores_the_view_and_log_shows_it() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 fd06388] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
+    [01KDVDQ4K00000000000000001 bcd0692] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
@@ -166,7 +166,7 @@ fn summaries_widen_over_summaries_they_overlap() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a5fd815] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
+    [01KDVDQ4K00000000000000001 1e4f4c6] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
     note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
@@ -207,7 +207,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVDWMC00000000000000001
     --- stderr
-    [01KDVDWMC00000000000000001 d13d4d8] fork: "copy" from "source" turn 0 (+282 events)
+    [01KDVDWMC00000000000000001 1d7b96e] fork: "copy" from "source" turn 0 (+282 events)
     "#);
     let blobs = |id: &str| -> Vec<String> {
         env.git(&["ls-tree", "-r", "HEAD", &format!("conversations/{id}/events")])
@@ -228,7 +228,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE24500000000000000001
     --- stderr
-    [01KDVE24500000000000000001 dd476ad] fork: "source (fork)" from "source" turn 30 (+72 events)
+    [01KDVE24500000000000000001 bb2d1c8] fork: "source (fork)" from "source" turn 30 (+72 events)
     "#);
     let tail = out.ok().lines().next().unwrap().to_owned();
     let meta: serde_json::Value =
@@ -254,8 +254,8 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE9EH00000000000000001
     --- stderr
-    [01KDVE9EH00000000000000001 5c358dd] fork: "source (fork)" from "source" turn 35 (+36 events)
-    [01KDVE9EH00000000000000001 61a62ec] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 800 bytes] ~647 -> 617 tokens
+    [01KDVE9EH00000000000000001 22ff529] fork: "source (fork)" from "source" turn 35 (+36 events)
+    [01KDVE9EH00000000000000001 b9331ce] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~647 -> 447 tokens
     "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
@@ -281,7 +281,7 @@ fn config_layers_and_where_they_come_from() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 0862e7e] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
+    [01KDVDQ4K00000000000000001 a253feb] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
     "#);
 
     // A bad key is refused before anything is written, naming the key.
@@ -360,7 +360,7 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 f7f447d] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
+    [01KDVDQ4K00000000000000001 9397662] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
     "#);
     insta::assert_snapshot!("digest_show_compacted", env.run(&["show", "--compacted"]).ok());
     // A profile may ask for a digest too; a summary widens over the one it overlaps.
@@ -378,7 +378,7 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 cf901f2] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
+    [01KDVDQ4K00000000000000001 378fa97] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
     note: turns 2-2 widened to 0-2 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
@@ -412,7 +412,7 @@ fn digest_undo_restores_the_view() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 6aca599] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
+    [01KDVDQ4K00000000000000001 4e31336] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
 }
@@ -425,7 +425,7 @@ fn digest_over_budget_leaves_out_the_oldest_turns() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a180c44] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
+    [01KDVDQ4K00000000000000001 79c84f1] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let summary: Vec<serde_json::Value> = view

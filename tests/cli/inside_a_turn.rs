@@ -63,7 +63,7 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 4722e3b] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 800 bytes] ~2,570 -> 1,588 tokens
+    [01KDVDQ4K00000000000000001 61e5b7f] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 200 bytes] ~2,570 -> 1,588 tokens
     "#);
     // Big results before the last 5 calls are replaced, small ones and the exempt TodoWrite
     // stay; the last 5 calls, the prompt and every assistant text are verbatim.
@@ -109,7 +109,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 3367f0d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
+    [01KDVDQ4K00000000000000001 bb8915d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
     "#);
     // Three more calls arrive; `--from last` starts right after the first compaction.
     let more: String = (6..9)
@@ -126,7 +126,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 6018f41] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
+    [01KDVDQ4K00000000000000001 627fb6d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     system  1 lines, first: You are a coding agent.
@@ -202,7 +202,7 @@ fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 e6d4b0e] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
+    [01KDVDQ4K00000000000000001 d26f078] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let results: Vec<String> = view
@@ -238,7 +238,7 @@ fn keep_first_leaves_the_task_statement_and_the_middle_is_compacted() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 6c85bae] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
+    [01KDVDQ4K00000000000000001 13de9ce] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: ask 0

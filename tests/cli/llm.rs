@@ -321,10 +321,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     noted
     --- stderr
     [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
-    [context compacted: turns 0-2, ~445 -> ~415 tokens]
+    [context compacted: turns 0-2, ~445 -> ~311 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    12980ee 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls, over 800 bytes] ~445 -> 415 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    ec12699 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~445 -> 311 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
     0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
@@ -369,7 +369,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 e54f422] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+    [01KDVDQ4K00000000000000001 bcdab6f] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
     "#);
 
     let requests = server.requests();
@@ -514,7 +514,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     --- stderr
     [01KDVDQ4K00000000000000001 3aa3b04] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
-    [context compacted: turns 0-1, ~442 -> ~225 tokens]
+    [context compacted: turns 0-1, ~442 -> ~308 tokens]
     "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
@@ -524,7 +524,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 c2330e4] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 031d832] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }

@@ -11,6 +11,20 @@ use crate::cli::command_error::CommandError;
 pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
     let c = &d.planned.prepared.compaction;
     let name = store::subject::name(d.id, d.store.meta(d.id)?.title.as_deref());
+    // A budget's steps come first, whichever step was chosen.
+    let mut steps_tried = Vec::new();
+    if let Some(ladder) = &d.planned.ladder {
+        let steps: Vec<render::compare::StepLine> = ladder
+            .rungs
+            .iter()
+            .map(|r| render::compare::StepLine {
+                name: r.step.name(),
+                policies: r.prepared.compaction.describe(),
+                after: r.estimate.after,
+            })
+            .collect();
+        render::compare::ladder(&mut steps_tried, ladder.budget, ladder.now, &steps, ladder.chosen, ladder.fits)?;
+    }
     if d.planned.prepared.pending.is_some() {
         let job = ops::compact::summary_job(
             d.events,
@@ -28,10 +42,13 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             calls,
             total: d.planned.estimate.before,
         };
-        render::compare::summary_plan(&mut ctx.ui.stdout(), &plan)?;
+        let mut stdout = ctx.ui.stdout();
+        std::io::Write::write_all(&mut stdout, &steps_tried)?;
+        render::compare::summary_plan(&mut stdout, &plan)?;
         return Ok(());
     }
     let mut out = ctx.ui.paged();
+    out.writer().write_all(&steps_tried)?;
     let plan = render::compare::Plan {
         name: &name,
         compaction: c,

@@ -22,6 +22,11 @@ use crate::cli::ui::CommitReport;
 /// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
 /// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
 /// withdraws a compaction the same way.
+///
+/// With --budget TOKENS, steps are tried in this order until the view fits: truncate (tool
+/// output over min_bytes cut to max_lines), micro (tool parts over min_bytes replaced),
+/// reasoning (and reasoning stripped), tool-calls (every tool part stripped), summary (the
+/// model's if the profile asks for one, else --digest). --dry-run shows every step.
 /// Commands in your own config's hooks.pre_compact (which may veto it) and hooks.post_compact
 /// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]
@@ -49,6 +54,9 @@ pub struct Args {
     /// Only strip or truncate tool requests and results over B bytes [profile key: min_bytes]
     #[arg(long, value_name = "B")]
     min_bytes: Option<u64>,
+    /// Choose the least compaction that brings the view under TOKENS (see below)
+    #[arg(long, value_name = "TOKENS", conflicts_with_all = ["reasoning", "tools", "summary", "summary_file", "summarize", "digest"])]
+    budget: Option<u64>,
     /// Cut tool results left in place to N lines, first and last kept [profile key: max_lines]
     #[arg(long, value_name = "N")]
     max_lines: Option<u64>,
@@ -95,7 +103,7 @@ pub struct Args {
         value_name = "COMPACTION",
         num_args = 0..=1,
         default_missing_value = "",
-        conflicts_with_all = ["profile", "from", "to", "keep_last", "keep_recent_tools", "keep_first", "min_bytes", "max_lines", "reasoning", "tools", "summary", "summary_file", "summarize", "digest", "dry_run"]
+        conflicts_with_all = ["profile", "from", "to", "keep_last", "keep_recent_tools", "keep_first", "min_bytes", "max_lines", "reasoning", "tools", "summary", "summary_file", "summarize", "digest", "budget", "dry_run"]
     )]
     undo: Option<String>,
 }
@@ -122,7 +130,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let id = store.resolve_or_active(args.id.as_deref())?;
     let events = store.events(&id)?;
     let config = ctx.config(&store, &events)?;
-    let planned = match ops::compact::plan_compaction(&events, &config, &request, &ctx.clock) {
+    let planned = match ops::compact::plan_with(&events, &config, &request, &ctx.clock, args.dry_run) {
         Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
             // Like `git commit` with nothing staged: said, and not a failure.
             ctx.note(&e.to_string());
@@ -144,6 +152,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         subject: &appended.subject,
         landed: &appended.landed,
     });
+    if let Some(ladder) = planned.ladder.as_ref().filter(|l| !l.fits) {
+        ctx.ui.warning(&format!(
+            "the view is still ~{} tokens, over the budget of {}: this is the most compaction can do here",
+            convo::render::thousands(planned.estimate.after),
+            convo::render::thousands(ladder.budget)
+        ));
+    }
     if planned.prepared.widened {
         let (a, b) = planned.prepared.requested;
         ctx.note(&format!(

@@ -56,5 +56,7 @@ pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
         min_bytes: args.min_bytes,
         max_lines: args.max_lines,
         digest: args.digest,
+        budget: args.budget,
+        budget_label: args.budget.map(|b| format!("--budget {b}")),
     })
 }

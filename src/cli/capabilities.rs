@@ -42,6 +42,19 @@ impl Ctx {
         planned: Planned,
         choice: &SummaryChoice,
     ) -> Result<(Appended, Planned), CommandError> {
+        self.compact_or_why(store, id, events, config, planned, choice).map_err(|e: QueryError| e.into())
+    }
+
+    /// [`Ctx::compact`], with the library's error, for callers that decide by its kind.
+    fn compact_or_why(
+        &self,
+        store: &Store,
+        id: &str,
+        events: &[Event],
+        config: &convo::config::Resolved,
+        planned: Planned,
+        choice: &SummaryChoice,
+    ) -> Result<(Appended, Planned), QueryError> {
         let mut spinner = None;
         let mut confirm = |job: &SummaryJob| {
             choice.yes
@@ -88,7 +101,7 @@ impl Ctx {
         if let Some(s) = spinner {
             s.finish_and_clear();
         }
-        result.map_err(|e: QueryError| e.into())
+        result
     }
 
     /// Run hook `command` with `doc` as JSON on stdin (see [`super::hooks`]): what it
@@ -115,30 +128,53 @@ impl Ctx {
     }
 
     /// After a turn: with `compaction.auto.enabled`, compact when the conversation nears
-    /// `model`'s (or llm.model's) context window, and say so unless --quiet. Enabled is
-    /// checked first without the conversation's own `config` events, which would cost a
-    /// read of every event on each append: `compaction.auto.*` is read from the defaults,
-    /// the user file, the store and --config. It runs no hooks: it appends the planned
-    /// compaction directly, under the lock the turn's caller holds.
+    /// `model`'s (or llm.model's) context window ([`ops::compact::auto_plan`]), through the
+    /// same path as `compact` (hooks included; no question before a summary call), and say
+    /// so unless --quiet. It never fails the turn, which has landed: a model summary that
+    /// fails falls back to the digest, and anything else that goes wrong is a warning.
+    /// Enabled is checked first without the conversation's own `config` events, which would
+    /// cost a read of every event on each append.
     pub fn auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
+        if let Err(e) = self.try_auto_compact(store, id, model) {
+            self.ui.warning(&format!("automatic compaction failed: {}; the turn is recorded", e.message));
+        }
+        Ok(())
+    }
+
+    fn try_auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
         let quick = self.config_quietly(store, &[])?;
         if !quick.config.compaction.auto.enabled {
             return Ok(());
         }
-        let config = self.config(store, &store.events(id)?)?;
+        let events = store.events(id)?;
+        let config = self.config(store, &events)?;
         let window = convo::llm::resolve_model(&config.config, model).ok().and_then(|m| m.context_window);
-        let lock = store.lock()?;
-        if let Some((appended, planned)) = ops::compact::auto_compact(store, &lock, id, &config, window, &self.clock)? {
-            let c = &planned.prepared.compaction;
-            self.note(&format!(
-                "[context compacted: turns {}-{}, ~{} -> ~{} tokens]",
-                c.from_turn,
-                c.to_turn,
-                thousands(planned.estimate.before),
-                thousands(planned.estimate.after)
-            ));
-            self.ui.landed(&appended.landed);
-        }
+        let Some(planned) = ops::compact::auto_plan(&events, &config, window, &self.clock)? else { return Ok(()) };
+        let choice = SummaryChoice { yes: true, ..Default::default() };
+        let summarizing = planned.prepared.pending.is_some();
+        let (appended, planned) = match self.compact_or_why(store, id, &events, &config, planned, &choice) {
+            Ok(done) => done,
+            // A hook's veto is the user's word, not a fault to work around.
+            Err(e) if summarizing && !matches!(e, QueryError::Ops(ops::OpsError::Vetoed { .. })) => {
+                let Some(fallback) = ops::compact::auto_fallback(&events, &config, &self.clock)? else {
+                    return Err(e.into());
+                };
+                let why = CommandError::from(e).message;
+                self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
+                self.compact(store, id, &events, &config, fallback, &choice)?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let c = &planned.prepared.compaction;
+        let step = planned.ladder.as_ref().map(|l| format!(" by {}", l.chosen().step.name())).unwrap_or_default();
+        self.note(&format!(
+            "[context compacted{step}: turns {}-{}, ~{} -> ~{} tokens]",
+            c.from_turn,
+            c.to_turn,
+            thousands(planned.estimate.before),
+            thousands(planned.estimate.after)
+        ));
+        self.ui.landed(&appended.landed);
         Ok(())
     }
 }

@@ -17,6 +17,7 @@ use super::query::{QueryError, endpoint};
 use super::{OpsError, Result};
 
 /// A compaction worked out but not yet appended, with what it would save.
+#[derive(Debug, Clone)]
 pub struct Planned {
     pub prepared: Prepared,
     pub estimate: Estimate,
@@ -371,36 +372,50 @@ pub fn compact(
     Ok((appended, planned))
 }
 
-/// After a turn: compact from `last` to `-keep_last` with `compaction.auto.profile` when the
-/// projected view passes `trigger_ratio` of the model's window and there are more than
-/// `min_turns` turns. `None` when it did not fire (or cannot: the window is unknown).
-pub fn auto_compact(
-    store: &Store,
-    lock: &Lock,
-    id: &str,
+/// After a turn: when `compaction.auto` is enabled, the projected view passes
+/// `trigger_ratio` of the model's window and there are more than `min_turns` turns, the
+/// least compaction that brings the view back under that mark, from a budget ladder (see
+/// [`budget`]) over what is not compacted yet (`--from last`) with `compaction.auto.profile`:
+/// the cheap steps first, a model summary only when they are not enough and the profile asks
+/// for one. `None` when it does not fire (or cannot: the window is unknown) or nothing is
+/// left to compact.
+pub fn auto_plan(
+    events: &[Event],
     config: &Resolved,
     context_window: Option<u64>,
     clock: &Clock,
-) -> Result<Option<(Appended, Planned)>> {
+) -> Result<Option<Planned>> {
     let auto = &config.config.compaction.auto;
     let Some(window) = context_window.filter(|_| auto.enabled) else { return Ok(None) };
-    let events = store.events(id)?;
-    let turns = crate::event::Stats::of(&events).turns;
+    let turns = crate::event::Stats::of(events).turns;
     if turns <= auto.min_turns {
         return Ok(None);
     }
-    let view = projection::project(&events)?;
-    let tokens = crate::event::tokens(view.iter().map(|p| p.event.visible_chars()).sum());
-    if (tokens as f64) <= window as f64 * auto.trigger_ratio {
-        return Ok(None);
-    }
-    let request = Request { profile: Some(auto.profile.clone()), from: Some("last".into()), ..Default::default() };
-    let planned = match plan_compaction(&events, config, &request, clock) {
-        Ok(planned) => planned,
-        // Nothing left to compact (everything but the kept turns already is): not an error.
-        Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => return Ok(None),
-        Err(e) => return Err(e),
+    let budget = (window as f64 * auto.trigger_ratio) as u64;
+    let request = Request {
+        profile: Some(auto.profile.clone()),
+        from: Some("last".into()),
+        budget: Some(budget),
+        budget_label: Some(format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio)),
+        ..Default::default()
     };
-    let appended = apply_compaction(store, lock, id, &planned, clock)?;
-    Ok(Some((appended, planned)))
+    match plan_compaction(events, config, &request, clock) {
+        Ok(planned) => Ok(Some(planned)),
+        // Under the mark, or nothing left to compact: not an error.
+        Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What automatic compaction falls back to when the model summary it chose fails: convo's
+/// own digest over the same range, which needs no network.
+pub fn auto_fallback(events: &[Event], config: &Resolved, clock: &Clock) -> Result<Option<Planned>> {
+    let auto = &config.config.compaction.auto;
+    let request =
+        Request { profile: Some(auto.profile.clone()), from: Some("last".into()), digest: true, ..Default::default() };
+    match plan_compaction(events, config, &request, clock) {
+        Ok(planned) => Ok(Some(planned)),
+        Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
 }

@@ -321,10 +321,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     noted
     --- stderr
     [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
-    [context compacted: turns 0-2, ~445 -> ~311 tokens]
+    [context compacted by micro: turns 0-2, ~445 -> ~341 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    ec12699 2026-01-01 compact: "llm" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~445 -> 311 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    03cabfa 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
     0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
@@ -514,7 +514,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     --- stderr
     [01KDVDQ4K00000000000000001 3aa3b04] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
-    [context compacted: turns 0-1, ~442 -> ~308 tokens]
+    [context compacted by tool-calls: turns 0-1, ~442 -> ~225 tokens]
     "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
@@ -524,7 +524,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 031d832] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 240f433] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }
@@ -873,4 +873,47 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     let missing = env.root.join("nowhere");
     env.run(&["config", "trust", missing.to_str().unwrap()]).fails_with(4);
     assert_eq!(env.run(&["config", "trust", "--list"]).ok(), "");
+}
+
+#[test]
+fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed_summary_falls_back() {
+    let env = TestEnv::new();
+    conversation(&env);
+    // A window so small that no mechanical step fits: the summarizing profile's model is
+    // asked, and it fails (500). The turn still lands; the digest compacts instead.
+    let server = Server::start(vec![
+        openai_stream(&["noted"], false),
+        Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into()),
+    ]);
+    let auto = vec![
+        "--config".to_owned(),
+        "compaction.auto.enabled=true".into(),
+        "--config".into(),
+        "compaction.auto.min_turns=1".into(),
+        "--config".into(),
+        "compaction.auto.profile=\"brief\"".into(),
+        "--config".into(),
+        "compaction.profiles.brief.summary={policy=\"summarize\", model=\"test/small\"}".into(),
+        "--config".into(),
+        "models.\"test/small\".context_window=150".into(),
+        "--config".into(),
+        "compaction.keep_last=1".into(),
+    ];
+    let out = query_with(&env, &server, &auto, &["--model", "test/small", "one"]);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @r#"
+    exit 0
+    --- stdout
+    noted
+    --- stderr
+    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
+    automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
+    [context compacted: turns 0-1, ~443 -> ~198 tokens]
+    "#);
+    insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
+    56a251f 2026-01-01 compact: "llm" turns 0-1 [summary by convo/digest] ~443 -> 198 tokens [3 turns, 17 events, ~443 tokens (chars/4)]
+    af789e7 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 16 events, ~443 tokens (chars/4)]
+    "#);
+    env.run(&["fsck"]).ok();
+    // Two requests: the query, then the one summary call that failed.
+    assert_eq!(server.requests().len(), 2);
 }

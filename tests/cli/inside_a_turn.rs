@@ -308,3 +308,127 @@ fn bounds_that_leave_nothing_say_why_and_exit_0() {
     ");
     assert!(env.snapshot() == before, "a no-op changed the store");
 }
+
+/// Seed 002's example of J-CLI's micro-compaction: with the 3 most recent tool results kept,
+/// the older large results (Bash 1,500 bytes, Read 2,000) become a placeholder naming the
+/// tool, and the exempt LoadSkill result (3,000 bytes) stays whole.
+#[test]
+fn seed_002_micro_compaction_vector() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("j-cli");
+    let mut lines =
+        vec![serde_json::json!({"type": "user", "content": "Find the config loader and follow the skill."})];
+    let pairs = [
+        ("call_456", "Bash", "I'll search for that file", 1500),
+        ("call_789", "Read", "Found 3 matches, let me read them", 2000),
+        ("call_abc", "LoadSkill", "I'm loading the skill", 3000),
+        ("r1", "Read", "Reading the first match", 900),
+        ("r2", "Read", "Reading the second match", 900),
+        ("r3", "Read", "Reading the third match", 900),
+    ];
+    for (call, tool, say, bytes) in pairs {
+        lines.push(serde_json::json!({"type": "assistant", "content": say}));
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": call, "name": tool, "arguments": {}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": call, "content": "x".repeat(bytes)}));
+    }
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    let out = env.run(&[
+        "--config",
+        "tools.LoadSkill.compaction.response=\"keep\"",
+        "compact",
+        "-p",
+        "light",
+        "--tools",
+        "strip-responses",
+        "--min-bytes",
+        "800",
+        "--keep-recent-tools",
+        "3",
+    ]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 349e5ce] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,496 tokens
+    "#);
+    insta::assert_snapshot!(outline(&env), @"
+    user  1 lines, first: Find the config loader and follow the sk
+    assistant  1 lines, first: I'll search for that file
+    tool_call call_456 {}
+    tool_result call_456 1 lines, first: [compacted] Bash: success
+    assistant  1 lines, first: Found 3 matches, let me read them
+    tool_call call_789 {}
+    tool_result call_789 1 lines, first: [compacted] Read: success
+    assistant  1 lines, first: I'm loading the skill
+    tool_call call_abc {}
+    tool_result call_abc 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Reading the first match
+    tool_call r1 {}
+    tool_result r1 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Reading the second match
+    tool_call r2 {}
+    tool_result r2 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Reading the third match
+    tool_call r3 {}
+    tool_result r3 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    ");
+}
+
+/// Seed 004's sections: the first turns verbatim (keep_first), the middle summarised within
+/// max_summary_tokens (keep_compacted, here the digest), the recent turns with tool output
+/// truncated to tool_output_max_lines (keep_recent): two stacked compactions.
+#[test]
+fn seed_004_keep_first_middle_and_recent_sections() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("sections");
+    let mut jsonl = String::new();
+    for t in 0..8 {
+        let lines = vec![
+            serde_json::json!({"type": "user", "content": format!("step {t}")}),
+            serde_json::json!({"type": "tool_call", "call_id": format!("c{t}"), "name": "Bash", "arguments": {"command": "make"}}),
+            serde_json::json!({"type": "tool_result", "call_id": format!("c{t}"), "content": output(t, 12)}),
+            serde_json::json!({"type": "assistant", "content": format!("Step {t} built. Next.")}),
+        ];
+        jsonl += &lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    }
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    // keep_first_turns = 2, keep_recent_turns = 4: the middle is turns 2-3.
+    let middle = env.run(&["compact", "--digest", "--keep-first", "2", "--keep-last", "4"]);
+    let recent = env.run(&["compact", "-p", "light", "--max-lines", "4", "--from", "-3", "--to", "-0"]);
+    insta::assert_snapshot!(format!("{}{}", env.transcript(&middle), env.transcript(&recent)), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 c259ee5] compact: "sections" turns 2-3 [summary by convo/digest] ~1,272 -> 1,007 tokens
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 a9fd3f5] compact: "sections" turns 4-7 [strip reasoning, truncate tool output to 4 lines] ~1,007 -> 647 tokens
+    "#);
+    insta::assert_snapshot!(outline(&env), @"
+    user  1 lines, first: step 0
+    tool_call c0 {…}
+    tool_result c0 12 lines, first: out 0.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 0 built. Next.
+    user  1 lines, first: step 1
+    tool_call c1 {…}
+    tool_result c1 12 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 1 built. Next.
+    user  1 lines, first: [Summary of previous conversation]
+    assistant  3 lines, first: Digest of turns 2-3 (written by convo, n
+    user  1 lines, first: step 4
+    tool_call c4 {…}
+    tool_result c4 5 lines, first: out 4.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 4 built. Next.
+    user  1 lines, first: step 5
+    tool_call c5 {…}
+    tool_result c5 5 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 5 built. Next.
+    user  1 lines, first: step 6
+    tool_call c6 {…}
+    tool_result c6 5 lines, first: out 6.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 6 built. Next.
+    user  1 lines, first: step 7
+    tool_call c7 {…}
+    tool_result c7 5 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    assistant  1 lines, first: Step 7 built. Next.
+    ");
+}

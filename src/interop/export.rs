@@ -54,10 +54,12 @@ pub fn markdown(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[
         let id = c.map(|c| c.id.as_str());
         if id != current {
             if let Some(c) = c {
-                writeln!(out, "> **{}**", describe(c))?;
+                // A summary (and who wrote it) is stored text like any message: it may not
+                // open or close the page's folds either.
+                writeln!(out, "> **{}**", inert_folds(&describe(c)))?;
                 if let Some(s) = &c.compaction.summary {
                     for line in s.text.lines() {
-                        writeln!(out, "> {line}")?;
+                        writeln!(out, "> {}", inert_folds(line))?;
                     }
                 }
                 writeln!(out)?;

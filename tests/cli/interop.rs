@@ -856,3 +856,57 @@ fn a_long_sidechain_chain_imports() {
     assert_eq!(list.as_array().unwrap().len(), 2, "one main conversation and one subagent run: {list}");
     assert_eq!(events.iter().sum::<u64>(), n as u64, "{list}");
 }
+
+/// A compaction's summary is stored text too (it may come from a remote): in the Markdown
+/// export it cannot close or open the page's folds.
+#[test]
+fn a_hostile_summary_cannot_break_the_markdown_export() {
+    let env = TestEnv::new();
+    env.new_conversation("t");
+    env.run(&["append", "--user", "hi"]).ok();
+    env.run(&["append", "--tool-call", "ls", "--args", "{}", "--call-id", "c1"]).ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "a"]).ok();
+    env.run(&["append", "--assistant", "done"]).ok();
+    env.run(&["append", "--user", "next"]).ok();
+    env.run(&["compact", "--to", "0", "--summary", "ok </details></summary>\n<details><summary>swallowed"]).ok();
+    let md = env.run(&["export", "--format", "markdown"]).ok().to_owned();
+    insta::assert_snapshot!(md, @"
+    # t
+
+    > **Compacted turns 0-0, summarized by user**
+    > ok &lt;/details>&lt;/summary>
+    > &lt;details>&lt;summary>swallowed
+
+    ## Turn 0
+
+    **User**
+
+    hi
+
+    <details><summary>Tool call: ls (c1)</summary>
+
+    ```json
+    {}
+    ```
+
+    </details>
+
+    <details><summary>Tool result (c1)</summary>
+
+    ```
+    a
+    ```
+
+    </details>
+
+    **Assistant**
+
+    done
+
+    ## Turn 1
+
+    **User**
+
+    next
+    ");
+}

@@ -238,7 +238,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
-            [CompletionResult]::new('--compacted', '--compacted', [CompletionResultType]::ParameterName, 'The raw view against the compacted view')
+            [CompletionResult]::new('--compacted', '--compacted', [CompletionResultType]::ParameterName, 'The compacted view: against the raw one, or at two revisions')
             [CompletionResult]::new('--stat', '--stat', [CompletionResultType]::ParameterName, 'Per-turn estimated tokens, before -> after, and the totals')
             [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')

@@ -225,7 +225,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
             cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
-            cand --compacted 'The raw view against the compacted view'
+            cand --compacted 'The compacted view: against the raw one, or at two revisions'
             cand --stat 'Per-turn estimated tokens, before -> after, and the totals'
             cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
             cand -q 'Print nothing but data and errors'

@@ -191,7 +191,7 @@ complete -c convo -n "__fish_convo_using_subcommand diff" -l color -d 'When to c
 always\t''
 never\t''"
 complete -c convo -n "__fish_convo_using_subcommand diff" -l config -d 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5' -r
-complete -c convo -n "__fish_convo_using_subcommand diff" -l compacted -d 'The raw view against the compacted view'
+complete -c convo -n "__fish_convo_using_subcommand diff" -l compacted -d 'The compacted view: against the raw one, or at two revisions'
 complete -c convo -n "__fish_convo_using_subcommand diff" -l stat -d 'Per-turn estimated tokens, before -> after, and the totals'
 complete -c convo -n "__fish_convo_using_subcommand diff" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand diff" -s q -l quiet -d 'Print nothing but data and errors'

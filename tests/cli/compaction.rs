@@ -194,6 +194,68 @@ fn diff_compares_raw_with_compacted_and_revisions() {
         "#);
 }
 
+/// Issue 12: across a compaction the raw events do not change, so a plain `diff REV1 REV2`
+/// says where the change is, and `--compacted REV1 REV2` shows it (and what an undo restored).
+#[test]
+fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
+    let env = TestEnv::new();
+    record(&env, "t", 2);
+    env.run(&["compact", "-p", "strip", "--to", "0"]).ok();
+    let plain = env.run(&["diff", "HEAD~1", "HEAD"]);
+    insta::assert_snapshot!(env.transcript(&plain), @"
+    exit 0
+    --- stderr
+    no raw event changed between HEAD~1 and HEAD, but the compactions did: `convo diff --compacted HEAD~1 HEAD` shows what they changed
+    ");
+    insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1"]).ok(), @"
+     turn        HEAD~1          HEAD
+        -            ~7            ~7
+        0          ~127           ~30 *
+        1          ~127          ~127
+    total          ~261          ~164  tokens (chars/4)
+    ");
+    insta::assert_snapshot!(env.run(&["diff", "--compacted", "HEAD~1", "HEAD"]).ok(), @r#"
+    --- 01KDVDQ4K00000000000000001 HEAD~1
+    +++ 01KDVDQ4K00000000000000001 HEAD
+    @@ -5,20 +5,14 @@
+     ── turn 0 ── 2026-01-01 00:02:00
+     user
+         request 0
+    -reasoning
+    -    thinking about request 0 at some length
+    -tool_call fs_read_file r0
+    -    {
+    -      "path": "src/f0.rs"
+    -    }
+    -tool_result fs_read_file r0 success
+    -    line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code 
+    -tool_call fs_modify_file m0
+    -    {
+    -      "diff": "+ added line + added line + added line + added line + added line + added line + added line + added line + added line + added line "
+    -    }
+    -tool_result fs_modify_file m0 success
+    -    ok
+    +tool_call [compacted] fs_read_file r0
+    +    {}
+    +tool_result [compacted] fs_read_file r0 success
+    +    [compacted] fs_read_file: success
+    +tool_call [compacted] fs_modify_file m0
+    +    {}
+    +tool_result [compacted] fs_modify_file m0 success
+    +    [compacted] fs_modify_file: success
+     assistant
+         done with 0
+    "#);
+    env.run(&["compact", "--undo"]).ok();
+    insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1", "HEAD"]).ok(), @"
+     turn        HEAD~1          HEAD
+        -            ~7            ~7
+        0           ~30          ~127 *
+        1          ~127          ~127
+    total          ~164          ~261  tokens (chars/4)
+    ");
+}
+
 #[test]
 fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     let env = TestEnv::new();

@@ -383,7 +383,7 @@ fn seed_004_keep_first_middle_and_recent_sections() {
     let id = env.new_conversation("sections");
     let mut jsonl = String::new();
     for t in 0..8 {
-        let lines = vec![
+        let lines = [
             serde_json::json!({"type": "user", "content": format!("step {t}")}),
             serde_json::json!({"type": "tool_call", "call_id": format!("c{t}"), "name": "Bash", "arguments": {"command": "make"}}),
             serde_json::json!({"type": "tool_result", "call_id": format!("c{t}"), "content": output(t, 12)}),

@@ -181,7 +181,7 @@ complete -c convo -n "__fish_convo_using_subcommand compact" -l summarize -d 'Ha
 complete -c convo -n "__fish_convo_using_subcommand compact" -l digest -d 'Replace the range with a digest convo writes, one line per turn (no model)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s y -l yes -d 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s n -l dry-run -d 'Print the range, policies and token estimates; write nothing'
-complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, also print the projected view of the range'
+complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, list every turn of a long range and print its projected view'
 complete -c convo -n "__fish_convo_using_subcommand compact" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'

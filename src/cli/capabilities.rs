@@ -177,4 +177,12 @@ impl Ctx {
         self.ui.landed(&appended.landed);
         Ok(())
     }
+
+    /// A provider body with no `model` (none given, no llm.model) cannot be sent as it is:
+    /// say so rather than print it silently incomplete.
+    pub fn warn_if_no_model(&self, body: &serde_json::Value) {
+        if body.get("model").is_none_or(serde_json::Value::is_null) {
+            self.ui.warning("the body names no model: --model or llm.model sets one");
+        }
+    }
 }

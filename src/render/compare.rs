@@ -56,7 +56,12 @@ pub struct Plan<'a> {
     /// The turns asked for, before summary widening, if it widened them.
     pub widened_from: Option<(u64, u64)>,
     pub estimate: &'a Estimate,
+    /// List every turn of a long range, not only its first and last.
+    pub every_turn: bool,
 }
+
+/// Rows shown at each end of a long range's table.
+const EDGE_ROWS: usize = 5;
 
 /// The range, the policies, the turns in range with their tokens now and after, and the total.
 pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
@@ -74,9 +79,23 @@ pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
         writeln!(out, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
     }
     writeln!(out, "{:>6}  {:>10}  {:>10}", "turn", "now", "after")?;
-    for t in &p.estimate.turns {
-        if let Some(turn) = t.turn.filter(|t| (c.from_turn..=c.to_turn).contains(t)) {
-            writeln!(out, "{turn:>6}  {:>10}  {:>10}", approx(t.before), approx(t.after))?;
+    let rows: Vec<_> =
+        p.estimate.turns.iter().filter(|t| t.turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t))).collect();
+    // A long range is summarised (its first and last turns) unless every turn is asked for:
+    // 200,000 rows help nobody.
+    let shown = if p.every_turn || rows.len() <= 2 * EDGE_ROWS + 1 { rows.len() } else { EDGE_ROWS };
+    for t in &rows[..shown] {
+        writeln!(out, "{:>6}  {:>10}  {:>10}", t.turn.unwrap_or(0), approx(t.before), approx(t.after))?;
+    }
+    if shown < rows.len() {
+        writeln!(
+            out,
+            "{:>6}  ({} more turns; -v lists every one)",
+            "…",
+            thousands((rows.len() - 2 * EDGE_ROWS) as u64)
+        )?;
+        for t in &rows[rows.len() - EDGE_ROWS..] {
+            writeln!(out, "{:>6}  {:>10}  {:>10}", t.turn.unwrap_or(0), approx(t.before), approx(t.after))?;
         }
     }
     let e = p.estimate;

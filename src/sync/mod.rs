@@ -130,7 +130,26 @@ fn progress_args(progress: bool) -> (&'static str, Stderr) {
 /// borrows the store's objects (alternates), so only what is new crosses the network. Only
 /// an accepted tip is copied into the store, by a local fetch; a refused one, or a failed
 /// network fetch, leaves the store byte for byte as it was.
-pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
+/// Where a fetch left the remote-tracking branch (`refs/remotes/REMOTE/BRANCH`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// `REMOTE/BRANCH`.
+    pub tracking: String,
+    pub before: Option<ObjectId>,
+    /// `None`: the remote has no such branch yet (a new, empty hub).
+    pub after: Option<ObjectId>,
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// The remote branch moved.
+    Updated,
+    /// The remote already had everything (`git push` says "Everything up-to-date").
+    UpToDate,
+}
+
+pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
     require_remote(store, remote)?;
     let url = checked(store.root(), &["remote", "get-url", remote], Stderr::Capture, "fetch")?.trim().to_owned();
     let branch = branch(store)?;
@@ -140,6 +159,8 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
         let git_dir = git_dir.to_string_lossy();
         let (flag, stderr) = progress_args(progress);
         let refspec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
+        let tracking = format!("{remote}/{branch}");
+        let before = tracking_tip(store, &format!("refs/remotes/{tracking}"));
         // Run from the store's root so a relative remote path means what it does to git,
         // with the store's own config included (the user's credential helpers, http.*
         // settings), as a plain `git fetch` in the store would have it.
@@ -165,7 +186,7 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
             let text = String::from_utf8_lossy(&fetched.stderr);
             // A remote without our branch (a new, empty hub) has nothing to bring.
             if text.contains("couldn't find remote ref") {
-                return Ok(());
+                return Ok(Fetched { tracking, before, after: None });
             }
             return Err(git_failure("fetch", stderr, &text));
         }
@@ -192,11 +213,17 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<()> {
             ],
             Stderr::Capture,
             "fetch",
-        )
-        .map(drop)
+        )?;
+        Ok(Fetched { tracking, before, after: Some(tip) })
     })();
     drop(quarantine);
     result
+}
+
+/// The commit a ref of the store points at, if it exists.
+fn tracking_tip(store: &Store, name: &str) -> Option<ObjectId> {
+    let out = checked(store.root(), &["rev-parse", "--verify", "--quiet", name], Stderr::Capture, "fetch").ok()?;
+    ObjectId::from_hex(out.trim().as_bytes()).ok()
 }
 
 /// One line from a failed git command's stderr (git's last non-empty line, without its
@@ -308,7 +335,13 @@ fn scan_file(path: &str, commit: Option<ObjectId>, data: &[u8], published: Optio
 }
 
 /// Push HEAD's branch to `remote`, after a secret scan unless `allow_secrets`.
-pub fn push(store: &Store, remote: &str, force_with_lease: bool, allow_secrets: bool, progress: bool) -> Result<()> {
+pub fn push(
+    store: &Store,
+    remote: &str,
+    force_with_lease: bool,
+    allow_secrets: bool,
+    progress: bool,
+) -> Result<Pushed> {
     require_remote(store, remote)?;
     if !allow_secrets {
         let findings = scan_unpublished(store, remote)?;
@@ -318,6 +351,8 @@ pub fn push(store: &Store, remote: &str, force_with_lease: bool, allow_secrets: 
     }
     let refspec = format!("HEAD:refs/heads/{}", branch(store)?);
     let (flag, stderr) = progress_args(progress);
+    // --quiet would also silence the porcelain lines that say what happened to the ref.
+    let flag = if flag == "--quiet" { "--no-progress" } else { flag };
     let mut args = vec!["push", "--porcelain", flag];
     if force_with_lease {
         args.push("--force-with-lease");
@@ -327,7 +362,9 @@ pub fn push(store: &Store, remote: &str, force_with_lease: bool, allow_secrets: 
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     if output.status.success() {
-        return Ok(());
+        // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; `=` is up to date.
+        let up_to_date = stdout.lines().any(|l| l.starts_with("=\t"));
+        return Ok(if up_to_date { Pushed::UpToDate } else { Pushed::Updated });
     }
     if stdout.contains("[rejected]")
         || stdout.contains("non-fast-forward")

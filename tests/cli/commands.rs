@@ -529,3 +529,62 @@ fn json_output_escapes_c0_controls_itself() {
     let outputs = outputs.replace('\u{9b}', "[raw U+009B]").replace('\u{202e}', "[raw U+202E]");
     insta::assert_snapshot!("json_escapes_a_hostile_title", outputs);
 }
+
+/// Issue 12: flags that cannot both apply are refused, not silently ignored.
+#[test]
+fn conflicting_output_flags_are_refused() {
+    let env = TestEnv::new();
+    env.new_conversation("t");
+    env.run(&["append", "--user", "hi"]).ok();
+    let mut said = String::new();
+    for args in [vec!["log", "--oneline", "--format", "json"], vec!["show", "--brief", "--format", "jsonl"]] {
+        let out = env.run(&args);
+        said += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&out));
+    }
+    insta::assert_snapshot!(said, @"
+    $ convo log --oneline --format json
+    exit 2
+    --- stderr
+    error: the argument '--oneline' cannot be used with '--format <FORMAT>'
+
+    Usage: convo log --oneline [ID]
+
+    For more information, try '--help'.
+
+    $ convo show --brief --format jsonl
+    exit 2
+    --- stderr
+    error: the argument '--brief' cannot be used with '--format <FORMAT>'
+
+    Usage: convo show --brief [ID]
+
+    For more information, try '--help'.
+    ");
+}
+
+/// Issue 12: a provider body without a model is printed, with a warning that it is incomplete.
+#[test]
+fn a_provider_body_without_a_model_says_so() {
+    let env = TestEnv::new();
+    env.new_conversation("t");
+    env.run(&["append", "--user", "hi"]).ok();
+    let out = env.run(&["export", "--format", "openai"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    {
+      "messages": [
+        {
+          "role": "user",
+          "content": "hi"
+        }
+      ],
+      "stream": true,
+      "stream_options": {
+        "include_usage": true
+      }
+    }
+    --- stderr
+    warning: the body names no model: --model or llm.model sets one
+    "#);
+}

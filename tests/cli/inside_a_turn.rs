@@ -432,3 +432,40 @@ fn seed_004_keep_first_middle_and_recent_sections() {
     assistant  1 lines, first: Step 7 built. Next.
     ");
 }
+
+/// Issue 12: a dry run over a long range shows its first and last turns, not one row per
+/// turn; -v lists them all.
+#[test]
+fn a_long_dry_run_is_summarised_unless_verbose() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("long");
+    let jsonl: String = (0..40)
+        .flat_map(|t| {
+            [
+                serde_json::json!({"type": "user", "content": format!("ask {t}")}),
+                serde_json::json!({"type": "reasoning", "content": format!("thinking {t}")}),
+                serde_json::json!({"type": "assistant", "content": format!("answer {t}")}),
+            ]
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    insta::assert_snapshot!(env.run(&["compact", "-p", "light", "-n"]).ok(), @r#"
+    Would compact "long" turns 0-36 [strip reasoning] (profile light)
+      turn         now       after
+         0          ~6          ~4
+         1          ~6          ~4
+         2          ~6          ~4
+         3          ~6          ~4
+         4          ~6          ~4
+         …  (27 more turns; -v lists every one)
+        32          ~7          ~4
+        33          ~7          ~4
+        34          ~7          ~4
+        35          ~7          ~4
+        36          ~7          ~4
+    total  ~253 -> ~154 tokens (chars/4), 39.1% smaller; nothing written (--dry-run)
+    "#);
+    let verbose = env.run(&["compact", "-p", "light", "-n", "-v"]).ok().to_owned();
+    assert_eq!(verbose.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 37, "{verbose}");
+}

@@ -434,3 +434,59 @@ fn the_stores_own_git_config_applies_to_a_fetch() {
     assert!(b.run(&["pull"]).ok().starts_with("Fast-forward to "));
     assert!(b.run(&["show", "c", "--format", "jsonl"]).ok().contains("\"one\""));
 }
+
+/// Issue 12: `fetch` says what it brought and a push with nothing new says so, as git does.
+#[test]
+fn fetch_and_push_report_what_they_did() {
+    let hub_dir = tempfile::tempdir().unwrap();
+    let hub = bare(hub_dir.path(), "hub.git");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["remote", "add", "origin", url]).ok();
+    let mut said = String::new();
+    let mut run = |env: &TestEnv, args: &[&str]| {
+        let out = env.run(args);
+        said += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&out).replace(url, "[HUB]"));
+    };
+    run(&a, &["fetch"]);
+    run(&a, &["push"]);
+    run(&a, &["push"]);
+    run(&a, &["fetch"]);
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", url, b.store.to_str().unwrap()]).ok();
+    b.run(&["switch", "shared"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    b.run(&["push"]).ok();
+    run(&a, &["fetch"]);
+    run(&a, &["-q", "fetch"]);
+    insta::assert_snapshot!(said, @"
+    $ convo fetch
+    exit 0
+    --- stderr
+    origin has no main branch yet: nothing to fetch
+
+    $ convo push
+    exit 0
+    --- stderr
+    Pushed to origin
+
+    $ convo push
+    exit 0
+    --- stderr
+    Everything up-to-date
+
+    $ convo fetch
+    exit 0
+    --- stderr
+    origin/main is up to date (9478681)
+
+    $ convo fetch
+    exit 0
+    --- stderr
+    origin/main: 9478681..cde133d
+
+    $ convo -q fetch
+    exit 0
+    ");
+}

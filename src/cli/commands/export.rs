@@ -59,6 +59,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 args.format == ExportFormat::Anthropic,
                 args.model.as_deref(),
             );
+            ctx.warn_if_no_model(&body);
             serde_json::to_writer_pretty(&mut bytes, &body).map_err(std::io::Error::from)?;
             bytes.push(b'\n');
         }

@@ -15,6 +15,16 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    sync::fetch(&store, &args.remote, std::io::stderr().is_terminal() && !ctx.ui.quiet)?;
+    let fetched = sync::fetch(&store, &args.remote, std::io::stderr().is_terminal() && !ctx.ui.quiet)?;
+    let short = |c: &gix::ObjectId| c.to_hex_with_len(7).to_string();
+    let t = &fetched.tracking;
+    ctx.note(&match (fetched.before, fetched.after) {
+        (_, None) => {
+            format!("{} has no {} branch yet: nothing to fetch", args.remote, t.rsplit('/').next().unwrap_or(t))
+        }
+        (Some(a), Some(b)) if a == b => format!("{t} is up to date ({})", short(&b)),
+        (Some(a), Some(b)) => format!("{t}: {}..{}", short(&a), short(&b)),
+        (None, Some(b)) => format!("{t}: new at {}", short(&b)),
+    });
     Ok(())
 }

@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(conflicts_with = "all")]
     id: Option<String>,
     /// One line per commit
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     oneline: bool,
     /// Show at most N commits
     #[arg(short = 'n', long = "max-count", value_name = "N")]

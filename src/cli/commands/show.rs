@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     format: ShowFormat,
     /// Fold each tool call and tool result to one line
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     brief: bool,
     /// The projected view: compactions applied, stripped and made-up events marked
     #[arg(long)]
@@ -86,6 +86,7 @@ fn provider_body(
     let view: Vec<_> = projection::project(events)?.into_iter().map(|p| p.event).collect();
     let config = ctx.config(store, events)?;
     let body = convo::ops::query::provider_body(&config, &view, format == ShowFormat::Anthropic, model);
+    ctx.warn_if_no_model(&body);
     let mut out = crate::cli::ui::Output::stdout();
     serde_json::to_writer_pretty(out.writer(), &body).map_err(std::io::Error::from)?;
     writeln!(out.writer())?;

@@ -54,6 +54,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
         compaction: c,
         widened_from: d.planned.prepared.widened.then_some(d.planned.prepared.requested),
         estimate: &d.planned.estimate,
+        every_turn: d.verbose,
     };
     render::compare::plan(out.writer(), &plan)?;
     if d.verbose {

@@ -94,7 +94,7 @@ pub struct Args {
     /// Print the range, policies and token estimates; write nothing
     #[arg(long, short = 'n')]
     dry_run: bool,
-    /// With --dry-run, also print the projected view of the range
+    /// With --dry-run, list every turn of a long range and print its projected view
     #[arg(long, short, requires = "dry_run")]
     verbose: bool,
     /// Withdraw a compaction (default: the latest in force) by appending its revocation

@@ -134,6 +134,9 @@ impl From<StoreError> for CommandError {
         match e {
             StoreError::NotAStore { path } => CommandError::new(Kind::NotFound, message)
                 .hint(format!("create one with `convo init {}`", path.display())),
+            StoreError::ForeignRepository { .. } => CommandError::new(Kind::NotFound, message)
+                .hint("convo writes only to stores `convo init` made, never onto another repository's branch")
+                .hint("point --store (or CONVO_DIR) at a store, or create one in a new folder: `convo init PATH`"),
             StoreError::NotAStoreDir { .. } => {
                 CommandError::new(Kind::Store, message).hint("point --store (or CONVO_DIR) at a directory")
             }

@@ -389,7 +389,7 @@ fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
             checked(path, &["symbolic-ref", "HEAD", &format!("refs/heads/{local}")], Stderr::Capture, "clone")?;
         }
     }
-    let (store, _) = Store::init(path)?;
+    let store = Store::init_clone(path)?;
     let lock = store.lock()?;
     store.check_out(&lock)?;
     drop(lock);

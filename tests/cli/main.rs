@@ -22,6 +22,7 @@ mod layout;
 mod llm;
 mod projection;
 mod properties;
+mod recognition;
 mod safety;
 mod suite_layout;
 mod sync;

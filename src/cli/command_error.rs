@@ -99,6 +99,10 @@ impl CommandError {
                 Self::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
                     .hint("nothing was written; `convo show --brief` lists the calls")
             }
+            StoreError::DuplicateCallId { call_id, .. } if label == "--tool-call" => Self::input(format!(
+                "--call-id: a tool_call with call_id `{call_id}` is already in this conversation"
+            ))
+            .hint("nothing was written; call ids are unique in a conversation (leave out --call-id for a new one)"),
             other => other.into(),
         }
     }
@@ -152,7 +156,7 @@ impl From<StoreError> for CommandError {
             StoreError::NoActiveConversation => CommandError::new(Kind::NotFound, message)
                 .hint("name a conversation, `convo switch ID`, or start one with `convo new`"),
             StoreError::Empty => CommandError::new(Kind::NotFound, message).hint("start one with `convo new`"),
-            StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } => {
+            StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } | StoreError::DuplicateCallId { .. } => {
                 CommandError::new(Kind::Input, message).hint("nothing was written")
             }
             StoreError::Corrupt { .. } | StoreError::BadFile { .. } => {
@@ -198,6 +202,7 @@ impl From<OpsError> for CommandError {
             }
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
+            OpsError::NothingToUndo => CommandError::input(e.to_string()).hint("`convo log` lists the compactions"),
             OpsError::MissingKey { ref var, .. } => {
                 let hint = format!("export {var}=..., or use a local model such as ollama/llama3.2");
                 CommandError::input(e.to_string()).hint(hint)
@@ -259,7 +264,9 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused {
                 source:
                     ImportError::Invalid(InteropError::Store(
-                        StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. },
+                        StoreError::DuplicateId { .. }
+                        | StoreError::DuplicateCallId { .. }
+                        | StoreError::UnknownCallId { .. },
                     )),
                 ..
             } => refused(),

@@ -56,6 +56,8 @@ pub enum StoreError {
     UnknownCallId { line: usize, call_id: String },
     #[error("input line {line}, field `id`: id `{id}` is already used in this conversation")]
     DuplicateId { line: usize, id: String },
+    #[error("input line {line}, field `call_id`: a tool_call with call_id `{call_id}` is already in this conversation")]
+    DuplicateCallId { line: usize, call_id: String },
     #[error("{path}: {error}")]
     Corrupt { path: String, error: LineError },
     #[error("{path}: {message}")]

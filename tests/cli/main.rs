@@ -16,6 +16,7 @@ mod compaction;
 mod docs;
 mod hooks;
 mod hostile_remotes;
+mod input_validation;
 mod inside_a_turn;
 mod interop;
 mod layout;

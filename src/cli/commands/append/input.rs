@@ -9,8 +9,67 @@ use super::Args;
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 
+/// How long an open pipe on stdin may stay silent before `append --user` and the like take
+/// it for one a parent holds open and never writes to (a CI runner, `subprocess` with a
+/// pipe): long enough for `echo … |` to have written, short enough not to be felt.
+const STDIN_WAIT_MS: i32 = 200;
+
+/// The event flag given, if any.
+fn event_flag(args: &Args) -> Option<&'static str> {
+    [
+        (args.user.is_some(), "--user"),
+        (args.assistant.is_some(), "--assistant"),
+        (args.reasoning.is_some(), "--reasoning"),
+        (args.system.is_some(), "--system"),
+        (args.tool_call.is_some(), "--tool-call"),
+        (args.tool_result.is_some(), "--tool-result"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// Whether stdin holds something other than whitespace, without waiting on a terminal or
+/// on a pipe nobody writes to. Reads at most one chunk: a file or device answers at once; a
+/// pipe or socket is read only once it is readable (data, or its writer gone) within
+/// [`STDIN_WAIT_MS`]. A stdin that cannot be inspected (closed) holds nothing.
+fn stdin_has_data() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return false;
+    }
+    let Ok(file) = stdin.as_fd().try_clone_to_owned().map(std::fs::File::from) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+        let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd, for the duration of the call.
+        if unsafe { libc::poll(&mut fd, 1, STDIN_WAIT_MS) } <= 0 {
+            return false;
+        }
+    }
+    let mut chunk = [0u8; 4096];
+    let n = (&file).read(&mut chunk).unwrap_or(0);
+    chunk[..n].iter().any(|b| !b.is_ascii_whitespace())
+}
+
 /// The events to append, and how to name where they came from in an error.
 pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandError> {
+    // One source is appended: events piped beside a flag would be dropped without a word.
+    if let Some(flag) = event_flag(&args)
+        && stdin_has_data()
+    {
+        return Err(CommandError::input(format!(
+            "{flag} was given and stdin holds input too; append takes one source"
+        ))
+        .hint(
+            "nothing was written; pipe the events alone, or give the flag with stdin from a terminal or </dev/null",
+        ));
+    }
     let single = |kind| Ok((vec![Draft::new(kind)], String::new()));
     if let Some(content) = args.user {
         return single(Kind::User { content });
@@ -40,7 +99,7 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
             }
             None => format!("call_{}", ctx.clock.new_id()),
         };
-        return single(Kind::ToolCall { call_id, name, arguments });
+        return Ok((vec![Draft::new(Kind::ToolCall { call_id, name, arguments })], "--tool-call".into()));
     }
     if let Some(call_id) = args.tool_result {
         let content = args.content.unwrap_or_default();

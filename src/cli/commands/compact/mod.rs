@@ -21,7 +21,7 @@ use crate::cli::ui::CommitReport;
 /// range ends before the last compaction.keep_last turns, or before the profile's last
 /// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
 /// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
-/// withdraws a compaction the same way.
+/// withdraws a compaction the same way (with none in force, convo says so and exits 0).
 /// Commands in your own config's hooks.pre_compact (which may veto it) and hooks.post_compact
 /// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]
@@ -106,7 +106,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let lock = store.lock()?;
         let id = store.resolve_or_active(args.id.as_deref())?;
         let target = Some(target.as_str()).filter(|t| !t.is_empty());
-        let undone = ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
+        let undone = match ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock) {
+            Err(e @ ops::OpsError::NothingToUndo) => {
+                ctx.note(&e.to_string());
+                return Ok(());
+            }
+            undone => undone?,
+        };
         drop(lock);
         let a = &undone.appended;
         ctx.ui.commit(&CommitReport {

@@ -171,6 +171,15 @@ impl From<StoreError> for CommandError {
             ),
             StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
                 .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
+            StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+                CommandError::new(Kind::Store, format!("cannot write the store: {message}")).hint(
+                    "it is on a read-only file system: reading works, writing needs a writable copy (`convo clone`)",
+                )
+            }
+            StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                CommandError::new(Kind::Store, format!("cannot write the store: {message}"))
+                    .hint("its files belong to another user or are not writable; a store is its owner's alone")
+            }
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
     }
@@ -226,6 +235,8 @@ impl From<SyncError> for CommandError {
             }
             SyncError::UnknownRemote(_) => CommandError::new(Kind::NotFound, message)
                 .hint("`convo remote add NAME URL`; `convo remote` lists them"),
+            SyncError::RemoteExists { name, .. } => CommandError::input(message)
+                .hint(format!("`convo remote set-url {name} URL` changes it; `convo remote` lists them")),
             SyncError::Rejected { .. } => CommandError::new(Kind::Remote, message)
                 .hint("run `convo pull` to bring them in (nothing is lost), then push again"),
             SyncError::Secrets(findings) => {
@@ -235,7 +246,8 @@ impl From<SyncError> for CommandError {
                 }
                 error.hint("nothing was pushed; --allow-secrets pushes anyway")
             }
-            SyncError::Git { .. } => CommandError::new(Kind::Remote, message),
+            SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
+                .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
         }
     }
 }
@@ -273,6 +285,11 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused { source: ImportError::Invalid(InteropError::Store(e)), .. } => e.into(),
             ImportFailure::Refused { .. } => refused(),
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
+            ImportFailure::File { ref path, ref source } if source.kind() == std::io::ErrorKind::IsADirectory => {
+                CommandError::input(format!("{}: is a folder; import reads one session file", path.display())).hint(
+                    format!("import each file: for f in {}/*.jsonl; do convo import \"$f\"; done", path.display()),
+                )
+            }
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
             ImportFailure::Store(e) => e.into(),
         }

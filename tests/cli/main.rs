@@ -21,6 +21,7 @@ mod inside_a_turn;
 mod interop;
 mod layout;
 mod llm;
+mod plain_errors;
 mod projection;
 mod properties;
 mod recognition;

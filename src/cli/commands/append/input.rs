@@ -110,18 +110,18 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
     }
     let (text, label) = match args.file {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
-            (text, path.display().to_string())
+            let bytes = std::fs::read(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            let label = path.display().to_string();
+            (utf8(bytes, &label)?, label)
         }
         None => {
             if std::io::stdin().is_terminal() {
                 return Err(CommandError::input("no events to append")
                     .hint("pipe JSONL on stdin, use --file FILE, or a flag such as --user TEXT"));
             }
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
-            (text, "stdin".to_owned())
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
+            (utf8(bytes, "stdin")?, "stdin".to_owned())
         }
     };
     let drafts = event::parse_input(&text).map_err(|e| CommandError::bad_line(&label, e))?;
@@ -129,4 +129,16 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
         return Err(CommandError::input(format!("{label}: no events")).hint("each line is one JSON event"));
     }
     Ok((drafts, label))
+}
+
+/// `bytes` as text, or an error naming the line (and column, in bytes) of the first byte
+/// that is not UTF-8.
+fn utf8(bytes: Vec<u8>, label: &str) -> Result<String, CommandError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        CommandError::input(format!("{label} line {line}: not valid UTF-8 (byte {column} of the line)"))
+            .hint("nothing was written; events are UTF-8 JSON: convert the input first, e.g. with iconv")
+    })
 }

@@ -99,6 +99,10 @@ impl CommandError {
                 Self::input(format!("--tool-result: no tool_call with call_id `{call_id}` in this conversation"))
                     .hint("nothing was written; `convo show --brief` lists the calls")
             }
+            StoreError::DuplicateCallId { call_id, .. } if label == "--tool-call" => Self::input(format!(
+                "--call-id: a tool_call with call_id `{call_id}` is already in this conversation"
+            ))
+            .hint("nothing was written; call ids are unique in a conversation (leave out --call-id for a new one)"),
             other => other.into(),
         }
     }
@@ -134,6 +138,9 @@ impl From<StoreError> for CommandError {
         match e {
             StoreError::NotAStore { path } => CommandError::new(Kind::NotFound, message)
                 .hint(format!("create one with `convo init {}`", path.display())),
+            StoreError::ForeignRepository { .. } => CommandError::new(Kind::NotFound, message)
+                .hint("convo writes only to stores `convo init` made, never onto another repository's branch")
+                .hint("point --store (or CONVO_DIR) at a store, or create one in a new folder: `convo init PATH`"),
             StoreError::NotAStoreDir { .. } => {
                 CommandError::new(Kind::Store, message).hint("point --store (or CONVO_DIR) at a directory")
             }
@@ -149,7 +156,7 @@ impl From<StoreError> for CommandError {
             StoreError::NoActiveConversation => CommandError::new(Kind::NotFound, message)
                 .hint("name a conversation, `convo switch ID`, or start one with `convo new`"),
             StoreError::Empty => CommandError::new(Kind::NotFound, message).hint("start one with `convo new`"),
-            StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } => {
+            StoreError::UnknownCallId { .. } | StoreError::DuplicateId { .. } | StoreError::DuplicateCallId { .. } => {
                 CommandError::new(Kind::Input, message).hint("nothing was written")
             }
             StoreError::Corrupt { .. } | StoreError::BadFile { .. } => {
@@ -164,6 +171,15 @@ impl From<StoreError> for CommandError {
             ),
             StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
                 .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
+            StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+                CommandError::new(Kind::Store, format!("cannot write the store: {message}")).hint(
+                    "it is on a read-only file system: reading works, writing needs a writable copy (`convo clone`)",
+                )
+            }
+            StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                CommandError::new(Kind::Store, format!("cannot write the store: {message}"))
+                    .hint("its files belong to another user or are not writable; a store is its owner's alone")
+            }
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
     }
@@ -195,6 +211,7 @@ impl From<OpsError> for CommandError {
             }
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
+            OpsError::NothingToUndo => CommandError::input(e.to_string()).hint("`convo log` lists the compactions"),
             OpsError::MissingKey { ref var, .. } => {
                 let hint = format!("export {var}=..., or use a local model such as ollama/llama3.2");
                 CommandError::input(e.to_string()).hint(hint)
@@ -218,6 +235,8 @@ impl From<SyncError> for CommandError {
             }
             SyncError::UnknownRemote(_) => CommandError::new(Kind::NotFound, message)
                 .hint("`convo remote add NAME URL`; `convo remote` lists them"),
+            SyncError::RemoteExists { name, .. } => CommandError::input(message)
+                .hint(format!("`convo remote set-url {name} URL` changes it; `convo remote` lists them")),
             SyncError::Rejected { .. } => CommandError::new(Kind::Remote, message)
                 .hint("run `convo pull` to bring them in (nothing is lost), then push again"),
             SyncError::Secrets(findings) => {
@@ -227,7 +246,8 @@ impl From<SyncError> for CommandError {
                 }
                 error.hint("nothing was pushed; --allow-secrets pushes anyway")
             }
-            SyncError::Git { .. } => CommandError::new(Kind::Remote, message),
+            SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
+                .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
         }
     }
 }
@@ -256,13 +276,20 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused {
                 source:
                     ImportError::Invalid(InteropError::Store(
-                        StoreError::DuplicateId { .. } | StoreError::UnknownCallId { .. },
+                        StoreError::DuplicateId { .. }
+                        | StoreError::DuplicateCallId { .. }
+                        | StoreError::UnknownCallId { .. },
                     )),
                 ..
             } => refused(),
             ImportFailure::Refused { source: ImportError::Invalid(InteropError::Store(e)), .. } => e.into(),
             ImportFailure::Refused { .. } => refused(),
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
+            ImportFailure::File { ref path, ref source } if source.kind() == std::io::ErrorKind::IsADirectory => {
+                CommandError::input(format!("{}: is a folder; import reads one session file", path.display())).hint(
+                    format!("import each file: for f in {}/*.jsonl; do convo import \"$f\"; done", path.display()),
+                )
+            }
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
             ImportFailure::Store(e) => e.into(),
         }

@@ -231,6 +231,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         .iter()
         .map(|a| config::parse_assignment(a).map_err(|m| CommandError::input(format!("--config {m}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    // Checked up front, as `config set` checks a key: a misspelt key is refused whether or
+    // not this command reads config.
+    if !config_args.is_empty() {
+        config::layer_from_pairs(config::Source::CommandLine, "--config", &config_args)?;
+    }
     let ctx = Ctx {
         location: store_location(cli.store),
         user_config: user_config_path(),

@@ -108,6 +108,13 @@ impl Ui {
     /// Where long output (`show`, `log`) goes: a pager on a terminal, else stdout.
     pub fn paged(&self) -> Output {
         if let Some(cmd) = &self.pager {
+            // As git: a pager that cannot start is left out and the output written directly.
+            // `sh -c` itself always starts, so the program is looked for first.
+            if let Some(program) = missing_program(cmd) {
+                self.warning(&format!("cannot run the pager `{program}`: not found; writing directly"));
+                self.hint("set CONVO_PAGER or PAGER to a pager you have, or pass --no-pager");
+                return Output::stdout();
+            }
             let mut command = Command::new("sh");
             command.arg("-c").arg(cmd).stdin(Stdio::piped());
             if std::env::var_os("LESS").is_none() {
@@ -122,6 +129,26 @@ impl Ui {
         }
         Output::stdout()
     }
+}
+
+/// The program a pager command starts, when it is a plain word (no shell syntax) that is
+/// neither a shell builtin nor an executable on PATH (or at the path it names).
+fn missing_program(cmd: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let program = cmd.split_whitespace().next()?;
+    if program.contains(|c: char| "|&;<>()$`\\\"'*?[#~=%{}".contains(c)) {
+        return None;
+    }
+    let executable =
+        |p: &std::path::Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let found = if program.contains('/') {
+        executable(std::path::Path::new(program))
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
+            || matches!(program, "exec" | "command" | "eval" | "env" | "." | ":")
+    };
+    (!found).then(|| program.to_owned())
 }
 
 /// A writer that may feed a pager, which is waited for when the output is finished.

@@ -782,6 +782,34 @@ fn flatten(prefix: &str, table: &Table, out: &mut Vec<(String, Value)>) {
     }
 }
 
+/// What the merged configuration names that it does not hold (a profile nobody defined):
+/// each layer can be valid on its own and the whole still unusable, so `config set` checks
+/// this after the edit, before writing. Each problem is `(key, message)`.
+pub fn problems(config: &Config) -> Vec<(String, String)> {
+    let profiles = &config.compaction.profiles;
+    let known = || profiles.keys().cloned().collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    for (key, name) in [
+        ("compaction.default_profile", &config.compaction.default_profile),
+        ("compaction.auto.profile", &config.compaction.auto.profile),
+    ] {
+        if !profiles.contains_key(name) {
+            out.push((key.to_owned(), format!("unknown profile `{name}` (profiles: {})", known())));
+        }
+    }
+    out
+}
+
+/// `key = value` over `resolved`, at the highest precedence: the problems (see
+/// [`problems`]) the value brings that the configuration did not have already.
+pub fn problems_with(resolved: &Resolved, key: &str, value: &Value) -> Result<Vec<(String, String)>, ConfigError> {
+    let before = problems(&resolved.config);
+    let mut layers = resolved.layers.clone();
+    layers.push(layer_from_pairs(Source::CommandLine, key, &[(key.to_owned(), value.clone())])?);
+    let after = Resolved::new(layers)?;
+    Ok(problems(&after.config).into_iter().filter(|p| !before.contains(p)).collect())
+}
+
 /// Check that setting `key` to `value` gives a valid configuration, before anything is written.
 pub fn check_assignment(key: &str, value: &Value) -> Result<(), ConfigError> {
     layer_from_pairs(Source::CommandLine, key, &[(key.to_owned(), value.clone())]).map(|_| ())

@@ -198,9 +198,7 @@ pub fn undo_compaction(
     let events = store.events(conversation)?;
     let in_force = projection::in_force(&events)?;
     let chosen = match target {
-        None => {
-            in_force.last().ok_or_else(|| OpsError::Invalid("no compaction to undo in this conversation".into()))?
-        }
+        None => in_force.last().ok_or(OpsError::NothingToUndo)?,
         Some(prefix) => {
             let matches: Vec<_> = in_force.iter().filter(|c| c.id.starts_with(prefix)).collect();
             match matches.as_slice() {

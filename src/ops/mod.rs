@@ -51,6 +51,10 @@ pub enum OpsError {
     File { path: std::path::PathBuf, source: std::io::Error },
     #[error("{0}")]
     Invalid(String),
+    /// `compact --undo` found no compaction in force: not a mistake, so callers say so and
+    /// succeed, as git does when there is nothing to do.
+    #[error("nothing to undo: no compaction in force in this conversation")]
+    NothingToUndo,
 }
 
 pub type Result<T, E = OpsError> = std::result::Result<T, E>;

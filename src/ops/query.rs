@@ -82,10 +82,19 @@ pub fn query(
     if !reply.text.is_empty() || (reply.tool_calls.is_empty()) {
         drafts.push(Draft::new(Kind::Assistant { content: reply.text.clone() }));
     }
+    // A provider may reuse a call id across turns (a local server's `call_0`): a call id
+    // must be new to the conversation, so such a call is renamed too.
+    let mut taken: std::collections::HashSet<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Kind::ToolCall { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
     for crate::llm::client::ToolCall { id: call_id, name, arguments } in &reply.tool_calls {
         // Provider ids are not always usable as convo ids (empty, too long, odd characters):
         // store such a call under a new id and keep the provider's beside it.
-        let usable = crate::event::validate_event_id(call_id).is_ok();
+        let usable = crate::event::validate_event_id(call_id).is_ok() && taken.insert(call_id.clone());
         let mut draft = Draft::new(Kind::ToolCall {
             call_id: if usable { call_id.clone() } else { format!("call_{}", clock.new_id()) },
             name: if name.trim().is_empty() { "unknown".into() } else { name.clone() },

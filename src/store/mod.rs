@@ -41,6 +41,9 @@ pub enum StoreError {
     NotAStore { path: PathBuf },
     #[error("{} exists and is not a convo store", path.display())]
     NotAStoreDir { path: PathBuf },
+    /// A git repository convo did not make: its own files are not convo's to commit onto.
+    #[error("{} is a git repository but not a convo store ({why})", path.display())]
+    ForeignRepository { path: PathBuf, why: String },
     #[error("no conversation matches `{query}`")]
     UnknownConversation { query: String, candidates: Vec<Summary> },
     #[error("`{query}` is ambiguous: {} conversations match", candidates.len())]
@@ -53,6 +56,8 @@ pub enum StoreError {
     UnknownCallId { line: usize, call_id: String },
     #[error("input line {line}, field `id`: id `{id}` is already used in this conversation")]
     DuplicateId { line: usize, id: String },
+    #[error("input line {line}, field `call_id`: a tool_call with call_id `{call_id}` is already in this conversation")]
+    DuplicateCallId { line: usize, call_id: String },
     #[error("{path}: {error}")]
     Corrupt { path: String, error: LineError },
     #[error("{path}: {message}")]
@@ -122,6 +127,29 @@ pub struct Store {
     repo: gix::Repository,
     /// Test seam: abort the process at this point of a commit, as `kill -9` would.
     fail_point: Option<FailPoint>,
+    /// A store an older convo made, before stores carried [`MARKER_KEY`]: recognised by its
+    /// tree, and marked by the next write (see [`Store::lock`]).
+    unmarked: std::sync::atomic::AtomicBool,
+}
+
+/// The git config key (in the repository's own `.git/config`) that makes a repository a
+/// convo store, as git-annex keeps `annex.version`: `init` and `clone` write it. It is
+/// local, not committed, so a store made by `git clone` lacks it until convo's next write:
+/// such a repository is recognised by its tree holding only convo's paths.
+pub const MARKER_KEY: &str = "convo.version";
+/// The store format [`MARKER_KEY`] names today.
+const MARKER_VALUE: &str = "1";
+
+/// What a git repository is to convo.
+enum Recognised {
+    /// It carries the marker.
+    Marked,
+    /// No marker, but its tree holds only convo's paths (or it has no commits and an older
+    /// `convo init` set it up): a store from before the marker.
+    Unmarked,
+    /// Anything else; `why` says what gave it away, `empty` whether it holds nothing at all
+    /// (no commits, no files), which `init` may take over.
+    Foreign { why: String, empty: bool },
 }
 
 impl Store {
@@ -134,8 +162,14 @@ impl Store {
                 StoreError::NotAStore { path: root.to_owned() }
             });
         }
-        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
-        let store = Store { root: root.to_owned(), repo, fail_point: None };
+        let mut store = Store::open_repository(root)?;
+        match store.recognise()? {
+            Recognised::Marked => {}
+            Recognised::Unmarked => *store.unmarked.get_mut() = true,
+            Recognised::Foreign { why, .. } => {
+                return Err(StoreError::ForeignRepository { path: root.to_owned(), why });
+            }
+        }
         if store.journal_path().exists() {
             // Taking the lock waits out a writer that is still running; recovery then
             // happens only if the journal is really orphaned.
@@ -144,29 +178,94 @@ impl Store {
         Ok(store)
     }
 
+    /// The repository at `root`, not yet recognised as a store.
+    fn open_repository(root: &Path) -> Result<Store> {
+        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
+        Ok(Store { root: root.to_owned(), repo, fail_point: None, unmarked: Default::default() })
+    }
+
     /// Create a store at `root` (or accept an existing one). Returns whether it was new.
+    /// An existing git repository is taken only when it is a store (marked, or from an
+    /// older convo: then it is marked now) or holds nothing at all.
     pub fn init(root: &Path) -> Result<(Store, bool)> {
         if root.join(".git").is_dir() {
-            let store = Store::open(root)?;
-            // A clone, or a git repository convo has not used yet.
-            if !store.state_dir().exists() {
-                store.set_up()?;
-                return Ok((Store::open(root)?, false));
-            }
-            return Ok((store, false));
+            let store = Store::open_repository(root)?;
+            let created = match store.recognise()? {
+                Recognised::Marked if store.state_dir().exists() => return Store::open(root).map(|s| (s, false)),
+                // A store made by `git clone`, or by a convo from before the marker.
+                Recognised::Marked | Recognised::Unmarked => false,
+                Recognised::Foreign { empty: true, .. } => true,
+                Recognised::Foreign { why, .. } => {
+                    return Err(StoreError::ForeignRepository { path: root.to_owned(), why });
+                }
+            };
+            store.set_up()?;
+            return Ok((Store::open(root)?, created));
         }
         if root.exists() && !root.is_dir() {
             return Err(StoreError::NotAStoreDir { path: root.to_owned() });
         }
         create_private_dir(root)?;
-        let repo = gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
-        let store = Store { root: root.to_owned(), repo, fail_point: None };
-        store.set_up()?;
-        let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
-        Ok((Store { root: root.to_owned(), repo, fail_point: None }, true))
+        gix::init(root).map_err(git_err(format!("init {}", root.display())))?;
+        Store::open_repository(root)?.set_up()?;
+        Ok((Store::open(root)?, true))
     }
 
-    /// What makes a git repository a convo store: compression, local state, object folders.
+    /// A repository `git clone --no-checkout` just made, set up as a store before its tip
+    /// is checked (by [`Store::check_out`]; the caller removes the folder if that fails).
+    pub fn init_clone(root: &Path) -> Result<Store> {
+        Store::open_repository(root)?.set_up()?;
+        Store::open_repository(root)
+    }
+
+    /// Whether the repository is a convo store; see [`MARKER_KEY`]. Reads only the local
+    /// config and, without a marker, the top of HEAD's tree and its `conversations/`.
+    fn recognise(&self) -> Result<Recognised> {
+        let config_path = self.repo.git_dir().join("config");
+        let config = gix::config::File::from_path_no_includes(config_path, gix::config::Source::Local)
+            .map_err(git_err("read .git/config"))?;
+        if config.raw_value(MARKER_KEY).is_ok() {
+            return Ok(Recognised::Marked);
+        }
+        let Some(root) = self.head_tree_id()? else {
+            // No commits: an older `convo init` left its local state; anything else is empty
+            // only if its folder holds nothing but `.git`.
+            if self.state_dir().exists() {
+                return Ok(Recognised::Unmarked);
+            }
+            let first = std::fs::read_dir(&self.root)
+                .map_err(io_err(&self.root))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name != ".git")
+                .min();
+            return Ok(Recognised::Foreign {
+                empty: first.is_none(),
+                why: match first {
+                    Some(name) => format!("it holds `{name}`"),
+                    None => "it has no commits and no convo marker".into(),
+                },
+            });
+        };
+        let foreign = |name: &str| Recognised::Foreign { why: format!("its tree holds `{name}`"), empty: false };
+        for (name, id, is_tree) in self.tree_entries(root)? {
+            match name.as_str() {
+                layout::STORE_CONFIG if !is_tree => {}
+                layout::CONVERSATIONS if is_tree => {
+                    for (id, _, is_tree) in self.tree_entries(id)? {
+                        if !is_tree || !layout::is_conversation_id(&id) {
+                            return Ok(foreign(&format!("{}/{id}", layout::CONVERSATIONS)));
+                        }
+                    }
+                }
+                _ => return Ok(foreign(&name)),
+            }
+        }
+        Ok(Recognised::Unmarked)
+    }
+
+    /// What makes a git repository a convo store: the marker, compression, local state,
+    /// object folders.
     fn set_up(&self) -> Result<()> {
         // gix writes loose objects at zlib level 1, a quarter bigger than git's: the store
         // is mostly text, so spend the little CPU level 6 costs.
@@ -177,6 +276,7 @@ impl Store {
         // Conversations are private: git run in the store by hand (gc, repack, fetch) then
         // writes user-only files too, as convo does.
         config.set_raw_value("core.sharedRepository", "0600").map_err(git_err("set core.sharedRepository"))?;
+        config.set_raw_value(MARKER_KEY, MARKER_VALUE).map_err(git_err(format!("set {MARKER_KEY}")))?;
         let mut bytes = Vec::new();
         config.write_to(&mut bytes).map_err(io_err(&config_path))?;
         std::fs::write(&config_path, bytes).map_err(io_err(&config_path))?;

@@ -111,6 +111,10 @@ impl Store {
         let file = private_options().read(true).write(true).truncate(false).open(&path).map_err(io_err(&path))?;
         file.lock().map_err(io_err(&path))?;
         let lock = Lock { _file: file };
+        // A store from before the marker becomes a marked one with its first write.
+        if self.unmarked.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            self.set_up()?;
+        }
         if self.journal_path().exists() {
             self.recover(&lock, true)?;
         }

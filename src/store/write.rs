@@ -113,6 +113,7 @@ impl Store {
         let groups = self.groups_in(root, id)?;
         self.check_ids(id, &drafts)?;
         self.check_call_ids(id, &drafts, &groups)?;
+        self.check_new_calls(id, &drafts)?;
         let open = match groups.last() {
             Some((group, tree)) => self.group_segments(id, *group, *tree)?.pop(),
             None => None,
@@ -303,6 +304,55 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// A `tool_call`'s id must be new to the conversation: a result names its call by it,
+    /// so a second call under the same id would make that ambiguous. (Importers rename a
+    /// repeated call id and keep the source's as `source_call_id`.)
+    fn check_new_calls(&self, id: &str, drafts: &[Draft]) -> Result<()> {
+        let mut calls: Vec<(usize, &str)> = Vec::new();
+        for draft in drafts {
+            if let Kind::ToolCall { call_id, .. } = &draft.kind {
+                if calls.iter().any(|(_, c)| c == call_id) {
+                    return Err(StoreError::DuplicateCallId { line: draft.line, call_id: call_id.clone() });
+                }
+                calls.push((draft.line, call_id));
+            }
+        }
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<&str> = calls.iter().map(|(_, c)| *c).collect();
+        let used = self.used_call_ids(id, &ids)?;
+        match calls.iter().find(|(_, c)| used.contains(*c)) {
+            Some((line, call_id)) => Err(StoreError::DuplicateCallId { line: *line, call_id: (*call_id).to_owned() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Which of `call_ids` a `tool_call` of conversation `id` already uses. A duplicate can
+    /// be anywhere, so every segment is read; only those whose bytes hold one of the ids
+    /// (ids are plain ASCII, so JSON stores them verbatim) are parsed.
+    fn used_call_ids(&self, id: &str, call_ids: &[&str]) -> Result<HashSet<String>> {
+        let mut used = HashSet::new();
+        if call_ids.is_empty() {
+            return Ok(used);
+        }
+        let finder = aho_corasick::AhoCorasick::new(call_ids)
+            .map_err(|e| StoreError::Git { context: "search call ids".into(), message: e.to_string() })?;
+        for (path, blob) in self.segments(id)? {
+            if !finder.is_match(&self.read_blob(blob)?) {
+                continue;
+            }
+            for event in self.parse_segment(&path, blob)? {
+                if let Kind::ToolCall { call_id, .. } = event.kind
+                    && call_ids.contains(&call_id.as_str())
+                {
+                    used.insert(call_id);
+                }
+            }
+        }
+        Ok(used)
     }
 
     /// Every `tool_result` must answer a `tool_call` before it. Calls are usually recent, so

@@ -26,6 +26,8 @@ pub enum SyncError {
     Git { command: String, message: String },
     #[error("no remote named `{0}`")]
     UnknownRemote(String),
+    #[error("a remote named `{name}` already exists ({url})")]
+    RemoteExists { name: String, url: String },
     #[error("the remote `{remote}` has commits this store does not have")]
     Rejected { remote: String },
     #[error("refusing to push: {} secret{} found in what the push would publish", .0.len(), if .0.len() == 1 { "" } else { "s" })]
@@ -94,6 +96,9 @@ pub fn remotes(store: &Store) -> Result<Vec<(String, String)>> {
 }
 
 pub fn remote_add(store: &Store, name: &str, url: &str) -> Result<()> {
+    if let Some((_, existing)) = remotes(store)?.into_iter().find(|(n, _)| n == name) {
+        return Err(SyncError::RemoteExists { name: name.to_owned(), url: existing });
+    }
     checked(store.root(), &["remote", "add", name, url], Stderr::Capture, "add a remote").map(drop)
 }
 
@@ -226,15 +231,32 @@ fn tracking_tip(store: &Store, name: &str) -> Option<ObjectId> {
     ObjectId::from_hex(out.trim().as_bytes()).ok()
 }
 
-/// One line from a failed git command's stderr (git's last non-empty line, without its
-/// `fatal:` prefix), or a pointer to the output git already printed.
+/// A failed git command's stderr on one line: its `fatal:`/`error:` lines (what went wrong,
+/// prefixes dropped) joined with `; `, then its advice (`Please make sure ... exists.`) as
+/// one sentence; git's last line alone is often only the end of that advice. Or a pointer to
+/// the output git already printed.
 fn git_failure(command: &str, stderr: Stderr, text: &str) -> SyncError {
     let message = match stderr {
-        Stderr::Capture => text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim().to_owned(),
+        Stderr::Capture => {
+            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            let prefixed = |l: &str| l.starts_with("fatal: ") || l.starts_with("error: ");
+            let errors: Vec<&str> = lines
+                .iter()
+                .filter(|l| prefixed(l))
+                .map(|l| l.trim_start_matches("fatal: ").trim_start_matches("error: "))
+                .collect();
+            let advice: Vec<&str> =
+                lines.iter().filter(|l| !prefixed(l) && !l.starts_with("hint: ")).copied().collect();
+            match (errors.is_empty(), advice.is_empty()) {
+                (true, true) => "failed".to_owned(),
+                (true, false) => advice.join(" "),
+                (false, true) => errors.join("; "),
+                (false, false) => format!("{} ({})", errors.join("; "), advice.join(" ")),
+            }
+        }
         Stderr::Inherit => "failed (git's message is above)".to_owned(),
     };
-    let message = message.strip_prefix("fatal: ").or_else(|| message.strip_prefix("error: ")).unwrap_or(&message);
-    SyncError::Git { command: command.to_owned(), message: message.to_owned() }
+    SyncError::Git { command: command.to_owned(), message }
 }
 
 /// The fetched tip of `remote`'s copy of our branch, if it has one.
@@ -373,11 +395,7 @@ pub fn push(
     {
         return Err(SyncError::Rejected { remote: remote.to_owned() });
     }
-    let message = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
-    Err(SyncError::Git {
-        command: "push".into(),
-        message: message.trim_start_matches("fatal: ").trim_start_matches("error: ").to_owned(),
-    })
+    Err(git_failure("push", Stderr::Capture, &stderr))
 }
 
 /// Clone `url` into `path` and make it a convo store. git only copies objects and refs
@@ -426,7 +444,7 @@ fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
             checked(path, &["symbolic-ref", "HEAD", &format!("refs/heads/{local}")], Stderr::Capture, "clone")?;
         }
     }
-    let (store, _) = Store::init(path)?;
+    let store = Store::init_clone(path)?;
     let lock = store.lock()?;
     store.check_out(&lock)?;
     drop(lock);

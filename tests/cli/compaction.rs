@@ -92,7 +92,6 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
         (vec!["compact", "empty"], "error: --from 0: the conversation has no turns yet"),
         (vec!["compact", "--summary", " "], "error: the summary is empty"),
         (vec!["compact", "--undo", "zzz"], "error: no compaction `zzz` in force (in force: none)"),
-        (vec!["compact", "--undo"], "error: no compaction to undo in this conversation"),
         (
             vec!["--config", "compaction.keep_last=\"x\"", "compact"],
             "error: --config: invalid type: string \"x\", expected u64 in `compaction.keep_last`",

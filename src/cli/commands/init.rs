@@ -9,7 +9,9 @@ use crate::cli::command_error::CommandError;
 /// Create a store (a git repository for conversations)
 ///
 /// Without PATH, creates the store convo uses by default: --store, $CONVO_DIR, or
-/// $XDG_DATA_HOME/convo. Running it on an existing store is safe and changes nothing.
+/// $XDG_DATA_HOME/convo. Running it on an existing store is safe and changes nothing (a
+/// store from an older convo gets the marker stores carry now). An empty git repository
+/// becomes a store; any other git repository is refused.
 #[derive(clap::Args)]
 pub struct Args {
     /// Where to create the store

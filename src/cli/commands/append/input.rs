@@ -9,8 +9,67 @@ use super::Args;
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 
+/// How long an open pipe on stdin may stay silent before `append --user` and the like take
+/// it for one a parent holds open and never writes to (a CI runner, `subprocess` with a
+/// pipe): long enough for `echo … |` to have written, short enough not to be felt.
+const STDIN_WAIT_MS: i32 = 200;
+
+/// The event flag given, if any.
+fn event_flag(args: &Args) -> Option<&'static str> {
+    [
+        (args.user.is_some(), "--user"),
+        (args.assistant.is_some(), "--assistant"),
+        (args.reasoning.is_some(), "--reasoning"),
+        (args.system.is_some(), "--system"),
+        (args.tool_call.is_some(), "--tool-call"),
+        (args.tool_result.is_some(), "--tool-result"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// Whether stdin holds something other than whitespace, without waiting on a terminal or
+/// on a pipe nobody writes to. Reads at most one chunk: a file or device answers at once; a
+/// pipe or socket is read only once it is readable (data, or its writer gone) within
+/// [`STDIN_WAIT_MS`]. A stdin that cannot be inspected (closed) holds nothing.
+fn stdin_has_data() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return false;
+    }
+    let Ok(file) = stdin.as_fd().try_clone_to_owned().map(std::fs::File::from) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+        let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd, for the duration of the call.
+        if unsafe { libc::poll(&mut fd, 1, STDIN_WAIT_MS) } <= 0 {
+            return false;
+        }
+    }
+    let mut chunk = [0u8; 4096];
+    let n = (&file).read(&mut chunk).unwrap_or(0);
+    chunk[..n].iter().any(|b| !b.is_ascii_whitespace())
+}
+
 /// The events to append, and how to name where they came from in an error.
 pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandError> {
+    // One source is appended: events piped beside a flag would be dropped without a word.
+    if let Some(flag) = event_flag(&args)
+        && stdin_has_data()
+    {
+        return Err(CommandError::input(format!(
+            "{flag} was given and stdin holds input too; append takes one source"
+        ))
+        .hint(
+            "nothing was written; pipe the events alone, or give the flag with stdin from a terminal or </dev/null",
+        ));
+    }
     let single = |kind| Ok((vec![Draft::new(kind)], String::new()));
     if let Some(content) = args.user {
         return single(Kind::User { content });
@@ -40,7 +99,7 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
             }
             None => format!("call_{}", ctx.clock.new_id()),
         };
-        return single(Kind::ToolCall { call_id, name, arguments });
+        return Ok((vec![Draft::new(Kind::ToolCall { call_id, name, arguments })], "--tool-call".into()));
     }
     if let Some(call_id) = args.tool_result {
         let content = args.content.unwrap_or_default();
@@ -51,18 +110,18 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
     }
     let (text, label) = match args.file {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
-            (text, path.display().to_string())
+            let bytes = std::fs::read(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            let label = path.display().to_string();
+            (utf8(bytes, &label)?, label)
         }
         None => {
             if std::io::stdin().is_terminal() {
                 return Err(CommandError::input("no events to append")
                     .hint("pipe JSONL on stdin, use --file FILE, or a flag such as --user TEXT"));
             }
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
-            (text, "stdin".to_owned())
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
+            (utf8(bytes, "stdin")?, "stdin".to_owned())
         }
     };
     let drafts = event::parse_input(&text).map_err(|e| CommandError::bad_line(&label, e))?;
@@ -70,4 +129,16 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
         return Err(CommandError::input(format!("{label}: no events")).hint("each line is one JSON event"));
     }
     Ok((drafts, label))
+}
+
+/// `bytes` as text, or an error naming the line (and column, in bytes) of the first byte
+/// that is not UTF-8.
+fn utf8(bytes: Vec<u8>, label: &str) -> Result<String, CommandError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        CommandError::input(format!("{label} line {line}: not valid UTF-8 (byte {column} of the line)"))
+            .hint("nothing was written; events are UTF-8 JSON: convert the input first, e.g. with iconv")
+    })
 }

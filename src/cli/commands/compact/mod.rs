@@ -21,7 +21,7 @@ use crate::cli::ui::CommitReport;
 /// range ends before the last compaction.keep_last turns, or before the profile's last
 /// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
 /// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
-/// withdraws a compaction the same way.
+/// withdraws a compaction the same way (with none in force, convo says so and exits 0).
 ///
 /// With --budget TOKENS, steps are tried in this order until the view fits: truncate (tool
 /// output over min_bytes cut to max_lines), micro (tool parts over min_bytes replaced),
@@ -114,7 +114,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let lock = store.lock()?;
         let id = store.resolve_or_active(args.id.as_deref())?;
         let target = Some(target.as_str()).filter(|t| !t.is_empty());
-        let undone = ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock)?;
+        let undone = match ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock) {
+            Err(e @ ops::OpsError::NothingToUndo) => {
+                ctx.note(&e.to_string());
+                return Ok(());
+            }
+            undone => undone?,
+        };
         drop(lock);
         let a = &undone.appended;
         ctx.ui.commit(&CommitReport {

@@ -53,6 +53,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         ))
         .hint(config::user_only_hint(key)));
     }
+    check_resolved(ctx, target, args.at.id.as_deref(), key, &value)?;
     match target {
         Target::User => {
             let path = user_path(ctx)?;
@@ -88,6 +89,37 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// Refuse a value that leaves the configuration in force naming what does not exist (a
+/// profile), seen from the store (and the conversation, for that layer) with every layer
+/// and the new value over them all: a store's setting must hold for anyone who pulls it.
+fn check_resolved(
+    ctx: &Ctx,
+    target: Target,
+    conversation: Option<&str>,
+    key: &str,
+    value: &toml::Value,
+) -> Result<(), CommandError> {
+    let resolved = match ctx.open_store() {
+        Ok(store) => {
+            let events = match target {
+                Target::Conversation => store.events(&store.resolve_or_active(conversation)?)?,
+                _ => Vec::new(),
+            };
+            ctx.config_quietly(&store, &events)?
+        }
+        // No store yet (a user setting before the first write): the layers there are.
+        Err(_) if target != Target::Conversation => config::Resolved::new(ctx.base_layers()?)?,
+        Err(e) => return Err(e),
+    };
+    match config::problems_with(&resolved, key, value)?.into_iter().next() {
+        None => Ok(()),
+        Some((at, problem)) if at == key => Err(CommandError::input(format!("{key} = {value}: {problem}"))
+            .hint("nothing was written; profiles live in config under [compaction.profiles.NAME]")),
+        Some((at, problem)) => Err(CommandError::input(format!("{key} = {value}: then {at}: {problem}"))
+            .hint("nothing was written; profiles live in config under [compaction.profiles.NAME]")),
+    }
 }
 
 /// After `key` was written to the store or a conversation: say so when it will not count.

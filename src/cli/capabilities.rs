@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use convo::event::Event;
-use convo::ops::{self, HookDocument, Hooks, Planned, QueryError, Summarizer, SummaryJob};
+use convo::ops::{self, HookDocument, HookFailure, Hooks, Planned, QueryError, Summarizer, SummaryJob};
 use convo::render::{escape, thousands};
 use convo::store::{Appended, Store};
 
@@ -107,11 +107,12 @@ impl Ctx {
     /// Run hook `command` with `doc` as JSON on stdin (see [`super::hooks`]): what it
     /// printed on stdout, or why it failed. Its stderr is the hook's word to the user: shown
     /// (escaped: it may quote stored text) when it failed, and unless --quiet when it did not.
-    fn run_hook(&self, command: &str, doc: &HookDocument, timeout: Duration) -> Result<String, String> {
-        let mut input = serde_json::to_vec(doc).map_err(|e| format!("could not be given its input: {e}"))?;
+    fn run_hook(&self, command: &str, doc: &HookDocument, timeout: Duration) -> Result<String, HookFailure> {
+        // A document of plain strings and numbers always serialises.
+        let mut input = serde_json::to_vec(doc).unwrap_or_default();
         input.push(b'\n');
         let outcome = super::hooks::run(command, &input, timeout)
-            .map_err(|e| format!("could not be started (`sh -c {command}`): {e}"))?;
+            .map_err(|e| HookFailure::NotStarted { command: command.to_owned(), message: e.to_string() })?;
         let failure = outcome.failure();
         if !outcome.stderr.is_empty() && (failure.is_some() || !self.ui.quiet) {
             let text = String::from_utf8_lossy(&outcome.stderr);

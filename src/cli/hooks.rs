@@ -10,6 +10,7 @@
 //! group also means a Ctrl-C on the terminal does not reach the hook; if convo dies of it, a
 //! running hook is left to finish by itself.
 
+use convo::ops::HookFailure;
 use std::io::{Read, Write};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -41,16 +42,17 @@ pub struct Outcome {
 impl Outcome {
     /// Why it failed, to follow "the pre_compact hook": `exited with status 2`, `was killed
     /// by signal 9`, `timed out after 30s`. `None` when it succeeded.
-    pub fn failure(&self) -> Option<String> {
+    pub fn failure(&self) -> Option<HookFailure> {
         use std::os::unix::process::ExitStatusExt;
         match self.status {
             Status::Exited(s) if s.success() => None,
+            // A status is a code or a signal on Unix; -1 stands for neither.
             Status::Exited(s) => Some(match (s.code(), s.signal()) {
-                (Some(code), _) => format!("exited with status {code}"),
-                (None, Some(signal)) => format!("was killed by signal {signal}"),
-                (None, None) => format!("failed ({s})"),
+                (Some(code), _) => HookFailure::Exited(code),
+                (None, Some(signal)) => HookFailure::Killed(signal),
+                (None, None) => HookFailure::Exited(-1),
             }),
-            Status::TimedOut(after) => Some(format!("timed out after {}", humantime::format_duration(after))),
+            Status::TimedOut(after) => Some(HookFailure::TimedOut(after)),
         }
     }
 }

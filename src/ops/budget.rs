@@ -21,6 +21,7 @@ use crate::config::Config;
 use crate::event::Event;
 use crate::ops::plan::{self, Choice, PlanError, Policies, Prepared, Request};
 use crate::projection::{self, Estimate};
+use crate::store::subject::thousands;
 
 /// `min_bytes` and `max_lines` for the ladder's steps when neither flags nor the profile
 /// set them: seed 002's 800 bytes, and 20 lines (10 from each end).
@@ -89,8 +90,7 @@ pub struct Ladder {
     /// The view's estimated tokens now.
     pub now: u64,
     pub rungs: Vec<Rung>,
-    /// The first rung that fits; with none, the last (the most that can be done), and
-    /// `fits` is false.
+    /// The first rung that fits; with none, the one that gets closest, and `fits` is false.
     pub chosen: usize,
     pub fits: bool,
 }
@@ -118,7 +118,9 @@ pub fn climb(
     if tokens_now <= budget {
         return Err(PlanError::NothingInRange {
             why: format!(
-                "the view is ~{tokens_now} tokens, within the budget of {budget}{}",
+                "the view is ~{} tokens, within the budget of {}{}",
+                thousands(tokens_now),
+                thousands(budget),
                 request.budget_label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default()
             ),
         });
@@ -143,5 +145,24 @@ pub fn climb(
         }
     }
     let fits = chosen.is_some();
-    Ok(Ladder { budget, now: tokens_now, chosen: chosen.unwrap_or(rungs.len() - 1), rungs, fits })
+    // When none fits, the step that gets closest; never one that would make the view larger
+    // (a digest of a tiny range can be longer than the range).
+    let chosen = match chosen {
+        Some(i) => i,
+        None => {
+            let (i, best) = rungs
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, r)| r.estimate.after)
+                .map(|(i, r)| (i, r.estimate.after))
+                .unwrap_or((0, tokens_now));
+            if best >= tokens_now {
+                return Err(PlanError::NothingInRange {
+                    why: format!("no step makes the view (~{} tokens) smaller", thousands(tokens_now)),
+                });
+            }
+            i
+        }
+    };
+    Ok(Ladder { budget, now: tokens_now, chosen, rungs, fits })
 }

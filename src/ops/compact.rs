@@ -252,10 +252,23 @@ pub struct Summarizer<'a> {
 pub struct Hooks<'a> {
     /// Before anything is summarized or written. `Err(why)` vetoes the compaction: nothing
     /// is written. `Ok(text)`: what the hook printed, added to a model summary's focus.
-    pub pre: &'a mut dyn FnMut(&HookDocument) -> Result<String, String>,
+    pub pre: &'a mut dyn FnMut(&HookDocument) -> Result<String, HookFailure>,
     /// After the commit. It cannot fail the compaction, which has landed: what goes wrong
     /// is the caller's to report.
     pub post: &'a mut dyn FnMut(&HookDocument),
+}
+
+/// Why a hook failed, to follow "the pre_compact hook".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookFailure {
+    #[error("could not be started (`sh -c {command}`): {message}")]
+    NotStarted { command: String, message: String },
+    #[error("exited with status {0}")]
+    Exited(i32),
+    #[error("was killed by signal {0}")]
+    Killed(i32),
+    #[error("timed out after {}", humantime::format_duration(*.0))]
+    TimedOut(std::time::Duration),
 }
 
 /// Which hook a [`HookDocument`] is for.

@@ -17,7 +17,7 @@ use crate::ops::plan::PlanError;
 use crate::projection::ProjectionError;
 use crate::store::{Store, StoreError, layout};
 
-pub use compact::{HookDocument, HookPoint, Hooks, Planned, Summarizer, SummaryJob, Undone};
+pub use compact::{HookDocument, HookFailure, HookPoint, Hooks, Planned, Summarizer, SummaryJob, Undone};
 pub use fork::ForkRange;
 pub use query::{Queried, QueryError};
 
@@ -40,7 +40,11 @@ pub enum OpsError {
     /// The user's `hooks.pre_compact` (`hook`) failed: `why` says how (an exit status, a
     /// timeout). Nothing was written.
     #[error("the {hook} hook {why}: nothing was written")]
-    Vetoed { hook: &'static str, why: String },
+    Vetoed {
+        hook: &'static str,
+        #[source]
+        why: compact::HookFailure,
+    },
     /// A config edit that cannot be made in the layer's file.
     #[error("{origin}: {source}")]
     ConfigEdit { origin: String, source: crate::config::EditError },

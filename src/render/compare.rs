@@ -162,7 +162,7 @@ pub fn ladder(
     for (i, s) in steps.iter().enumerate() {
         let mark = match (i == chosen, fits) {
             (true, true) => "  <- the first that fits",
-            (true, false) => "  <- none fits: the most there is",
+            (true, false) => "  <- none fits: the closest",
             _ => "",
         };
         writeln!(out, "  {:<10}  {:>10}  {}{mark}", s.name, approx(s.after), s.policies)?;

@@ -469,3 +469,66 @@ fn a_long_dry_run_is_summarised_unless_verbose() {
     let verbose = env.run(&["compact", "-p", "light", "-n", "-v"]).ok().to_owned();
     assert_eq!(verbose.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 37, "{verbose}");
 }
+
+/// `--budget`: the first step that fits is chosen; when none does, the closest, and never a
+/// step that would make the view larger (a digest of a tiny range can be).
+#[test]
+fn a_budget_chooses_the_first_step_that_fits_or_the_closest() {
+    let env = TestEnv::new();
+    agent_session(&env, 12);
+    let mut said = String::new();
+    for args in [
+        vec!["compact", "--budget", "2500", "--dry-run"],
+        vec!["compact", "--budget", "10", "--dry-run"],
+        vec!["compact", "--budget", "100000"],
+    ] {
+        let out = env.run(&args);
+        said += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&out));
+    }
+    insta::assert_snapshot!(said, @r#"
+    $ convo compact --budget 2500 --dry-run
+    exit 0
+    --- stdout
+    Budget 2,500 tokens; the view is ~3,662 now
+      step             after  policies
+      truncate        ~2,695  [truncate tool output to 20 lines, over 200 bytes]
+      micro           ~1,698  [strip tool calls, over 200 bytes]  <- the first that fits
+      reasoning       ~1,698  [strip reasoning, strip tool calls, over 200 bytes]
+      tool-calls      ~1,604  [strip reasoning, strip tool calls]
+      summary         ~1,200  [summary by convo/digest]
+    Would compact "agent" turns 0-0 [strip tool calls, over 200 bytes] (profile default)
+      turn         now       after
+         0      ~3,656      ~1,692
+    total  ~3,662 -> ~1,698 tokens (chars/4), 53.6% smaller; nothing written (--dry-run)
+
+    $ convo compact --budget 10 --dry-run
+    exit 0
+    --- stdout
+    Budget 10 tokens; the view is ~3,662 now
+      step             after  policies
+      truncate        ~2,695  [truncate tool output to 20 lines, over 200 bytes]
+      micro           ~1,698  [strip tool calls, over 200 bytes]
+      reasoning       ~1,698  [strip reasoning, strip tool calls, over 200 bytes]
+      tool-calls      ~1,604  [strip reasoning, strip tool calls]
+      summary         ~1,200  [summary by convo/digest]  <- none fits: the closest
+    Would compact "agent" turns 0-0 [summary by convo/digest] (profile default)
+      turn         now       after
+         0      ~3,656      ~1,194
+    total  ~3,662 -> ~1,200 tokens (chars/4), 67.2% smaller; nothing written (--dry-run)
+
+    $ convo compact --budget 100000
+    exit 0
+    --- stderr
+    nothing to compact: the view is ~3,662 tokens, within the budget of 100,000 (--budget 100000)
+    "#);
+    let tiny = TestEnv::new();
+    let id = tiny.new_conversation("tiny");
+    tiny.run(&["append", &id, "--user", "hi"]).ok();
+    tiny.run(&["append", &id, "--assistant", "hello"]).ok();
+    let out = tiny.run(&["compact", "--budget", "1", "--keep-last", "0"]);
+    insta::assert_snapshot!(tiny.transcript(&out), @"
+    exit 0
+    --- stderr
+    nothing to compact: no step makes the view (~2 tokens) smaller
+    ");
+}

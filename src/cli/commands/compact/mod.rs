@@ -160,7 +160,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     });
     if let Some(ladder) = planned.ladder.as_ref().filter(|l| !l.fits) {
         ctx.ui.warning(&format!(
-            "the view is still ~{} tokens, over the budget of {}: this is the most compaction can do here",
+            "the view is still ~{} tokens, over the budget of {}: no step gets closer",
             convo::render::thousands(planned.estimate.after),
             convo::render::thousands(ladder.budget)
         ));

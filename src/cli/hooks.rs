@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn non_zero_exit_with_stderr() {
         let out = run("echo no way >&2; exit 3", b"{}", 10 * SECOND).unwrap();
-        assert_eq!(out.failure().as_deref(), Some("exited with status 3"));
+        assert_eq!(out.failure().map(|f| f.to_string()).as_deref(), Some("exited with status 3"));
         assert_eq!(String::from_utf8_lossy(&out.stderr), "no way\n");
         assert!(out.stdout.is_empty());
     }
@@ -231,7 +231,7 @@ mod tests {
         let out = run(&command, b"", SECOND).unwrap();
         assert!(start.elapsed() < 5 * SECOND, "took {:?}", start.elapsed());
         assert_eq!(out.status, Status::TimedOut(SECOND));
-        assert_eq!(out.failure().as_deref(), Some("timed out after 1s"));
+        assert_eq!(out.failure().map(|f| f.to_string()).as_deref(), Some("timed out after 1s"));
         assert_eq!(out.stdout, b"started\n", "what came before the kill is kept");
         let pids = std::fs::read_to_string(&pids).unwrap();
         let pids: Vec<&str> = pids.lines().collect();
@@ -258,7 +258,7 @@ mod tests {
     #[test]
     fn a_missing_command_is_a_failure_not_an_error() {
         let out = run("/nonexistent/hook", b"{}", 10 * SECOND).unwrap();
-        assert_eq!(out.failure().as_deref(), Some("exited with status 127"));
+        assert_eq!(out.failure().map(|f| f.to_string()).as_deref(), Some("exited with status 127"));
         assert!(!out.stderr.is_empty());
     }
 }

@@ -1,5 +1,6 @@
 mod dry_run;
 mod request;
+mod undo;
 
 use std::path::PathBuf;
 
@@ -111,25 +112,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     if let Some(target) = &args.undo {
-        let lock = store.lock()?;
-        let id = store.resolve_or_active(args.id.as_deref())?;
-        let target = Some(target.as_str()).filter(|t| !t.is_empty());
-        let undone = match ops::compact::undo_compaction(&store, &lock, &id, target, &ctx.clock) {
-            Err(e @ ops::OpsError::NothingToUndo) => {
-                ctx.note(&e.to_string());
-                return Ok(());
-            }
-            undone => undone?,
-        };
-        drop(lock);
-        let a = &undone.appended;
-        ctx.ui.commit(&CommitReport {
-            conversation: Some(&id),
-            commit: &a.commit,
-            subject: &a.subject,
-            landed: &a.landed,
-        });
-        return Ok(());
+        return undo::run(ctx, &store, args.id.as_deref(), Some(target.as_str()).filter(|t| !t.is_empty()));
     }
 
     let request = request::of(&args)?;

@@ -1,0 +1,24 @@
+use convo::ops;
+use convo::store::Store;
+
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
+
+/// `compact --undo [COMPACTION]`: withdraw `target` (default: the latest in force) by
+/// appending its revocation; with none in force, say so and succeed.
+pub(super) fn run(ctx: &Ctx, store: &Store, id: Option<&str>, target: Option<&str>) -> Result<(), CommandError> {
+    let lock = store.lock()?;
+    let id = store.resolve_or_active(id)?;
+    let undone = match ops::compact::undo_compaction(store, &lock, &id, target, &ctx.clock) {
+        Err(e @ ops::OpsError::NothingToUndo) => {
+            ctx.note(&e.to_string());
+            return Ok(());
+        }
+        undone => undone?,
+    };
+    drop(lock);
+    let a = &undone.appended;
+    ctx.ui.commit(&CommitReport { conversation: Some(&id), commit: &a.commit, subject: &a.subject, landed: &a.landed });
+    Ok(())
+}

@@ -166,6 +166,15 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::NotFound, message).hint("`convo log` lists the conversation's commits")
             }
             StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
+            StoreError::EmptyTitle => CommandError::input(message).hint("nothing was written"),
+            StoreError::NotRemoved { .. } => {
+                CommandError::input(message).hint("`convo restore` brings back a conversation `convo rm` removed")
+            }
+            StoreError::NoRemoved { .. } => CommandError::new(Kind::NotFound, message)
+                .hint("`convo restore --list` shows the removed conversations history still holds"),
+            StoreError::AmbiguousRemoved { ref ids, .. } => {
+                CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", ids.join(", ")))
+            }
             StoreError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
                 "that is not a store as convo writes it (only conversations/ and convo.toml); nothing of it was taken",
             ),

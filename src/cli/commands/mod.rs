@@ -20,6 +20,9 @@ pub mod pull;
 pub mod push;
 pub mod query;
 pub mod remote;
+pub mod rename;
+pub mod restore;
+pub mod rm;
 pub mod show;
 pub mod switch;
 

@@ -73,6 +73,9 @@ _convo() {
             convo,query)
                 cmd="convo__subcmd__query"
                 ;;
+            convo,redact)
+                cmd="convo__subcmd__redact"
+                ;;
             convo,remote)
                 cmd="convo__subcmd__remote"
                 ;;
@@ -178,6 +181,9 @@ _convo() {
             convo__subcmd__help,query)
                 cmd="convo__subcmd__help__subcmd__query"
                 ;;
+            convo__subcmd__help,redact)
+                cmd="convo__subcmd__help__subcmd__redact"
+                ;;
             convo__subcmd__help,remote)
                 cmd="convo__subcmd__help__subcmd__remote"
                 ;;
@@ -257,7 +263,7 @@ _convo() {
 
     case "${cmd}" in
         convo)
-            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push import export generate-docs help"
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push redact import export generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -971,7 +977,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help)
-            opts="init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push import export generate-docs help"
+            opts="init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push redact import export generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1293,6 +1299,20 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__help__subcmd__redact)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1712,6 +1732,40 @@ _convo() {
                     return 0
                     ;;
                 -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__redact)
+            opts="-C -q -h -V --secrets --remote --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --remote)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

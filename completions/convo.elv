@@ -50,6 +50,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand redact 'Replace a secret with [REDACTED] in the commits not pushed yet'
             cand import 'Import a session from another tool as a new conversation'
             cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
@@ -549,6 +550,21 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;redact'= {
+            cand --remote 'With --secrets: the remote the push would go to'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --secrets 'Replace what `convo push` refuses: the secrets its scan finds in the unpushed commits'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;import'= {
             cand -f 'The format [default: detected]'
             cand --format 'The format [default: detected]'
@@ -622,6 +638,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand redact 'Replace a secret with [REDACTED] in the commits not pushed yet'
             cand import 'Import a session from another tool as a new conversation'
             cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
@@ -692,6 +709,8 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;pull'= {
         }
         &'convo;help;push'= {
+        }
+        &'convo;help;redact'= {
         }
         &'convo;help;import'= {
         }

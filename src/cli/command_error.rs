@@ -10,6 +10,7 @@ use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
 use convo::ops::import::ImportFailure;
 use convo::ops::plan::PlanError;
+use convo::ops::redact::RedactError;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
 use convo::render::escape_line;
@@ -253,10 +254,26 @@ impl From<SyncError> for CommandError {
                 for f in findings {
                     error = error.hint(format!("{}: {}", f.place, f.kind));
                 }
-                error.hint("nothing was pushed; --allow-secrets pushes anyway")
+                error
+                    .hint("nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits")
+                    .hint("--allow-secrets pushes anyway")
             }
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
                 .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
+        }
+    }
+}
+
+impl From<RedactError> for CommandError {
+    fn from(e: RedactError) -> Self {
+        let message = e.to_string();
+        match e {
+            RedactError::TooShort => CommandError::input(message).hint("nothing was written"),
+            RedactError::Published { .. } => CommandError::input(message)
+                .hint("it has left this machine: rotate the key (revoke it where it was issued and make a new one)")
+                .hint("nothing was rewritten; redact rewrites only commits no remote has"),
+            RedactError::Store(e) => e.into(),
+            RedactError::Sync(e) => e.into(),
         }
     }
 }

@@ -67,6 +67,7 @@ enum Command {
     Fetch(commands::fetch::Args),
     Pull(commands::pull::Args),
     Push(commands::push::Args),
+    Redact(commands::redact::Args),
     Import(commands::import::Args),
     Export(commands::export::Args),
     #[command(hide = true)]
@@ -273,6 +274,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Fetch(args) => commands::fetch::run(&ctx, args),
         Command::Pull(args) => commands::pull::run(&ctx, args),
         Command::Push(args) => commands::push::run(&ctx, args),
+        Command::Redact(args) => commands::redact::run(&ctx, args),
         Command::Import(args) => commands::import::run(&ctx, args),
         Command::Export(args) => commands::export::run(&ctx, args),
         Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),

@@ -16,6 +16,7 @@ pub mod layout;
 mod merge;
 mod outgoing;
 mod refs;
+mod rewrite;
 pub mod subject;
 mod txn;
 mod write;
@@ -34,6 +35,7 @@ pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
+pub use rewrite::Rewritten;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 

@@ -3,7 +3,7 @@
 //! changes nothing; removals never lose an event through a pull; a hostile remote cannot use
 //! a removal to replace events.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, bare};
 use crate::hostile_remotes::{World, commit, edit_segment, event_lines, read_tree, write_tree};
 
 /// A store with two conversations: "first" (two events) and "second" (active, one event).
@@ -309,4 +309,234 @@ fn a_clone_made_after_a_removal_does_not_list_it_and_can_restore_it() {
     assert_eq!(c.run(&["list"]).ok(), "");
     c.run(&["restore", "shared"]).ok();
     assert_eq!(event_lines(&c), event_lines(&w.b));
+}
+
+/// A GitHub token as the push scan knows them (not a real one).
+const TOKEN: &str = "ghp_R8x2Lq9ZtW4mNc7Vb1Hs6Jk3Pd5Fy0GaEuQi";
+
+/// Every object of the store's repository, loose and packed, as one text.
+fn all_objects(env: &TestEnv) -> String {
+    let out = std::process::Command::new("git")
+        .args(["cat-file", "--batch-all-objects", "--batch", "--unordered"])
+        .current_dir(&env.store)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A store pushed once to a fresh hub, then three unpushed commits, the token in the middle
+/// one (in an event, inside a tool call's JSON arguments) and in a title.
+fn with_an_unpushed_secret() -> (TestEnv, tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let env = TestEnv::new();
+    let id = env.new_conversation("keys");
+    env.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    env.run(&["append", "--user", "clean text only"]).ok();
+    env.run(&["push"]).ok();
+    env.run(&["append", "--user", &format!("my token is {TOKEN}, use it")]).ok();
+    let args = format!(r#"{{"cmd":"curl -H 'token: {TOKEN}'"}}"#);
+    env.run(&["append", "--tool-call", "shell", "--args", &args, "--call-id", "c1"]).ok();
+    env.run(&["append", "--tool-result", "c1", "--content", "ok"]).ok();
+    (env, dir, hub, id)
+}
+
+#[test]
+fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
+    let (env, _dir, hub, id) = with_an_unpushed_secret();
+    let push = env.run(&["push"]);
+    insta::assert_snapshot!(env.transcript(&push), @"
+    exit 3
+    --- stderr
+    error: refusing to push: 5 secrets found in what the push would publish
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVDYEZ00000000000000001 content: github-pat
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: curl-auth-header
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: generic-api-key
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: github-pat
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: secret-assignment
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    ");
+    let pushed_before = env.git(&["rev-parse", "origin/main"]);
+    let log_before = env.run(&["log", &id, "--oneline"]).ok().to_owned();
+
+    let redact = env.run(&["redact", "--secrets"]);
+    insta::assert_snapshot!(env.transcript(&redact), @"
+    exit 0
+    --- stderr
+    Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD a77fc15 -> 9adea80
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    ");
+    // Gone from every object, loose or packed, and from the working tree.
+    assert!(!all_objects(&env).contains(TOKEN), "the token is still in an object");
+    assert!(!all_objects(&env).contains(&TOKEN[4..]), "part of the token is still in an object");
+    let holding: Vec<_> = env
+        .snapshot()
+        .into_iter()
+        .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains(TOKEN))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(holding.is_empty(), "files of the store still hold the token: {holding:?}");
+    let worktree = env.git(&["grep", "-c", "REDACTED"]);
+    assert!(!worktree.is_empty());
+    assert_eq!(env.git_status(), "");
+    // Published history is untouched, every line still valid JSON, the log chain whole.
+    assert_eq!(env.git(&["rev-parse", "origin/main"]), pushed_before);
+    insta::assert_snapshot!(env.run(&["show", &id, "--format", "jsonl"]).ok(), @r#"
+    {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"user","content":"clean text only"}
+    {"id":"01KDVDYEZ00000000000000001","ts":"2026-01-01T00:05:00.000Z","type":"user","content":"my token is [REDACTED], use it"}
+    {"id":"01KDVE09J00000000000000001","ts":"2026-01-01T00:06:00.000Z","type":"tool_call","call_id":"c1","name":"shell","arguments":{"cmd":"curl -H 'token: [REDACTED]'"}}
+    {"id":"01KDVE24500000000000000001","ts":"2026-01-01T00:07:00.000Z","type":"tool_result","call_id":"c1","content":"ok","is_error":false}
+    "#);
+    let log_after = env.run(&["log", &id, "--oneline"]).ok().to_owned();
+    assert_eq!(log_after.lines().count(), log_before.lines().count());
+    rm_log_cache(&env);
+    assert_eq!(env.run(&["log", &id, "--oneline"]).ok(), log_after, "the trailer chain and the index disagree");
+    assert_eq!(env.git(&["reflog"]).lines().count(), 0);
+    env.run(&["fsck"]).ok();
+
+    let push = env.run(&["push"]);
+    insta::assert_snapshot!(env.transcript(&push), @"
+    exit 0
+    --- stderr
+    Pushed to origin
+    ");
+    let hub_objects = std::process::Command::new("git")
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .current_dir(&hub)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&hub_objects.stdout).contains(TOKEN));
+}
+
+fn rm_log_cache(env: &TestEnv) {
+    let _ = std::fs::remove_dir_all(env.store.join(".git/convo/log"));
+    let _ = std::fs::remove_dir_all(env.store.join(".git/convo/cache"));
+}
+
+#[test]
+fn redact_of_a_named_text_replaces_it_in_titles_and_messages_too() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("about hunter2-secret");
+    env.run(&["append", "--user", "the password is hunter2-secret"]).ok();
+    env.run(&["append", "--assistant", "noted \"hunter2-secret\" \u{e9}"]).ok();
+    let redact = env.run(&["redact", "hunter2-secret"]);
+    insta::assert_snapshot!(env.transcript(&redact), @"
+    exit 0
+    --- stderr
+    Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 346c193 -> 961a29c
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    ");
+    assert!(!all_objects(&env).contains("hunter2-secret"));
+    insta::assert_snapshot!(env.run(&["show", &id, "--format", "jsonl"]).ok(), @r#"
+    {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"the password is [REDACTED]"}
+    {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"assistant","content":"noted \"[REDACTED]\" é"}
+    "#);
+    insta::assert_snapshot!(env.git(&["log", "--format=%s"]), @r#"
+    append: "about [REDACTED]" turn 0 (+1 event)
+    append: "about [REDACTED]" turn 0 (+1 event)
+    new: "about [REDACTED]"
+    "#);
+    assert_eq!(env.git_status(), "");
+    env.run(&["fsck"]).ok();
+}
+
+#[test]
+fn redact_refuses_what_a_remote_already_has_and_changes_nothing() {
+    let (env, _dir, _hub, _id) = with_an_unpushed_secret();
+    env.run(&["push", "--allow-secrets"]).ok();
+    // The same token again, unpushed: it has already left, so hiding it here is no help.
+    env.run(&["append", "--user", &format!("again: {TOKEN}")]).ok();
+    let before = env.snapshot();
+    let refused = env.run(&["redact", "--secrets"]);
+    insta::assert_snapshot!(env.transcript(&refused), @"
+    exit 3
+    --- stderr
+    error: refusing to redact: commit a77fc15 conversations/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
+    hint: it has left this machine: rotate the key (revoke it where it was issued and make a new one)
+    hint: nothing was rewritten; redact rewrites only commits no remote has
+    ");
+    let named = env.run(&["redact", TOKEN]);
+    insta::assert_snapshot!(env.transcript(&named), @"
+    exit 3
+    --- stderr
+    error: refusing to redact: commit a77fc15 conversations/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
+    hint: it has left this machine: rotate the key (revoke it where it was issued and make a new one)
+    hint: nothing was rewritten; redact rewrites only commits no remote has
+    ");
+    let short = env.run(&["redact", "abc"]);
+    insta::assert_snapshot!(env.transcript(&short), @"
+    exit 3
+    --- stderr
+    error: a text to redact must be at least 4 characters
+    hint: nothing was written
+    ");
+    let nothing = env.run(&["redact", "not in any commit"]);
+    insta::assert_snapshot!(env.transcript(&nothing), @"
+    exit 0
+    --- stderr
+    Nothing to redact: no unpushed commit holds it
+    ");
+    let neither = env.run(&["redact"]);
+    assert_eq!(neither.code, 2);
+    assert!(env.snapshot() == before, "a refused redact changed the store");
+}
+
+#[test]
+fn redact_in_a_store_never_pushed_rewrites_from_the_first_commit() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("s");
+    env.run(&["append", "--user", &format!("key {TOKEN}")]).ok();
+    env.run(&["append", "--user", "after"]).ok();
+    let redact = env.run(&["redact", "--secrets"]);
+    insta::assert_snapshot!(env.transcript(&redact), @"
+    exit 0
+    --- stderr
+    Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD a07a91a -> e067b73
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    ");
+    assert!(!all_objects(&env).contains(TOKEN));
+    assert_eq!(env.run(&["show", &id, "--format", "jsonl"]).ok().lines().count(), 2);
+    env.run(&["fsck"]).ok();
+}
+
+/// Every kind of secret the push scan knows, each in a user event: `redact --secrets` takes
+/// out all it can locate and names what is left (a secret only URL-encoded).
+#[test]
+fn redact_secrets_takes_out_every_kind_the_push_scan_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let env = TestEnv::new();
+    env.new_conversation("keys");
+    env.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    env.run(&["push"]).ok();
+    let planted = crate::sync::planted(3);
+    for (text, _) in &planted {
+        env.run(&["append", "--user", text]).ok();
+    }
+    let redact = env.run(&["redact", "--secrets"]);
+    insta::assert_snapshot!(env.transcript(&redact), @"
+    exit 0
+    --- stderr
+    Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c916577 -> 8d423e6
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    warning: still found: conversation 01KDVDQ4K00000000000000001 event 01KDVEJKG00000000000000001 content: url-credentials (URL-encoded)
+    hint: name the text itself: `convo redact TEXT`
+    ");
+    let objects = all_objects(&env);
+    for (text, kind) in &planted {
+        if kind.ends_with("(URL-encoded)") {
+            continue;
+        }
+        // The random part of each planted secret: long words with a digit.
+        let words = text.split(|c: char| c.is_whitespace() || "'\"=:@".contains(c));
+        for word in words.filter(|w| w.len() >= 12 && w.chars().any(|c| c.is_ascii_digit())) {
+            assert!(!objects.contains(word), "{kind}: `{word}` is still in an object");
+        }
+    }
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
 }

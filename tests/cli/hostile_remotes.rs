@@ -465,7 +465,8 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     --- stderr
     error: refusing to push: 1 secret found in what the push would publish
     hint: conversation 01KE6554900000000000000001 event 01KE6539P00000000000000001 content: github-pat
-    hint: nothing was pushed; --allow-secrets pushes anyway
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
     ");
     assert_eq!(git_str(&w.hub, &["rev-parse", "refs/heads/main"]), hub_before, "nothing was pushed");
 }

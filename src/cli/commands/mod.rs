@@ -19,6 +19,7 @@ pub mod new;
 pub mod pull;
 pub mod push;
 pub mod query;
+pub mod redact;
 pub mod remote;
 pub mod rename;
 pub mod restore;

@@ -36,6 +36,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Start a conversation and make it the active one')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List conversations: id, title, turns, events, estimated tokens, last update')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another conversation the active one')
+            [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a conversation a new title')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove conversations from the store (their history stays)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Bring back a conversation `convo rm` removed')
             [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append events to a conversation, as one commit')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation: its raw events, or with --compacted what an LLM is sent')
             [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Show the history of a conversation, newest first')
@@ -50,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('fetch', 'fetch', [CompletionResultType]::ParameterValue, 'Download a remote''s commits without changing any conversation')
             [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Fetch a remote and bring its conversations in, losing nothing')
             [CompletionResult]::new('push', 'push', [CompletionResultType]::ParameterValue, 'Send this store''s conversations to a remote')
+            [CompletionResult]::new('redact', 'redact', [CompletionResultType]::ParameterValue, 'Replace a secret with [REDACTED] in the commits not pushed yet')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import a session from another tool as a new conversation')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write a conversation in another format')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
@@ -111,6 +115,49 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;rename' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;rm' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'convo;restore' {
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--list', '--list', [CompletionResultType]::ParameterName, 'List the removed conversations history still holds (id, last commit, title)')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -548,6 +595,22 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'convo;redact' {
+            [CompletionResult]::new('--remote', '--remote', [CompletionResultType]::ParameterName, 'With --secrets: the remote the push would go to')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5')
+            [CompletionResult]::new('--secrets', '--secrets', [CompletionResultType]::ParameterName, 'Replace what `convo push` refuses: the secrets its scan finds in the unpushed commits')
+            [CompletionResult]::new('--no-pager', '--no-pager', [CompletionResultType]::ParameterName, 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but data and errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'convo;import' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The format [default: detected]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The format [default: detected]')
@@ -607,6 +670,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Start a conversation and make it the active one')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List conversations: id, title, turns, events, estimated tokens, last update')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Make another conversation the active one')
+            [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a conversation a new title')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove conversations from the store (their history stays)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Bring back a conversation `convo rm` removed')
             [CompletionResult]::new('append', 'append', [CompletionResultType]::ParameterValue, 'Append events to a conversation, as one commit')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a conversation: its raw events, or with --compacted what an LLM is sent')
             [CompletionResult]::new('log', 'log', [CompletionResultType]::ParameterValue, 'Show the history of a conversation, newest first')
@@ -621,6 +687,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('fetch', 'fetch', [CompletionResultType]::ParameterValue, 'Download a remote''s commits without changing any conversation')
             [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Fetch a remote and bring its conversations in, losing nothing')
             [CompletionResult]::new('push', 'push', [CompletionResultType]::ParameterValue, 'Send this store''s conversations to a remote')
+            [CompletionResult]::new('redact', 'redact', [CompletionResultType]::ParameterValue, 'Replace a secret with [REDACTED] in the commits not pushed yet')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Import a session from another tool as a new conversation')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write a conversation in another format')
             [CompletionResult]::new('generate-docs', 'generate-docs', [CompletionResultType]::ParameterValue, 'Write man pages and shell completions from the command definitions')
@@ -637,6 +704,15 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;switch' {
+            break
+        }
+        'convo;help;rename' {
+            break
+        }
+        'convo;help;rm' {
+            break
+        }
+        'convo;help;restore' {
             break
         }
         'convo;help;append' {
@@ -711,6 +787,9 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;help;push' {
+            break
+        }
+        'convo;help;redact' {
             break
         }
         'convo;help;import' {

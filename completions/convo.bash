@@ -73,8 +73,20 @@ _convo() {
             convo,query)
                 cmd="convo__subcmd__query"
                 ;;
+            convo,redact)
+                cmd="convo__subcmd__redact"
+                ;;
             convo,remote)
                 cmd="convo__subcmd__remote"
+                ;;
+            convo,rename)
+                cmd="convo__subcmd__rename"
+                ;;
+            convo,restore)
+                cmd="convo__subcmd__restore"
+                ;;
+            convo,rm)
+                cmd="convo__subcmd__rm"
                 ;;
             convo,show)
                 cmd="convo__subcmd__show"
@@ -169,8 +181,20 @@ _convo() {
             convo__subcmd__help,query)
                 cmd="convo__subcmd__help__subcmd__query"
                 ;;
+            convo__subcmd__help,redact)
+                cmd="convo__subcmd__help__subcmd__redact"
+                ;;
             convo__subcmd__help,remote)
                 cmd="convo__subcmd__help__subcmd__remote"
+                ;;
+            convo__subcmd__help,rename)
+                cmd="convo__subcmd__help__subcmd__rename"
+                ;;
+            convo__subcmd__help,restore)
+                cmd="convo__subcmd__help__subcmd__restore"
+                ;;
+            convo__subcmd__help,rm)
+                cmd="convo__subcmd__help__subcmd__rm"
                 ;;
             convo__subcmd__help,show)
                 cmd="convo__subcmd__help__subcmd__show"
@@ -239,7 +263,7 @@ _convo() {
 
     case "${cmd}" in
         convo)
-            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch append show log fsck compact diff fork config query remote clone fetch pull push import export generate-docs help"
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push redact import export generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -953,7 +977,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__help)
-            opts="init new list switch append show log fsck compact diff fork config query remote clone fetch pull push import export generate-docs help"
+            opts="init new list switch rename rm restore append show log fsck compact diff fork config query remote clone fetch pull push redact import export generate-docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1288,6 +1312,20 @@ _convo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        convo__subcmd__help__subcmd__redact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         convo__subcmd__help__subcmd__remote)
             opts="add remove set-url list"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1347,6 +1385,48 @@ _convo() {
         convo__subcmd__help__subcmd__remote__subcmd__set__subcmd__url)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__help__subcmd__rename)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__help__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1678,6 +1758,40 @@ _convo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        convo__subcmd__redact)
+            opts="-C -q -h -V --secrets --remote --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         convo__subcmd__remote)
             opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version add remove set-url list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1885,6 +1999,96 @@ _convo() {
         convo__subcmd__remote__subcmd__set__subcmd__url)
             opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__rename)
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__restore)
+            opts="-C -q -h -V --list --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        convo__subcmd__rm)
+            opts="-C -q -h -V --store --color --no-pager --quiet --config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -33,6 +33,9 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand new 'Start a conversation and make it the active one'
             cand list 'List conversations: id, title, turns, events, estimated tokens, last update'
             cand switch 'Make another conversation the active one'
+            cand rename 'Give a conversation a new title'
+            cand rm 'Remove conversations from the store (their history stays)'
+            cand restore 'Bring back a conversation `convo rm` removed'
             cand append 'Append events to a conversation, as one commit'
             cand show 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
             cand log 'Show the history of a conversation, newest first'
@@ -47,6 +50,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand redact 'Replace a secret with [REDACTED] in the commits not pushed yet'
             cand import 'Import a session from another tool as a new conversation'
             cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
@@ -104,6 +108,46 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --quiet 'Print nothing but data and errors'
             cand -h 'Print help'
             cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;rename'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;rm'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'convo;restore'= {
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --list 'List the removed conversations history still holds (id, last commit, title)'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -506,6 +550,21 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'convo;redact'= {
+            cand --remote 'With --secrets: the remote the push would go to'
+            cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
+            cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'
+            cand --config 'Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5'
+            cand --secrets 'Replace what `convo push` refuses: the secrets its scan finds in the unpushed commits'
+            cand --no-pager 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'
+            cand -q 'Print nothing but data and errors'
+            cand --quiet 'Print nothing but data and errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'convo;import'= {
             cand -f 'The format [default: detected]'
             cand --format 'The format [default: detected]'
@@ -562,6 +621,9 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand new 'Start a conversation and make it the active one'
             cand list 'List conversations: id, title, turns, events, estimated tokens, last update'
             cand switch 'Make another conversation the active one'
+            cand rename 'Give a conversation a new title'
+            cand rm 'Remove conversations from the store (their history stays)'
+            cand restore 'Bring back a conversation `convo rm` removed'
             cand append 'Append events to a conversation, as one commit'
             cand show 'Print a conversation: its raw events, or with --compacted what an LLM is sent'
             cand log 'Show the history of a conversation, newest first'
@@ -576,6 +638,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand fetch 'Download a remote''s commits without changing any conversation'
             cand pull 'Fetch a remote and bring its conversations in, losing nothing'
             cand push 'Send this store''s conversations to a remote'
+            cand redact 'Replace a secret with [REDACTED] in the commits not pushed yet'
             cand import 'Import a session from another tool as a new conversation'
             cand export 'Write a conversation in another format'
             cand generate-docs 'Write man pages and shell completions from the command definitions'
@@ -588,6 +651,12 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;list'= {
         }
         &'convo;help;switch'= {
+        }
+        &'convo;help;rename'= {
+        }
+        &'convo;help;rm'= {
+        }
+        &'convo;help;restore'= {
         }
         &'convo;help;append'= {
         }
@@ -640,6 +709,8 @@ set edit:completion:arg-completer[convo] = {|@words|
         &'convo;help;pull'= {
         }
         &'convo;help;push'= {
+        }
+        &'convo;help;redact'= {
         }
         &'convo;help;import'= {
         }

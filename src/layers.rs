@@ -14,7 +14,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("render", &["compaction", "event", "projection", "store"]),
     ("interop", &["clock", "compaction", "event", "projection", "store"]),
     ("sync", &["clock", "store"]),
-    ("ops", &["clock", "compaction", "config", "event", "interop", "llm", "projection", "store"]),
+    ("ops", &["clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),
 ];
 
 /// The modules `text` names through `crate::` paths, grouped imports included.

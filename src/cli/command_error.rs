@@ -10,6 +10,7 @@ use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
 use convo::ops::import::ImportFailure;
 use convo::ops::plan::PlanError;
+use convo::ops::redact::RedactError;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
 use convo::render::escape_line;
@@ -166,6 +167,15 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::NotFound, message).hint("`convo log` lists the conversation's commits")
             }
             StoreError::GitMissing { .. } => CommandError::new(Kind::Store, message).hint("install git"),
+            StoreError::EmptyTitle => CommandError::input(message).hint("nothing was written"),
+            StoreError::NotRemoved { .. } => {
+                CommandError::input(message).hint("`convo restore` brings back a conversation `convo rm` removed")
+            }
+            StoreError::NoRemoved { .. } => CommandError::new(Kind::NotFound, message)
+                .hint("`convo restore --list` shows the removed conversations history still holds"),
+            StoreError::AmbiguousRemoved { ref ids, .. } => {
+                CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", ids.join(", ")))
+            }
             StoreError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
                 "that is not a store as convo writes it (only conversations/ and convo.toml); nothing of it was taken",
             ),
@@ -244,10 +254,26 @@ impl From<SyncError> for CommandError {
                 for f in findings {
                     error = error.hint(format!("{}: {}", f.place, f.kind));
                 }
-                error.hint("nothing was pushed; --allow-secrets pushes anyway")
+                error
+                    .hint("nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits")
+                    .hint("--allow-secrets pushes anyway")
             }
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
                 .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
+        }
+    }
+}
+
+impl From<RedactError> for CommandError {
+    fn from(e: RedactError) -> Self {
+        let message = e.to_string();
+        match e {
+            RedactError::TooShort => CommandError::input(message).hint("nothing was written"),
+            RedactError::Published { .. } => CommandError::input(message)
+                .hint("it has left this machine: rotate the key (revoke it where it was issued and make a new one)")
+                .hint("nothing was rewritten; redact rewrites only commits no remote has"),
+            RedactError::Store(e) => e.into(),
+            RedactError::Sync(e) => e.into(),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod fork;
 pub mod import;
 pub mod plan;
 pub mod query;
+pub mod redact;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::Event;

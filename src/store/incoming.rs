@@ -210,8 +210,11 @@ impl Store {
     }
 
     /// The conversations whose event files in tree `new` do not begin with every byte they
-    /// hold in tree `old` (a segment changed or gone, or the whole conversation removed):
-    /// taking `new` as it is would lose those events.
+    /// hold in tree `old` (a segment changed or gone): taking `new` as it is would lose those
+    /// events. A conversation `new` does not hold at all is not among them: a whole-folder
+    /// removal (`convo rm`) loses nothing, since history keeps it and `convo restore`
+    /// brings it back; but one removed and re-added with other events is present in `new`
+    /// and compared like any other.
     pub(crate) fn rewrites(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>> {
         let Some(old_dir) = self.entry_at(old, layout::CONVERSATIONS)? else {
             return Ok(Vec::new());
@@ -223,8 +226,10 @@ impl Store {
         let mut out = Vec::new();
         for (id, conversation, _) in self.tree_entries(old_dir)? {
             let dir = layout::conversation_dir(&id);
-            if self.entry_at(new, &dir)? == Some(conversation) {
-                continue;
+            match self.entry_at(new, &dir)? {
+                Some(tree) if tree == conversation => continue,
+                None => continue,
+                Some(_) => {}
             }
             if !self.extends(old, new, &id)? {
                 out.push(id);

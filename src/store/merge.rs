@@ -36,6 +36,8 @@ pub enum Integrated {
     FastForward {
         commit: ObjectId,
         conversations: usize,
+        /// Conversations the remote's line removed (`convo rm`): `convo restore` brings one back.
+        removed: Vec<String>,
     },
     Merged {
         commit: ObjectId,
@@ -43,8 +45,17 @@ pub enum Integrated {
         diverged: Vec<Diverged>,
         /// Files outside conversations/ changed on both sides: the remote's version was taken.
         kept_remote: Vec<String>,
-        /// Conversations the remote's line removed: ours stay, since event files never shrink.
+        /// Conversations the remote's line removed after we appended to them: ours stay,
+        /// since pulling never loses an event.
         kept_local: Vec<String>,
+        /// Conversations the remote's line removed and we left as they were: gone here too
+        /// (`convo restore` brings one back from history).
+        removed: Vec<String>,
+        /// Conversations we removed and the remote appended to: back, with the new events.
+        revived: Vec<String>,
+        /// Conversations we removed whose remote line rewrites their events: they stay
+        /// removed rather than come back with other content under the same ids.
+        kept_removed: Vec<String>,
     },
 }
 
@@ -72,10 +83,24 @@ impl Store {
             return Ok(Integrated::UpToDate);
         }
         if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
+            let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
+            let removed = before.difference(&after).cloned().collect();
             self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
-            return Ok(Integrated::FastForward { commit: theirs, conversations: self.conversation_count(theirs)? });
+            return Ok(Integrated::FastForward {
+                commit: theirs,
+                conversations: self.conversation_count(theirs)?,
+                removed,
+            });
         }
         self.merge(lock, ours, theirs, base, label, clock)
+    }
+
+    fn conversation_ids_in(&self, commit: ObjectId) -> Result<BTreeSet<String>> {
+        let tree = self.commit_tree_id(commit)?;
+        Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
+            Some(dir) => self.tree_entries(dir)?.into_iter().map(|(n, _, _)| n).collect(),
+            None => BTreeSet::new(),
+        })
     }
 
     fn conversation_count(&self, commit: ObjectId) -> Result<usize> {
@@ -93,7 +118,11 @@ impl Store {
         self.write_journal(&journal)?;
         self.move_head(None, theirs, &self.signature(clock), &format!("pull: {label}"))?;
         self.replay_journal(lock)?;
-        Ok(Integrated::FastForward { commit: theirs, conversations: self.conversation_count(theirs)? })
+        Ok(Integrated::FastForward {
+            commit: theirs,
+            conversations: self.conversation_count(theirs)?,
+            removed: Vec::new(),
+        })
     }
 
     fn merge(
@@ -150,6 +179,7 @@ impl Store {
         all.extend(ids(t_tree)?);
         let mut diverged = Vec::new();
         let mut kept_local = Vec::new();
+        let (mut removed, mut revived, mut kept_removed) = (Vec::new(), Vec::new(), Vec::new());
         for id in all {
             let dir = layout::conversation_dir(&id);
             let (b, o, t) = (self.entry_at(b_tree, &dir)?, self.entry_at(o_tree, &dir)?, self.entry_at(t_tree, &dir)?);
@@ -170,10 +200,31 @@ impl Store {
                     }
                     continue;
                 }
-                // Gone there: event files never shrink, so ours stays, whatever happened here.
+                // Removed there and untouched here: a `convo rm` travels like any change
+                // (history keeps the folder; `convo restore` brings it back).
+                (Some(o), None) if Some(o) == b => {
+                    removed.push(id);
+                    continue;
+                }
+                // Removed there after we appended: pulling never loses an event, so ours stays.
                 (Some(o), None) => {
                     keep_ours(&mut editor, o)?;
                     kept_local.push(id);
+                    continue;
+                }
+                // Removed here, appended to there: the new events are kept, so it comes back.
+                // But not with other content under its ids: then our removal stands.
+                (None, Some(_)) if b.is_some() => {
+                    if self.extends(b_tree, t_tree, &id)? {
+                        updated += 1;
+                        if let Some(last) = self.newest_change(theirs, &dir)? {
+                            trailers.push(format!("Convo-Merged: {id} {last}"));
+                        }
+                        revived.push(id);
+                    } else {
+                        editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                        kept_removed.push(id);
+                    }
                     continue;
                 }
                 (None, Some(_)) => {
@@ -190,8 +241,28 @@ impl Store {
             if let Some(last) = self.newest_change(theirs, &dir)? {
                 trailers.push(format!("Convo-Merged: {id} {last}"));
             }
-            // Theirs holds every byte of ours and more: a plain update.
-            if self.extends(o_tree, t_tree, &id)? {
+            // Events and title merge apart, so a rename on one side and appends on the
+            // other meet without a fork. Events: the side holding every byte of the other's.
+            // Title (meta.json): the side that changed it; both changed it: the remote's, as
+            // for convo.toml.
+            let ours_has_theirs = self.extends(t_tree, o_tree, &id)?;
+            if self.extends(o_tree, t_tree, &id)? || ours_has_theirs {
+                if ours_has_theirs {
+                    let events = format!("{dir}/{}", layout::EVENTS_DIR);
+                    match self.entry_at(o, layout::EVENTS_DIR)? {
+                        Some(tree) => editor.upsert(events.as_str(), EntryKind::Tree, tree),
+                        None => editor.remove(events.as_str()),
+                    }
+                    .map_err(git_err(format!("merge {dir}")))?;
+                }
+                let meta = layout::meta_path(&id);
+                let (b_meta, o_meta) = (self.entry_at(b_tree, &meta)?, self.entry_at(o_tree, &meta)?);
+                if o_meta != b_meta
+                    && self.entry_at(t_tree, &meta)? == b_meta
+                    && let Some(o_meta) = o_meta
+                {
+                    editor.upsert(meta.as_str(), EntryKind::Blob, o_meta).map_err(git_err(format!("merge {meta}")))?;
+                }
                 continue;
             }
             // Appended to on both sides, or rewritten there: theirs keeps the id, ours becomes
@@ -247,11 +318,11 @@ impl Store {
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
         let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
         self.advance(lock, ours, commit, &subject, clock)?;
-        Ok(Integrated::Merged { commit, updated, diverged, kept_remote, kept_local })
+        Ok(Integrated::Merged { commit, updated, diverged, kept_remote, kept_local, removed, revived, kept_removed })
     }
 
     /// Events of conversation `id` in tree `root`.
-    fn events_in(&self, root: ObjectId, id: &str) -> Result<Vec<crate::event::Event>> {
+    pub(super) fn events_in(&self, root: ObjectId, id: &str) -> Result<Vec<crate::event::Event>> {
         let mut events = Vec::new();
         for (path, blob) in self.segments_in(root, id)? {
             events.extend(self.parse_segment(&path, blob)?);

@@ -7,6 +7,7 @@
 //! This module knows nothing of compaction policies.
 
 mod cache;
+mod fix;
 mod fsck;
 mod history;
 mod import;
@@ -15,6 +16,7 @@ pub mod layout;
 mod merge;
 mod outgoing;
 mod refs;
+mod rewrite;
 pub mod subject;
 mod txn;
 mod write;
@@ -26,12 +28,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{self, Event, LineError, Stats};
 
+pub use fix::{Fixed, Removed};
 pub use fsck::Problem;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
+pub use rewrite::Rewritten;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 
@@ -73,6 +77,15 @@ pub enum StoreError {
     /// A fetched or cloned commit whose tree is not what convo writes.
     #[error("refusing commit {commit}: {}{reason}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
     Refused { commit: String, path: String, reason: String },
+    #[error("a title must not be empty")]
+    EmptyTitle,
+    /// `restore` of a conversation that is still in the store.
+    #[error("conversation {id} is in the store; there is nothing to restore")]
+    NotRemoved { id: String },
+    #[error("no removed conversation matches `{query}`")]
+    NoRemoved { query: String },
+    #[error("`{query}` is ambiguous: {} removed conversations match", ids.len())]
+    AmbiguousRemoved { query: String, ids: Vec<String> },
     /// A symlink inside the store's working tree, which convo never follows.
     #[error("{path}: is a symlink; convo does not follow symlinks inside a store")]
     Symlink { path: String },

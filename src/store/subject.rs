@@ -97,6 +97,24 @@ pub(crate) fn fork(name: &str, source: &str, turn: u64, events: u64) -> String {
     format!("fork: {name} from {source} turn {turn} (+{})", plural(events, "event"))
 }
 
+/// `rename: "old" -> "new"`.
+pub(crate) fn rename(old: &str, new: &str) -> String {
+    format!("rename: {old} -> {new}")
+}
+
+/// `rm: "fix login"`, or `rm: 3 conversations ("a", "b", "c")` for several.
+pub(crate) fn remove(names: &[String]) -> String {
+    match names {
+        [one] => format!("rm: {one}"),
+        many => format!("rm: {} conversations ({})", many.len(), many.join(", ")),
+    }
+}
+
+/// `restore: "fix login" from 1a2b3c4` (the newest commit that still had it).
+pub(crate) fn restore(name: &str, from: &str) -> String {
+    format!("restore: {name} from {from}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,7 +52,7 @@ pub struct Created {
     pub landed: Landed,
 }
 
-fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
+pub(super) fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
     let mut bytes = serde_json::to_vec_pretty(meta)
         .map_err(|e| StoreError::BadFile { path: layout::meta_path(id), message: e.to_string() })?;
     bytes.push(b'\n');

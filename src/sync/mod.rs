@@ -302,6 +302,44 @@ pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
     Ok(findings)
 }
 
+/// The secrets themselves in what a push to `remote` would publish: the text behind each
+/// finding of [`scan_unpublished`], for `convo redact --secrets` to replace. Never shown.
+pub fn unpublished_secret_texts(store: &Store, remote: &str) -> Result<Vec<String>> {
+    let tip = remote_tip(store, remote)?;
+    let mut texts: Vec<String> = Vec::new();
+    let mut add = |found: Vec<String>| {
+        for text in found {
+            if !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+    };
+    store.outgoing(tip, &mut |item| {
+        match item {
+            Outgoing::Message { text, .. } => add(secrets::secret_texts(&text)),
+            Outgoing::File { path, data, published, .. } => {
+                let text = String::from_utf8_lossy(&data);
+                let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
+                let known: std::collections::HashSet<&str> = published.lines().collect();
+                let json = path.ends_with(".jsonl") || path.ends_with(".json");
+                let lines: Vec<&str> = if path.ends_with(".jsonl") { text.lines().collect() } else { vec![&text] };
+                for line in lines.into_iter().filter(|l| !known.contains(l)) {
+                    match serde_json::from_str::<serde_json::Value>(line) {
+                        Ok(value) if json => {
+                            let mut found = Vec::new();
+                            secrets::secret_texts_json(&value, &mut found);
+                            add(found);
+                        }
+                        _ => add(secrets::secret_texts(line)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(texts)
+}
+
 fn short(commit: ObjectId) -> String {
     commit.to_hex_with_len(7).to_string()
 }

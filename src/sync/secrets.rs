@@ -231,31 +231,55 @@ fn scan_plain(text: &[u8], out: &mut Vec<&'static str>) {
             continue;
         }
         let Some(regex) = rule.regex() else { continue };
-        if regex.captures_iter(text).any(|caps| rule.finds(rules, text, &caps)) {
+        if regex.captures_iter(text).any(|caps| rule.secret(rules, text, &caps).is_some()) {
             out.push(rule.id.as_str());
         }
     }
 }
 
+/// The secrets themselves that the rules find in `text` (no decoding), for `redact`.
+fn plain_secrets(text: &[u8], out: &mut Vec<String>) {
+    let rules = rules();
+    let mut candidates: Vec<usize> = rules.always.clone();
+    for m in rules.keywords.find_overlapping_iter(text) {
+        candidates.push(rules.keyword_rule[m.pattern().as_usize()]);
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    for i in candidates {
+        let rule = &rules.rules[i];
+        let Some(regex) = rule.regex() else { continue };
+        for caps in regex.captures_iter(text) {
+            if let Some(secret) = rule.secret(rules, text, &caps) {
+                let secret = String::from_utf8_lossy(secret).into_owned();
+                if !out.contains(&secret) {
+                    out.push(secret);
+                }
+            }
+        }
+    }
+}
+
 impl Rule {
-    /// Whether one match of the rule is a secret, gitleaks' way.
-    fn finds(&self, rules: &Rules, text: &[u8], caps: &regex::bytes::Captures) -> bool {
-        let Some(whole) = caps.get(0) else { return false };
+    /// The secret of one match of the rule, if it is one, gitleaks' way.
+    fn secret<'t>(&self, rules: &Rules, text: &'t [u8], caps: &regex::bytes::Captures<'t>) -> Option<&'t [u8]> {
+        let whole = caps.get(0)?;
         let secret = match self.secret_group {
             Some(g) => caps.get(g),
             None => caps.iter().skip(1).flatten().find(|m| !m.is_empty()).or(Some(whole)),
         };
-        let Some(secret) = secret.map(|m| m.as_bytes()) else { return false };
+        let secret = secret?.as_bytes();
         if let Some(min) = self.entropy {
             if entropy(secret) <= min {
-                return false;
+                return None;
             }
             if self.generic && !secret.iter().any(u8::is_ascii_digit) {
-                return false;
+                return None;
             }
         }
         let line = line_of(text, whole.start(), whole.end());
-        !rules.global.iter().chain(&self.allowlists).any(|a| a.allows(secret, whole.as_bytes(), line))
+        let allowed = rules.global.iter().chain(&self.allowlists).any(|a| a.allows(secret, whole.as_bytes(), line));
+        (!allowed).then_some(secret)
     }
 }
 
@@ -295,6 +319,11 @@ fn printable(bytes: &[u8]) -> Option<String> {
 /// The decoded text of each base64 run of at least 16 characters (standard or URL-safe
 /// alphabet) that decodes to printable text.
 fn base64_decoded(text: &str) -> Vec<String> {
+    base64_runs(text).into_iter().map(|(_, decoded)| decoded).collect()
+}
+
+/// [`base64_decoded`], each with the run it was decoded from.
+fn base64_runs(text: &str) -> Vec<(String, String)> {
     use base64::Engine;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
     static RUN: OnceLock<Option<Regex>> = OnceLock::new();
@@ -319,7 +348,7 @@ fn base64_decoded(text: &str) -> Vec<String> {
         if let Ok(bytes) = engine.decode(usable)
             && let Some(decoded) = printable(&bytes)
         {
-            out.push(decoded);
+            out.push((String::from_utf8_lossy(candidate).into_owned(), decoded));
         }
     }
     out
@@ -354,6 +383,68 @@ pub fn scan(text: &str) -> Vec<String> {
         decoded_kind(found, "base64");
     }
     kinds
+}
+
+/// The text to replace so that [`scan`] finds nothing in `text`: each secret as it appears
+/// (the rule's secret group), and for a secret found only after base64 decoding, the whole
+/// base64 run. For `convo redact`, which replaces them and never shows them. (A secret found
+/// only after URL decoding is not located; `redact` then says so.)
+pub fn secret_texts(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    plain_secrets(text.as_bytes(), &mut out);
+    for (run, decoded) in base64_runs(text) {
+        let mut inner = Vec::new();
+        plain_secrets(decoded.as_bytes(), &mut inner);
+        if !inner.is_empty() && !out.contains(&run) {
+            out.push(run);
+        }
+    }
+    out
+}
+
+/// [`secret_texts`] of every string of a JSON value, walked as [`scan_json`] walks it. A
+/// string under a key is scanned as `key: value`; a secret that then starts with the key is
+/// cut to the part inside the value, which is what a replacement can find.
+pub fn secret_texts_json(value: &Value, out: &mut Vec<String>) {
+    fn walk(value: &Value, key: Option<&str>, depth: usize, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => {
+                let inner = s.trim_start();
+                if depth < 8
+                    && (inner.starts_with('{') || inner.starts_with('['))
+                    && let Ok(nested) = serde_json::from_str::<Value>(s)
+                {
+                    return walk(&nested, None, depth + 1, out);
+                }
+                let text = match key {
+                    Some(k) => format!("{k}: {s}"),
+                    None => s.clone(),
+                };
+                for found in secret_texts(&text) {
+                    let found = match key {
+                        Some(k) if !s.contains(&found) => {
+                            found.strip_prefix(&format!("{k}: ")).unwrap_or(&found).to_owned()
+                        }
+                        _ => found,
+                    };
+                    if !found.is_empty() && !out.contains(&found) {
+                        out.push(found);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, None, depth, out)),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    match v {
+                        Value::String(_) => walk(v, Some(k), depth, out),
+                        other => walk(other, None, depth, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(value, None, 0, out);
 }
 
 /// Scan every string of a JSON value: object keys and values, strings nested in arrays, and

@@ -12,7 +12,7 @@ use crate::common::{TestEnv, bare};
 
 /// git with no user or system config, in `dir`, fed `stdin`; a fixed date, so the hostile
 /// commits (and every hash after them) are the same on every run.
-fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+pub(crate) fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let mut child = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -35,14 +35,14 @@ fn git_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
-fn git_str(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_str(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(git_in(dir, args, b"")).unwrap().trim().to_owned()
 }
 
 /// One tree entry: mode, raw name, object id (hex).
-type Entry = (String, Vec<u8>, String);
+pub(crate) type Entry = (String, Vec<u8>, String);
 
-fn read_tree(repo: &Path, tree: &str) -> Vec<Entry> {
+pub(crate) fn read_tree(repo: &Path, tree: &str) -> Vec<Entry> {
     let out = git_in(repo, &["ls-tree", "-z", tree], b"");
     out.split(|b| *b == 0)
         .filter(|r| !r.is_empty())
@@ -59,7 +59,7 @@ fn read_tree(repo: &Path, tree: &str) -> Vec<Entry> {
 }
 
 /// Write a tree object exactly as given (no sorting or name checks: `--literally`).
-fn write_tree(repo: &Path, entries: &[Entry]) -> String {
+pub(crate) fn write_tree(repo: &Path, entries: &[Entry]) -> String {
     let mut bytes = Vec::new();
     for (mode, name, id) in entries {
         bytes.extend_from_slice(mode.trim_start_matches('0').as_bytes());
@@ -74,12 +74,12 @@ fn write_tree(repo: &Path, entries: &[Entry]) -> String {
     String::from_utf8(out).unwrap().trim().to_owned()
 }
 
-fn blob(repo: &Path, bytes: &[u8]) -> String {
+pub(crate) fn blob(repo: &Path, bytes: &[u8]) -> String {
     String::from_utf8(git_in(repo, &["hash-object", "-w", "--stdin"], bytes)).unwrap().trim().to_owned()
 }
 
 /// `tree` with `entry` put (replacing any entry of that name) into the folder at `path`.
-fn with_entry(repo: &Path, tree: &str, path: &[&str], entry: Entry) -> String {
+pub(crate) fn with_entry(repo: &Path, tree: &str, path: &[&str], entry: Entry) -> String {
     let mut entries = read_tree(repo, tree);
     match path.split_first() {
         None => {
@@ -98,7 +98,7 @@ fn with_entry(repo: &Path, tree: &str, path: &[&str], entry: Entry) -> String {
     write_tree(repo, &entries)
 }
 
-fn commit(repo: &Path, tree: &str, parent: Option<&str>, message: &str) -> String {
+pub(crate) fn commit(repo: &Path, tree: &str, parent: Option<&str>, message: &str) -> String {
     let mut args = vec!["commit-tree", tree, "-m", message];
     if let Some(parent) = parent {
         args.extend(["-p", parent]);
@@ -107,19 +107,19 @@ fn commit(repo: &Path, tree: &str, parent: Option<&str>, message: &str) -> Strin
 }
 
 /// A hub holding a store with one conversation of three events, and a clone of it.
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    hub: PathBuf,
+pub(crate) struct World {
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) hub: PathBuf,
     /// The store that pushed the hub's first commits.
-    a: TestEnv,
-    b: TestEnv,
-    id: String,
-    tip: String,
+    pub(crate) a: TestEnv,
+    pub(crate) b: TestEnv,
+    pub(crate) id: String,
+    pub(crate) tip: String,
 }
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let hub = bare(&root, "hub");
@@ -137,18 +137,18 @@ impl World {
         World { _dir: dir, root, hub, a, b, id, tip }
     }
 
-    fn tip_tree(&self) -> String {
+    pub(crate) fn tip_tree(&self) -> String {
         git_str(&self.hub, &["rev-parse", &format!("{}^{{tree}}", self.tip)])
     }
 
     /// Point the hub's main at `commit`, as a push (or a force-push) would.
-    fn publish(&self, commit: &str) {
+    pub(crate) fn publish(&self, commit: &str) {
         git_str(&self.hub, &["update-ref", "refs/heads/main", commit]);
     }
 }
 
 /// Every `(conversation, event line)` of a store's HEAD, read through `show --format jsonl`.
-fn event_lines(env: &TestEnv) -> BTreeSet<String> {
+pub(crate) fn event_lines(env: &TestEnv) -> BTreeSet<String> {
     let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let mut lines = BTreeSet::new();
     for c in list.as_array().unwrap() {
@@ -280,7 +280,7 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
 
 /// The layout-preserving segment of `tree` for the conversation, with `edit` applied to its
 /// text; returns the new root tree.
-fn edit_segment(w: &World, tree: &str, edit: impl Fn(&str) -> String) -> String {
+pub(crate) fn edit_segment(w: &World, tree: &str, edit: impl Fn(&str) -> String) -> String {
     let dir = ["conversations", w.id.as_str(), "events", "0000"];
     let segment = format!("{tree}:conversations/{}/events/0000/000000.jsonl", w.id);
     let text = git_str(&w.hub, &["cat-file", "blob", &segment]) + "\n";
@@ -356,8 +356,11 @@ fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
 }
 
 #[test]
-fn a_remote_that_drops_a_conversation_does_not_drop_ours() {
+fn a_remote_that_drops_a_conversation_we_appended_to_does_not_drop_ours() {
     let w = World::new();
+    // A removal of a conversation we left alone is taken (restorably: see
+    // `fixing_mistakes`); one we appended to since is not, whoever removed it.
+    w.b.run(&["append", "--user", "unpushed"]).ok();
     let ours = event_lines(&w.b);
     let tree = write_tree(&w.hub, &[]);
     let emptied = commit(&w.hub, &tree, Some(&w.tip), "clean up");
@@ -366,7 +369,7 @@ fn a_remote_that_drops_a_conversation_does_not_drop_ours() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged 552f914 (0 conversations updated)
+    Merged 3819489 (0 conversations updated)
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
     assert_eq!(event_lines(&w.b), ours);
@@ -462,7 +465,8 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     --- stderr
     error: refusing to push: 1 secret found in what the push would publish
     hint: conversation 01KE6554900000000000000001 event 01KE6539P00000000000000001 content: github-pat
-    hint: nothing was pushed; --allow-secrets pushes anyway
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
     ");
     assert_eq!(git_str(&w.hub, &["rev-parse", "refs/heads/main"]), hub_before, "nothing was pushed");
 }

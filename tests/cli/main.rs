@@ -14,6 +14,7 @@ mod common;
 mod commands;
 mod compaction;
 mod docs;
+mod fixing_mistakes;
 mod hooks;
 mod hostile_remotes;
 mod input_validation;

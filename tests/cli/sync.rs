@@ -147,7 +147,7 @@ fn fake(alphabet: &str, len: usize, seed: u64) -> String {
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// `(text holding one secret, the rule that must name it)`, one of each kind, seeded by `n`.
-fn planted(n: u64) -> Vec<(String, &'static str)> {
+pub(crate) fn planted(n: u64) -> Vec<(String, &'static str)> {
     let b64 = |s: &str| {
         // A tiny standard base64 encoder: the test does not trust the code under test.
         const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -244,7 +244,8 @@ fn secrets_are_refused_before_they_leave() {
     }
     assert!(planted_count >= 30, "{planted_count}");
     assert!(stderr.starts_with("error: refusing to push: "), "{stderr}");
-    assert!(stderr.ends_with("hint: nothing was pushed; --allow-secrets pushes anyway\n"), "{stderr}");
+    assert!(stderr.ends_with("hint: --allow-secrets pushes anyway\n"), "{stderr}");
+    assert!(stderr.contains("hint: nothing was pushed; `convo redact --secrets` replaces them"), "{stderr}");
     for secret in secrets.iter().chain([&title_key]) {
         for word in secret.split_whitespace().filter(|w| w.len() >= 12) {
             assert!(!stderr.contains(word), "the secret {word} was printed");
@@ -281,42 +282,45 @@ fn secrets_outside_events_are_refused() {
     let token = format!("ghp_{}", fake(ALNUM, 36, 7001));
     commit(&["--allow-empty", "-m", &format!("notes\n\ntoken {token}")]);
     let out = env.run(&["push"]);
-    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
-        exit 3
-        --- stderr
-        error: refusing to push: 1 secret found in what the push would publish
-        hint: commit [HEAD] message: github-pat
-        hint: nothing was pushed; --allow-secrets pushes anyway
-        "#);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @"
+    exit 3
+    --- stderr
+    error: refusing to push: 1 secret found in what the push would publish
+    hint: commit [HEAD] message: github-pat
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    ");
     env.git(&["reset", "-q", "--hard", "HEAD~1"]);
 
     std::fs::write(env.store.join("convo.toml"), format!("[llm]\napi_key = \"{}\"\n", fake(ALNUM, 24, 7002))).unwrap();
     env.git(&["add", "convo.toml"]);
     commit(&["-m", "config"]);
     let out = env.run(&["push"]);
-    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
-        exit 3
-        --- stderr
-        error: refusing to push: 2 secrets found in what the push would publish
-        hint: convo.toml: generic-api-key
-        hint: convo.toml: secret-assignment
-        hint: nothing was pushed; --allow-secrets pushes anyway
-        "#);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @"
+    exit 3
+    --- stderr
+    error: refusing to push: 2 secrets found in what the push would publish
+    hint: convo.toml: generic-api-key
+    hint: convo.toml: secret-assignment
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    ");
     env.git(&["reset", "-q", "--hard", "HEAD~1"]);
 
     let file = dir.path().join(format!("session-{token}.json"));
     std::fs::write(&file, r#"{"messages": [{"role": "user", "content": "hello"}]}"#).unwrap();
     env.run(&["import", file.to_str().unwrap()]).ok();
     let out = env.run(&["push"]);
-    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @r#"
-        exit 3
-        --- stderr
-        error: refusing to push: 3 secrets found in what the push would publish
-        hint: conversation 01KDVE09J00000000000000002 meta.json title: github-pat
-        hint: conversation 01KDVE09J00000000000000002 meta.json source.file: github-pat
-        hint: commit [HEAD] message: github-pat
-        hint: nothing was pushed; --allow-secrets pushes anyway
-        "#);
+    insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @"
+    exit 3
+    --- stderr
+    error: refusing to push: 3 secrets found in what the push would publish
+    hint: conversation 01KDVE09J00000000000000002 meta.json title: github-pat
+    hint: conversation 01KDVE09J00000000000000002 meta.json source.file: github-pat
+    hint: commit [HEAD] message: github-pat
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    ");
     assert!(!out.stderr.contains(&token));
     assert_eq!(pushed(), before, "nothing reached the remote");
 }

@@ -19,7 +19,11 @@ pub mod new;
 pub mod pull;
 pub mod push;
 pub mod query;
+pub mod redact;
 pub mod remote;
+pub mod rename;
+pub mod restore;
+pub mod rm;
 pub mod show;
 pub mod switch;
 

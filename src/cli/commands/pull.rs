@@ -11,7 +11,10 @@ use crate::cli::command_error::CommandError;
 /// Fast-forwards when only the remote moved. When both sides changed, conversations changed
 /// on one side take that side; a conversation appended to on both keeps the remote's line
 /// under its id, and your local line becomes a fork (`forked_from` the common point), one line
-/// of output per such conversation. The active conversation is left as it is.
+/// of output per such conversation. A conversation removed there (`convo rm`) and left as it
+/// was here is removed here too (`convo restore` brings it back); one you appended to stays.
+/// When both sides renamed a conversation, the remote's title wins. The active conversation
+/// is left as it is.
 #[derive(clap::Args)]
 pub struct Args {
     /// The remote [default: origin]
@@ -26,10 +29,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let mut out = ctx.ui.stdout();
     match outcome {
         Integrated::UpToDate => writeln!(out, "Already up to date.")?,
-        Integrated::FastForward { commit, conversations } => {
-            writeln!(out, "Fast-forward to {} ({conversations} conversations)", super::short_hash(&commit))?
+        Integrated::FastForward { commit, conversations, removed } => {
+            writeln!(out, "Fast-forward to {} ({conversations} conversations)", super::short_hash(&commit))?;
+            removed_lines(&mut out, &removed)?;
         }
-        Integrated::Merged { commit, updated, diverged, kept_remote, kept_local } => {
+        Integrated::Merged { commit, updated, diverged, kept_remote, kept_local, removed, revived, kept_removed } => {
             let plural = if updated == 1 { "" } else { "s" };
             writeln!(out, "Merged {} ({updated} conversation{plural} updated)", super::short_hash(&commit))?;
             for d in diverged {
@@ -50,6 +54,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             for id in kept_local {
                 writeln!(out, "kept: {id}: the remote's line removes this conversation; yours stays")?;
             }
+            removed_lines(&mut out, &removed)?;
+            for id in revived {
+                writeln!(out, "restored: {id}: you removed it and the remote's line appended to it; it is back")?;
+            }
+            for id in kept_removed {
+                writeln!(
+                    out,
+                    "kept removed: {id}: the remote's line rewrites events of this conversation you removed"
+                )?;
+            }
             for file in kept_remote {
                 writeln!(
                     out,
@@ -57,6 +71,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// One line per conversation the remote's line removed, which history still holds.
+fn removed_lines(out: &mut impl Write, removed: &[String]) -> std::io::Result<()> {
+    for id in removed {
+        writeln!(out, "removed: {id}: the remote's line removes it; `convo restore {id}` brings it back")?;
     }
     Ok(())
 }

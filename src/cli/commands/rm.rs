@@ -1,0 +1,36 @@
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
+
+/// Remove conversations from the store (their history stays)
+///
+/// One commit takes their folders out of the tree: they no longer list or resolve, and the
+/// removal travels through push and pull like any commit. Nothing leaves history: `convo
+/// restore ID` brings one back as it was. If the active conversation is removed, none is
+/// active afterwards.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation ids, unique id prefixes, or titles
+    #[arg(required = true)]
+    ids: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let lock = store.lock()?;
+    // Every name is resolved before anything is written: one unknown name removes nothing.
+    let ids = args.ids.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?;
+    let fixed = store.remove(&lock, &ids, &ctx.clock)?;
+    let single = (ids.len() == 1).then(|| ids[0].as_str());
+    ctx.ui.commit(&CommitReport {
+        conversation: single,
+        commit: &fixed.commit,
+        subject: &fixed.subject,
+        landed: &fixed.landed,
+    });
+    ctx.note(&match single {
+        Some(id) => format!("`convo restore {id}` brings it back"),
+        None => "`convo restore ID` brings one back; `convo restore --list` lists them".to_owned(),
+    });
+    Ok(())
+}

@@ -549,7 +549,6 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;import' {
-            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The format [default: detected]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The format [default: detected]')
             [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Title of the new conversation [default: from the session, else the file name]')
             [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Title of the new conversation [default: from the session, else the file name]')
@@ -568,8 +567,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;export' {
-            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'f')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'format')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The format to write')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to FILE instead of stdout')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'With --format openai|anthropic: the model named in the body [default: llm.model]')

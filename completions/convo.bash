@@ -755,17 +755,13 @@ _convo() {
             return 0
             ;;
         convo__subcmd__export)
-            opts="-f -o -m -C -q -h -V --format --compacted --output --model --store --color --no-pager --quiet --config --help --version"
+            opts="-o -m -C -q -h -V --format --compacted --output --model --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "jsonl openai anthropic markdown html" -- "${cur}"))
-                    return 0
-                    ;;
-                -f)
                     COMPREPLY=($(compgen -W "jsonl openai anthropic markdown html" -- "${cur}"))
                     return 0
                     ;;
@@ -1387,17 +1383,13 @@ _convo() {
             return 0
             ;;
         convo__subcmd__import)
-            opts="-f -t -C -q -h -V --format --title --again --store --color --no-pager --quiet --config --help --version"
+            opts="-t -C -q -h -V --format --title --again --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "claude-code codex openai anthropic openhands jsonl" -- "${cur}"))
-                    return 0
-                    ;;
-                -f)
                     COMPREPLY=($(compgen -W "claude-code codex openai anthropic openhands jsonl" -- "${cur}"))
                     return 0
                     ;;

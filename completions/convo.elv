@@ -507,7 +507,6 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --version 'Print version'
         }
         &'convo;import'= {
-            cand -f 'The format [default: detected]'
             cand --format 'The format [default: detected]'
             cand -t 'Title of the new conversation [default: from the session, else the file name]'
             cand --title 'Title of the new conversation [default: from the session, else the file name]'
@@ -525,8 +524,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --version 'Print version'
         }
         &'convo;export'= {
-            cand -f 'f'
-            cand --format 'format'
+            cand --format 'The format to write'
             cand -o 'Write to FILE instead of stdout'
             cand --output 'Write to FILE instead of stdout'
             cand -m 'With --format openai|anthropic: the model named in the body [default: llm.model]'

@@ -21,24 +21,27 @@ use convo::store::{FailPoint, Store, StoreError};
 use command_error::{CommandError, EXIT_CODES, Kind};
 use ui::{ColorChoice, Ui};
 
+/// The heading global flags are listed under in every `--help`, apart from the command's own.
+const GLOBAL: &str = "Global options";
+
 /// A git-backed store for LLM conversations
 #[derive(Parser)]
 #[command(name = "convo", version, after_long_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
     /// Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)
-    #[arg(short = 'C', long = "store", global = true, value_name = "PATH")]
+    #[arg(short = 'C', long = "store", global = true, help_heading = GLOBAL, value_name = "PATH")]
     store: Option<PathBuf>,
     /// When to colour output (NO_COLOR is honoured by `auto`)
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     color: ColorChoice,
     /// Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     no_pager: bool,
     /// Print nothing but data and errors
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     quiet: bool,
     /// Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5
-    #[arg(long = "config", global = true, value_name = "KEY=VALUE")]
+    #[arg(long = "config", global = true, help_heading = GLOBAL, value_name = "KEY=VALUE")]
     config: Vec<String>,
     #[command(subcommand)]
     command: Command,

@@ -27,7 +27,8 @@ enum ExportFormat {
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
     id: Option<String>,
-    #[arg(long, short, value_enum)]
+    /// The format to write
+    #[arg(long, value_enum)]
     format: ExportFormat,
     /// The compacted view instead of the raw events
     #[arg(long)]

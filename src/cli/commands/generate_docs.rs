@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use clap_complete::Shell;
 
-use crate::cli::command_error::{CommandError, Kind};
+use crate::cli::command_error::{CommandError, EXIT_CODES, Kind};
 
 /// Write man pages and shell completions from the command definitions
 ///
@@ -29,16 +29,13 @@ pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
     let completions_dir = args.dir.join("completions");
     mkdir(&man_dir)?;
     mkdir(&completions_dir)?;
-    command.build();
-    let mut pages = vec![("convo".to_owned(), command.clone())];
-    for sub in command.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
-        pages.push((format!("convo-{}", sub.get_name()), sub.clone().name(format!("convo-{}", sub.get_name()))));
-    }
-    for (name, page) in pages {
+    for (name, page) in man_pages(command.clone()) {
         let mut bytes = Vec::new();
         clap_mangen::Man::new(page).render(&mut bytes).map_err(|e| CommandError::new(Kind::Store, e.to_string()))?;
+        bytes.extend_from_slice(exit_status_section().as_bytes());
         write(&man_dir.join(format!("{name}.1")), &bytes)?;
     }
+    command.build();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish, Shell::Elvish, Shell::PowerShell] {
         let mut bytes = Vec::new();
         clap_complete::generate(shell, &mut command, "convo", &mut bytes);
@@ -52,4 +49,60 @@ pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
         write(&completions_dir.join(file), &bytes)?;
     }
     Ok(())
+}
+
+/// One page per command and per nested command (`convo-config-set`), named as the
+/// SUBCOMMANDS section of its parent's page refers to it. Without a `help` subcommand, which
+/// would be listed as a `convo-help(1)` no one writes, and without the exit codes in the
+/// EXTRA section, where roff would run their lines together: [`exit_status_section`] says
+/// them instead.
+fn man_pages(command: clap::Command) -> Vec<(String, clap::Command)> {
+    fn prepare(command: clap::Command) -> clap::Command {
+        command.disable_help_subcommand(true).after_long_help(None::<&str>).mut_subcommands(prepare)
+    }
+    fn walk(name: String, command: clap::Command, pages: &mut Vec<(String, clap::Command)>) {
+        for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let sub_name = format!("{name}-{}", sub.get_name());
+            walk(sub_name.clone(), sub.clone().name(&sub_name), pages);
+        }
+        pages.push((name, command));
+    }
+    let mut command = prepare(command);
+    command.build();
+    let mut pages = Vec::new();
+    walk("convo".to_owned(), command, &mut pages);
+    pages.sort_by(|a, b| a.0.cmp(&b.0));
+    pages
+}
+
+/// `EXIT STATUS`, one tagged paragraph per code, from the same text `convo --help` shows
+/// (`EXIT_CODES`: a heading line, then `CODE  meaning` lines, continuations indented).
+fn exit_status_section() -> String {
+    let mut codes: Vec<(String, String)> = Vec::new();
+    for line in EXIT_CODES.lines().skip(1) {
+        let line = line.trim();
+        match line.split_once(char::is_whitespace) {
+            Some((code, text)) if code.chars().all(|c| c.is_ascii_digit()) => {
+                codes.push((code.to_owned(), text.trim().to_owned()))
+            }
+            _ => {
+                if let Some((_, text)) = codes.last_mut() {
+                    text.push(' ');
+                    text.push_str(line);
+                }
+            }
+        }
+    }
+    let mut roff = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, text) in codes {
+        roff += &format!(".TP\n{code}\n{}\n", roff_text(&text));
+    }
+    roff
+}
+
+/// Text for a roff line: backslashes and hyphens escaped, a leading `.` or `'` (a request)
+/// made literal.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) { format!("\\&{escaped}") } else { escaped }
 }

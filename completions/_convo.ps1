@@ -87,7 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             break
         }
         'convo;list' {
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format; `json` is an array of objects for scripts')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`, `forked_from`)')
             [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (NO_COLOR is honoured by `auto`)')

@@ -81,7 +81,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --version 'Print version'
         }
         &'convo;list'= {
-            cand --format 'Output format; `json` is an array of objects for scripts'
+            cand --format 'Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`, `forked_from`)'
             cand -C 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --store 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)'
             cand --color 'When to colour output (NO_COLOR is honoured by `auto`)'

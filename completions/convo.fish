@@ -74,7 +74,7 @@ complete -c convo -n "__fish_convo_using_subcommand new" -l no-pager -d 'Never s
 complete -c convo -n "__fish_convo_using_subcommand new" -s q -l quiet -d 'Print nothing but data and errors'
 complete -c convo -n "__fish_convo_using_subcommand new" -s h -l help -d 'Print help'
 complete -c convo -n "__fish_convo_using_subcommand new" -s V -l version -d 'Print version'
-complete -c convo -n "__fish_convo_using_subcommand list" -l format -d 'Output format; `json` is an array of objects for scripts' -r -f -a "text\t''
+complete -c convo -n "__fish_convo_using_subcommand list" -l format -d 'Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`, `forked_from`)' -r -f -a "text\t''
 json\t''"
 complete -c convo -n "__fish_convo_using_subcommand list" -s C -l store -d 'Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)' -r -F
 complete -c convo -n "__fish_convo_using_subcommand list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''

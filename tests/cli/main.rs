@@ -19,6 +19,7 @@ mod hostile_remotes;
 mod inside_a_turn;
 mod interop;
 mod layout;
+mod listing;
 mod llm;
 mod projection;
 mod properties;

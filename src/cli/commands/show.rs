@@ -57,7 +57,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
-            render::header(out.writer(), &summary, ctx.ui.theme)?;
+            let ids = render::ShortIds::new(store.conversation_ids()?);
+            let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
+            render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
             match view {
                 None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
                 Some(view) => {

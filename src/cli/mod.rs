@@ -220,6 +220,35 @@ pub fn canonical(path: &std::path::Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_owned()))
 }
 
+/// What a conversation argument completes to: each id, described by its title, and each
+/// title a shell can take as one word. The store is the one `CONVO_DIR` or the default
+/// location names (a `--store` on the line being completed is not seen); none when it
+/// cannot be read, since a completion must never print an error.
+pub fn conversation_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let Some(location) = store_location(None) else {
+        return Vec::new();
+    };
+    let Ok(summaries) = Store::open(&location.path).and_then(|store| store.summaries()) else {
+        return Vec::new();
+    };
+    let mut candidates = Vec::new();
+    for s in &summaries {
+        let title = s.title.as_deref().map(|t| convo::render::fit(t, Some(60)));
+        candidates.push(clap_complete::CompletionCandidate::new(&s.id).help(title.clone().map(Into::into)));
+    }
+    for s in &summaries {
+        // A title with spaces or shell syntax would be inserted unquoted by some shells.
+        if let Some(title) = s
+            .title
+            .as_deref()
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "-_.:@+,=".contains(c)))
+        {
+            candidates.push(clap_complete::CompletionCandidate::new(title).help(Some(s.id.clone().into())));
+        }
+    }
+    candidates
+}
+
 fn user_config_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|d| !d.is_empty())
@@ -304,6 +333,11 @@ pub fn main() -> ExitCode {
         libc::umask(0o077);
     }
     exit_on_panic();
+    // `COMPLETE=bash convo` prints the shell's registration script, and the shell then calls
+    // `COMPLETE=bash convo -- WORDS` at each TAB: flags from the clap definition, conversation
+    // ids and titles from the store (`conversation_candidates`). The committed `completions/`
+    // are these scripts, calling `convo` from PATH.
+    clap_complete::CompleteEnv::with_factory(Cli::command).completer("convo").complete();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -170,3 +170,36 @@ fn demo_quotes_its_commands_and_honours_cargo_target_dir() {
     $ convo fsck
     ");
 }
+
+/// The committed bash script, run by bash as at a TAB, completes conversation ids (with
+/// their titles beside them in shells that show help) and one-word titles, asking the
+/// `convo` on PATH; flags still come from the clap definition.
+#[test]
+fn completions_offer_conversation_ids_and_titles() {
+    let env = crate::common::TestEnv::new();
+    let first = env.new_conversation("first");
+    let second = env.new_conversation("second one");
+    let bin = env.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_convo"), bin.join("convo")).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/convo.bash");
+    let complete = |words: &[&str]| {
+        let line = words.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(" ");
+        let program = format!(
+            "source {}; COMP_WORDS=({line}); COMP_CWORD={}; _clap_complete_convo convo {} {}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words.len() - 1,
+            words[words.len() - 1],
+            words[words.len() - 2],
+        );
+        let mut cmd = env.sealed("bash");
+        cmd.args(["-c", &program])
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+            .env("CONVO_DIR", &env.store);
+        crate::common::run_command(cmd, "").ok().to_owned()
+    };
+    let ids = complete(&["convo", "show", "01"]);
+    assert_eq!(ids.lines().collect::<Vec<_>>(), [first.as_str(), second.as_str()], "{ids}");
+    insta::assert_snapshot!(complete(&["convo", "log", "fi"]), @"first");
+    insta::assert_snapshot!(complete(&["convo", "fork", "--la"]), @"--last");
+}

@@ -26,6 +26,7 @@ enum ExportFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// The format to write
     #[arg(long, value_enum)]

@@ -1,13 +1,11 @@
 use std::path::{Path, PathBuf};
 
-use clap_complete::Shell;
-
 use crate::cli::command_error::{CommandError, EXIT_CODES, Kind};
 
 /// Write man pages and shell completions from the command definitions
 ///
 /// Writes DIR/man/*.1 (one page per command) and DIR/completions/ for bash, zsh, fish,
-/// elvish and powershell. Run `cargo run -- generate-docs .` after changing any flag; a test
+/// elvish and powershell (the scripts `COMPLETE=SHELL convo` prints). Run `cargo run -- generate-docs .` after changing any flag; a test
 /// fails while the committed files are stale.
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,28 +22,34 @@ fn mkdir(path: &Path) -> Result<(), CommandError> {
     std::fs::create_dir_all(path).map_err(|e| CommandError::new(Kind::Store, format!("{}: {e}", path.display())))
 }
 
-pub fn run(mut command: clap::Command, args: Args) -> Result<(), CommandError> {
+pub fn run(command: clap::Command, args: Args) -> Result<(), CommandError> {
     let man_dir = args.dir.join("man");
     let completions_dir = args.dir.join("completions");
     mkdir(&man_dir)?;
     mkdir(&completions_dir)?;
-    for (name, page) in man_pages(command.clone()) {
+    for (name, page) in man_pages(command) {
         let mut bytes = Vec::new();
         clap_mangen::Man::new(page).render(&mut bytes).map_err(|e| CommandError::new(Kind::Store, e.to_string()))?;
         bytes.extend_from_slice(exit_status_section().as_bytes());
         write(&man_dir.join(format!("{name}.1")), &bytes)?;
     }
-    command.build();
-    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish, Shell::Elvish, Shell::PowerShell] {
+    // The scripts `COMPLETE=SHELL convo` prints: they ask `convo` (from PATH) at each TAB,
+    // so conversation ids and titles complete as well as flags.
+    let shells = clap_complete::env::Shells::builtins();
+    for (shell, file) in [
+        ("bash", "convo.bash"),
+        ("zsh", "_convo"),
+        ("fish", "convo.fish"),
+        ("elvish", "convo.elv"),
+        ("powershell", "_convo.ps1"),
+    ] {
+        let completer = shells
+            .completer(shell)
+            .ok_or_else(|| CommandError::internal(format!("clap_complete has no {shell} completer")))?;
         let mut bytes = Vec::new();
-        clap_complete::generate(shell, &mut command, "convo", &mut bytes);
-        let file = match shell {
-            Shell::Bash => "convo.bash",
-            Shell::Zsh => "_convo",
-            Shell::Fish => "convo.fish",
-            Shell::Elvish => "convo.elv",
-            _ => "_convo.ps1",
-        };
+        completer
+            .write_registration("COMPLETE", "convo", "convo", "convo", &mut bytes)
+            .map_err(|e| CommandError::new(Kind::Store, e.to_string()))?;
         write(&completions_dir.join(file), &bytes)?;
     }
     Ok(())

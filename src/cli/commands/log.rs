@@ -13,7 +13,7 @@ use crate::cli::command_error::CommandError;
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
-    #[arg(conflicts_with = "all")]
+    #[arg(conflicts_with = "all", add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// One line per commit
     #[arg(long)]

@@ -20,6 +20,7 @@ enum ShowFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     format: ShowFormat,

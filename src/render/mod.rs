@@ -416,8 +416,8 @@ fn undone(entry: &LogEntry, theme: Theme) -> String {
 /// The narrowest title column `list` keeps before it drops other columns.
 const MIN_TITLE: usize = 30;
 
-/// `list`: one conversation per line, the active one starred, each id cut to the longest
-/// unique prefix among them. A conversation another came from is followed by the others,
+/// `list`: one conversation per line, the active one starred, ids in a column as wide as
+/// the longest of their shortest unique prefixes (so each shown id names one conversation). A conversation another came from is followed by the others,
 /// indented: `└` a subagent's work, `⑂` a fork. Lines fit `width` columns: the columns that
 /// say least go first (events, the time of day, turns, the date, tokens), then titles are cut.
 pub fn list(

@@ -5,11 +5,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --quiet
-convo=target/debug/convo
+# The binary is where cargo says it put it: CARGO_TARGET_DIR or a build.target-dir in a
+# cargo config moves it away from target/.
+convo=$(cargo build --quiet --bin convo --message-format=json-render-diagnostics |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+[ -x "$convo" ] || { echo "demo: cargo did not report where it built convo" >&2; exit 1; }
 export CONVO_DIR="${CONVO_DIR:-$(mktemp -d)/store}"
 
-run() { printf '\n$ convo %s\n' "$*"; "$convo" --no-pager "$@"; }
+# Print a command as it would be typed: an argument with spaces or quotes is quoted.
+quote() {
+    local arg out=()
+    for arg in "$@"; do
+        if [[ $arg =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+            out+=("$arg")
+        else
+            out+=("'${arg//\'/\'\\\'\'}'")
+        fi
+    done
+    printf '%s' "${out[*]}"
+}
+run() { printf '\n$ convo %s\n' "$(quote "$@")"; "$convo" --no-pager "$@"; }
 
 run init
 run new --title "fix login for long passwords"

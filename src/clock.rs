@@ -17,8 +17,8 @@ pub struct Clock {
 }
 
 enum IdSource {
-    /// Monotonic within the process, random across processes.
-    Random(ulid::Generator),
+    /// Monotonic within the process, random across processes; the last id made.
+    Random(Option<Ulid>),
     /// `(timestamp, n)`: unique as long as each process gets its own instant, which is how the
     /// test harness drives it.
     Counter(u64),
@@ -27,7 +27,7 @@ enum IdSource {
 impl Clock {
     /// The real time, read at each call, and random ids.
     pub fn system() -> Clock {
-        Clock { fixed: None, ids: RefCell::new(IdSource::Random(ulid::Generator::new())) }
+        Clock { fixed: None, ids: RefCell::new(IdSource::Random(None)) }
     }
 
     /// A frozen instant and counter-based ids: every run with the same instant produces the
@@ -52,18 +52,37 @@ impl Clock {
         let system_time: SystemTime = now.into();
         let mut source = self.ids.borrow_mut();
         let ulid = match &mut *source {
-            // The generator keeps ids monotonic even if the system clock steps back: an
-            // instant at or before the last id's increments that id's random part.
-            IdSource::Random(generator) => generator
-                .generate_from_datetime(system_time)
-                // The generator only fails when 2^80 ids were made in one millisecond.
-                .unwrap_or_else(|_| Ulid::from_datetime(system_time)),
+            IdSource::Random(last) => {
+                let next = after(*last, Ulid::from_datetime(system_time));
+                *last = Some(next);
+                next
+            }
             IdSource::Counter(n) => {
                 *n += 1;
                 Ulid::from_parts(now.timestamp_millis() as u64, u128::from(*n))
             }
         };
         ulid.to_string()
+    }
+}
+
+/// The id to make after `last`, given a `fresh` one (now, random): `fresh` when its instant
+/// is later; else (the same millisecond, or the clock stepped back) one above `last` by a
+/// random step below 2^72. Ids stay ordered, and ids made together (an import's subagent
+/// conversations) differ within a character or two of their random part, not only in the
+/// last, as a step of 1 (ulid's `Generator`) would leave them: people see ids by their
+/// shortest unique prefix.
+fn after(last: Option<Ulid>, fresh: Ulid) -> Ulid {
+    const RANDOM_BITS: u32 = 80;
+    let Some(last) = last.filter(|l| fresh.timestamp_ms() <= l.timestamp_ms()) else {
+        return fresh;
+    };
+    let step = 1 + (fresh.random() >> (RANDOM_BITS - 72));
+    let below_max = |r: u128| Some(r).filter(|r| *r < 1 << RANDOM_BITS);
+    match last.random().checked_add(step).and_then(below_max).or_else(|| below_max(last.random() + 1)) {
+        Some(random) => Ulid::from_parts(last.timestamp_ms(), random),
+        // The millisecond is used up: borrow the next one, as a clock a moment ahead would.
+        None => Ulid::from_parts(last.timestamp_ms() + 1, fresh.random()),
     }
 }
 
@@ -112,6 +131,29 @@ mod tests {
         let ms = |id: &str| Ulid::from_string(id).unwrap().timestamp_ms();
         assert!(ms(&b) >= ms(&a) + 5, "{a} then {b}");
         assert!(a < b);
+    }
+
+    #[test]
+    fn ids_made_in_one_millisecond_are_ordered_and_differ_early() {
+        let fresh = |r: u128| Ulid::from_parts(1_000, r);
+        let mut last = None;
+        let mut ids = Vec::new();
+        for r in [5u128, 1 << 79, 3, (1 << 80) - 1, 7] {
+            let next = after(last, fresh(r));
+            last = Some(next);
+            ids.push(next);
+        }
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        // With a full random part a step of 1 would do: the millisecond rolls over only then.
+        let full = Ulid::from_parts(1_000, (1 << 80) - 1);
+        assert_eq!(after(Some(full), fresh(9)), Ulid::from_parts(1_001, 9));
+        // A later millisecond starts afresh.
+        assert_eq!(after(Some(full), Ulid::from_parts(2_000, 4)), Ulid::from_parts(2_000, 4));
+        // Real ids made back to back share far less than 25 characters.
+        let clock = Clock::system();
+        let (a, b) = (clock.new_id(), clock.new_id());
+        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        assert!(shared < 20, "{a} {b}");
     }
 
     #[test]

@@ -21,24 +21,27 @@ use convo::store::{FailPoint, Store, StoreError};
 use command_error::{CommandError, EXIT_CODES, Kind};
 use ui::{ColorChoice, Ui};
 
+/// The heading global flags are listed under in every `--help`, apart from the command's own.
+const GLOBAL: &str = "Global options";
+
 /// A git-backed store for LLM conversations
 #[derive(Parser)]
 #[command(name = "convo", version, after_long_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
     /// Use the store at PATH (default: $CONVO_DIR, then $XDG_DATA_HOME/convo)
-    #[arg(short = 'C', long = "store", global = true, value_name = "PATH")]
+    #[arg(short = 'C', long = "store", global = true, help_heading = GLOBAL, value_name = "PATH")]
     store: Option<PathBuf>,
     /// When to colour output (NO_COLOR is honoured by `auto`)
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     color: ColorChoice,
     /// Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     no_pager: bool,
     /// Print nothing but data and errors
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     quiet: bool,
     /// Set a config key for this run, over every file (repeatable), e.g. compaction.keep_last=5
-    #[arg(long = "config", global = true, value_name = "KEY=VALUE")]
+    #[arg(long = "config", global = true, help_heading = GLOBAL, value_name = "KEY=VALUE")]
     config: Vec<String>,
     #[command(subcommand)]
     command: Command,
@@ -221,6 +224,35 @@ pub fn canonical(path: &std::path::Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_owned()))
 }
 
+/// What a conversation argument completes to: each id, described by its title, and each
+/// title a shell can take as one word. The store is the one `CONVO_DIR` or the default
+/// location names (a `--store` on the line being completed is not seen); none when it
+/// cannot be read, since a completion must never print an error.
+pub fn conversation_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let Some(location) = store_location(None) else {
+        return Vec::new();
+    };
+    let Ok(summaries) = Store::open(&location.path).and_then(|store| store.summaries()) else {
+        return Vec::new();
+    };
+    let mut candidates = Vec::new();
+    for s in &summaries {
+        let title = s.title.as_deref().map(|t| convo::render::fit(t, Some(60)));
+        candidates.push(clap_complete::CompletionCandidate::new(&s.id).help(title.clone().map(Into::into)));
+    }
+    for s in &summaries {
+        // A title with spaces or shell syntax would be inserted unquoted by some shells.
+        if let Some(title) = s
+            .title
+            .as_deref()
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "-_.:@+,=".contains(c)))
+        {
+            candidates.push(clap_complete::CompletionCandidate::new(title).help(Some(s.id.clone().into())));
+        }
+    }
+    candidates
+}
+
 fn user_config_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|d| !d.is_empty())
@@ -314,6 +346,11 @@ pub fn main() -> ExitCode {
         libc::umask(0o077);
     }
     exit_on_panic();
+    // `COMPLETE=bash convo` prints the shell's registration script, and the shell then calls
+    // `COMPLETE=bash convo -- WORDS` at each TAB: flags from the clap definition, conversation
+    // ids and titles from the store (`conversation_candidates`). The committed `completions/`
+    // are these scripts, calling `convo` from PATH.
+    clap_complete::CompleteEnv::with_factory(Cli::command).completer("convo").complete();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

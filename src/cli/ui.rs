@@ -29,6 +29,10 @@ pub struct CommitReport<'a> {
 pub struct Ui {
     pub theme: Theme,
     pub quiet: bool,
+    /// The columns listings fit (`list`, `log --oneline`): the terminal's width when stdout
+    /// is one, else `COLUMNS` when set, else none: piped output keeps whole titles for
+    /// scripts (set `COLUMNS=80` to cut them anyway).
+    pub width: Option<usize>,
     pager: Option<String>,
 }
 
@@ -50,7 +54,9 @@ impl Ui {
                 std::env::var("CONVO_PAGER").or_else(|_| std::env::var("PAGER")).unwrap_or_else(|_| "less".into());
             Some(cmd).filter(|c| !c.trim().is_empty() && c.trim() != "cat")
         };
-        Ui { theme: Theme { color }, quiet, pager }
+        let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|c| *c > 0);
+        let terminal = if tty { terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)) } else { None };
+        Ui { theme: Theme { color }, quiet, width: terminal.or(columns), pager }
     }
 
     /// Data: what scripts read (ids, listings, answers). `--quiet` never silences it.

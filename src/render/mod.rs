@@ -4,6 +4,9 @@
 //! caller's decision, passed in as a [`Theme`]. No terminal detection, no environment.
 
 pub mod compare;
+pub mod fit;
+
+pub use fit::{ShortIds, fit};
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -29,6 +32,8 @@ enum Style {
     Cyan,
     Magenta,
     Red,
+    /// The part of an id that tells it from every other.
+    IdPrefix,
 }
 
 impl Theme {
@@ -44,6 +49,7 @@ impl Theme {
             Style::Cyan => "36",
             Style::Magenta => "35",
             Style::Red => "31",
+            Style::IdPrefix => "1;33",
         };
         format!("\x1b[{code}m{text}\x1b[0m")
     }
@@ -105,18 +111,19 @@ fn escape_with(text: &str, one_line: bool) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        match c {
-            c if !is_unsafe(c, one_line) => out.push(c),
-            '\n' => out.push_str("\\n"),
-            '\x7f' => out.push_str("^?"),
-            '\0'..='\x1f' => {
-                out.push('^');
-                out.push(char::from(c as u8 + b'@'));
-            }
-            c => out.push_str(&format!("<U+{:04X}>", u32::from(c))),
-        }
+        if is_unsafe(c, one_line) { out.push_str(&escape_char(c)) } else { out.push(c) }
     }
     Cow::Owned(out)
+}
+
+/// How an unsafe character shows: `\n`, caret notation, or `<U+XXXX>`.
+fn escape_char(c: char) -> String {
+    match c {
+        '\n' => "\\n".to_owned(),
+        '\x7f' => "^?".to_owned(),
+        '\0'..='\x1f' => format!("^{}", char::from(c as u8 + b'@')),
+        c => format!("<U+{:04X}>", u32::from(c)),
+    }
 }
 
 pub use crate::store::subject::thousands;
@@ -128,18 +135,6 @@ pub fn tokens(n: u64) -> String {
 
 fn plural(n: u64, word: &str) -> String {
     if n == 1 { format!("{n} {word}") } else { format!("{} {word}s", thousands(n)) }
-}
-
-/// Cut `text` to one line of at most `width` characters.
-fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= width {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
 }
 
 fn indented(out: &mut dyn Write, text: &str) -> io::Result<()> {
@@ -171,17 +166,42 @@ pub enum Mark {
     Synthetic,
 }
 
-/// The header of `show`: title, id, and a line of counts.
-pub fn header(out: &mut dyn Write, summary: &Summary, theme: Theme) -> io::Result<()> {
+/// The header of `show`: title, id (whole, its unique prefix highlighted), a line of counts,
+/// and where the conversation came from: the conversation it is a subagent's work in, the
+/// one it was forked from. `title_of` names those (`None`: not in the store).
+pub fn header(
+    out: &mut dyn Write,
+    summary: &Summary,
+    ids: &ShortIds,
+    title_of: &dyn Fn(&str) -> Option<String>,
+    theme: Theme,
+) -> io::Result<()> {
     let title = escape_line(summary.title.as_deref().unwrap_or("(untitled)"));
-    writeln!(out, "{} {}", theme.paint(Style::Bold, &title), theme.paint(Style::Yellow, &escape_line(&summary.id)))?;
+    writeln!(out, "{} {}", theme.paint(Style::Bold, &title), ids.show_whole(&summary.id, theme))?;
     let counts = format!(
         "{}, {}, {}",
         plural(summary.stats.turns, "turn"),
         plural(summary.stats.events, "event"),
         tokens(summary.tokens)
     );
-    writeln!(out, "{}", theme.paint(Style::Dim, &counts))
+    writeln!(out, "{}", theme.paint(Style::Dim, &counts))?;
+    let related = |id: &str| {
+        let name = title_of(id).map(|t| format!(" \"{}\"", fit(&t, Some(50)))).unwrap_or_default();
+        format!("{}{name}", ids.show(id, ids.unique_len(id), theme))
+    };
+    if let Some(parent) = &summary.subagent_of {
+        writeln!(out, "{} {}", theme.dim("subagent of"), related(parent))?;
+    }
+    if let Some(fork) = &summary.forked_from {
+        writeln!(
+            out,
+            "{} {} {}",
+            theme.dim("forked from"),
+            related(&fork.id),
+            theme.dim(&format!("at turn {}", fork.turn))
+        )?;
+    }
+    Ok(())
 }
 
 /// `show`: events for reading in a terminal. `brief` folds each tool call and tool result
@@ -228,7 +248,7 @@ pub fn conversation(
                 let args = arguments.to_string();
                 let name = escape_line(name);
                 if brief {
-                    let args = one_line(&escape_line(&args), 80);
+                    let args = fit(&args, Some(80));
                     writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &args))?;
                 } else {
                     writeln!(out, "{} {} {}", role, name, theme.paint(Style::Dim, &escape_line(call_id)))?;
@@ -322,20 +342,19 @@ fn counts(entry: &LogEntry) -> Option<String> {
     Some(format!("{}, {}, {}", plural(entry.turns?, "turn"), plural(entry.events?, "event"), tokens(entry.tokens?)))
 }
 
-/// `log`: like `git log`, with the conversation's size after each commit.
-pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Theme) -> io::Result<()> {
+/// `log`: like `git log`, with the conversation's size after each commit. `--oneline` lines
+/// fit `width` columns: the counts shorten to tokens, then go, then the subject is cut.
+pub fn log(
+    out: &mut dyn Write,
+    entries: &[LogEntry],
+    oneline: bool,
+    ids: &ShortIds,
+    width: Option<usize>,
+    theme: Theme,
+) -> io::Result<()> {
     for (i, entry) in entries.iter().enumerate() {
         if oneline {
-            let date = escape_line(entry.date.get(..10).unwrap_or(&entry.date));
-            let after =
-                counts(entry).map(|c| format!(" {}", theme.paint(Style::Dim, &format!("[{c}]")))).unwrap_or_default();
-            writeln!(
-                out,
-                "{} {date} {}{}{after}",
-                theme.paint(Style::Yellow, &escape_line(entry.commit.get(..7).unwrap_or(&entry.commit))),
-                subject(entry, theme),
-                undone(entry, theme)
-            )?;
+            writeln!(out, "{}", log_line(entry, width, theme))?;
             continue;
         }
         if i > 0 {
@@ -343,12 +362,12 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
         }
         writeln!(out, "{}", theme.paint(Style::Yellow, &format!("commit {}", escape_line(&entry.commit))))?;
         if let Some(id) = &entry.conversation {
-            writeln!(out, "Convo:  {}", escape_line(id))?;
+            writeln!(out, "Convo:  {}", ids.show_whole(id, theme))?;
         }
         writeln!(out, "Author: {}", escape_line(&entry.author))?;
         writeln!(out, "Date:   {}", git_date(&entry.date))?;
         writeln!(out)?;
-        writeln!(out, "    {}{}", subject(entry, theme), undone(entry, theme))?;
+        writeln!(out, "    {}{}", subject(entry, None, theme), undone(entry, theme))?;
         if let Some(c) = counts(entry) {
             writeln!(out, "    {}", theme.paint(Style::Dim, &format!("after: {c}")))?;
         }
@@ -356,36 +375,175 @@ pub fn log(out: &mut dyn Write, entries: &[LogEntry], oneline: bool, theme: Them
     Ok(())
 }
 
-/// Compactions stand out from appends.
-fn subject(entry: &LogEntry, theme: Theme) -> String {
-    let subject = escape_line(&entry.subject);
-    if subject.starts_with("compact:") { theme.paint(Style::Magenta, &subject) } else { subject.into_owned() }
+/// One `log --oneline` line: hash, date, subject, `(undone)`, counts after the commit.
+fn log_line(entry: &LogEntry, width: Option<usize>, theme: Theme) -> String {
+    let hash = fit(entry.commit.get(..7).unwrap_or(&entry.commit), None);
+    let date = fit(entry.date.get(..10).unwrap_or(&entry.date), None);
+    let undone_text = if entry.undone { " (undone)" } else { "" };
+    let full = counts(entry).map(|c| format!(" [{c}]"));
+    let short = entry.tokens.map(|t| format!(" [~{} tok]", thousands(t)));
+    let fixed = fit::columns(&hash) + 1 + fit::columns(&date) + 1 + undone_text.len();
+    let subject_width = fit::columns(&fit(&entry.subject, None));
+    // The counts in full if the whole subject fits beside them, else the tokens alone, else
+    // none; the subject is cut only when nothing is left to drop.
+    let after = match width {
+        None => full,
+        Some(w) => [full, short, None]
+            .into_iter()
+            .find(|c| c.as_ref().is_none_or(|c| fixed + subject_width + c.len() <= w))
+            .flatten(),
+    };
+    let room = width.map(|w| w.saturating_sub(fixed + after.as_ref().map_or(0, String::len)));
+    let after = after.map(|a| format!(" {}", theme.paint(Style::Dim, a.trim_start()))).unwrap_or_default();
+    format!(
+        "{} {date} {}{}{after}",
+        theme.paint(Style::Yellow, &hash),
+        subject(entry, room, theme),
+        undone(entry, theme)
+    )
+}
+
+/// Compactions stand out from appends. Cut to `width` columns when given.
+fn subject(entry: &LogEntry, width: Option<usize>, theme: Theme) -> String {
+    let subject = fit(&entry.subject, width);
+    if entry.subject.starts_with("compact:") { theme.paint(Style::Magenta, &subject) } else { subject }
 }
 
 fn undone(entry: &LogEntry, theme: Theme) -> String {
     if entry.undone { format!(" {}", theme.paint(Style::Red, "(undone)")) } else { String::new() }
 }
 
-/// `list`: one conversation per line, the active one starred.
-pub fn list(out: &mut dyn Write, summaries: &[Summary], active: Option<&str>, theme: Theme) -> io::Result<()> {
-    let titles: Vec<String> =
-        summaries.iter().map(|s| one_line(&escape_line(s.title.as_deref().unwrap_or("(untitled)")), 40)).collect();
-    let title_width = titles.iter().map(|t| t.chars().count()).max().unwrap_or(0);
-    for (s, title) in summaries.iter().zip(titles) {
+/// The narrowest title column `list` keeps before it drops other columns.
+const MIN_TITLE: usize = 30;
+
+/// `list`: one conversation per line, the active one starred, ids in a column as wide as
+/// the longest of their shortest unique prefixes (so each shown id names one conversation). A conversation another came from is followed by the others,
+/// indented: `└` a subagent's work, `⑂` a fork. Lines fit `width` columns: the columns that
+/// say least go first (events, the time of day, turns, the date, tokens), then titles are cut.
+pub fn list(
+    out: &mut dyn Write,
+    summaries: &[Summary],
+    active: Option<&str>,
+    ids: &ShortIds,
+    width: Option<usize>,
+    theme: Theme,
+) -> io::Result<()> {
+    let rows = family_order(summaries);
+    let id_width = summaries.iter().map(|s| ids.unique_len(&s.id)).max().unwrap_or(0);
+    let titles: Vec<(String, String)> = rows
+        .iter()
+        .map(|&(i, depth)| {
+            let s = &summaries[i];
+            let marker = if s.subagent_of.is_some() {
+                "└ "
+            } else if s.forked_from.is_some() {
+                "⑂ "
+            } else {
+                ""
+            };
+            let indent = "  ".repeat(depth.saturating_sub(1));
+            (format!("{indent}{marker}"), s.title.clone().unwrap_or_else(|| "(untitled)".to_owned()))
+        })
+        .collect();
+    // Columns after the title, most useful first; each a cell per row, right-aligned.
+    let cells =
+        |f: &dyn Fn(&Summary) -> String| -> Vec<String> { rows.iter().map(|&(i, _)| f(&summaries[i])).collect() };
+    let tokens = cells(&|s| format!("~{} tok", thousands(s.tokens)));
+    let turns = cells(&|s| plural(s.stats.turns, "turn"));
+    let events = cells(&|s| plural(s.stats.events, "event"));
+    let date = cells(&|s| escape_line(s.updated.get(..10).unwrap_or(&s.updated)).into_owned());
+    let time = cells(&|s| escape_line(s.updated.get(..16).unwrap_or(&s.updated)).replace('T', " "));
+    let natural_title = titles.iter().map(|(p, t)| fit::columns(p) + fit::columns(&fit(t, None))).max().unwrap_or(0);
+    // From everything to nothing: the first layout that leaves the title its room wins.
+    let layouts: [&[&Vec<String>]; 6] = [
+        &[&turns, &events, &tokens, &time],
+        &[&turns, &tokens, &time],
+        &[&turns, &tokens, &date],
+        &[&tokens, &date],
+        &[&tokens],
+        &[],
+    ];
+    let width_of = |column: &Vec<String>| column.iter().map(|c| fit::columns(c)).max().unwrap_or(0);
+    let fixed = |layout: &[&Vec<String>]| 2 + id_width + 1 + layout.iter().map(|c| 2 + width_of(c)).sum::<usize>();
+    let layout = match width {
+        None => layouts[0],
+        Some(w) => layouts
+            .iter()
+            .copied()
+            .find(|l| fixed(l) + natural_title.min(MIN_TITLE) <= w)
+            .unwrap_or(layouts[layouts.len() - 1]),
+    };
+    let room = width.map(|w| w.saturating_sub(fixed(layout)));
+    let shown: Vec<String> = titles
+        .iter()
+        .map(|(prefix, title)| {
+            let left = room.map(|r| r.saturating_sub(fit::columns(prefix)));
+            format!("{prefix}{}", fit(title, left))
+        })
+        .collect();
+    let title_width = shown.iter().map(|t| fit::columns(t)).max().unwrap_or(0);
+    for (row, &(i, _)) in rows.iter().enumerate() {
+        let s = &summaries[i];
         let mark = if active == Some(s.id.as_str()) { theme.paint(Style::Green, "*") } else { " ".to_owned() };
-        let pad = title_width.saturating_sub(title.chars().count());
-        let updated = escape_line(s.updated.get(..16).unwrap_or(&s.updated)).replace('T', " ");
-        writeln!(
-            out,
-            "{mark} {} {title}{:pad$}  {:>9}  {:>10}  {:>14}  {updated}",
-            theme.paint(Style::Yellow, &escape_line(&s.id)),
-            "",
-            plural(s.stats.turns, "turn"),
-            plural(s.stats.events, "event"),
-            format!("~{} tok", thousands(s.tokens)),
-        )?;
+        let id = ids.show(&s.id, id_width, theme);
+        let id_pad = id_width - s.id.chars().count().min(id_width);
+        let title = &shown[row];
+        let mut line = format!("{mark} {id}{:id_pad$} {title}", "");
+        let mut pad = title_width - fit::columns(title);
+        for column in layout {
+            let cell = &column[row];
+            let align = width_of(column) - fit::columns(cell);
+            line += &format!("{:pad$}  {:align$}{cell}", "", "");
+            pad = 0;
+        }
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
+}
+
+/// Rows in the order `list` shows them, with their depth: each conversation followed by
+/// those that came from it (subagents and forks, in store order), depth first. One whose
+/// source is not in the store stands at the top; a cycle (only a hand-edited store has one)
+/// is broken where it is first met.
+fn family_order(summaries: &[Summary]) -> Vec<(usize, usize)> {
+    let index: std::collections::HashMap<&str, usize> =
+        summaries.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    let parent = |s: &Summary| {
+        s.subagent_of
+            .as_deref()
+            .or(s.forked_from.as_ref().map(|f| f.id.as_str()))
+            .and_then(|p| index.get(p).copied())
+            .filter(|p| summaries[*p].id != s.id)
+    };
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); summaries.len()];
+    let mut roots = Vec::new();
+    for (i, s) in summaries.iter().enumerate() {
+        match parent(s) {
+            Some(p) => children[p].push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut order = Vec::with_capacity(summaries.len());
+    let mut seen = vec![false; summaries.len()];
+    let visit = |start: usize, order: &mut Vec<(usize, usize)>, seen: &mut Vec<bool>| {
+        let mut stack = vec![(start, 0)];
+        while let Some((i, depth)) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            order.push((i, depth));
+            stack.extend(children[i].iter().rev().map(|&c| (c, depth + 1)));
+        }
+    };
+    for r in roots {
+        visit(r, &mut order, &mut seen);
+    }
+    for i in 0..summaries.len() {
+        if !seen[i] {
+            visit(i, &mut order, &mut seen);
+        }
+    }
+    order
 }
 
 /// `fsck`: one problem per line.
@@ -415,11 +573,5 @@ mod tests {
         assert_eq!(escape("a\x1b[31mb\x07\r\0\x7f\n"), "a^[[31mb^G^M^@^?\n");
         assert_eq!(escape("\u{9b}\u{85}\u{202e}\u{2066}\u{2069}é"), "<U+009B><U+0085><U+202E><U+2066><U+2069>é");
         assert_eq!(escape_line("one\ntwo\tthree"), "one\\ntwo\tthree");
-    }
-
-    #[test]
-    fn one_line_cuts_and_flattens() {
-        assert_eq!(one_line("a\nb", 10), "a b");
-        assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }

@@ -133,6 +133,11 @@ pub struct Summary {
     #[serde(flatten)]
     pub stats: Stats,
     pub tokens: u64,
+    /// The conversation this one is a subagent's work in (`subagent_of` in `meta.json`,
+    /// written by the Claude Code importer); null otherwise, so the key is always there.
+    pub subagent_of: Option<String>,
+    /// Where this conversation was forked from (`fork`, or a `pull` that diverged).
+    pub forked_from: Option<ForkedFrom>,
 }
 
 pub struct Store {
@@ -577,6 +582,8 @@ impl Store {
             created: meta.created,
             tokens: cached.stats.tokens(),
             stats: cached.stats,
+            subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
+            forked_from: meta.forked_from,
         })
     }
 

@@ -194,7 +194,7 @@ fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
     // What the pager was sent, each ESC shown as ␛: a terminal gets colour.
     let seen = || std::fs::read_to_string(&transcript).unwrap().replace('\x1b', "␛");
     insta::assert_snapshot!(seen(), @"
-    ␛[1mpaged␛[0m ␛[33m01KDVDQ4K00000000000000001␛[0m
+    ␛[1mpaged␛[0m ␛[1;33m01KD␛[0m␛[2mVDQ4K00000000000000001␛[0m
     ␛[2m1 turn, 1 event, ~2 tokens (chars/4)␛[0m
 
     ␛[1m── turn 0 ── 2026-01-01 00:02:00␛[0m
@@ -217,7 +217,7 @@ fn a_terminal_gets_the_pager_and_colour_unless_told_otherwise() {
     let out = on_a_terminal(&format!("{convo} --no-pager show"));
     // (the terminal ends each line with \r\n)
     insta::assert_snapshot!(out.ok().replace("\r\n", "\n").replace('\x1b', "␛"), @"
-    ␛[1mpaged␛[0m ␛[33m01KDVDQ4K00000000000000001␛[0m
+    ␛[1mpaged␛[0m ␛[1;33m01KD␛[0m␛[2mVDQ4K00000000000000001␛[0m
     ␛[2m1 turn, 1 event, ~2 tokens (chars/4)␛[0m
 
     ␛[1m── turn 0 ── 2026-01-01 00:02:00␛[0m

@@ -21,6 +21,7 @@ mod input_validation;
 mod inside_a_turn;
 mod interop;
 mod layout;
+mod listing;
 mod llm;
 mod plain_errors;
 mod projection;

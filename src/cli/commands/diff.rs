@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     stat: bool,
     /// [ID] [REV1 [REV2]]; without revisions, --compacted is needed
-    #[arg(value_name = "ARGS")]
+    #[arg(value_name = "ARGS", add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     args: Vec<String>,
 }
 

@@ -26,8 +26,10 @@ enum ExportFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
-    #[arg(long, short, value_enum)]
+    /// The format to write
+    #[arg(long, value_enum)]
     format: ExportFormat,
     /// The compacted view instead of the raw events
     #[arg(long)]

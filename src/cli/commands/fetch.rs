@@ -8,7 +8,7 @@ use crate::cli::command_error::CommandError;
 /// Download a remote's commits without changing any conversation
 #[derive(clap::Args)]
 pub struct Args {
-    /// The remote [default: origin]
+    /// The remote's name
     #[arg(default_value = "origin")]
     remote: String,
 }

@@ -17,6 +17,7 @@ use crate::cli::ui::CommitReport;
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Take the last N turns
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]

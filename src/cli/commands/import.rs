@@ -21,7 +21,7 @@ pub struct Args {
     /// The file to import, or `-` for stdin
     file: String,
     /// The format [default: detected]
-    #[arg(long, short, value_name = "FORMAT", value_parser = ["claude-code", "codex", "openai", "anthropic", "openhands", "jsonl"])]
+    #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "openai", "anthropic", "openhands", "jsonl"])]
     format: Option<String>,
     /// Title of the new conversation [default: from the session, else the file name]
     #[arg(long, short)]

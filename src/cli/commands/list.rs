@@ -7,10 +7,15 @@ use crate::cli::ui::Output;
 
 /// List conversations: id, title, turns, events, estimated tokens, last update
 ///
-/// The active conversation is marked with `*`. Token counts are estimates (characters / 4).
+/// The active conversation is marked with `*`. Ids are shown by the shortest prefix unique in
+/// the store (any unique prefix names a conversation). A subagent's conversation (`└`) and a
+/// fork (`⑂`) follow the one they came from, indented. Lines fit the terminal (or `COLUMNS`):
+/// titles are cut and the least useful columns dropped; piped with no `COLUMNS`, nothing is
+/// cut. Token counts are estimates (characters / 4).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Output format; `json` is an array of objects for scripts
+    /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
+    /// `forked_from`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -21,7 +26,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let active = store.active()?;
     let mut out = Output::stdout();
     match args.format {
-        Format::Text => render::list(out.writer(), &summaries, active.as_deref(), ctx.ui.theme)?,
+        Format::Text => {
+            let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
+            render::list(out.writer(), &summaries, active.as_deref(), &ids, ctx.ui.width, ctx.ui.theme)?
+        }
         Format::Json => {
             let rows: Vec<serde_json::Value> = summaries
                 .iter()

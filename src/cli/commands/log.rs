@@ -8,11 +8,12 @@ use crate::cli::command_error::CommandError;
 ///
 /// Each commit shows what changed and the conversation's size after it (turns, events,
 /// estimated tokens). Following the conversation's own commit chain, it costs time in
-/// proportion to that conversation's history, not the store's.
+/// proportion to that conversation's history, not the store's. `--oneline` lines fit the
+/// terminal (or `COLUMNS`): the sizes shorten, then go, then subjects are cut.
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
-    #[arg(conflicts_with = "all")]
+    #[arg(conflicts_with = "all", add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// One line per commit
     #[arg(long, conflicts_with = "format")]
@@ -54,8 +55,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             out.finish()?;
         }
         Format::Text => {
+            let ids = render::ShortIds::new(store.conversation_ids()?);
             let mut out = ctx.ui.paged();
-            render::log(out.writer(), &entries, args.oneline, ctx.ui.theme)?;
+            render::log(out.writer(), &entries, args.oneline, &ids, ctx.ui.width, ctx.ui.theme)?;
             out.finish()?;
         }
     }

@@ -17,7 +17,7 @@ use crate::cli::command_error::CommandError;
 /// is left as it is.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The remote [default: origin]
+    /// The remote's name
     #[arg(default_value = "origin")]
     remote: String,
 }

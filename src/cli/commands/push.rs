@@ -13,7 +13,7 @@ use crate::cli::command_error::CommandError;
 /// `git` binary.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The remote [default: origin]
+    /// The remote's name
     #[arg(default_value = "origin")]
     remote: String,
     /// Overwrite the remote's branch if it is still where this store last saw it

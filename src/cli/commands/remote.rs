@@ -18,11 +18,24 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Action {
     /// Add a remote
-    Add { name: String, url: String },
+    Add {
+        /// The remote's name, as push, pull and fetch take it (e.g. origin)
+        name: String,
+        /// Where it is: a path, file://, git://, http(s)://, or ssh (user@host:path)
+        url: String,
+    },
     /// Remove a remote (the conversations stay)
-    Remove { name: String },
+    Remove {
+        /// The remote's name
+        name: String,
+    },
     /// Change a remote's URL
-    SetUrl { name: String, url: String },
+    SetUrl {
+        /// The remote's name
+        name: String,
+        /// Its new URL: a path, file://, git://, http(s)://, or ssh (user@host:path)
+        url: String,
+    },
     /// List remotes with their URLs (the default)
     List,
 }

@@ -20,6 +20,7 @@ enum ShowFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     format: ShowFormat,
@@ -57,7 +58,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
-            render::header(out.writer(), &summary, ctx.ui.theme)?;
+            let ids = render::ShortIds::new(store.conversation_ids()?);
+            let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
+            render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
             match view {
                 None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
                 Some(view) => {

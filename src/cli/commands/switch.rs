@@ -5,6 +5,7 @@ use crate::cli::command_error::CommandError;
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: String,
 }
 

@@ -18,6 +18,7 @@ use crate::cli::ui::CommitReport;
 #[command(group = clap::ArgGroup::new("source").multiple(false))]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Read JSONL events from FILE instead of stdin
     #[arg(long, short, value_name = "FILE", group = "source")]

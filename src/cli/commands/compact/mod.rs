@@ -33,6 +33,7 @@ use crate::cli::ui::CommitReport;
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Profile to apply (default: compaction.default_profile)
     #[arg(long, short, value_name = "NAME")]

@@ -29,7 +29,7 @@ pub struct Redacted {
     /// `None` when no unpushed commit held any of them: nothing was rewritten.
     pub rewritten: Option<Rewritten>,
     /// Whether the reflog was expired and the old objects pruned; else why not.
-    pub pruned: Result<(), String>,
+    pub pruned: Result<(), crate::store::StoreError>,
     /// For [`Target::Secrets`]: what the push scan still finds afterwards (a secret only
     /// URL-encoded, say), which the user can name as text.
     pub left: Vec<Finding>,
@@ -69,7 +69,7 @@ pub fn redact(store: &Store, lock: &Lock, target: &Target, clock: &Clock) -> Res
     }
     redacted.rewritten = store.redact_unpublished(lock, &published, &texts, MARKER, clock)?;
     if redacted.rewritten.is_some() {
-        redacted.pruned = store.prune_unreachable(lock).map_err(|e| e.to_string());
+        redacted.pruned = store.prune_unreachable(lock);
     }
     if let Target::Secrets { remote } = target {
         redacted.left = sync::scan_unpublished(store, remote)?;

@@ -181,7 +181,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     insta::assert_snapshot!(w.a.transcript(&pull), @"
     exit 0
     --- stdout
-    Fast-forward to 37d43c3 (1 conversations)
+    Fast-forward to 37d43c3 (1 conversation)
     ");
     assert_eq!(event_lines(&w.a), ours);
 }

@@ -30,7 +30,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     match outcome {
         Integrated::UpToDate => writeln!(out, "Already up to date.")?,
         Integrated::FastForward { commit, conversations, removed } => {
-            writeln!(out, "Fast-forward to {} ({conversations} conversations)", super::short_hash(&commit))?;
+            let plural = if conversations == 1 { "" } else { "s" };
+            writeln!(out, "Fast-forward to {} ({conversations} conversation{plural})", super::short_hash(&commit))?;
             removed_lines(&mut out, &removed)?;
         }
         Integrated::Merged { commit, updated, diverged, kept_remote, kept_local, removed, revived, kept_removed } => {

@@ -20,6 +20,7 @@ mod input_validation;
 mod inside_a_turn;
 mod interop;
 mod layout;
+mod llama;
 mod llm;
 mod plain_errors;
 mod projection;

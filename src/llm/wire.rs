@@ -16,7 +16,9 @@ pub struct BodyOptions {
     /// The model name as the provider knows it (without the `provider/` prefix).
     pub model: Option<String>,
     pub stream: bool,
-    /// Anthropic requires a cap on the answer.
+    /// The cap on the answer, sent as `max_tokens` by both kinds (Anthropic requires it;
+    /// without it an OpenAI-compatible server such as llama.cpp writes until its window is
+    /// full). `0` sends none (`show --format` with no model to take it from).
     pub max_tokens: u64,
 }
 
@@ -80,6 +82,11 @@ pub fn openai(view: &[Event], options: &BodyOptions) -> Value {
         body.insert("model".into(), model.clone().into());
     }
     body.insert("messages".into(), Value::Array(messages));
+    if options.max_tokens > 0 {
+        // `max_tokens`, not OpenAI's newer `max_completion_tokens`: every compatible server
+        // (llama.cpp, Ollama, vLLM, OpenRouter) reads it.
+        body.insert("max_tokens".into(), options.max_tokens.into());
+    }
     if options.stream {
         body.insert("stream".into(), true.into());
         body.insert("stream_options".into(), json!({"include_usage": true}));

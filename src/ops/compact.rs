@@ -66,6 +66,9 @@ pub struct SummaryJob {
     pub chunks: Vec<String>,
     /// Estimated tokens sent, all calls together.
     pub input_tokens: u64,
+    /// The cap on each answer: `compaction.max_summary_tokens`, within the model's
+    /// `max_output_tokens`.
+    pub max_tokens: u64,
 }
 
 /// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
@@ -90,7 +93,8 @@ pub fn summary_job(
         .map(|w| ((w as f64 * 0.6) as usize).saturating_mul(4).saturating_sub(instructions.len()).max(1024));
     let chunks = summary::chunks(&turns, max_chars);
     let chars: usize = chunks.iter().map(|c| c.len() + instructions.len()).sum();
-    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64) })
+    let max_tokens = config.config.compaction.max_summary_tokens.min(model.max_output_tokens).max(1);
+    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens })
 }
 
 /// Have the model write the summary: one call per chunk, then one to combine them. An empty
@@ -104,7 +108,7 @@ pub fn write_summary(
         let message = |kind| Event { id: "m".into(), ts: String::new(), kind, extra: Default::default() };
         let view =
             [message(Kind::System { content: instructions.into() }), message(Kind::User { content: text.into() })];
-        let body = crate::llm::request_body(&job.model, &view, false);
+        let body = crate::llm::request_body(&job.model, &view, false, job.max_tokens);
         let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
         usage.input_tokens += reply.usage.input_tokens;
         usage.output_tokens += reply.usage.output_tokens;

@@ -72,7 +72,7 @@ pub fn query(
     let mut with = events.clone();
     with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
     let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();
-    let body = crate::llm::request_body(model, &view, true);
+    let body = crate::llm::request_body(model, &view, true, model.max_output_tokens);
     let reply = endpoint.complete(&body, on_delta, stop)?;
 
     let mut drafts = vec![user];

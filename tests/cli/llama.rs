@@ -71,7 +71,8 @@ fn two_turns(model: &str) {
         assert_eq!(answer["content"].as_str().unwrap().trim(), stdout.trim());
         assert_eq!(answer["model"], model);
         assert!(answer.get("interrupted").is_none(), "{answer}");
-        assert!(tokens(&answer["usage"], "output_tokens") > 0, "{answer}");
+        let output = tokens(&answer["usage"], "output_tokens");
+        assert!(output > 0 && output <= 48, "models.<m>.max_output_tokens caps the answer: {answer}");
         inputs.push(tokens(&answer["usage"], "input_tokens"));
     }
     let all = events(&env);
@@ -129,7 +130,8 @@ fn an_imported_session_is_summarized_under_the_cap() {
     assert_eq!(summary["by"], "llama/smollm2", "{compaction}");
     assert!(!summary["text"].as_str().unwrap().trim().is_empty());
     assert!(tokens(&summary["usage"], "input_tokens") > 0, "{summary}");
-    assert!(tokens(&summary["usage"], "output_tokens") > 0, "{summary}");
+    let output = tokens(&summary["usage"], "output_tokens");
+    assert!(output > 0 && output <= cap, "compaction.max_summary_tokens caps the summary: {summary}");
     env.run(&["fsck"]).ok();
 }
 

@@ -70,6 +70,7 @@ fn query_streams_the_answer_and_records_the_turn() {
     let sent: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
     assert_eq!(sent["model"], "small");
     assert_eq!(sent["stream"], true);
+    assert_eq!(sent["max_tokens"], 4096, "the documented default cap, on every request");
     let messages = sent["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap(), &serde_json::json!({"role": "user", "content": "Anything else?"}));
     assert_eq!(messages[0]["role"], "system");
@@ -377,6 +378,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     let body: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
     assert_eq!(body["model"], "small");
     assert!(body.get("stream").is_none());
+    assert_eq!(body["max_tokens"], 2000, "a summary's own cap: compaction.max_summary_tokens");
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
     assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");

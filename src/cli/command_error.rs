@@ -192,6 +192,9 @@ impl From<QueryError> for CommandError {
             QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
             QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
+            QueryError::SummaryTruncated { .. } => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("raise compaction.max_summary_tokens (within models.<m>.max_output_tokens), or summarize fewer turns (--to)"),
             QueryError::Ops(e) => e.into(),
         }
     }

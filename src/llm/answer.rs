@@ -6,13 +6,23 @@
 //! of a list that is not what it should be reads as an empty one): only the JSON itself must
 //! be well formed. The client decides what a missing piece means.
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// A field that reads as `None` when it is missing, `null` or of the wrong type.
 fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
     Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// A finish reason: absent or `null` is none; a string is itself; anything else is a reason
+/// with no name (the answer is still whole).
+fn reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Null => None,
+        Value::String(s) => Some(s),
+        _ => Some(String::new()),
+    })
 }
 
 /// A list whose elements of the wrong shape read as their default; not a list reads as empty.
@@ -63,9 +73,10 @@ pub struct OpenaiChoice {
     /// A stream chunk's piece of the message.
     #[serde(default, deserialize_with = "lenient")]
     pub delta: Option<OpenaiMessage>,
-    /// Only whether it is set (not `null`) matters: the answer is whole.
-    #[serde(default)]
-    pub finish_reason: Option<IgnoredAny>,
+    /// Set (not `null`): the answer is whole. `length`: cut off at `max_tokens`.
+    /// (Any value not a string reads as an unnamed reason.)
+    #[serde(default, deserialize_with = "reason")]
+    pub finish_reason: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,6 +119,9 @@ pub struct AnthropicMessage {
     pub content: Option<Vec<AnthropicBlock>>,
     #[serde(default, deserialize_with = "lenient")]
     pub usage: Option<AnthropicUsage>,
+    /// `max_tokens`: cut off at the cap.
+    #[serde(default, deserialize_with = "lenient")]
+    pub stop_reason: Option<String>,
 }
 
 /// `None` when the field is not a list, else its elements read as [`lenient_list`] does.
@@ -173,6 +187,8 @@ pub enum AnthropicEvent {
     },
     MessageDelta {
         #[serde(default, deserialize_with = "lenient")]
+        delta: Option<AnthropicMessageDelta>,
+        #[serde(default, deserialize_with = "lenient")]
         usage: Option<AnthropicUsage>,
     },
     MessageStop,
@@ -184,6 +200,13 @@ pub enum AnthropicEvent {
     #[default]
     #[serde(other)]
     Other,
+}
+
+/// What a `message_delta` changes of the message: why it stopped.
+#[derive(Debug, Default, Deserialize)]
+pub struct AnthropicMessageDelta {
+    #[serde(default, deserialize_with = "lenient")]
+    pub stop_reason: Option<String>,
 }
 
 /// A piece of the content block last started.

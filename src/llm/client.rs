@@ -50,6 +50,17 @@ pub struct Reply {
     pub usage: Usage,
     /// The stream ended (or was stopped) before the provider said it was done.
     pub interrupted: bool,
+    /// Why the provider says it stopped, as it says it (`stop`, `length`, `end_turn`,
+    /// `max_tokens`, …), when it says.
+    pub finish_reason: Option<String>,
+}
+
+impl Reply {
+    /// Cut off by the output cap: OpenAI's `finish_reason: "length"`, Anthropic's
+    /// `stop_reason: "max_tokens"`.
+    pub fn truncated(&self) -> bool {
+        matches!(self.finish_reason.as_deref(), Some("length" | "max_tokens"))
+    }
 }
 
 /// A tool call the model asked for, with the provider's call id (possibly empty).
@@ -273,15 +284,13 @@ impl Endpoint {
     }
 
     fn parse_openai(&self, answer: OpenaiChunk) -> Result<Reply, LlmError> {
-        let message = answer
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.message)
-            .ok_or_else(|| self.malformed("no choices[0].message"))?;
+        let choice = answer.choices.into_iter().next();
+        let finish_reason = choice.as_ref().and_then(|c| c.finish_reason.clone());
+        let message = choice.and_then(|c| c.message).ok_or_else(|| self.malformed("no choices[0].message"))?;
         let mut reply = Reply {
             text: message.content.unwrap_or_default(),
             reasoning: message.reasoning_content.unwrap_or_default(),
+            finish_reason,
             ..Default::default()
         };
         for call in message.tool_calls {
@@ -313,7 +322,7 @@ impl Endpoint {
 
     fn parse_anthropic(&self, answer: answer::AnthropicMessage) -> Result<Reply, LlmError> {
         let content = answer.content.ok_or_else(|| self.malformed("no content"))?;
-        let mut reply = Reply::default();
+        let mut reply = Reply { finish_reason: answer.stop_reason, ..Default::default() };
         for block in content {
             match block {
                 AnthropicBlock::Text { text } => reply.text.push_str(&text.unwrap_or_default()),
@@ -371,6 +380,7 @@ impl Endpoint {
             if choice.finish_reason.is_some() {
                 // Some servers end the stream after the finish reason, without `[DONE]`.
                 reply.interrupted = false;
+                reply.finish_reason = choice.finish_reason.clone();
             }
             let Some(delta) = choice.delta else { continue };
             if let Some(text) = &delta.content {
@@ -463,7 +473,10 @@ impl Endpoint {
                     }
                     Some(AnthropicDelta::Other) | None => {}
                 },
-                AnthropicEvent::MessageDelta { usage } => {
+                AnthropicEvent::MessageDelta { delta, usage } => {
+                    if let Some(reason) = delta.and_then(|d| d.stop_reason) {
+                        reply.finish_reason = Some(reason);
+                    }
                     reply.usage.output_tokens = usage.and_then(|u| u.output_tokens).unwrap_or(0);
                 }
                 AnthropicEvent::MessageStop => {

@@ -108,10 +108,27 @@ pub fn write_summary(
         let message = |kind| Event { id: "m".into(), ts: String::new(), kind, extra: Default::default() };
         let view =
             [message(Kind::System { content: instructions.into() }), message(Kind::User { content: text.into() })];
-        let body = crate::llm::request_body(&job.model, &view, false, job.max_tokens);
-        let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
-        usage.input_tokens += reply.usage.input_tokens;
-        usage.output_tokens += reply.usage.output_tokens;
+        let mut cap = job.max_tokens;
+        let mut retried = false;
+        let reply = loop {
+            let body = crate::llm::request_body(&job.model, &view, false, cap);
+            let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
+            usage.input_tokens += reply.usage.input_tokens;
+            usage.output_tokens += reply.usage.output_tokens;
+            if !reply.truncated() {
+                break reply;
+            }
+            // Cut off: never stored as a summary. Once, a larger cap where the window has
+            // room for it beside what is sent (and the model can write it).
+            let sent = crate::event::tokens((instructions.len() + text.len()) as u64);
+            let room = job.model.context_window.map_or(u64::MAX, |w| w.saturating_sub(sent));
+            let larger = cap.saturating_mul(2).min(job.model.max_output_tokens).min(room);
+            if retried || larger <= cap {
+                return Err(QueryError::SummaryTruncated { model: job.model.name.clone(), max_tokens: cap, retried });
+            }
+            cap = larger;
+            retried = true;
+        };
         let text = reply.text.trim().to_owned();
         if text.is_empty() {
             return Err(crate::llm::client::LlmError::Malformed {

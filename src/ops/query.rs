@@ -41,6 +41,13 @@ pub enum QueryError {
     Ops(#[from] OpsError),
     #[error(transparent)]
     Llm(#[from] crate::llm::client::LlmError),
+    /// A summary the model stopped writing at its cap, also after the one retry the window
+    /// allows (or with no room for one).
+    #[error(
+        "{model}: the summary was cut off at max_tokens {max_tokens}{}",
+        if *retried { " (also after a retry with the larger cap)" } else { "" }
+    )]
+    SummaryTruncated { model: String, max_tokens: u64, retried: bool },
 }
 
 impl From<StoreError> for QueryError {
@@ -111,6 +118,10 @@ pub fn query(
         last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
         if reply.interrupted {
             last.extra.insert("interrupted".into(), Value::Bool(true));
+        }
+        // Cut off at the cap: kept as the provider said it, so the answer never reads as whole.
+        if let Some(reason) = reply.finish_reason.as_ref().filter(|_| reply.truncated()) {
+            last.extra.insert("finish_reason".into(), Value::String(reason.clone()));
         }
     }
     let lock = store.lock()?;

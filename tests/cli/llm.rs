@@ -919,3 +919,115 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     // Two requests: the query, then the one summary call that failed.
     assert_eq!(server.requests().len(), 2);
 }
+
+/// A whole (non-streamed) OpenAI answer with a finish reason.
+fn summary_reply_finished(text: &str, finish_reason: &str) -> Reply {
+    Reply::Json(
+        200,
+        vec![],
+        serde_json::json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 20}
+        })
+        .to_string(),
+    )
+}
+
+/// An answer cut off at the cap is kept, marked with the provider's reason, and said so:
+/// OpenAI's `finish_reason: "length"`, Anthropic's `stop_reason: "max_tokens"`.
+#[test]
+fn an_answer_cut_off_at_the_cap_is_marked_and_warned_about() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let openai = Reply::Sse(vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "Cut off mid"}, "finish_reason": null}]})
+            .to_string(),
+        serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}).to_string(),
+        "[DONE]".into(),
+    ]);
+    let server = Server::start(vec![openai]);
+    let out = query(&env, &server, &["--model", "test/small", "Go on"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Cut off mid
+    --- stderr
+    warning: the answer was cut off at max_tokens 4096 (finish_reason "length"); it is kept, marked so
+    hint: raise models."test/small".max_output_tokens for longer answers
+    [01KDVDQ4K00000000000000001 c128dbc] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["finish_reason"], "length");
+    assert!(last.get("interrupted").is_none());
+
+    let anthropic = Reply::Sse(
+        [
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Also cut"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let server = Server::start(vec![anthropic]);
+    let out = query_with(
+        &env,
+        &server,
+        &["--config".into(), "models.\"claude/haiku\".max_output_tokens=9".into()],
+        &["--model", "claude/haiku", "Go on"],
+    );
+    assert!(out.stderr.contains("cut off at max_tokens 9 (finish_reason \"max_tokens\")"), "{}", out.stderr);
+    let sent: serde_json::Value = serde_json::from_str(&server.requests()[0].body).unwrap();
+    assert_eq!(sent["max_tokens"], 9);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!((last["content"].as_str(), last["finish_reason"].as_str()), (Some("Also cut"), Some("max_tokens")));
+}
+
+/// A summary cut off at its cap is never stored: one retry with twice the cap (within the
+/// model's output limit and the window); cut off again, or no room to retry, nothing is
+/// written and the hint says what to raise.
+#[test]
+fn a_cut_off_summary_is_retried_once_then_refused() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![
+        summary_reply_finished("The length bound was", "length"),
+        summary_reply_finished("The length bound was halved; fixed.", "stop"),
+    ]);
+    compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]).ok();
+    let caps: Vec<u64> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["max_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(caps, [2000, 4000], "compaction.max_summary_tokens, then twice it");
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(compaction["summary"]["text"], "The length bound was halved; fixed.");
+    assert_eq!(compaction["summary"]["usage"]["output_tokens"], 40, "both calls' usage");
+
+    let before = env.snapshot();
+    let server = Server::start(vec![summary_reply_finished("Cut", "length")]);
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "1"]);
+    insta::assert_snapshot!(out.fails_with(6), @r#"
+    error: test/small: the summary was cut off at max_tokens 4000 (also after a retry with the larger cap)
+    hint: nothing was written
+    hint: raise compaction.max_summary_tokens (within models.<m>.max_output_tokens), or summarize fewer turns (--to)
+    "#);
+    assert_eq!(server.requests().len(), 2);
+    // The cap is the model's whole output limit already: no room to retry.
+    let server = Server::start(vec![summary_reply_finished("Cut", "length")]);
+    let out = compact_with(
+        &env,
+        &server,
+        &["--config", "models.\"test/small\".max_output_tokens=2000"],
+        &["--summarize", "--model", "test/small", "--to", "1"],
+    );
+    assert!(out.fails_with(6).contains("cut off at max_tokens 2000\n"), "{}", out.stderr);
+    assert_eq!(server.requests().len(), 1);
+    assert!(env.snapshot() == before, "a cut-off summary wrote something");
+}

@@ -105,6 +105,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if queried.reply.interrupted {
         ctx.ui.warning("the answer was interrupted; what arrived is kept, marked interrupted");
     }
+    if queried.reply.truncated() {
+        ctx.ui.warning(&format!(
+            "the answer was cut off at max_tokens {} (finish_reason {:?}); it is kept, marked so",
+            model.max_output_tokens,
+            queried.reply.finish_reason.as_deref().unwrap_or_default(),
+        ));
+        ctx.ui.hint(&format!("raise models.\"{}\".max_output_tokens for longer answers", model.name));
+    }
     let a = &queried.appended;
     ctx.ui.commit(&CommitReport { conversation: Some(&id), commit: &a.commit, subject: &a.subject, landed: &a.landed });
 

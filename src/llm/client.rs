@@ -47,7 +47,10 @@ pub struct Reply {
     pub text: String,
     pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
+    /// What the provider reported; empty when it reported nothing (an interrupted stream).
     pub usage: Usage,
+    /// The provider's own usage object, as it sent it (an Anthropic stream's pieces merged).
+    pub usage_raw: Option<Value>,
     /// The stream ended (or was stopped) before the provider said it was done.
     pub interrupted: bool,
     /// Why the provider says it stopped, as it says it (`stop`, `length`, `end_turn`,
@@ -80,11 +83,7 @@ struct PartialCall {
     arguments: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
+pub use crate::event::Usage;
 
 /// A piece of a streamed answer, as it arrives.
 pub enum Delta<'a> {
@@ -133,6 +132,17 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.stop()
         }
     })
+}
+
+/// Add an Anthropic stream's piece of usage (`message_start`'s, then `message_delta`'s, whose
+/// counts are totals so far) to what the reply has: later fields win.
+fn merge_usage(reply: &mut Reply, piece: Value) {
+    let mut raw = reply.usage_raw.take().unwrap_or_else(|| Value::Object(Default::default()));
+    if let (Some(raw), Value::Object(piece)) = (raw.as_object_mut(), piece) {
+        raw.extend(piece);
+    }
+    reply.usage = answer::anthropic_usage(&raw);
+    reply.usage_raw = Some(raw);
 }
 
 /// The lines of a streamed body, read on a thread of their own so the caller can stop
@@ -301,11 +311,10 @@ impl Endpoint {
                 arguments: function.arguments.unwrap_or_default(),
             })?);
         }
-        let usage = answer.usage.unwrap_or_default();
-        reply.usage = Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
-        };
+        if let Some(usage) = answer.usage {
+            reply.usage = answer::openai_usage(&usage);
+            reply.usage_raw = Some(usage);
+        }
         Ok(reply)
     }
 
@@ -335,9 +344,10 @@ impl Endpoint {
                 AnthropicBlock::Other => {}
             }
         }
-        let usage = answer.usage.unwrap_or_default();
-        reply.usage =
-            Usage { input_tokens: usage.input_tokens.unwrap_or(0), output_tokens: usage.output_tokens.unwrap_or(0) };
+        if let Some(usage) = answer.usage {
+            reply.usage = answer::anthropic_usage(&usage);
+            reply.usage_raw = Some(usage);
+        }
         Ok(reply)
     }
 
@@ -371,10 +381,8 @@ impl Endpoint {
                 });
             }
             if let Some(usage) = chunk.usage {
-                reply.usage = Usage {
-                    input_tokens: usage.prompt_tokens.unwrap_or(0),
-                    output_tokens: usage.completion_tokens.unwrap_or(0),
-                };
+                reply.usage = answer::openai_usage(&usage);
+                reply.usage_raw = Some(usage);
             }
             let Some(choice) = chunk.choices.into_iter().next() else { continue };
             if choice.finish_reason.is_some() {
@@ -445,7 +453,14 @@ impl Endpoint {
                 answer::parse(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
             match event {
                 AnthropicEvent::MessageStart { message } => {
-                    reply.usage.input_tokens = message.and_then(|m| m.usage).and_then(|u| u.input_tokens).unwrap_or(0);
+                    if let Some(mut usage) = message.and_then(|m| m.usage) {
+                        // Its `output_tokens` is a placeholder until `message_delta` counts them:
+                        // an answer cut off before that has no known output.
+                        if let Some(fields) = usage.as_object_mut() {
+                            fields.shift_remove("output_tokens");
+                        }
+                        merge_usage(&mut reply, usage);
+                    }
                 }
                 AnthropicEvent::ContentBlockStart { content_block } => blocks.push(match content_block {
                     Some(AnthropicBlock::ToolUse { id, name, .. }) => Some(PartialCall {
@@ -477,7 +492,9 @@ impl Endpoint {
                     if let Some(reason) = delta.and_then(|d| d.stop_reason) {
                         reply.finish_reason = Some(reason);
                     }
-                    reply.usage.output_tokens = usage.and_then(|u| u.output_tokens).unwrap_or(0);
+                    if let Some(usage) = usage {
+                        merge_usage(&mut reply, usage);
+                    }
                 }
                 AnthropicEvent::MessageStop => {
                     reply.interrupted = false;

@@ -113,8 +113,7 @@ pub fn write_summary(
         let reply = loop {
             let body = crate::llm::request_body(&job.model, &view, false, cap);
             let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(&reply.usage);
             if !reply.truncated() {
                 break reply;
             }
@@ -158,7 +157,9 @@ pub fn write_summary(
 
 /// Put a written summary into the planned compaction and estimate it anew.
 pub fn fill_summary(events: &[Event], planned: &mut Planned, text: String, usage: TokenUsage, by: &str) -> Result<()> {
-    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage: Some(usage) });
+    // Nothing reported: no usage, rather than zeros that read as real.
+    let usage = Some(usage).filter(|u| !u.is_empty());
+    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage });
     planned.prepared.pending = None;
     planned.estimate = projection::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
     Ok(())

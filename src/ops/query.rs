@@ -115,7 +115,13 @@ pub fn query(
     // Who answered, what it cost, and whether the answer is whole: on the last event.
     if let Some(last) = drafts.last_mut() {
         last.extra.insert("model".into(), Value::String(model.name.clone()));
-        last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        // Unknown usage (a stream cut before the provider counted) is absent, never zeros.
+        if !reply.usage.is_empty() {
+            last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        }
+        if let Some(raw) = &reply.usage_raw {
+            last.extra.insert("usage_raw".into(), raw.clone());
+        }
         if reply.interrupted {
             last.extra.insert("interrupted".into(), Value::Bool(true));
         }

@@ -58,7 +58,7 @@ fn query_streams_the_answer_and_records_the_turn() {
         --- stdout
         Shipped.
         --- stderr
-        [01KDVDQ4K00000000000000001 ccd0ce7] query: "llm" turn 2 (+2 events) via test/small
+        [01KDVDQ4K00000000000000001 703150a] query: "llm" turn 2 (+2 events) via test/small
         "#);
 
     let requests = server.requests();
@@ -86,6 +86,7 @@ fn query_streams_the_answer_and_records_the_turn() {
     assert_eq!(last["content"], "Shipped.");
     assert_eq!(last["model"], "test/small");
     assert_eq!(last["usage"], serde_json::json!({"input_tokens": 12, "output_tokens": 3}));
+    assert_eq!(last["usage_raw"], serde_json::json!({"prompt_tokens": 12, "completion_tokens": 3}), "as sent");
     env.run(&["fsck"]).ok();
 }
 
@@ -127,7 +128,7 @@ fn anthropic_streams_thinking_text_and_tool_use() {
     let env = TestEnv::new();
     conversation(&env);
     let events = [
-        r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#,
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":40,"cache_read_input_tokens":1000,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking"}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Check the tests."}}"#,
         r#"{"type":"content_block_start","index":1,"content_block":{"type":"text"}}"#,
@@ -151,7 +152,16 @@ fn anthropic_streams_thinking_text_and_tool_use() {
     assert_eq!(tail[1]["content"], "Running them.");
     assert_eq!(tail[0]["type"], "tool_call");
     assert_eq!(tail[0]["arguments"], serde_json::json!({"filter": "auth"}));
-    assert_eq!(tail[0]["usage"], serde_json::json!({"input_tokens": 40, "output_tokens": 9}));
+    // Cache reads and writes counted (the prompt was 1,047 tokens, not 40); the provider's
+    // own object beside, message_start's and message_delta's merged.
+    assert_eq!(
+        tail[0]["usage"],
+        serde_json::json!({"input_tokens": 40, "output_tokens": 9, "cache_read_tokens": 1000, "cache_write_tokens": 7})
+    );
+    assert_eq!(
+        tail[0]["usage_raw"],
+        serde_json::json!({"input_tokens": 40, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 7, "output_tokens": 9})
+    );
 }
 
 #[test]
@@ -166,12 +176,14 @@ fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
         Half an answ
         --- stderr
         warning: the answer was interrupted; what arrived is kept, marked interrupted
-        [01KDVDQ4K00000000000000001 eac8cc3] query: "llm" turn 2 (+2 events) via test/small (interrupted)
+        [01KDVDQ4K00000000000000001 5472250] query: "llm" turn 2 (+2 events) via test/small (interrupted)
         "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["content"], "Half an answ");
     assert_eq!(last["interrupted"], true);
+    // The provider never counted it: no usage, rather than zeros that read as real.
+    assert!(last.get("usage").is_none() && last.get("usage_raw").is_none(), "{last}");
 }
 
 #[test]
@@ -312,7 +324,7 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 86c1db7] query: "llm" turn 2 (+2 events) via test/small
     "#);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
@@ -321,12 +333,12 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 2907596] query: "llm" turn 3 (+2 events) via test/small
     [context compacted by micro: turns 0-2, ~445 -> ~341 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    03cabfa 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
-    0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+    4d3ccf2 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    2907596 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
 
@@ -597,7 +609,7 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     --- stdout
 
     --- stderr
-    [01KDVDQ4K00000000000000001 d6aa17c] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 0ef663c] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
@@ -907,13 +919,13 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 86c1db7] query: "llm" turn 2 (+2 events) via test/small
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
     [context compacted: turns 0-1, ~443 -> ~198 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    56a251f 2026-01-01 compact: "llm" turns 0-1 [summary by convo/digest] ~443 -> 198 tokens [3 turns, 17 events, ~443 tokens (chars/4)]
-    af789e7 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 16 events, ~443 tokens (chars/4)]
+    aeaa2e6 2026-01-01 compact: "llm" turns 0-1 [summary by convo/digest] ~443 -> 198 tokens [3 turns, 17 events, ~443 tokens (chars/4)]
+    86c1db7 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 16 events, ~443 tokens (chars/4)]
     "#);
     env.run(&["fsck"]).ok();
     // Two requests: the query, then the one summary call that failed.
@@ -954,7 +966,7 @@ fn an_answer_cut_off_at_the_cap_is_marked_and_warned_about() {
     --- stderr
     warning: the answer was cut off at max_tokens 4096 (finish_reason "length"); it is kept, marked so
     hint: raise models."test/small".max_output_tokens for longer answers
-    [01KDVDQ4K00000000000000001 c128dbc] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 b3fdf50] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();

@@ -191,6 +191,15 @@ impl From<QueryError> for CommandError {
         match e {
             QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
+            QueryError::Llm(e @ LlmError::Refused { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("is the server running? its address is the provider's base_url (`convo config list`)"),
+            QueryError::Llm(e @ LlmError::Timeout { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("llm.timeout_secs sets how long to wait (a slow local model may need more)"),
+            QueryError::Llm(e @ LlmError::Closed { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log"),
             QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
             QueryError::SummaryTruncated { .. } => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written")

@@ -93,10 +93,19 @@ pub enum Delta<'a> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("{endpoint}: cannot connect ({message})")]
-    Connect { endpoint: String, message: String },
-    #[error("{endpoint}: no answer in time ({message})")]
-    Timeout { endpoint: String, message: String },
+    /// Nothing listens at the address (the server is not running, or another port).
+    #[error("{endpoint}: connection refused at {address}")]
+    Refused { endpoint: String, address: String },
+    /// Any other failure to connect (a name that does not resolve, TLS, no route): the
+    /// innermost cause, which says most.
+    #[error("{endpoint}: cannot connect to {address}: {message}")]
+    Connect { endpoint: String, address: String, message: String },
+    /// The connection was made and the request sent, then closed with no answer at all.
+    #[error("{endpoint}: the server closed the connection before answering")]
+    Closed { endpoint: String },
+    /// `secs`: the endpoint's timeout (`llm.timeout_secs`).
+    #[error("{endpoint}: no answer within {secs} s")]
+    Timeout { endpoint: String, secs: u64 },
     #[error("{endpoint}: HTTP {status}{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
     Http { endpoint: String, status: u16, message: Option<String> },
     #[error("{endpoint}: malformed answer ({message})")]
@@ -165,6 +174,22 @@ fn stream_lines(response: reqwest::blocking::Response) -> std::sync::mpsc::Recei
     rx
 }
 
+/// `lines`, counting those that arrive: a body that ends before its first line is a server
+/// that closed the connection without answering.
+struct Counted<'a> {
+    rx: std::sync::mpsc::Receiver<Option<String>>,
+    stop: &'a dyn Fn() -> bool,
+    lines: usize,
+}
+
+impl Counted<'_> {
+    fn next(&mut self) -> Option<String> {
+        let line = next_line(&self.rx, self.stop)?;
+        self.lines += 1;
+        Some(line)
+    }
+}
+
 /// The next line of a stream, or `None` at its end or when `stop` says so.
 fn next_line(rx: &std::sync::mpsc::Receiver<Option<String>>, stop: &dyn Fn() -> bool) -> Option<String> {
     loop {
@@ -199,6 +224,43 @@ impl Endpoint {
             Some(Secret(key)) if !key.is_empty() => text.replace(key.as_str(), "[redacted]"),
             _ => text,
         }
+    }
+
+    /// `host:port` of the URL, for messages about the connection.
+    fn address(&self) -> String {
+        reqwest::Url::parse(&self.url())
+            .ok()
+            .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
+            .unwrap_or_else(|| self.base_url.clone())
+    }
+
+    /// What a request that got no response means, from reqwest's error and its causes.
+    fn send_error(&self, e: reqwest::Error) -> LlmError {
+        let endpoint = self.describe();
+        let mut causes: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+        let mut next = std::error::Error::source(&e);
+        while let Some(cause) = next {
+            causes.push(cause);
+            next = cause.source();
+        }
+        let io_kind = causes.iter().find_map(|c| c.downcast_ref::<std::io::Error>()).map(std::io::Error::kind);
+        if e.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
+            return LlmError::Timeout { endpoint, secs: self.timeout.as_secs() };
+        }
+        if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+            return LlmError::Refused { endpoint, address: self.address() };
+        }
+        let text: Vec<String> = causes.iter().map(|c| c.to_string()).collect();
+        let closed = |t: &String| t.contains("connection closed before message completed");
+        if !e.is_connect()
+            && (text.iter().any(closed)
+                || matches!(io_kind, Some(std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof)))
+        {
+            return LlmError::Closed { endpoint };
+        }
+        // The innermost cause says most ("dns error: failed to lookup address …").
+        let message = text.last().cloned().unwrap_or_else(|| e.without_url().to_string());
+        LlmError::Connect { endpoint, address: self.address(), message: self.scrub(message) }
     }
 
     fn malformed(&self, message: impl Into<String>) -> LlmError {
@@ -248,16 +310,7 @@ impl Endpoint {
             if self.kind == ProviderKind::Anthropic {
                 request = request.header("anthropic-version", "2023-06-01");
             }
-            let response = request.send().map_err(|e| {
-                // Drop the URL from reqwest's message: `describe` already has it.
-                let timeout = e.is_timeout();
-                let message = self.scrub(e.without_url().to_string());
-                if timeout {
-                    LlmError::Timeout { endpoint: self.describe(), message }
-                } else {
-                    LlmError::Connect { endpoint: self.describe(), message }
-                }
-            })?;
+            let response = request.send().map_err(|e| self.send_error(e))?;
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
@@ -363,8 +416,8 @@ impl Endpoint {
         // Tool calls arrive in pieces, by index.
         let mut calls: Vec<PartialCall> = Vec::new();
         let mut events = 0;
-        let lines = stream_lines(response);
-        while let Some(line) = next_line(&lines, stop) {
+        let mut lines = Counted { rx: stream_lines(response), stop, lines: 0 };
+        while let Some(line) = lines.next() {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             if data == "[DONE]" {
@@ -416,6 +469,9 @@ impl Endpoint {
                 slot.arguments.push_str(&function.arguments.unwrap_or_default());
             }
         }
+        if lines.lines == 0 && !stop() {
+            return Err(LlmError::Closed { endpoint: self.describe() });
+        }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));
         }
@@ -445,8 +501,8 @@ impl Endpoint {
         // One per content block started: its tool call, if it is one.
         let mut blocks: Vec<Option<PartialCall>> = Vec::new();
         let mut events = 0;
-        let lines = stream_lines(response);
-        while let Some(line) = next_line(&lines, stop) {
+        let mut lines = Counted { rx: stream_lines(response), stop, lines: 0 };
+        while let Some(line) = lines.next() {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             let event: AnthropicEvent =
@@ -506,6 +562,9 @@ impl Endpoint {
                 }
                 AnthropicEvent::Other => {}
             }
+        }
+        if lines.lines == 0 && !stop() {
+            return Err(LlmError::Closed { endpoint: self.describe() });
         }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));

@@ -238,4 +238,28 @@ fn a_server_killed_mid_stream_keeps_what_arrived() {
     // The usage comes after the last token: never counted, it is absent, not zeros.
     assert!(answer.get("usage").is_none(), "{answer}");
     env.run(&["fsck"]).ok();
+
+    // Now nothing listens there: the error names the address, and nothing is written.
+    let before = env.snapshot();
+    let out = convo(&env, &server, &[], &["query", "--model", "llama/smollm2", "Still there?"]);
+    let address = server.url.trim_start_matches("http://");
+    let stderr = out.fails_with(6);
+    assert!(stderr.contains(&format!("connection refused at {address}\n")), "{stderr}");
+    assert!(env.snapshot() == before);
+}
+
+/// A prompt over the server's context: llama.cpp's HTTP 400 with its own message, nothing
+/// written.
+#[test]
+fn an_http_error_carries_the_servers_message() {
+    let server = llama_or_skip!();
+    let env = TestEnv::new();
+    env.new_conversation("too long");
+    let before = env.snapshot();
+    let message = "word ".repeat(6000);
+    let out = convo(&env, server, &[], &["query", "--model", "llama/smollm2", &message]);
+    let stderr = out.fails_with(6);
+    assert!(stderr.contains("HTTP 400: "), "{stderr}");
+    assert!(stderr.contains("exceeds the available context size"), "the server's own words: {stderr}");
+    assert!(env.snapshot() == before);
 }

@@ -207,6 +207,8 @@ fn faults_leave_the_store_unchanged_and_say_why() {
         ),
         ("a stream event that is not JSON", vec![Reply::Sse(vec!["{not json".into()])]),
         ("no stream events", vec![Reply::Json(200, vec![], "{\"choices\": 7}".into())]),
+        ("closed before answering", vec![Reply::Close]),
+        ("a stream closed before its first event", vec![Reply::Sse(vec![])]),
     ];
     let mut failures = String::new();
     for (name, replies) in cases {
@@ -243,6 +245,18 @@ fn faults_leave_the_store_unchanged_and_say_why() {
     --- stderr
     error: test/small at [SERVER]/v1/chat/completions: malformed answer (no stream events in the answer)
     hint: nothing was written
+    === closed before answering
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: the server closed the connection before answering
+    hint: nothing was written
+    hint: the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log
+    === a stream closed before its first event
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: the server closed the connection before answering
+    hint: nothing was written
+    hint: the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log
     ");
     // 429 is retried (three attempts in all) before giving up.
     let server = Server::start(vec![Reply::Json(429, vec![("retry-after", "0".into())], "{}".into())]);
@@ -268,11 +282,13 @@ fn faults_leave_the_store_unchanged_and_say_why() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let before = env.snapshot();
     let out = env.run(&refs);
-    insta::assert_snapshot!(env.transcript_with(&out, &[(&closed, "[CLOSED]")]), @"
+    let address = closed.trim_start_matches("http://").to_owned();
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&closed, "[CLOSED]"), (&address, "[ADDRESS]")]), @"
     exit 6
     --- stderr
-    error: down/m at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: down/m at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert!(env.snapshot() == before);
 }
@@ -554,8 +570,9 @@ fn a_silent_server_times_out_and_writes_nothing() {
     insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @"
     exit 6
     --- stderr
-    error: test/small at [SERVER]/v1/chat/completions: no answer in time (error sending request)
+    error: test/small at [SERVER]/v1/chat/completions: no answer within 1 s
     hint: nothing was written
+    hint: llm.timeout_secs sets how long to wait (a slow local model may need more)
     ");
     assert!(env.snapshot() == before);
 }
@@ -716,7 +733,8 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     user_provider(&env, &closed);
     let server = Server::start(vec![openai_stream(&["got it"], false)]);
     let set = env.run(&["config", "set", "--conversation", "providers.test.base_url", &format!("{}/v1", server.url)]);
-    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    let address = closed.trim_start_matches("http://").trim_end_matches("/v1");
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]"), (address, "[ADDRESS]")];
     // The commit holds the server's URL, so its hash (and every later one) depends on the port.
     let head = head_commit(&env);
     insta::assert_snapshot!(env.transcript_with(&set, &[names[0], names[1], (&head, "[HASH]")]), @r#"
@@ -736,8 +754,9 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     --- stderr
     warning: ignored providers.test.base_url from config event 01KDVDTSS00000000000000001 (the store is not trusted)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     // `config list` shows it as ignored, and where it came from.
     // (only the provider's lines: the rest are the built-in defaults)
@@ -796,7 +815,8 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     };
     user_provider(&env, &closed);
     let id = env.new_conversation("mine");
-    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    let address = closed.trim_start_matches("http://").trim_end_matches("/v1");
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]"), (address, "[ADDRESS]")];
     let mut untrusted = String::new();
     for model in ["evil/m", "test/small"] {
         let out = with_key(&env, &["query", "--model", model, &id, "hi"]);
@@ -826,8 +846,9 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     warning: ignored trust.stores from convo.toml (only your own config may set it)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
     hint: trust a store from your own config: `convo config trust [PATH]`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert!(server.requests().is_empty(), "the store's server was called: {:?}", server.requests());
 
@@ -872,8 +893,9 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     warning: ignored trust.stores from convo.toml (only your own config may set it)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
     hint: trust a store from your own config: `convo config trust [PATH]`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert_eq!(server.requests().len(), 1);
     let err = env.run(&["config", "trust", "--remove"]);

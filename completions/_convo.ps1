@@ -220,6 +220,7 @@ Register-ArgumentCompleter -Native -CommandName 'convo' -ScriptBlock {
             [CompletionResult]::new('--digest', '--digest', [CompletionResultType]::ParameterName, 'Replace the range with a digest convo writes, one line per turn (no model)')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Apply a model summary even when it is estimated no smaller than the range it replaces')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Print the range, policies and token estimates; write nothing')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the range, policies and token estimates; write nothing')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'With --dry-run, list every turn of a long range and print its projected view')

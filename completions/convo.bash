@@ -373,7 +373,7 @@ _convo() {
             return 0
             ;;
         convo__subcmd__compact)
-            opts="-p -m -y -n -v -C -q -h -V --profile --from --to --keep-last --keep-recent-tools --keep-first --min-bytes --budget --max-lines --reasoning --tools --summary --summary-file --summarize --digest --model --focus --yes --dry-run --verbose --undo --store --color --no-pager --quiet --config --help --version"
+            opts="-p -m -y -n -v -C -q -h -V --profile --from --to --keep-last --keep-recent-tools --keep-first --min-bytes --budget --max-lines --reasoning --tools --summary --summary-file --summarize --digest --model --focus --yes --force --dry-run --verbose --undo --store --color --no-pager --quiet --config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -208,6 +208,7 @@ set edit:completion:arg-completer[convo] = {|@words|
             cand --digest 'Replace the range with a digest convo writes, one line per turn (no model)'
             cand -y 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
             cand --yes 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
+            cand --force 'Apply a model summary even when it is estimated no smaller than the range it replaces'
             cand -n 'Print the range, policies and token estimates; write nothing'
             cand --dry-run 'Print the range, policies and token estimates; write nothing'
             cand -v 'With --dry-run, list every turn of a long range and print its projected view'

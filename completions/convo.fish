@@ -180,6 +180,7 @@ complete -c convo -n "__fish_convo_using_subcommand compact" -l config -d 'Set a
 complete -c convo -n "__fish_convo_using_subcommand compact" -l summarize -d 'Have a model summarize the range (from its raw events)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -l digest -d 'Replace the range with a digest convo writes, one line per turn (no model)'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s y -l yes -d 'Do not ask before sending a large range to the model (compaction.confirm_above_tokens)'
+complete -c convo -n "__fish_convo_using_subcommand compact" -l force -d 'Apply a model summary even when it is estimated no smaller than the range it replaces'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s n -l dry-run -d 'Print the range, policies and token estimates; write nothing'
 complete -c convo -n "__fish_convo_using_subcommand compact" -s v -l verbose -d 'With --dry-run, list every turn of a long range and print its projected view'
 complete -c convo -n "__fish_convo_using_subcommand compact" -l no-pager -d 'Never start a pager (default: $CONVO_PAGER, then $PAGER, then less, on a terminal)'

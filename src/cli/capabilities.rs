@@ -27,6 +27,8 @@ pub struct SummaryChoice {
     pub focus: Option<String>,
     /// Skip the question before a large call.
     pub yes: bool,
+    /// Apply a model summary even when it is no smaller than what it replaces.
+    pub force: bool,
 }
 
 impl Ctx {
@@ -96,6 +98,7 @@ impl Ctx {
             confirm: &mut confirm,
             progress: &mut progress,
             hooks: Hooks { pre: &mut pre, post: &mut post },
+            force: choice.force,
         };
         let result = ops::compact::compact(store, id, events, config, planned, &mut summarizer, &self.clock);
         if let Some(s) = spinner {

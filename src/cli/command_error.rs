@@ -231,6 +231,9 @@ impl From<OpsError> for CommandError {
             OpsError::ConfigEdit { .. } | OpsError::File { .. } => CommandError::input(e.to_string()),
             OpsError::Model(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
+            OpsError::SummaryNotSmaller { .. } => CommandError::input(e.to_string()).hint(
+                "--force applies it anyway; --digest writes convo's own, bounded by compaction.max_summary_tokens",
+            ),
             OpsError::Vetoed { hook, .. } => CommandError::input(e.to_string())
                 .hint(format!("hooks.{hook} in your config vetoed it; `--config hooks.{hook}=` runs without it once")),
         }

@@ -267,6 +267,8 @@ pub struct Summarizer<'a> {
     pub progress: &'a mut dyn FnMut(&SummaryJob, usize, usize),
     /// `hooks.pre_compact` and `hooks.post_compact`, run by the caller.
     pub hooks: Hooks<'a>,
+    /// Apply a model summary even when it is no smaller than what it replaces.
+    pub force: bool,
 }
 
 /// The user's commands around a compaction (`hooks.*`), which the caller runs: the library
@@ -393,7 +395,18 @@ pub fn compact(
         }
         let endpoint = endpoint(&job.model, summarizer.key)?;
         let (text, usage) = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n))?;
+        // Planned with an empty summary: what the range leaves behind. The summary is what
+        // filling it adds; the range, what emptying it took away.
+        let (before, emptied) = (planned.estimate.before, planned.estimate.after);
         fill_summary(events, &mut planned, text, usage, &job.model.name)?;
+        if planned.estimate.after >= before && !summarizer.force {
+            return Err(OpsError::SummaryNotSmaller {
+                model: job.model.name.clone(),
+                summary: planned.estimate.after.saturating_sub(emptied),
+                replaced: before.saturating_sub(emptied),
+            }
+            .into());
+        }
     }
     let appended = {
         let lock = store.lock()?;

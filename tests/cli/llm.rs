@@ -1065,3 +1065,25 @@ fn a_cut_off_summary_is_retried_once_then_refused() {
     assert_eq!(server.requests().len(), 1);
     assert!(env.snapshot() == before, "a cut-off summary wrote something");
 }
+
+/// A model summary that would not shrink the view is refused with both estimates, nothing
+/// written; `--force` applies it.
+#[test]
+fn a_summary_that_does_not_shrink_is_refused_unless_forced() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let before = env.snapshot();
+    let long = "The session went on. ".repeat(200);
+    let server = Server::start(vec![summary_reply(&long)]);
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: the summary by test/small (~1049 tokens) is not smaller than the range it replaces (~227 tokens): nothing was written
+    hint: --force applies it anyway; --digest writes convo's own, bounded by compaction.max_summary_tokens
+    ");
+    assert!(env.snapshot() == before, "a summary that does not shrink wrote something");
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0", "--force"]);
+    out.ok();
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(compaction["summary"]["text"], long.trim());
+}

@@ -98,6 +98,10 @@ pub fn openai(view: &[Event], options: &BodyOptions) -> Value {
 pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
     let mut system: Vec<&str> = Vec::new();
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    // Anthropic refuses `tool_use` blocks in a request that declares no tools: every tool
+    // named in the view is declared, by name, with a schema that takes any input (convo
+    // does not know the real one; the model is not asked to call them anew).
+    let mut tools: Vec<&str> = Vec::new();
     // Consecutive blocks of one role share a message: Anthropic requires strict alternation.
     let mut push = |role: &'static str, block: Value| match messages.last_mut() {
         Some((r, blocks)) if *r == role => blocks.push(block),
@@ -111,6 +115,9 @@ pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
                 push("assistant", json!({"type": "text", "text": content}));
             }
             Kind::ToolCall { call_id, name, arguments } => {
+                if !tools.contains(&name.as_str()) {
+                    tools.push(name);
+                }
                 let input = if arguments.is_object() { arguments.clone() } else { json!({"value": arguments}) };
                 push("assistant", json!({"type": "tool_use", "id": call_id, "name": name, "input": input}));
             }
@@ -133,6 +140,13 @@ pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
         "messages".into(),
         Value::Array(messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()),
     );
+    if !tools.is_empty() {
+        let declared = tools
+            .iter()
+            .map(|name| json!({"name": name, "input_schema": {"type": "object", "additionalProperties": true}}))
+            .collect();
+        body.insert("tools".into(), Value::Array(declared));
+    }
     if options.stream {
         body.insert("stream".into(), true.into());
     }

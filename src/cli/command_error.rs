@@ -200,10 +200,16 @@ impl From<QueryError> for CommandError {
             QueryError::Llm(e @ LlmError::Closed { .. }) => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written")
                 .hint("the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log"),
+            QueryError::Llm(e) if e.is_context_overflow() => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("`convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself"),
             QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
             QueryError::SummaryTruncated { .. } => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written")
                 .hint("raise compaction.max_summary_tokens (within models.<m>.max_output_tokens), or summarize fewer turns (--to)"),
+            QueryError::Overflow { .. } => CommandError::input(e.to_string())
+                .hint("nothing was written")
+                .hint("`convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself"),
             QueryError::Ops(e) => e.into(),
         }
     }

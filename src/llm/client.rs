@@ -117,6 +117,24 @@ pub enum LlmError {
     Redirect { endpoint: String, location: String },
 }
 
+impl LlmError {
+    /// The server refused the request as larger than its context: llama.cpp's "exceeds the
+    /// available context size", OpenAI's `context_length_exceeded`, Anthropic's "prompt is
+    /// too long".
+    pub fn is_context_overflow(&self) -> bool {
+        let LlmError::Http { status: 400 | 413, message: Some(message), .. } = self else { return false };
+        let message = message.to_ascii_lowercase();
+        [
+            "exceeds the available context size",
+            "context_length_exceeded",
+            "prompt is too long",
+            "maximum context length",
+        ]
+        .iter()
+        .any(|m| message.contains(m))
+    }
+}
+
 const MAX_ATTEMPTS: u32 = 3;
 /// Tool calls one answer may carry: a bound on what a stream's `index` can make us allocate.
 const MAX_TOOL_CALLS: usize = 1024;

@@ -438,11 +438,32 @@ pub fn auto_plan(
         return Ok(None);
     }
     let budget = (window as f64 * auto.trigger_ratio) as u64;
+    plan_under(
+        events,
+        config,
+        budget,
+        format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio),
+        clock,
+    )
+}
+
+/// The least compaction (automatic compaction's ladder and profile, over what is not
+/// compacted yet) that brings the view under `budget`, `label` naming where the budget came
+/// from; `None` when it is under already or nothing is left to compact. Used where a
+/// request would not fit the window, before it is sent or after the server says so.
+pub fn plan_under(
+    events: &[Event],
+    config: &Resolved,
+    budget: u64,
+    label: String,
+    clock: &Clock,
+) -> Result<Option<Planned>> {
+    let auto = &config.config.compaction.auto;
     let request = Request {
         profile: Some(auto.profile.clone()),
         from: Some("last".into()),
         budget: Some(budget),
-        budget_label: Some(format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio)),
+        budget_label: Some(label),
         ..Default::default()
     };
     match plan_compaction(events, config, &request, clock) {

@@ -29,6 +29,38 @@ pub fn endpoint(model: &crate::llm::Model, key: &dyn Fn(&str) -> Option<String>)
     })
 }
 
+/// A request estimated (chars/4) larger than the model's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow {
+    /// The projected view with the new message.
+    pub view: u64,
+    /// The cap on the answer, which the window must hold too.
+    pub max_output: u64,
+    pub window: u64,
+}
+
+impl Overflow {
+    /// What the conversation's view may take for the request to fit, `message` aside.
+    pub fn budget(&self, message: &str) -> u64 {
+        self.window.saturating_sub(self.max_output).saturating_sub(crate::event::tokens(message.len() as u64))
+    }
+}
+
+/// Whether `message` after the projected view of `events`, plus `model`'s output cap, is
+/// estimated over its window (`None`: it fits, or the window is unknown).
+pub fn overflow(events: &[Event], message: &str, model: &crate::llm::Model) -> Result<Option<Overflow>, OpsError> {
+    let Some(window) = model.context_window else { return Ok(None) };
+    let overflow = Overflow { view: view_tokens(events, message)?, max_output: model.max_output_tokens, window };
+    Ok((overflow.view + overflow.max_output > window).then_some(overflow))
+}
+
+/// The projected view of `events` with `message` after it, estimated (chars/4).
+pub fn view_tokens(events: &[Event], message: &str) -> Result<u64, OpsError> {
+    let view = projection::project(events)?;
+    let chars: u64 = projection::chars_by_turn(&view).values().sum::<u64>() + message.len() as u64;
+    Ok(crate::event::tokens(chars))
+}
+
 /// What a `query` turn recorded.
 pub struct Queried {
     pub appended: Appended,
@@ -41,6 +73,12 @@ pub enum QueryError {
     Ops(#[from] OpsError),
     #[error(transparent)]
     Llm(#[from] crate::llm::client::LlmError),
+    /// The request is estimated larger than the model's window: not sent.
+    #[error(
+        "~{} tokens of conversation and message plus {} for the answer (max_tokens) exceed {model}'s window of {}: not sent",
+        .overflow.view, .overflow.max_output, .overflow.window
+    )]
+    Overflow { model: String, overflow: Overflow },
     /// A summary the model stopped writing at its cap, also after the one retry the window
     /// allows (or with no room for one).
     #[error(

@@ -180,6 +180,72 @@ fn answers_cut_off_at_the_cap_are_never_silent() {
     assert!(env.snapshot() == before, "a cut-off summary wrote something");
 }
 
+/// A conversation larger than the server's window (4096): with automatic compaction off,
+/// refused before anything is sent; on, compacted first, then answered.
+#[test]
+fn a_conversation_over_the_window_is_compacted_first_or_refused() {
+    let server = llama_or_skip!();
+    let env = TestEnv::new();
+    env.new_conversation("long");
+    let prose = "The lighthouse keeper counted the ships that passed the rocks at night. ".repeat(45);
+    for turn in 0..6 {
+        env.run(&["append", "--user", &format!("Turn {turn}. {prose}")]).ok();
+        env.run(&["append", "--assistant", &format!("Noted turn {turn}.")]).ok();
+    }
+    let auto = |on: bool| {
+        [format!("compaction.auto.enabled={on}"), "compaction.keep_last=1".into()]
+            .into_iter()
+            .flat_map(|f| ["--config".to_owned(), f])
+            .collect::<Vec<_>>()
+    };
+    let before = env.snapshot();
+    let flags = auto(false);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let out = convo(&env, server, &flags, &["query", "--model", "llama/smollm2", "What did the keeper count?"]);
+    let stderr = out.fails_with(3);
+    assert!(stderr.contains("exceed llama/smollm2's window of 4096: not sent"), "{stderr}");
+    assert!(stderr.contains("--compact"), "{stderr}");
+    assert!(env.snapshot() == before);
+
+    let flags = auto(true);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let out = convo(&env, server, &flags, &["query", "--model", "llama/smollm2", "What did the keeper count?"]);
+    out.ok();
+    assert!(out.stderr.contains("[context compacted"), "{}", out.stderr);
+    let answer = last(&env);
+    assert_eq!(answer["model"], "llama/smollm2");
+    assert!(prompt(&answer["usage"]) < 4096, "{answer}");
+    env.run(&["fsck"]).ok();
+}
+
+/// A conversation the estimate (chars/4) puts under the window but the server's tokenizer
+/// does not (`x x x …` is a token per two characters): llama.cpp answers HTTP 400 "exceeds
+/// the available context size"; with automatic compaction on, convo compacts and sends
+/// once more.
+#[test]
+fn a_context_overflow_the_estimate_missed_is_compacted_and_retried() {
+    let server = llama_or_skip!();
+    let env = TestEnv::new();
+    env.new_conversation("dense");
+    let dense = "x ".repeat(1500);
+    for turn in 0..3 {
+        env.run(&["append", "--user", &format!("Turn {turn}. {dense}")]).ok();
+        env.run(&["append", "--assistant", &format!("Noted turn {turn}.")]).ok();
+    }
+    let before = env.snapshot();
+    let out = convo(&env, server, &[], &["query", "--model", "llama/smollm2", "How many turns?"]);
+    let stderr = out.fails_with(6);
+    assert!(stderr.contains("HTTP 400: ") && stderr.contains("exceeds the available context size"), "{stderr}");
+    assert!(env.snapshot() == before);
+
+    let auto = ["--config", "compaction.auto.enabled=true", "--config", "compaction.keep_last=1"];
+    let out = convo(&env, server, &auto, &["query", "--model", "llama/smollm2", "How many turns?"]);
+    out.ok();
+    assert!(out.stderr.contains("compacted, sending again"), "{}", out.stderr);
+    assert_eq!(last(&env)["model"], "llama/smollm2");
+    env.run(&["fsck"]).ok();
+}
+
 /// The example session holds tool calls and their results: both kinds send them, raw and
 /// compacted (tool parts stripped), and the server takes them.
 #[test]

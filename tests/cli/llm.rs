@@ -1087,3 +1087,88 @@ fn a_summary_that_does_not_shrink_is_refused_unless_forced() {
     let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(compaction["summary"]["text"], long.trim());
 }
+
+/// A request estimated over the window: refused before sending with automatic compaction
+/// off (nothing written, the hint names `--compact`); compacted first, then sent, with it on.
+#[test]
+fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["fits now"], false)]);
+    let small = |auto: bool| -> Vec<String> {
+        [
+            "models.\"test/small\".context_window=600".to_owned(),
+            "models.\"test/small\".max_output_tokens=200".into(),
+            format!("compaction.auto.enabled={auto}"),
+            "compaction.keep_last=1".into(),
+        ]
+        .into_iter()
+        .flat_map(|f| ["--config".to_owned(), f])
+        .collect()
+    };
+    let before = env.snapshot();
+    let out = query_with(&env, &server, &small(false), &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: ~445 tokens of conversation and message plus 200 for the answer (max_tokens) exceed test/small's window of 600: not sent
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert_eq!(server.requests().len(), 0, "nothing is sent");
+    assert!(env.snapshot() == before);
+
+    let out = query_with(&env, &server, &small(true), &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    fits now
+    --- stderr
+    [context compacted by micro: turns 0-0, ~441 -> ~382 tokens]
+    [01KDVDQ4K00000000000000001 e838672] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// The server says the prompt is over its context although the estimate fit: with
+/// automatic compaction on, compact and send once more; off, its message and the hint.
+#[test]
+fn a_context_overflow_from_the_server_compacts_and_retries_once() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let overflow = || {
+        Reply::Json(
+            400,
+            vec![],
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#.into(),
+        )
+    };
+    let server = Server::start(vec![overflow()]);
+    let before = env.snapshot();
+    let out = query(&env, &server, &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @"
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 400: the request exceeds the available context size, try increasing it
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert!(env.snapshot() == before);
+
+    let server = Server::start(vec![overflow(), openai_stream(&["after compaction"], false)]);
+    let auto = ["compaction.auto.enabled=true", "compaction.keep_last=1"]
+        .into_iter()
+        .flat_map(|f| ["--config".to_owned(), f.to_owned()])
+        .collect::<Vec<_>>();
+    let out = query_with(&env, &server, &auto, &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @r#"
+    exit 0
+    --- stdout
+    after compaction
+    --- stderr
+    [context compacted by summary: turns 0-0, ~441 -> ~304 tokens]
+    the server found the conversation over its context: compacted, sending again
+    [01KDVDQ4K00000000000000001 124575d] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.len() < requests[0].body.len(), "the second request is the compacted view");
+}

@@ -70,6 +70,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         });
     }
 
+    // Too large for the window, by the estimate: compacted first when automatic compaction
+    // is on, else refused before anything is sent.
+    let events = store.events(&id)?;
+    if let Some(over) = ops::query::overflow(&events, &message, &model)? {
+        let budget = over.budget(&message);
+        let fits = ctx.compact_to_fit(
+            &store,
+            &id,
+            budget,
+            &format!("~{} tokens over", over.view + over.max_output - over.window),
+        )? && ops::query::overflow(&store.events(&id)?, &message, &model)?.is_none();
+        if !fits {
+            return Err(ops::QueryError::Overflow { model: model.name.clone(), overflow: over }.into());
+        }
+    }
+
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -91,16 +107,33 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         Delta::Reasoning(_) => {}
     };
-    let queried = ops::query::query(
-        &store,
-        &id,
-        message,
-        &model,
-        &endpoint,
-        &mut on_delta,
-        &|| stop.load(Ordering::SeqCst),
-        &ctx.clock,
-    )?;
+    let send = |on_delta: &mut dyn FnMut(Delta)| {
+        ops::query::query(
+            &store,
+            &id,
+            message.clone(),
+            &model,
+            &endpoint,
+            on_delta,
+            &|| stop.load(Ordering::SeqCst),
+            &ctx.clock,
+        )
+    };
+    let queried = match send(&mut on_delta) {
+        // The server counts otherwise than the estimate: compact to half the view (and half
+        // of what the window leaves beside the answer), and send once more.
+        Err(ops::QueryError::Llm(e)) if e.is_context_overflow() => {
+            let view = ops::query::view_tokens(&store.events(&id)?, "")?;
+            let room = model.context_window.map_or(u64::MAX, |w| w.saturating_sub(model.max_output_tokens));
+            let budget = view.min(room) / 2;
+            if budget == 0 || !ctx.compact_to_fit(&store, &id, budget, "the server said it does not")? {
+                return Err(ops::QueryError::Llm(e).into());
+            }
+            ctx.note("the server found the conversation over its context: compacted, sending again");
+            send(&mut on_delta)?
+        }
+        other => other?,
+    };
     writeln!(ctx.ui.stdout())?;
     if queried.reply.interrupted {
         ctx.ui.warning("the answer was interrupted; what arrived is kept, marked interrupted");

@@ -331,6 +331,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
             "compaction.keep_last=1".into(),
             "--config".into(),
             format!("models.\"test/small\".context_window={window}"),
+            // Room for the answer within even the smaller window: the request fits before
+            // the turn, so only the compaction after it is seen.
+            "--config".into(),
+            "models.\"test/small\".max_output_tokens=50".into(),
         ]
     };
     // The view is ~450 tokens: a 1,000-token window at 0.75 is not reached.
@@ -915,12 +919,12 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
 fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed_summary_falls_back() {
     let env = TestEnv::new();
     conversation(&env);
-    // A window so small that no mechanical step fits: the summarizing profile's model is
-    // asked, and it fails (500). The turn still lands; the digest compacts instead.
-    let server = Server::start(vec![
-        openai_stream(&["noted"], false),
-        Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into()),
-    ]);
+    // A window so small that no mechanical step fits: the conversation is over it before
+    // the turn, so it is compacted first: the summarizing profile's model is asked, and it
+    // fails (500); the digest compacts instead, and the turn is sent. After the turn the
+    // same again.
+    let fell_over = || Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into());
+    let server = Server::start(vec![fell_over(), openai_stream(&["noted"], false), fell_over()]);
     let auto = vec![
         "--config".to_owned(),
         "compaction.auto.enabled=true".into(),
@@ -941,17 +945,19 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 86c1db7] query: "llm" turn 2 (+2 events) via test/small
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
-    [context compacted: turns 0-1, ~443 -> ~198 tokens]
+    [context compacted: turns 0-0, ~441 -> ~304 tokens]
+    [01KDVDQ4K00000000000000001 77b6fc9] query: "llm" turn 2 (+2 events) via test/small
+    automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
+    [context compacted: turns 1-1, ~306 -> ~218 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    aeaa2e6 2026-01-01 compact: "llm" turns 0-1 [summary by convo/digest] ~443 -> 198 tokens [3 turns, 17 events, ~443 tokens (chars/4)]
-    86c1db7 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 16 events, ~443 tokens (chars/4)]
+    15459db 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~306 -> 218 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
+    77b6fc9 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
     "#);
     env.run(&["fsck"]).ok();
-    // Two requests: the query, then the one summary call that failed.
-    assert_eq!(server.requests().len(), 2);
+    // Three requests: a summary call that failed, the query, another that failed.
+    assert_eq!(server.requests().len(), 3);
 }
 
 /// A whole (non-streamed) OpenAI answer with a finish reason.
@@ -1109,7 +1115,7 @@ fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending()
     let before = env.snapshot();
     let out = query_with(&env, &server, &small(false), &["--model", "test/small", "Anything else?"]);
     insta::assert_snapshot!(out.fails_with(3), @"
-    error: ~445 tokens of conversation and message plus 200 for the answer (max_tokens) exceed test/small's window of 600: not sent
+    error: ~445 tokens (chars/4) of conversation and message plus 200 for the answer (max_tokens) exceed test/small's window of 600: not sent
     hint: nothing was written
     hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
     ");
@@ -1171,4 +1177,33 @@ fn a_context_overflow_from_the_server_compacts_and_retries_once() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].body.len() < requests[0].body.len(), "the second request is the compacted view");
+}
+
+/// Once the model has reported a prompt's tokens, the pre-flight estimate starts from that
+/// figure (plus chars/4 of what came after), and says so.
+#[test]
+fn the_window_check_learns_from_reported_usage() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let counted = Reply::Sse(vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "ok"}}]}).to_string(),
+        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 1}}).to_string(),
+        "[DONE]".into(),
+    ]);
+    let server = Server::start(vec![counted]);
+    let window: Vec<String> =
+        ["models.\"test/small\".context_window=1000", "models.\"test/small\".max_output_tokens=150"]
+            .into_iter()
+            .flat_map(|f| ["--config".to_owned(), f.to_owned()])
+            .collect();
+    // ~450 tokens by chars/4: sent.
+    query_with(&env, &server, &window, &["--model", "test/small", "one"]).ok();
+    // The server counted 900 for that prompt: with the answer and this message, over.
+    let out = query_with(&env, &server, &window, &["--model", "test/small", "two"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: ~902 tokens (calibrated) of conversation and message plus 150 for the answer (max_tokens) exceed test/small's window of 1000: not sent
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert_eq!(server.requests().len(), 1);
 }

@@ -70,20 +70,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         });
     }
 
-    // Too large for the window, by the estimate: compacted first when automatic compaction
-    // is on, else refused before anything is sent.
+    // Too large for the window, by the estimate: refused before anything is sent, or with
+    // automatic compaction on, compacted first and sent (the server has the last word: an
+    // overflow it reports is handled below).
     let events = store.events(&id)?;
     if let Some(over) = ops::query::overflow(&events, &message, &model)? {
-        let budget = over.budget(&message);
-        let fits = ctx.compact_to_fit(
-            &store,
-            &id,
-            budget,
-            &format!("~{} tokens over", over.view + over.max_output - over.window),
-        )? && ops::query::overflow(&store.events(&id)?, &message, &model)?.is_none();
-        if !fits {
+        if !config.config.compaction.auto.enabled {
             return Err(ops::QueryError::Overflow { model: model.name.clone(), overflow: over }.into());
         }
+        let over_by = over.view + over.max_output - over.window;
+        ctx.compact_to_fit(&store, &id, over.budget(&message), &format!("~{over_by} tokens over"))?;
     }
 
     let stop = Arc::new(AtomicBool::new(false));

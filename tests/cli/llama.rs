@@ -314,15 +314,16 @@ fn a_server_killed_mid_stream_keeps_what_arrived() {
     assert!(env.snapshot() == before);
 }
 
-/// A prompt over the server's context: llama.cpp's HTTP 400 with its own message, nothing
-/// written.
+/// A prompt over the server's context that the estimate puts under it (`x x x …`, a token
+/// per two characters; chars/4 sees half): llama.cpp's HTTP 400 with its own message,
+/// nothing written.
 #[test]
 fn an_http_error_carries_the_servers_message() {
     let server = llama_or_skip!();
     let env = TestEnv::new();
     env.new_conversation("too long");
     let before = env.snapshot();
-    let message = "word ".repeat(6000);
+    let message = "x ".repeat(4500);
     let out = convo(&env, server, &[], &["query", "--model", "llama/smollm2", &message]);
     let stderr = out.fails_with(6);
     assert!(stderr.contains("HTTP 400: "), "{stderr}");

@@ -47,7 +47,8 @@ fn install() -> Result<PathBuf, String> {
             let stderr = String::from_utf8_lossy(&out.stderr);
             match out.status.code() {
                 Some(0) => Ok(venv),
-                Some(10) => Err(stderr.trim().to_owned()),
+                // Its last line says why (pip's own output comes before it).
+                Some(10) => Err(stderr.trim().lines().last().unwrap_or_default().to_owned()),
                 _ => panic!("installing the llama.cpp server failed:\n{stderr}"),
             }
         })
@@ -66,11 +67,15 @@ impl LlamaServer {
         let venv = match install() {
             Ok(venv) => venv,
             Err(reason) => {
-                eprintln!("SKIPPED: no llama.cpp server: {reason}");
+                // Straight to stderr, past the test harness's capture: a skip is never silent.
+                let _ = writeln!(std::io::stderr(), "SKIPPED (llama tests): no llama.cpp server: {reason}");
                 return None;
             }
         };
-        let log = std::fs::File::create(venv.join(format!("server-{}.log", std::process::id())))
+        // The nth server of this run logs to server-n.log (the next run overwrites it).
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let log = std::fs::File::create(venv.join(format!("server-{n}.log")))
             .or_else(|_| std::fs::File::create("/dev/null"))
             .unwrap();
         let mut child = Command::new(venv.join("bin/python"))
@@ -86,7 +91,7 @@ impl LlamaServer {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let Some(url) = line.trim().strip_prefix("listening ").map(str::to_owned) else {
             let _ = child.kill();
-            panic!("the llama.cpp server did not start (its log: {}/server-*.log)", venv.display());
+            panic!("the llama.cpp server did not start (its log: {}/server-{n}.log)", venv.display());
         };
         let server = LlamaServer { url, child: Mutex::new(child) };
         server.wait_healthy(Duration::from_secs(60));

@@ -383,6 +383,57 @@ pub fn tokens(chars: u64) -> u64 {
     chars.div_ceil(4)
 }
 
+/// Tokens a provider reported for a call, the same for every kind: `input_tokens` is the
+/// prompt neither read from nor written to a cache (Anthropic's meaning; from OpenAI's
+/// `prompt_tokens` the `cached_tokens` are taken out), so the whole prompt is input + cache
+/// read + cache write. A field is present only when the provider reported it: unknown is
+/// absent, never zero. Stored as an answer's `usage` (its provider's own object beside it
+/// as `usage_raw`) and a model summary's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    /// Of the output, what the model spent thinking (where the provider says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Nothing reported.
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+
+    /// The whole prompt, as context accounting counts it: input + cache read + cache write,
+    /// when any of them was reported.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let parts = [self.input_tokens, self.cache_read_tokens, self.cache_write_tokens];
+        parts.iter().any(Option::is_some).then(|| parts.iter().flatten().sum())
+    }
+
+    /// Add `other`'s counts to these (several calls of one summary); a field neither
+    /// reported stays absent.
+    pub fn add(&mut self, other: &Usage) {
+        let sum = |a: &mut Option<u64>, b: Option<u64>| {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0) + b);
+            }
+        };
+        sum(&mut self.input_tokens, other.input_tokens);
+        sum(&mut self.output_tokens, other.output_tokens);
+        sum(&mut self.cache_read_tokens, other.cache_read_tokens);
+        sum(&mut self.cache_write_tokens, other.cache_write_tokens);
+        sum(&mut self.reasoning_tokens, other.reasoning_tokens);
+    }
+}
+
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event
 /// starts the next turn, numbered from 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -27,6 +27,8 @@ pub struct SummaryChoice {
     pub focus: Option<String>,
     /// Skip the question before a large call.
     pub yes: bool,
+    /// Apply a model summary even when it is no smaller than what it replaces.
+    pub force: bool,
 }
 
 impl Ctx {
@@ -96,6 +98,7 @@ impl Ctx {
             confirm: &mut confirm,
             progress: &mut progress,
             hooks: Hooks { pre: &mut pre, post: &mut post },
+            force: choice.force,
         };
         let result = ops::compact::compact(store, id, events, config, planned, &mut summarizer, &self.clock);
         if let Some(s) = spinner {
@@ -151,18 +154,49 @@ impl Ctx {
         let config = self.config(store, &events)?;
         let window = convo::llm::resolve_model(&config.config, model).ok().and_then(|m| m.context_window);
         let Some(planned) = ops::compact::auto_plan(&events, &config, window, &self.clock)? else { return Ok(()) };
+        self.apply_automatic(store, id, &events, &config, planned)
+    }
+
+    /// Before a request that would not fit the window (or after the server said it did
+    /// not): with `compaction.auto.enabled`, compact until the view is under `budget`, as
+    /// automatic compaction does (its profile, its digest fallback), and say so. `false`:
+    /// compaction is off, or nothing was left to compact.
+    pub fn compact_to_fit(&self, store: &Store, id: &str, budget: u64, why: &str) -> Result<bool, CommandError> {
+        let events = store.events(id)?;
+        let config = self.config(store, &events)?;
+        if !config.config.compaction.auto.enabled {
+            return Ok(false);
+        }
+        let label = format!("what fits the window ({why})");
+        let Some(planned) = ops::compact::plan_under(&events, &config, budget, label, &self.clock)? else {
+            return Ok(false);
+        };
+        self.apply_automatic(store, id, &events, &config, planned)?;
+        Ok(true)
+    }
+
+    /// Apply a compaction automatic compaction planned: a model summary that fails falls
+    /// back to the digest; say what was done.
+    fn apply_automatic(
+        &self,
+        store: &Store,
+        id: &str,
+        events: &[Event],
+        config: &convo::config::Resolved,
+        planned: Planned,
+    ) -> Result<(), CommandError> {
         let choice = SummaryChoice { yes: true, ..Default::default() };
         let summarizing = planned.prepared.pending.is_some();
-        let (appended, planned) = match self.compact_or_why(store, id, &events, &config, planned, &choice) {
+        let (appended, planned) = match self.compact_or_why(store, id, events, config, planned, &choice) {
             Ok(done) => done,
             // A hook's veto is the user's word, not a fault to work around.
             Err(e) if summarizing && !matches!(e, QueryError::Ops(ops::OpsError::Vetoed { .. })) => {
-                let Some(fallback) = ops::compact::auto_fallback(&events, &config, &self.clock)? else {
+                let Some(fallback) = ops::compact::auto_fallback(events, config, &self.clock)? else {
                     return Err(e.into());
                 };
                 let why = CommandError::from(e).message;
                 self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
-                self.compact(store, id, &events, &config, fallback, &choice)?
+                self.compact(store, id, events, config, fallback, &choice)?
             }
             Err(e) => return Err(e.into()),
         };

@@ -201,7 +201,25 @@ impl From<QueryError> for CommandError {
         match e {
             QueryError::Llm(e @ LlmError::Redirect { .. }) => CommandError::new(Kind::Remote, e.to_string())
                 .hint("nothing was written; if you trust the new address, make it the provider's base_url"),
+            QueryError::Llm(e @ LlmError::Refused { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("is the server running? its address is the provider's base_url (`convo config list`)"),
+            QueryError::Llm(e @ LlmError::Timeout { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("llm.timeout_secs sets how long to wait (a slow local model may need more)"),
+            QueryError::Llm(e @ LlmError::Closed { .. }) => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log"),
+            QueryError::Llm(e) if e.is_context_overflow() => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("`convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself"),
             QueryError::Llm(e) => CommandError::new(Kind::Remote, e.to_string()).hint("nothing was written"),
+            QueryError::SummaryTruncated { .. } => CommandError::new(Kind::Remote, e.to_string())
+                .hint("nothing was written")
+                .hint("raise compaction.max_summary_tokens (within models.<m>.max_output_tokens), or summarize fewer turns (--to)"),
+            QueryError::Overflow { .. } => CommandError::input(e.to_string())
+                .hint("nothing was written")
+                .hint("`convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself"),
             QueryError::Ops(e) => e.into(),
         }
     }
@@ -229,6 +247,9 @@ impl From<OpsError> for CommandError {
             OpsError::ConfigEdit { .. } | OpsError::File { .. } => CommandError::input(e.to_string()),
             OpsError::Model(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Declined => CommandError::input(e.to_string()).hint("--yes skips this question"),
+            OpsError::SummaryNotSmaller { .. } => CommandError::input(e.to_string()).hint(
+                "--force applies it anyway; --digest writes convo's own, bounded by compaction.max_summary_tokens",
+            ),
             OpsError::Vetoed { hook, .. } => CommandError::input(e.to_string())
                 .hint(format!("hooks.{hook} in your config vetoed it; `--config hooks.{hook}=` runs without it once")),
         }

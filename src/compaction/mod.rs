@@ -65,13 +65,9 @@ pub struct Summary {
     pub usage: Option<TokenUsage>,
 }
 
-/// Tokens a provider reported for a call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TokenUsage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
+/// Tokens a provider reported for a call (records written before usage was normalised,
+/// with `input_tokens` and `output_tokens` only, read the same).
+pub type TokenUsage = crate::event::Usage;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -319,6 +319,8 @@ pub struct ProviderConfig {
 pub struct ModelConfig {
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// The cap sent as `max_tokens` on every request to it; unset:
+    /// `llm::DEFAULT_MAX_OUTPUT_TOKENS` (4096).
     #[serde(default)]
     pub max_output_tokens: Option<u64>,
 }

@@ -6,13 +6,25 @@
 //! of a list that is not what it should be reads as an empty one): only the JSON itself must
 //! be well formed. The client decides what a missing piece means.
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+use crate::event::Usage;
 
 /// A field that reads as `None` when it is missing, `null` or of the wrong type.
 fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
     Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// A finish reason: absent or `null` is none; a string is itself; anything else is a reason
+/// with no name (the answer is still whole).
+fn reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Null => None,
+        Value::String(s) => Some(s),
+        _ => Some(String::new()),
+    })
 }
 
 /// A list whose elements of the wrong shape read as their default; not a list reads as empty.
@@ -41,18 +53,47 @@ pub struct OpenaiChunk {
     /// A failure reported inside a 200 stream; shown as it came.
     #[serde(default)]
     pub error: Option<Value>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub usage: Option<OpenaiUsage>,
+    /// The usage object as sent (read with [`openai_usage`]).
+    #[serde(default, deserialize_with = "object")]
+    pub usage: Option<Value>,
     #[serde(default, deserialize_with = "lenient_list")]
     pub choices: Vec<OpenaiChoice>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-pub struct OpenaiUsage {
-    #[serde(default, deserialize_with = "lenient")]
-    pub prompt_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub completion_tokens: Option<u64>,
+/// A JSON object, kept as it is; anything else reads as absent.
+fn object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Ok(Some(Value::deserialize(d)?).filter(Value::is_object))
+}
+
+/// A count at `path` in `usage`, when it is a number.
+fn count(usage: &Value, path: &[&str]) -> Option<u64> {
+    path.iter().try_fold(usage, |v, key| v.get(key))?.as_u64()
+}
+
+/// OpenAI's usage, normalised: `prompt_tokens` includes `prompt_tokens_details.cached_tokens`,
+/// which become the cache read; `completion_tokens_details.reasoning_tokens` where sent.
+pub fn openai_usage(usage: &Value) -> Usage {
+    let prompt = count(usage, &["prompt_tokens"]);
+    let cached = count(usage, &["prompt_tokens_details", "cached_tokens"]);
+    Usage {
+        input_tokens: prompt.map(|p| p.saturating_sub(cached.unwrap_or(0))),
+        output_tokens: count(usage, &["completion_tokens"]),
+        cache_read_tokens: cached,
+        cache_write_tokens: None,
+        reasoning_tokens: count(usage, &["completion_tokens_details", "reasoning_tokens"]),
+    }
+}
+
+/// Anthropic's usage, normalised: its `input_tokens` leaves out `cache_read_input_tokens`
+/// and `cache_creation_input_tokens`, as convo's does.
+pub fn anthropic_usage(usage: &Value) -> Usage {
+    Usage {
+        input_tokens: count(usage, &["input_tokens"]),
+        output_tokens: count(usage, &["output_tokens"]),
+        cache_read_tokens: count(usage, &["cache_read_input_tokens"]),
+        cache_write_tokens: count(usage, &["cache_creation_input_tokens"]),
+        reasoning_tokens: None,
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -63,9 +104,10 @@ pub struct OpenaiChoice {
     /// A stream chunk's piece of the message.
     #[serde(default, deserialize_with = "lenient")]
     pub delta: Option<OpenaiMessage>,
-    /// Only whether it is set (not `null`) matters: the answer is whole.
-    #[serde(default)]
-    pub finish_reason: Option<IgnoredAny>,
+    /// Set (not `null`): the answer is whole. `length`: cut off at `max_tokens`.
+    /// (Any value not a string reads as an unnamed reason.)
+    #[serde(default, deserialize_with = "reason")]
+    pub finish_reason: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -106,8 +148,12 @@ pub struct OpenaiFunction {
 pub struct AnthropicMessage {
     #[serde(default, deserialize_with = "lenient_list_or_none")]
     pub content: Option<Vec<AnthropicBlock>>,
+    /// The usage object as sent (read with [`anthropic_usage`]).
+    #[serde(default, deserialize_with = "object")]
+    pub usage: Option<Value>,
+    /// `max_tokens`: cut off at the cap.
     #[serde(default, deserialize_with = "lenient")]
-    pub usage: Option<AnthropicUsage>,
+    pub stop_reason: Option<String>,
 }
 
 /// `None` when the field is not a list, else its elements read as [`lenient_list`] does.
@@ -118,14 +164,6 @@ fn lenient_list_or_none<'de, D: Deserializer<'de>, T: DeserializeOwned + Default
         Value::Array(items) => Some(items.into_iter().map(|v| serde_json::from_value(v).unwrap_or_default()).collect()),
         _ => None,
     })
-}
-
-#[derive(Debug, Default, Deserialize)]
-pub struct AnthropicUsage {
-    #[serde(default, deserialize_with = "lenient")]
-    pub input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub output_tokens: Option<u64>,
 }
 
 /// A content block of an answer, or the start of one in a stream.
@@ -173,7 +211,9 @@ pub enum AnthropicEvent {
     },
     MessageDelta {
         #[serde(default, deserialize_with = "lenient")]
-        usage: Option<AnthropicUsage>,
+        delta: Option<AnthropicMessageDelta>,
+        #[serde(default, deserialize_with = "object")]
+        usage: Option<Value>,
     },
     MessageStop,
     Error {
@@ -184,6 +224,13 @@ pub enum AnthropicEvent {
     #[default]
     #[serde(other)]
     Other,
+}
+
+/// What a `message_delta` changes of the message: why it stopped.
+#[derive(Debug, Default, Deserialize)]
+pub struct AnthropicMessageDelta {
+    #[serde(default, deserialize_with = "lenient")]
+    pub stop_reason: Option<String>,
 }
 
 /// A piece of the content block last started.
@@ -271,7 +318,7 @@ mod tests {
                 .unwrap();
         assert!(chunk.choices[0].delta.as_ref().unwrap().content.is_none());
         assert!(chunk.choices[0].finish_reason.is_none());
-        assert!(chunk.usage.unwrap().prompt_tokens.is_none(), "the wrong type reads as absent");
+        assert_eq!(openai_usage(&chunk.usage.unwrap()).input_tokens, None, "the wrong type reads as absent");
         assert!(parse::<OpenaiChunk>(r#"{"choices": 7}"#).unwrap().choices.is_empty());
         assert!(parse::<OpenaiChunk>("[1]").unwrap().choices.is_empty(), "another shape reads as empty");
         assert!(parse::<OpenaiChunk>("{not json").is_err());
@@ -281,7 +328,9 @@ mod tests {
     fn anthropic_events_by_type() {
         let event = |text: &str| parse::<AnthropicEvent>(text).unwrap();
         match event(r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#) {
-            AnthropicEvent::MessageStart { message: Some(m) } => assert_eq!(m.usage.unwrap().input_tokens, Some(40)),
+            AnthropicEvent::MessageStart { message: Some(m) } => {
+                assert_eq!(anthropic_usage(&m.usage.unwrap()).input_tokens, Some(40))
+            }
             other => panic!("{other:?}"),
         }
         match event(
@@ -309,6 +358,29 @@ mod tests {
             event(r#"{"type":"content_block_delta","delta":{"type":"signature_delta"}}"#),
             AnthropicEvent::ContentBlockDelta { delta: Some(AnthropicDelta::Other) }
         ));
+    }
+
+    #[test]
+    fn usage_is_normalised_and_unknown_stays_absent() {
+        let usage = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        // llama.cpp's two endpoints, one prompt of 1,047 tokens, 1,028 of them cached.
+        let openai = openai_usage(&usage(
+            r#"{"prompt_tokens":1047,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":1028}}"#,
+        ));
+        let anthropic =
+            anthropic_usage(&usage(r#"{"input_tokens":19,"cache_read_input_tokens":1028,"output_tokens":20}"#));
+        assert_eq!(openai, anthropic);
+        assert_eq!(openai.prompt_tokens(), Some(1047));
+        let cached = anthropic_usage(&usage(r#"{"input_tokens":5,"cache_creation_input_tokens":100}"#));
+        assert_eq!(
+            (cached.cache_write_tokens, cached.prompt_tokens(), cached.output_tokens),
+            (Some(100), Some(105), None)
+        );
+        let reasoning =
+            openai_usage(&usage(r#"{"completion_tokens":50,"completion_tokens_details":{"reasoning_tokens":30}}"#));
+        assert_eq!((reasoning.reasoning_tokens, reasoning.input_tokens), (Some(30), None));
+        assert!(openai_usage(&usage("{}")).is_empty());
+        assert_eq!(openai_usage(&usage("{}")).prompt_tokens(), None);
     }
 
     #[test]

@@ -47,9 +47,23 @@ pub struct Reply {
     pub text: String,
     pub reasoning: String,
     pub tool_calls: Vec<ToolCall>,
+    /// What the provider reported; empty when it reported nothing (an interrupted stream).
     pub usage: Usage,
+    /// The provider's own usage object, as it sent it (an Anthropic stream's pieces merged).
+    pub usage_raw: Option<Value>,
     /// The stream ended (or was stopped) before the provider said it was done.
     pub interrupted: bool,
+    /// Why the provider says it stopped, as it says it (`stop`, `length`, `end_turn`,
+    /// `max_tokens`, …), when it says.
+    pub finish_reason: Option<String>,
+}
+
+impl Reply {
+    /// Cut off by the output cap: OpenAI's `finish_reason: "length"`, Anthropic's
+    /// `stop_reason: "max_tokens"`.
+    pub fn truncated(&self) -> bool {
+        matches!(self.finish_reason.as_deref(), Some("length" | "max_tokens"))
+    }
 }
 
 /// A tool call the model asked for, with the provider's call id (possibly empty).
@@ -69,11 +83,7 @@ struct PartialCall {
     arguments: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
+pub use crate::event::Usage;
 
 /// A piece of a streamed answer, as it arrives.
 pub enum Delta<'a> {
@@ -83,10 +93,19 @@ pub enum Delta<'a> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("{endpoint}: cannot connect ({message})")]
-    Connect { endpoint: String, message: String },
-    #[error("{endpoint}: no answer in time ({message})")]
-    Timeout { endpoint: String, message: String },
+    /// Nothing listens at the address (the server is not running, or another port).
+    #[error("{endpoint}: connection refused at {address}")]
+    Refused { endpoint: String, address: String },
+    /// Any other failure to connect (a name that does not resolve, TLS, no route): the
+    /// innermost cause, which says most.
+    #[error("{endpoint}: cannot connect to {address}: {message}")]
+    Connect { endpoint: String, address: String, message: String },
+    /// The connection was made and the request sent, then closed with no answer at all.
+    #[error("{endpoint}: the server closed the connection before answering")]
+    Closed { endpoint: String },
+    /// `secs`: the endpoint's timeout (`llm.timeout_secs`).
+    #[error("{endpoint}: no answer within {secs} s")]
+    Timeout { endpoint: String, secs: u64 },
     #[error("{endpoint}: HTTP {status}{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
     Http { endpoint: String, status: u16, message: Option<String> },
     #[error("{endpoint}: malformed answer ({message})")]
@@ -96,6 +115,24 @@ pub enum LlmError {
         "{endpoint}: redirected to another origin ({location}); not followed, the key is never sent across origins"
     )]
     Redirect { endpoint: String, location: String },
+}
+
+impl LlmError {
+    /// The server refused the request as larger than its context: llama.cpp's "exceeds the
+    /// available context size", OpenAI's `context_length_exceeded`, Anthropic's "prompt is
+    /// too long".
+    pub fn is_context_overflow(&self) -> bool {
+        let LlmError::Http { status: 400 | 413, message: Some(message), .. } = self else { return false };
+        let message = message.to_ascii_lowercase();
+        [
+            "exceeds the available context size",
+            "context_length_exceeded",
+            "prompt is too long",
+            "maximum context length",
+        ]
+        .iter()
+        .any(|m| message.contains(m))
+    }
 }
 
 const MAX_ATTEMPTS: u32 = 3;
@@ -124,6 +161,17 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
+/// Add an Anthropic stream's piece of usage (`message_start`'s, then `message_delta`'s, whose
+/// counts are totals so far) to what the reply has: later fields win.
+fn merge_usage(reply: &mut Reply, piece: Value) {
+    let mut raw = reply.usage_raw.take().unwrap_or_else(|| Value::Object(Default::default()));
+    if let (Some(raw), Value::Object(piece)) = (raw.as_object_mut(), piece) {
+        raw.extend(piece);
+    }
+    reply.usage = answer::anthropic_usage(&raw);
+    reply.usage_raw = Some(raw);
+}
+
 /// The lines of a streamed body, read on a thread of their own so the caller can stop
 /// waiting (Ctrl-C) even while the server is silent. `None` marks the end of the body.
 fn stream_lines(response: reqwest::blocking::Response) -> std::sync::mpsc::Receiver<Option<String>> {
@@ -142,6 +190,22 @@ fn stream_lines(response: reqwest::blocking::Response) -> std::sync::mpsc::Recei
         let _ = tx.send(None);
     });
     rx
+}
+
+/// `lines`, counting those that arrive: a body that ends before its first line is a server
+/// that closed the connection without answering.
+struct Counted<'a> {
+    rx: std::sync::mpsc::Receiver<Option<String>>,
+    stop: &'a dyn Fn() -> bool,
+    lines: usize,
+}
+
+impl Counted<'_> {
+    fn next(&mut self) -> Option<String> {
+        let line = next_line(&self.rx, self.stop)?;
+        self.lines += 1;
+        Some(line)
+    }
 }
 
 /// The next line of a stream, or `None` at its end or when `stop` says so.
@@ -178,6 +242,43 @@ impl Endpoint {
             Some(Secret(key)) if !key.is_empty() => text.replace(key.as_str(), "[redacted]"),
             _ => text,
         }
+    }
+
+    /// `host:port` of the URL, for messages about the connection.
+    fn address(&self) -> String {
+        reqwest::Url::parse(&self.url())
+            .ok()
+            .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
+            .unwrap_or_else(|| self.base_url.clone())
+    }
+
+    /// What a request that got no response means, from reqwest's error and its causes.
+    fn send_error(&self, e: reqwest::Error) -> LlmError {
+        let endpoint = self.describe();
+        let mut causes: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+        let mut next = std::error::Error::source(&e);
+        while let Some(cause) = next {
+            causes.push(cause);
+            next = cause.source();
+        }
+        let io_kind = causes.iter().find_map(|c| c.downcast_ref::<std::io::Error>()).map(std::io::Error::kind);
+        if e.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
+            return LlmError::Timeout { endpoint, secs: self.timeout.as_secs() };
+        }
+        if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+            return LlmError::Refused { endpoint, address: self.address() };
+        }
+        let text: Vec<String> = causes.iter().map(|c| c.to_string()).collect();
+        let closed = |t: &String| t.contains("connection closed before message completed");
+        if !e.is_connect()
+            && (text.iter().any(closed)
+                || matches!(io_kind, Some(std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof)))
+        {
+            return LlmError::Closed { endpoint };
+        }
+        // The innermost cause says most ("dns error: failed to lookup address …").
+        let message = text.last().cloned().unwrap_or_else(|| e.without_url().to_string());
+        LlmError::Connect { endpoint, address: self.address(), message: self.scrub(message) }
     }
 
     fn malformed(&self, message: impl Into<String>) -> LlmError {
@@ -227,16 +328,7 @@ impl Endpoint {
             if self.kind == ProviderKind::Anthropic {
                 request = request.header("anthropic-version", "2023-06-01");
             }
-            let response = request.send().map_err(|e| {
-                // Drop the URL from reqwest's message: `describe` already has it.
-                let timeout = e.is_timeout();
-                let message = self.scrub(e.without_url().to_string());
-                if timeout {
-                    LlmError::Timeout { endpoint: self.describe(), message }
-                } else {
-                    LlmError::Connect { endpoint: self.describe(), message }
-                }
-            })?;
+            let response = request.send().map_err(|e| self.send_error(e))?;
             let status = response.status();
             if status.is_success() {
                 return Ok(response);
@@ -273,15 +365,13 @@ impl Endpoint {
     }
 
     fn parse_openai(&self, answer: OpenaiChunk) -> Result<Reply, LlmError> {
-        let message = answer
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.message)
-            .ok_or_else(|| self.malformed("no choices[0].message"))?;
+        let choice = answer.choices.into_iter().next();
+        let finish_reason = choice.as_ref().and_then(|c| c.finish_reason.clone());
+        let message = choice.and_then(|c| c.message).ok_or_else(|| self.malformed("no choices[0].message"))?;
         let mut reply = Reply {
             text: message.content.unwrap_or_default(),
             reasoning: message.reasoning_content.unwrap_or_default(),
+            finish_reason,
             ..Default::default()
         };
         for call in message.tool_calls {
@@ -292,11 +382,10 @@ impl Endpoint {
                 arguments: function.arguments.unwrap_or_default(),
             })?);
         }
-        let usage = answer.usage.unwrap_or_default();
-        reply.usage = Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
-        };
+        if let Some(usage) = answer.usage {
+            reply.usage = answer::openai_usage(&usage);
+            reply.usage_raw = Some(usage);
+        }
         Ok(reply)
     }
 
@@ -313,7 +402,7 @@ impl Endpoint {
 
     fn parse_anthropic(&self, answer: answer::AnthropicMessage) -> Result<Reply, LlmError> {
         let content = answer.content.ok_or_else(|| self.malformed("no content"))?;
-        let mut reply = Reply::default();
+        let mut reply = Reply { finish_reason: answer.stop_reason, ..Default::default() };
         for block in content {
             match block {
                 AnthropicBlock::Text { text } => reply.text.push_str(&text.unwrap_or_default()),
@@ -326,9 +415,10 @@ impl Endpoint {
                 AnthropicBlock::Other => {}
             }
         }
-        let usage = answer.usage.unwrap_or_default();
-        reply.usage =
-            Usage { input_tokens: usage.input_tokens.unwrap_or(0), output_tokens: usage.output_tokens.unwrap_or(0) };
+        if let Some(usage) = answer.usage {
+            reply.usage = answer::anthropic_usage(&usage);
+            reply.usage_raw = Some(usage);
+        }
         Ok(reply)
     }
 
@@ -344,8 +434,8 @@ impl Endpoint {
         // Tool calls arrive in pieces, by index.
         let mut calls: Vec<PartialCall> = Vec::new();
         let mut events = 0;
-        let lines = stream_lines(response);
-        while let Some(line) = next_line(&lines, stop) {
+        let mut lines = Counted { rx: stream_lines(response), stop, lines: 0 };
+        while let Some(line) = lines.next() {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             if data == "[DONE]" {
@@ -362,15 +452,14 @@ impl Endpoint {
                 });
             }
             if let Some(usage) = chunk.usage {
-                reply.usage = Usage {
-                    input_tokens: usage.prompt_tokens.unwrap_or(0),
-                    output_tokens: usage.completion_tokens.unwrap_or(0),
-                };
+                reply.usage = answer::openai_usage(&usage);
+                reply.usage_raw = Some(usage);
             }
             let Some(choice) = chunk.choices.into_iter().next() else { continue };
             if choice.finish_reason.is_some() {
                 // Some servers end the stream after the finish reason, without `[DONE]`.
                 reply.interrupted = false;
+                reply.finish_reason = choice.finish_reason.clone();
             }
             let Some(delta) = choice.delta else { continue };
             if let Some(text) = &delta.content {
@@ -397,6 +486,9 @@ impl Endpoint {
                 slot.name.push_str(&function.name.unwrap_or_default());
                 slot.arguments.push_str(&function.arguments.unwrap_or_default());
             }
+        }
+        if lines.lines == 0 && !stop() {
+            return Err(LlmError::Closed { endpoint: self.describe() });
         }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));
@@ -427,15 +519,22 @@ impl Endpoint {
         // One per content block started: its tool call, if it is one.
         let mut blocks: Vec<Option<PartialCall>> = Vec::new();
         let mut events = 0;
-        let lines = stream_lines(response);
-        while let Some(line) = next_line(&lines, stop) {
+        let mut lines = Counted { rx: stream_lines(response), stop, lines: 0 };
+        while let Some(line) = lines.next() {
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             events += 1;
             let event: AnthropicEvent =
                 answer::parse(data).map_err(|e| self.malformed(format!("stream event is not JSON: {e}")))?;
             match event {
                 AnthropicEvent::MessageStart { message } => {
-                    reply.usage.input_tokens = message.and_then(|m| m.usage).and_then(|u| u.input_tokens).unwrap_or(0);
+                    if let Some(mut usage) = message.and_then(|m| m.usage) {
+                        // Its `output_tokens` is a placeholder until `message_delta` counts them:
+                        // an answer cut off before that has no known output.
+                        if let Some(fields) = usage.as_object_mut() {
+                            fields.shift_remove("output_tokens");
+                        }
+                        merge_usage(&mut reply, usage);
+                    }
                 }
                 AnthropicEvent::ContentBlockStart { content_block } => blocks.push(match content_block {
                     Some(AnthropicBlock::ToolUse { id, name, .. }) => Some(PartialCall {
@@ -463,8 +562,13 @@ impl Endpoint {
                     }
                     Some(AnthropicDelta::Other) | None => {}
                 },
-                AnthropicEvent::MessageDelta { usage } => {
-                    reply.usage.output_tokens = usage.and_then(|u| u.output_tokens).unwrap_or(0);
+                AnthropicEvent::MessageDelta { delta, usage } => {
+                    if let Some(reason) = delta.and_then(|d| d.stop_reason) {
+                        reply.finish_reason = Some(reason);
+                    }
+                    if let Some(usage) = usage {
+                        merge_usage(&mut reply, usage);
+                    }
                 }
                 AnthropicEvent::MessageStop => {
                     reply.interrupted = false;
@@ -476,6 +580,9 @@ impl Endpoint {
                 }
                 AnthropicEvent::Other => {}
             }
+        }
+        if lines.lines == 0 && !stop() {
+            return Err(LlmError::Closed { endpoint: self.describe() });
         }
         if events == 0 && !stop() {
             return Err(self.malformed("no stream events in the answer"));

@@ -67,12 +67,14 @@ pub fn resolve_model(config: &Config, name: Option<&str>) -> Result<Model, Model
     })
 }
 
-/// The output limit sent for a model whose `models.<m>.max_output_tokens` is not set.
+/// The output limit sent (`max_tokens`, both kinds) for a model whose
+/// `models.<m>.max_output_tokens` is not set.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 4096;
 
-/// The request body `model` is sent for `view`.
-pub fn request_body(model: &Model, view: &[crate::event::Event], stream: bool) -> serde_json::Value {
-    let options = wire::BodyOptions { model: Some(model.model.clone()), stream, max_tokens: model.max_output_tokens };
+/// The request body `model` is sent for `view`, its answer capped at `max_tokens`
+/// (`model.max_output_tokens` for a turn; a summary's own cap for a summary).
+pub fn request_body(model: &Model, view: &[crate::event::Event], stream: bool, max_tokens: u64) -> serde_json::Value {
+    let options = wire::BodyOptions { model: Some(model.model.clone()), stream, max_tokens };
     match model.kind {
         ProviderKind::Openai => wire::openai(view, &options),
         ProviderKind::Anthropic => wire::anthropic(view, &options),

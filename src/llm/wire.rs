@@ -16,7 +16,9 @@ pub struct BodyOptions {
     /// The model name as the provider knows it (without the `provider/` prefix).
     pub model: Option<String>,
     pub stream: bool,
-    /// Anthropic requires a cap on the answer.
+    /// The cap on the answer, sent as `max_tokens` by both kinds (Anthropic requires it;
+    /// without it an OpenAI-compatible server such as llama.cpp writes until its window is
+    /// full). `0` sends none (`show --format` with no model to take it from).
     pub max_tokens: u64,
 }
 
@@ -80,6 +82,11 @@ pub fn openai(view: &[Event], options: &BodyOptions) -> Value {
         body.insert("model".into(), model.clone().into());
     }
     body.insert("messages".into(), Value::Array(messages));
+    if options.max_tokens > 0 {
+        // `max_tokens`, not OpenAI's newer `max_completion_tokens`: every compatible server
+        // (llama.cpp, Ollama, vLLM, OpenRouter) reads it.
+        body.insert("max_tokens".into(), options.max_tokens.into());
+    }
     if options.stream {
         body.insert("stream".into(), true.into());
         body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -91,6 +98,10 @@ pub fn openai(view: &[Event], options: &BodyOptions) -> Value {
 pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
     let mut system: Vec<&str> = Vec::new();
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    // Anthropic refuses `tool_use` blocks in a request that declares no tools: every tool
+    // named in the view is declared, by name, with a schema that takes any input (convo
+    // does not know the real one; the model is not asked to call them anew).
+    let mut tools: Vec<&str> = Vec::new();
     // Consecutive blocks of one role share a message: Anthropic requires strict alternation.
     let mut push = |role: &'static str, block: Value| match messages.last_mut() {
         Some((r, blocks)) if *r == role => blocks.push(block),
@@ -104,6 +115,9 @@ pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
                 push("assistant", json!({"type": "text", "text": content}));
             }
             Kind::ToolCall { call_id, name, arguments } => {
+                if !tools.contains(&name.as_str()) {
+                    tools.push(name);
+                }
                 let input = if arguments.is_object() { arguments.clone() } else { json!({"value": arguments}) };
                 push("assistant", json!({"type": "tool_use", "id": call_id, "name": name, "input": input}));
             }
@@ -126,6 +140,13 @@ pub fn anthropic(view: &[Event], options: &BodyOptions) -> Value {
         "messages".into(),
         Value::Array(messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()),
     );
+    if !tools.is_empty() {
+        let declared = tools
+            .iter()
+            .map(|name| json!({"name": name, "input_schema": {"type": "object", "additionalProperties": true}}))
+            .collect();
+        body.insert("tools".into(), Value::Array(declared));
+    }
     if options.stream {
         body.insert("stream".into(), true.into());
     }

@@ -66,6 +66,9 @@ pub struct SummaryJob {
     pub chunks: Vec<String>,
     /// Estimated tokens sent, all calls together.
     pub input_tokens: u64,
+    /// The cap on each answer: `compaction.max_summary_tokens`, within the model's
+    /// `max_output_tokens`.
+    pub max_tokens: u64,
 }
 
 /// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
@@ -90,7 +93,8 @@ pub fn summary_job(
         .map(|w| ((w as f64 * 0.6) as usize).saturating_mul(4).saturating_sub(instructions.len()).max(1024));
     let chunks = summary::chunks(&turns, max_chars);
     let chars: usize = chunks.iter().map(|c| c.len() + instructions.len()).sum();
-    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64) })
+    let max_tokens = config.config.compaction.max_summary_tokens.min(model.max_output_tokens).max(1);
+    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens })
 }
 
 /// Have the model write the summary: one call per chunk, then one to combine them. An empty
@@ -104,10 +108,26 @@ pub fn write_summary(
         let message = |kind| Event { id: "m".into(), ts: String::new(), kind, extra: Default::default() };
         let view =
             [message(Kind::System { content: instructions.into() }), message(Kind::User { content: text.into() })];
-        let body = crate::llm::request_body(&job.model, &view, false);
-        let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
-        usage.input_tokens += reply.usage.input_tokens;
-        usage.output_tokens += reply.usage.output_tokens;
+        let mut cap = job.max_tokens;
+        let mut retried = false;
+        let reply = loop {
+            let body = crate::llm::request_body(&job.model, &view, false, cap);
+            let reply = endpoint.complete(&body, &mut |_| {}, &|| false)?;
+            usage.add(&reply.usage);
+            if !reply.truncated() {
+                break reply;
+            }
+            // Cut off: never stored as a summary. Once, a larger cap where the window has
+            // room for it beside what is sent (and the model can write it).
+            let sent = crate::event::tokens((instructions.len() + text.len()) as u64);
+            let room = job.model.context_window.map_or(u64::MAX, |w| w.saturating_sub(sent));
+            let larger = cap.saturating_mul(2).min(job.model.max_output_tokens).min(room);
+            if retried || larger <= cap {
+                return Err(QueryError::SummaryTruncated { model: job.model.name.clone(), max_tokens: cap, retried });
+            }
+            cap = larger;
+            retried = true;
+        };
         let text = reply.text.trim().to_owned();
         if text.is_empty() {
             return Err(crate::llm::client::LlmError::Malformed {
@@ -137,7 +157,9 @@ pub fn write_summary(
 
 /// Put a written summary into the planned compaction and estimate it anew.
 pub fn fill_summary(events: &[Event], planned: &mut Planned, text: String, usage: TokenUsage, by: &str) -> Result<()> {
-    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage: Some(usage) });
+    // Nothing reported: no usage, rather than zeros that read as real.
+    let usage = Some(usage).filter(|u| !u.is_empty());
+    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage });
     planned.prepared.pending = None;
     planned.estimate = projection::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
     Ok(())
@@ -245,6 +267,8 @@ pub struct Summarizer<'a> {
     pub progress: &'a mut dyn FnMut(&SummaryJob, usize, usize),
     /// `hooks.pre_compact` and `hooks.post_compact`, run by the caller.
     pub hooks: Hooks<'a>,
+    /// Apply a model summary even when it is no smaller than what it replaces.
+    pub force: bool,
 }
 
 /// The user's commands around a compaction (`hooks.*`), which the caller runs: the library
@@ -371,7 +395,18 @@ pub fn compact(
         }
         let endpoint = endpoint(&job.model, summarizer.key)?;
         let (text, usage) = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n))?;
+        // Planned with an empty summary: what the range leaves behind. The summary is what
+        // filling it adds; the range, what emptying it took away.
+        let (before, emptied) = (planned.estimate.before, planned.estimate.after);
         fill_summary(events, &mut planned, text, usage, &job.model.name)?;
+        if planned.estimate.after >= before && !summarizer.force {
+            return Err(OpsError::SummaryNotSmaller {
+                model: job.model.name.clone(),
+                summary: planned.estimate.after.saturating_sub(emptied),
+                replaced: before.saturating_sub(emptied),
+            }
+            .into());
+        }
     }
     let appended = {
         let lock = store.lock()?;
@@ -403,11 +438,32 @@ pub fn auto_plan(
         return Ok(None);
     }
     let budget = (window as f64 * auto.trigger_ratio) as u64;
+    plan_under(
+        events,
+        config,
+        budget,
+        format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio),
+        clock,
+    )
+}
+
+/// The least compaction (automatic compaction's ladder and profile, over what is not
+/// compacted yet) that brings the view under `budget`, `label` naming where the budget came
+/// from; `None` when it is under already or nothing is left to compact. Used where a
+/// request would not fit the window, before it is sent or after the server says so.
+pub fn plan_under(
+    events: &[Event],
+    config: &Resolved,
+    budget: u64,
+    label: String,
+    clock: &Clock,
+) -> Result<Option<Planned>> {
+    let auto = &config.config.compaction.auto;
     let request = Request {
         profile: Some(auto.profile.clone()),
         from: Some("last".into()),
         budget: Some(budget),
-        budget_label: Some(format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio)),
+        budget_label: Some(label),
         ..Default::default()
     };
     match plan_compaction(events, config, &request, clock) {

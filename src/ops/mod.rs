@@ -46,6 +46,12 @@ pub enum OpsError {
         #[source]
         why: compact::HookFailure,
     },
+    /// The model's summary is estimated no smaller than the range it would replace, and
+    /// `--force` was not given. Nothing was written.
+    #[error(
+        "the summary by {model} (~{summary} tokens) is not smaller than the range it replaces (~{replaced} tokens): nothing was written"
+    )]
+    SummaryNotSmaller { model: String, summary: u64, replaced: u64 },
     /// A config edit that cannot be made in the layer's file.
     #[error("{origin}: {source}")]
     ConfigEdit { origin: String, source: crate::config::EditError },

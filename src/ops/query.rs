@@ -29,6 +29,83 @@ pub fn endpoint(model: &crate::llm::Model, key: &dyn Fn(&str) -> Option<String>)
     })
 }
 
+/// A request estimated larger than the model's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow {
+    /// The projected view with the new message.
+    pub view: u64,
+    /// How `view` was estimated.
+    pub basis: Basis,
+    /// The cap on the answer, which the window must hold too.
+    pub max_output: u64,
+    pub window: u64,
+}
+
+impl Overflow {
+    /// What the conversation's view may take for the request to fit, `message` aside.
+    pub fn budget(&self, message: &str) -> u64 {
+        self.window.saturating_sub(self.max_output).saturating_sub(crate::event::tokens(message.len() as u64))
+    }
+}
+
+/// Whether `message` after the projected view of `events`, plus `model`'s output cap, is
+/// estimated over its window (`None`: it fits, or the window is unknown).
+pub fn overflow(events: &[Event], message: &str, model: &crate::llm::Model) -> Result<Option<Overflow>, OpsError> {
+    let Some(window) = model.context_window else { return Ok(None) };
+    let (view, basis) = estimate_request(events, message, &model.name)?;
+    let overflow = Overflow { view, basis, max_output: model.max_output_tokens, window };
+    Ok((overflow.view + overflow.max_output > window).then_some(overflow))
+}
+
+/// How a request's size was estimated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Characters / 4 of the whole view.
+    Chars,
+    /// The prompt tokens the model reported for this conversation's last answer, plus
+    /// characters / 4 of what was added since.
+    Calibrated,
+}
+
+impl Basis {
+    pub fn label(self) -> &'static str {
+        match self {
+            Basis::Chars => "chars/4",
+            Basis::Calibrated => "calibrated",
+        }
+    }
+}
+
+/// The projected view of `events` with `message` after it, estimated (chars/4).
+pub fn view_tokens(events: &[Event], message: &str) -> Result<u64, OpsError> {
+    let view = projection::project(events)?;
+    let chars: u64 = projection::chars_by_turn(&view).values().sum::<u64>() + message.len() as u64;
+    Ok(crate::event::tokens(chars))
+}
+
+/// [`view_tokens`], started from what `model` reported where it can be: the prompt of the
+/// conversation's last answer by `model` (input + cache read + cache write), plus chars/4
+/// of the events after that answer's question and of `message`. Not after a compaction that
+/// came later (the view it measured is gone), nor from another model's tokenizer.
+pub fn estimate_request(events: &[Event], message: &str, model: &str) -> Result<(u64, Basis), OpsError> {
+    let view = projection::project(events)?;
+    let reported = events.iter().enumerate().rev().find_map(|(i, e)| {
+        let usage: crate::event::Usage = serde_json::from_value(e.extra.get("usage")?.clone()).ok()?;
+        let by = e.extra.get("model").and_then(serde_json::Value::as_str)?;
+        Some((i, usage.prompt_tokens()?, by))
+    });
+    let calibrated =
+        reported.filter(|(i, _, by)| *by == model && !events[*i..].iter().any(|e| matches!(e.kind, Kind::Compaction)));
+    let Some((i, prompt, _)) = calibrated else {
+        return Ok((view_tokens(events, message)?, Basis::Chars));
+    };
+    // The question that answer was to: the prompt ended with it.
+    let asked = events[..i].iter().rposition(|e| matches!(e.kind, Kind::User { .. })).unwrap_or(0);
+    let since: std::collections::HashSet<&str> = events[asked + 1..].iter().map(|e| e.id.as_str()).collect();
+    let added: u64 = view.iter().filter(|p| since.contains(p.event.id.as_str())).map(|p| p.event.visible_chars()).sum();
+    Ok((prompt + crate::event::tokens(added + message.len() as u64), Basis::Calibrated))
+}
+
 /// What a `query` turn recorded.
 pub struct Queried {
     pub appended: Appended,
@@ -41,6 +118,19 @@ pub enum QueryError {
     Ops(#[from] OpsError),
     #[error(transparent)]
     Llm(#[from] crate::llm::client::LlmError),
+    /// The request is estimated larger than the model's window: not sent.
+    #[error(
+        "~{} tokens ({}) of conversation and message plus {} for the answer (max_tokens) exceed {model}'s window of {}: not sent",
+        .overflow.view, .overflow.basis.label(), .overflow.max_output, .overflow.window
+    )]
+    Overflow { model: String, overflow: Overflow },
+    /// A summary the model stopped writing at its cap, also after the one retry the window
+    /// allows (or with no room for one).
+    #[error(
+        "{model}: the summary was cut off at max_tokens {max_tokens}{}",
+        if *retried { " (also after a retry with the larger cap)" } else { "" }
+    )]
+    SummaryTruncated { model: String, max_tokens: u64, retried: bool },
 }
 
 impl From<StoreError> for QueryError {
@@ -72,7 +162,7 @@ pub fn query(
     let mut with = events.clone();
     with.push(user.clone().into_event(clock.new_id(), clock.timestamp()));
     let view: Vec<Event> = projection::project(&with).map_err(OpsError::from)?.into_iter().map(|p| p.event).collect();
-    let body = crate::llm::request_body(model, &view, true);
+    let body = crate::llm::request_body(model, &view, true, model.max_output_tokens);
     let reply = endpoint.complete(&body, on_delta, stop)?;
 
     let mut drafts = vec![user];
@@ -108,9 +198,19 @@ pub fn query(
     // Who answered, what it cost, and whether the answer is whole: on the last event.
     if let Some(last) = drafts.last_mut() {
         last.extra.insert("model".into(), Value::String(model.name.clone()));
-        last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        // Unknown usage (a stream cut before the provider counted) is absent, never zeros.
+        if !reply.usage.is_empty() {
+            last.extra.insert("usage".into(), serde_json::to_value(reply.usage).unwrap_or_default());
+        }
+        if let Some(raw) = &reply.usage_raw {
+            last.extra.insert("usage_raw".into(), raw.clone());
+        }
         if reply.interrupted {
             last.extra.insert("interrupted".into(), Value::Bool(true));
+        }
+        // Cut off at the cap: kept as the provider said it, so the answer never reads as whole.
+        if let Some(reason) = reply.finish_reason.as_ref().filter(|_| reply.truncated()) {
+            last.extra.insert("finish_reason".into(), Value::String(reason.clone()));
         }
     }
     let lock = store.lock()?;

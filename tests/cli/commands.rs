@@ -579,6 +579,7 @@ fn a_provider_body_without_a_model_says_so() {
           "content": "hi"
         }
       ],
+      "max_tokens": 4096,
       "stream": true,
       "stream_options": {
         "include_usage": true

@@ -58,7 +58,7 @@ fn query_streams_the_answer_and_records_the_turn() {
         --- stdout
         Shipped.
         --- stderr
-        [01KDVDQ4K00000000000000001 ccd0ce7] query: "llm" turn 2 (+2 events) via test/small
+        [01KDVDQ4K00000000000000001 703150a] query: "llm" turn 2 (+2 events) via test/small
         "#);
 
     let requests = server.requests();
@@ -70,6 +70,7 @@ fn query_streams_the_answer_and_records_the_turn() {
     let sent: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
     assert_eq!(sent["model"], "small");
     assert_eq!(sent["stream"], true);
+    assert_eq!(sent["max_tokens"], 4096, "the documented default cap, on every request");
     let messages = sent["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap(), &serde_json::json!({"role": "user", "content": "Anything else?"}));
     assert_eq!(messages[0]["role"], "system");
@@ -85,6 +86,7 @@ fn query_streams_the_answer_and_records_the_turn() {
     assert_eq!(last["content"], "Shipped.");
     assert_eq!(last["model"], "test/small");
     assert_eq!(last["usage"], serde_json::json!({"input_tokens": 12, "output_tokens": 3}));
+    assert_eq!(last["usage_raw"], serde_json::json!({"prompt_tokens": 12, "completion_tokens": 3}), "as sent");
     env.run(&["fsck"]).ok();
 }
 
@@ -126,7 +128,7 @@ fn anthropic_streams_thinking_text_and_tool_use() {
     let env = TestEnv::new();
     conversation(&env);
     let events = [
-        r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#,
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":40,"cache_read_input_tokens":1000,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking"}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Check the tests."}}"#,
         r#"{"type":"content_block_start","index":1,"content_block":{"type":"text"}}"#,
@@ -150,7 +152,16 @@ fn anthropic_streams_thinking_text_and_tool_use() {
     assert_eq!(tail[1]["content"], "Running them.");
     assert_eq!(tail[0]["type"], "tool_call");
     assert_eq!(tail[0]["arguments"], serde_json::json!({"filter": "auth"}));
-    assert_eq!(tail[0]["usage"], serde_json::json!({"input_tokens": 40, "output_tokens": 9}));
+    // Cache reads and writes counted (the prompt was 1,047 tokens, not 40); the provider's
+    // own object beside, message_start's and message_delta's merged.
+    assert_eq!(
+        tail[0]["usage"],
+        serde_json::json!({"input_tokens": 40, "output_tokens": 9, "cache_read_tokens": 1000, "cache_write_tokens": 7})
+    );
+    assert_eq!(
+        tail[0]["usage_raw"],
+        serde_json::json!({"input_tokens": 40, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 7, "output_tokens": 9})
+    );
 }
 
 #[test]
@@ -165,12 +176,14 @@ fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
         Half an answ
         --- stderr
         warning: the answer was interrupted; what arrived is kept, marked interrupted
-        [01KDVDQ4K00000000000000001 eac8cc3] query: "llm" turn 2 (+2 events) via test/small (interrupted)
+        [01KDVDQ4K00000000000000001 5472250] query: "llm" turn 2 (+2 events) via test/small (interrupted)
         "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["content"], "Half an answ");
     assert_eq!(last["interrupted"], true);
+    // The provider never counted it: no usage, rather than zeros that read as real.
+    assert!(last.get("usage").is_none() && last.get("usage_raw").is_none(), "{last}");
 }
 
 #[test]
@@ -194,6 +207,8 @@ fn faults_leave_the_store_unchanged_and_say_why() {
         ),
         ("a stream event that is not JSON", vec![Reply::Sse(vec!["{not json".into()])]),
         ("no stream events", vec![Reply::Json(200, vec![], "{\"choices\": 7}".into())]),
+        ("closed before answering", vec![Reply::Close]),
+        ("a stream closed before its first event", vec![Reply::Sse(vec![])]),
     ];
     let mut failures = String::new();
     for (name, replies) in cases {
@@ -230,6 +245,18 @@ fn faults_leave_the_store_unchanged_and_say_why() {
     --- stderr
     error: test/small at [SERVER]/v1/chat/completions: malformed answer (no stream events in the answer)
     hint: nothing was written
+    === closed before answering
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: the server closed the connection before answering
+    hint: nothing was written
+    hint: the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log
+    === a stream closed before its first event
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: the server closed the connection before answering
+    hint: nothing was written
+    hint: the server may have crashed or restarted (out of memory, a prompt over its context size?): see its log
     ");
     // 429 is retried (three attempts in all) before giving up.
     let server = Server::start(vec![Reply::Json(429, vec![("retry-after", "0".into())], "{}".into())]);
@@ -255,11 +282,13 @@ fn faults_leave_the_store_unchanged_and_say_why() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let before = env.snapshot();
     let out = env.run(&refs);
-    insta::assert_snapshot!(env.transcript_with(&out, &[(&closed, "[CLOSED]")]), @"
+    let address = closed.trim_start_matches("http://").to_owned();
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&closed, "[CLOSED]"), (&address, "[ADDRESS]")]), @"
     exit 6
     --- stderr
-    error: down/m at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: down/m at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert!(env.snapshot() == before);
 }
@@ -302,6 +331,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
             "compaction.keep_last=1".into(),
             "--config".into(),
             format!("models.\"test/small\".context_window={window}"),
+            // Room for the answer within even the smaller window: the request fits before
+            // the turn, so only the compaction after it is seen.
+            "--config".into(),
+            "models.\"test/small\".max_output_tokens=50".into(),
         ]
     };
     // The view is ~450 tokens: a 1,000-token window at 0.75 is not reached.
@@ -311,7 +344,7 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 86c1db7] query: "llm" turn 2 (+2 events) via test/small
     "#);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
@@ -320,12 +353,12 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 0adbb56] query: "llm" turn 3 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 2907596] query: "llm" turn 3 (+2 events) via test/small
     [context compacted by micro: turns 0-2, ~445 -> ~341 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    03cabfa 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
-    0adbb56 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+    4d3ccf2 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    2907596 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
 
@@ -377,6 +410,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     let body: serde_json::Value = serde_json::from_str(&requests[0].body).unwrap();
     assert_eq!(body["model"], "small");
     assert!(body.get("stream").is_none());
+    assert_eq!(body["max_tokens"], 2000, "a summary's own cap: compaction.max_summary_tokens");
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
     assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");
@@ -540,8 +574,9 @@ fn a_silent_server_times_out_and_writes_nothing() {
     insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @"
     exit 6
     --- stderr
-    error: test/small at [SERVER]/v1/chat/completions: no answer in time (error sending request)
+    error: test/small at [SERVER]/v1/chat/completions: no answer within 1 s
     hint: nothing was written
+    hint: llm.timeout_secs sets how long to wait (a slow local model may need more)
     ");
     assert!(env.snapshot() == before);
 }
@@ -595,7 +630,7 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     --- stdout
 
     --- stderr
-    [01KDVDQ4K00000000000000001 d6aa17c] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 0ef663c] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
@@ -702,7 +737,8 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     user_provider(&env, &closed);
     let server = Server::start(vec![openai_stream(&["got it"], false)]);
     let set = env.run(&["config", "set", "--conversation", "providers.test.base_url", &format!("{}/v1", server.url)]);
-    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    let address = closed.trim_start_matches("http://").trim_end_matches("/v1");
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]"), (address, "[ADDRESS]")];
     // The commit holds the server's URL, so its hash (and every later one) depends on the port.
     let head = head_commit(&env);
     insta::assert_snapshot!(env.transcript_with(&set, &[names[0], names[1], (&head, "[HASH]")]), @r#"
@@ -722,8 +758,9 @@ fn a_config_event_cannot_point_a_provider_at_another_server() {
     --- stderr
     warning: ignored providers.test.base_url from config event 01KDVDTSS00000000000000001 (the store is not trusted)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     // `config list` shows it as ignored, and where it came from.
     // (only the provider's lines: the rest are the built-in defaults)
@@ -782,7 +819,8 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     };
     user_provider(&env, &closed);
     let id = env.new_conversation("mine");
-    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]")];
+    let address = closed.trim_start_matches("http://").trim_end_matches("/v1");
+    let names = [(server.url.as_str(), "[SERVER]"), (closed.as_str(), "[CLOSED]"), (address, "[ADDRESS]")];
     let mut untrusted = String::new();
     for model in ["evil/m", "test/small"] {
         let out = with_key(&env, &["query", "--model", model, &id, "hi"]);
@@ -812,8 +850,9 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     warning: ignored trust.stores from convo.toml (only your own config may set it)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
     hint: trust a store from your own config: `convo config trust [PATH]`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert!(server.requests().is_empty(), "the store's server was called: {:?}", server.requests());
 
@@ -858,8 +897,9 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     warning: ignored trust.stores from convo.toml (only your own config may set it)
     hint: a store's convo.toml and config events may name providers only once you trust it: `convo config trust`
     hint: trust a store from your own config: `convo config trust [PATH]`
-    error: test/small at [CLOSED]/chat/completions: cannot connect (error sending request)
+    error: test/small at [CLOSED]/chat/completions: connection refused at [ADDRESS]
     hint: nothing was written
+    hint: is the server running? its address is the provider's base_url (`convo config list`)
     ");
     assert_eq!(server.requests().len(), 1);
     let err = env.run(&["config", "trust", "--remove"]);
@@ -879,12 +919,12 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
 fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed_summary_falls_back() {
     let env = TestEnv::new();
     conversation(&env);
-    // A window so small that no mechanical step fits: the summarizing profile's model is
-    // asked, and it fails (500). The turn still lands; the digest compacts instead.
-    let server = Server::start(vec![
-        openai_stream(&["noted"], false),
-        Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into()),
-    ]);
+    // A window so small that no mechanical step fits: the conversation is over it before
+    // the turn, so it is compacted first: the summarizing profile's model is asked, and it
+    // fails (500); the digest compacts instead, and the turn is sent. After the turn the
+    // same again.
+    let fell_over = || Reply::Json(500, vec![], r#"{"error":{"message":"the model fell over"}}"#.into());
+    let server = Server::start(vec![fell_over(), openai_stream(&["noted"], false), fell_over()]);
     let auto = vec![
         "--config".to_owned(),
         "compaction.auto.enabled=true".into(),
@@ -905,15 +945,265 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 af789e7] query: "llm" turn 2 (+2 events) via test/small
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
-    [context compacted: turns 0-1, ~443 -> ~198 tokens]
+    [context compacted: turns 0-0, ~441 -> ~304 tokens]
+    [01KDVDQ4K00000000000000001 77b6fc9] query: "llm" turn 2 (+2 events) via test/small
+    automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
+    [context compacted: turns 1-1, ~306 -> ~218 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    56a251f 2026-01-01 compact: "llm" turns 0-1 [summary by convo/digest] ~443 -> 198 tokens [3 turns, 17 events, ~443 tokens (chars/4)]
-    af789e7 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 16 events, ~443 tokens (chars/4)]
+    15459db 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~306 -> 218 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
+    77b6fc9 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
     "#);
     env.run(&["fsck"]).ok();
-    // Two requests: the query, then the one summary call that failed.
+    // Three requests: a summary call that failed, the query, another that failed.
+    assert_eq!(server.requests().len(), 3);
+}
+
+/// A whole (non-streamed) OpenAI answer with a finish reason.
+fn summary_reply_finished(text: &str, finish_reason: &str) -> Reply {
+    Reply::Json(
+        200,
+        vec![],
+        serde_json::json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 20}
+        })
+        .to_string(),
+    )
+}
+
+/// An answer cut off at the cap is kept, marked with the provider's reason, and said so:
+/// OpenAI's `finish_reason: "length"`, Anthropic's `stop_reason: "max_tokens"`.
+#[test]
+fn an_answer_cut_off_at_the_cap_is_marked_and_warned_about() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let openai = Reply::Sse(vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "Cut off mid"}, "finish_reason": null}]})
+            .to_string(),
+        serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}).to_string(),
+        "[DONE]".into(),
+    ]);
+    let server = Server::start(vec![openai]);
+    let out = query(&env, &server, &["--model", "test/small", "Go on"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Cut off mid
+    --- stderr
+    warning: the answer was cut off at max_tokens 4096 (finish_reason "length"); it is kept, marked so
+    hint: raise models."test/small".max_output_tokens for longer answers
+    [01KDVDQ4K00000000000000001 b3fdf50] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(last["finish_reason"], "length");
+    assert!(last.get("interrupted").is_none());
+
+    let anthropic = Reply::Sse(
+        [
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":40}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Also cut"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let server = Server::start(vec![anthropic]);
+    let out = query_with(
+        &env,
+        &server,
+        &["--config".into(), "models.\"claude/haiku\".max_output_tokens=9".into()],
+        &["--model", "claude/haiku", "Go on"],
+    );
+    assert!(out.stderr.contains("cut off at max_tokens 9 (finish_reason \"max_tokens\")"), "{}", out.stderr);
+    let sent: serde_json::Value = serde_json::from_str(&server.requests()[0].body).unwrap();
+    assert_eq!(sent["max_tokens"], 9);
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!((last["content"].as_str(), last["finish_reason"].as_str()), (Some("Also cut"), Some("max_tokens")));
+}
+
+/// A summary cut off at its cap is never stored: one retry with twice the cap (within the
+/// model's output limit and the window); cut off again, or no room to retry, nothing is
+/// written and the hint says what to raise.
+#[test]
+fn a_cut_off_summary_is_retried_once_then_refused() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![
+        summary_reply_finished("The length bound was", "length"),
+        summary_reply_finished("The length bound was halved; fixed.", "stop"),
+    ]);
+    compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]).ok();
+    let caps: Vec<u64> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["max_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(caps, [2000, 4000], "compaction.max_summary_tokens, then twice it");
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(compaction["summary"]["text"], "The length bound was halved; fixed.");
+    assert_eq!(compaction["summary"]["usage"]["output_tokens"], 40, "both calls' usage");
+
+    let before = env.snapshot();
+    let server = Server::start(vec![summary_reply_finished("Cut", "length")]);
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "1"]);
+    insta::assert_snapshot!(out.fails_with(6), @r#"
+    error: test/small: the summary was cut off at max_tokens 4000 (also after a retry with the larger cap)
+    hint: nothing was written
+    hint: raise compaction.max_summary_tokens (within models.<m>.max_output_tokens), or summarize fewer turns (--to)
+    "#);
     assert_eq!(server.requests().len(), 2);
+    // The cap is the model's whole output limit already: no room to retry.
+    let server = Server::start(vec![summary_reply_finished("Cut", "length")]);
+    let out = compact_with(
+        &env,
+        &server,
+        &["--config", "models.\"test/small\".max_output_tokens=2000"],
+        &["--summarize", "--model", "test/small", "--to", "1"],
+    );
+    assert!(out.fails_with(6).contains("cut off at max_tokens 2000\n"), "{}", out.stderr);
+    assert_eq!(server.requests().len(), 1);
+    assert!(env.snapshot() == before, "a cut-off summary wrote something");
+}
+
+/// A model summary that would not shrink the view is refused with both estimates, nothing
+/// written; `--force` applies it.
+#[test]
+fn a_summary_that_does_not_shrink_is_refused_unless_forced() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let before = env.snapshot();
+    let long = "The session went on. ".repeat(200);
+    let server = Server::start(vec![summary_reply(&long)]);
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: the summary by test/small (~1049 tokens) is not smaller than the range it replaces (~227 tokens): nothing was written
+    hint: --force applies it anyway; --digest writes convo's own, bounded by compaction.max_summary_tokens
+    ");
+    assert!(env.snapshot() == before, "a summary that does not shrink wrote something");
+    let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0", "--force"]);
+    out.ok();
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(compaction["summary"]["text"], long.trim());
+}
+
+/// A request estimated over the window: refused before sending with automatic compaction
+/// off (nothing written, the hint names `--compact`); compacted first, then sent, with it on.
+#[test]
+fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![openai_stream(&["fits now"], false)]);
+    let small = |auto: bool| -> Vec<String> {
+        [
+            "models.\"test/small\".context_window=600".to_owned(),
+            "models.\"test/small\".max_output_tokens=200".into(),
+            format!("compaction.auto.enabled={auto}"),
+            "compaction.keep_last=1".into(),
+        ]
+        .into_iter()
+        .flat_map(|f| ["--config".to_owned(), f])
+        .collect()
+    };
+    let before = env.snapshot();
+    let out = query_with(&env, &server, &small(false), &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: ~445 tokens (chars/4) of conversation and message plus 200 for the answer (max_tokens) exceed test/small's window of 600: not sent
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert_eq!(server.requests().len(), 0, "nothing is sent");
+    assert!(env.snapshot() == before);
+
+    let out = query_with(&env, &server, &small(true), &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    fits now
+    --- stderr
+    [context compacted by micro: turns 0-0, ~441 -> ~382 tokens]
+    [01KDVDQ4K00000000000000001 e838672] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// The server says the prompt is over its context although the estimate fit: with
+/// automatic compaction on, compact and send once more; off, its message and the hint.
+#[test]
+fn a_context_overflow_from_the_server_compacts_and_retries_once() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let overflow = || {
+        Reply::Json(
+            400,
+            vec![],
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#.into(),
+        )
+    };
+    let server = Server::start(vec![overflow()]);
+    let before = env.snapshot();
+    let out = query(&env, &server, &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @"
+    exit 6
+    --- stderr
+    error: test/small at [SERVER]/v1/chat/completions: HTTP 400: the request exceeds the available context size, try increasing it
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert!(env.snapshot() == before);
+
+    let server = Server::start(vec![overflow(), openai_stream(&["after compaction"], false)]);
+    let auto = ["compaction.auto.enabled=true", "compaction.keep_last=1"]
+        .into_iter()
+        .flat_map(|f| ["--config".to_owned(), f.to_owned()])
+        .collect::<Vec<_>>();
+    let out = query_with(&env, &server, &auto, &["--model", "test/small", "Anything else?"]);
+    insta::assert_snapshot!(env.transcript_with(&out, &[(&server.url, "[SERVER]")]), @r#"
+    exit 0
+    --- stdout
+    after compaction
+    --- stderr
+    [context compacted by summary: turns 0-0, ~441 -> ~304 tokens]
+    the server found the conversation over its context: compacted, sending again
+    [01KDVDQ4K00000000000000001 124575d] query: "llm" turn 2 (+2 events) via test/small
+    "#);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.len() < requests[0].body.len(), "the second request is the compacted view");
+}
+
+/// Once the model has reported a prompt's tokens, the pre-flight estimate starts from that
+/// figure (plus chars/4 of what came after), and says so.
+#[test]
+fn the_window_check_learns_from_reported_usage() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let counted = Reply::Sse(vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "ok"}}]}).to_string(),
+        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 1}}).to_string(),
+        "[DONE]".into(),
+    ]);
+    let server = Server::start(vec![counted]);
+    let window: Vec<String> =
+        ["models.\"test/small\".context_window=1000", "models.\"test/small\".max_output_tokens=150"]
+            .into_iter()
+            .flat_map(|f| ["--config".to_owned(), f.to_owned()])
+            .collect();
+    // ~450 tokens by chars/4: sent.
+    query_with(&env, &server, &window, &["--model", "test/small", "one"]).ok();
+    // The server counted 900 for that prompt: with the answer and this message, over.
+    let out = query_with(&env, &server, &window, &["--model", "test/small", "two"]);
+    insta::assert_snapshot!(out.fails_with(3), @"
+    error: ~902 tokens (calibrated) of conversation and message plus 150 for the answer (max_tokens) exceed test/small's window of 1000: not sent
+    hint: nothing was written
+    hint: `convo query --compact` compacts first; with compaction.auto.enabled = true convo does it by itself
+    ");
+    assert_eq!(server.requests().len(), 1);
 }

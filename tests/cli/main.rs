@@ -22,6 +22,7 @@ mod inside_a_turn;
 mod interop;
 mod layout;
 mod listing;
+mod llama;
 mod llm;
 mod plain_errors;
 mod projection;

@@ -199,6 +199,8 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
 
 pub mod server;
 
+pub mod llama;
+
 pub mod githttp;
 
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP: a

@@ -15,6 +15,8 @@ pub enum Reply {
     SseThenHang(Vec<String>, u64),
     /// Nothing at all for this many seconds, not even headers.
     Silence(u64),
+    /// The request read, the connection closed with no answer.
+    Close,
 }
 
 #[derive(Debug, Clone)]
@@ -91,7 +93,7 @@ impl Server {
                         std::thread::sleep(std::time::Duration::from_secs(seconds));
                     }
                     Some(Reply::Silence(seconds)) => std::thread::sleep(std::time::Duration::from_secs(seconds)),
-                    None => {}
+                    Some(Reply::Close) | None => {}
                 }
             }
         });

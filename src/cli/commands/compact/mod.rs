@@ -93,6 +93,9 @@ pub struct Args {
     /// Do not ask before sending a large range to the model (compaction.confirm_above_tokens)
     #[arg(long, short)]
     yes: bool,
+    /// Apply a model summary even when it is estimated no smaller than the range it replaces
+    #[arg(long)]
+    force: bool,
     /// Print the range, policies and token estimates; write nothing
     #[arg(long, short = 'n')]
     dry_run: bool,
@@ -128,7 +131,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         planned => planned?,
     };
-    let choice = SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes };
+    let choice =
+        SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes, force: args.force };
     if args.dry_run {
         let (store, id, events, config, planned, choice) = (&store, &id, &events, &config, &planned, &choice);
         let verbose = args.verbose;

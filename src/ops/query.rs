@@ -106,6 +106,20 @@ pub fn estimate_request(events: &[Event], message: &str, model: &str) -> Result<
     Ok((prompt + crate::event::tokens(added + message.len() as u64), Basis::Calibrated))
 }
 
+/// The projected view of `events`, estimated from the latest usage any model reported for
+/// it (see [`estimate_request`]) where there is one, else chars/4: what `show` says a
+/// conversation costs.
+pub fn view_estimate(events: &[Event]) -> Result<(u64, Basis), OpsError> {
+    let latest = events.iter().rev().find_map(|e| {
+        e.extra.get("usage")?;
+        e.extra.get("model").and_then(serde_json::Value::as_str)
+    });
+    match latest {
+        Some(model) => estimate_request(events, "", model),
+        None => Ok((view_tokens(events, "")?, Basis::Chars)),
+    }
+}
+
 /// What a `query` turn recorded.
 pub struct Queried {
     pub appended: Appended,

@@ -1207,3 +1207,34 @@ fn the_window_check_learns_from_reported_usage() {
     ");
     assert_eq!(server.requests().len(), 1);
 }
+
+/// Issue 13: `show` says which estimate it gives: chars/4 until a provider has reported the
+/// prompt's size, then that figure plus what came after (`calibrated`); `list` says chars/4.
+#[test]
+fn show_and_list_say_which_estimate_they_give() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let header = |env: &TestEnv| -> String {
+        env.run(&["show", "--compacted"]).ok().lines().take(3).collect::<Vec<_>>().join("\n")
+    };
+    let before = header(&env);
+    let counted = Reply::Sse(vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "ok"}}]}).to_string(),
+        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 1}}).to_string(),
+        "[DONE]".into(),
+    ]);
+    let server = Server::start(vec![counted]);
+    query(&env, &server, &["--model", "test/small", "one"]).ok();
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    insta::assert_snapshot!(format!("{before}\n---\n{}\n---\n{}", header(&env), list[0]["tokens_basis"]), @r#"
+    llm 01KDVDQ4K00000000000000001
+    2 turns, 14 events, ~441 tokens (chars/4)
+    compacted view: ~441 tokens (chars/4)
+    ---
+    llm 01KDVDQ4K00000000000000001
+    3 turns, 16 events, ~443 tokens (chars/4)
+    compacted view: ~901 tokens (calibrated)
+    ---
+    "chars/4"
+    "#);
+}

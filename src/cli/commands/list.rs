@@ -36,6 +36,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 .map(|s| {
                     let mut row = serde_json::to_value(s).unwrap_or_default();
                     row["active"] = serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
+                    // `tokens` is the raw events' chars/4: list reads no event to calibrate it.
+                    row["tokens_basis"] = serde_json::Value::String("chars/4".into());
                     row
                 })
                 .collect();

@@ -64,8 +64,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             match view {
                 None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
                 Some(view) => {
-                    let chars: u64 = view.iter().map(|p| p.event.visible_chars()).sum();
-                    let line = format!("compacted view: {}", render::tokens(convo::event::tokens(chars)));
+                    // From what the provider reported where it did (`calibrated`), else chars/4.
+                    let (n, basis) = convo::ops::query::view_estimate(&events)?;
+                    let line = format!("compacted view: ~{} tokens ({})", render::thousands(n), basis.label());
                     writeln!(out.writer(), "{}", ctx.ui.theme.dim(&line))?;
                     let (events, marks) = render::marked(&view);
                     render::conversation(out.writer(), &events, &marks, args.brief, ctx.ui.theme)?;

@@ -203,6 +203,27 @@ pub fn parse_stored(text: &str) -> Result<Vec<Event>, LineError> {
     Ok(events)
 }
 
+/// Check that a stored segment is lines convo could have written (each one JSON object,
+/// no raw control character, a newline at the end) without building its events: what
+/// copying stored lines through as they are needs, at several times the speed of
+/// [`parse_stored`]. Field-level checks are `fsck`'s and the full parse's.
+pub fn check_stored(text: &str) -> Result<(), LineError> {
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(LineError::new(text.lines().count(), None, LineErrorKind::TornLastLine));
+    }
+    for (index, line) in text.lines().enumerate() {
+        let n = index + 1;
+        // serde_json writes no raw control character, but JSON allows tabs and carriage
+        // returns between tokens, which would reach a terminal as they are.
+        if !line.starts_with('{') || line.bytes().any(|b| b < 0x20) {
+            return Err(LineError::new(n, None, LineErrorKind::NotAnObject));
+        }
+        serde_json::from_str::<serde::de::IgnoredAny>(line)
+            .map_err(|e| LineError::new(n, None, LineErrorKind::NotJson(e)))?;
+    }
+    Ok(())
+}
+
 fn parse_line(line: &str, n: usize, source: Source) -> Result<Draft, LineError> {
     let value: Value = serde_json::from_str(line).map_err(|e| LineError::new(n, None, LineErrorKind::NotJson(e)))?;
     let Value::Object(mut map) = value else {

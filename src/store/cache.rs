@@ -67,6 +67,11 @@ impl Store {
             Some(root) => self.entry_at(root, &layout::conversation_dir(id))?,
             None => None,
         };
+        self.cached_stats_in(id, tree)
+    }
+
+    /// Counts for conversation `id` whose folder is the tree `tree` (`None`: not there).
+    pub(super) fn cached_stats_in(&self, id: &str, tree: Option<ObjectId>) -> Result<Cache> {
         let Some(tree) = tree else {
             return Ok(Cache {
                 tree: ObjectId::null(self.repo.object_hash()),
@@ -81,9 +86,14 @@ impl Store {
         {
             return Ok(cache.clone());
         }
-        let events = self.events(id)?;
-        let cache =
-            Cache { tree, stats: Stats::of(&events), updated: events.last().map(|e| e.ts.clone()), last_commit: None };
+        // One segment at a time: a recount holds no more than one segment's events.
+        let (mut stats, mut updated) = (Stats::default(), None);
+        for (path, blob) in self.segments_of(tree, id)? {
+            let events = self.parse_segment(&path, blob)?;
+            events.iter().for_each(|e| stats.add(e));
+            updated = events.last().map(|e| e.ts.clone()).or(updated);
+        }
+        let cache = Cache { tree, stats, updated, last_commit: None };
         self.write_cache(id, &cache);
         Ok(cache)
     }

@@ -59,7 +59,9 @@ impl Store {
         let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
         // Only meta.json changed: the counts still hold, under the conversation's new tree.
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
-            self.write_cache(id, &Cache { tree, last_commit: Some(committed.commit), ..before });
+            let cache = Cache { tree, last_commit: Some(committed.commit), ..before };
+            self.write_cache(id, &cache);
+            self.catalogue_note(id, &cache);
         }
         self.record_log(id, committed.commit, previous);
         Ok(Some(Fixed { commit: committed.commit, subject, landed: committed.landed }))
@@ -107,6 +109,7 @@ impl Store {
         for id in seen {
             let _ = std::fs::remove_file(self.state_dir().join("cache").join(format!("{id}.json")));
         }
+        self.catalogue_refresh();
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })
     }
 
@@ -215,6 +218,7 @@ impl Store {
         };
         let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
         self.record_log(id, committed.commit, previous);
+        self.catalogue_refresh();
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })
     }
 

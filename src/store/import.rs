@@ -180,6 +180,7 @@ impl Store {
                 landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) },
             });
         }
+        self.catalogue_refresh();
         // An import writes more loose objects than anything else: let gc see them now.
         Ok(StagedCommit { conversations, landed: Landed { gc: self.maybe_gc(), warning: None } })
     }

@@ -125,7 +125,13 @@ impl Store {
     /// this store's HEAD.
     pub fn check_fetched(&self, quarantine: &Path, tip: ObjectId) -> Result<()> {
         let repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
-        let scratch = Store { root: quarantine.to_owned(), repo, fail_point: None, unmarked: Default::default() };
+        let scratch = Store {
+            root: quarantine.to_owned(),
+            repo,
+            fail_point: None,
+            unmarked: Default::default(),
+            listings: Default::default(),
+        };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }
 

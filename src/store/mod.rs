@@ -7,6 +7,7 @@
 //! This module knows nothing of compaction policies.
 
 mod cache;
+mod catalogue;
 mod fix;
 mod fsck;
 mod history;
@@ -93,6 +94,9 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// A decoded `conversations` folder: `(name, id, is_tree)` sorted by name.
+type Listing = std::sync::Arc<Vec<(String, ObjectId, bool)>>;
+
 pub(crate) fn git_err<E: std::fmt::Display>(context: impl Into<String>) -> impl FnOnce(E) -> StoreError {
     let context = context.into();
     move |e| StoreError::Git { context, message: e.to_string() }
@@ -148,6 +152,8 @@ pub struct Store {
     /// A store an older convo made, before stores carried [`MARKER_KEY`]: recognised by its
     /// tree, and marked by the next write (see [`Store::lock`]).
     unmarked: std::sync::atomic::AtomicBool,
+    /// Decoded `conversations` folders by tree id (see [`Store::listing`]).
+    listings: std::sync::Mutex<Vec<(ObjectId, Listing)>>,
 }
 
 /// The git config key (in the repository's own `.git/config`) that makes a repository a
@@ -199,7 +205,13 @@ impl Store {
     /// The repository at `root`, not yet recognised as a store.
     fn open_repository(root: &Path) -> Result<Store> {
         let repo = gix::open(root).map_err(git_err(format!("open {}", root.display())))?;
-        Ok(Store { root: root.to_owned(), repo, fail_point: None, unmarked: Default::default() })
+        Ok(Store {
+            root: root.to_owned(),
+            repo,
+            fail_point: None,
+            unmarked: Default::default(),
+            listings: Default::default(),
+        })
     }
 
     /// Create a store at `root` (or accept an existing one). Returns whether it was new.
@@ -349,9 +361,49 @@ impl Store {
 
     /// The id of the object at `path` (slash-separated) below `tree`, if any.
     fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        // Paths into one conversation go through the memo of the `conversations` folder,
+        // which is decoded once per command, not once per lookup.
+        if let Some(rest) = path.strip_prefix(layout::CONVERSATIONS).and_then(|r| r.strip_prefix('/')) {
+            let (id, tail) = rest.split_once('/').map_or((rest, None), |(id, tail)| (id, Some(tail)));
+            let top = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
+            let entry = top.find_entry(layout::CONVERSATIONS).map(|e| (e.object_id(), e.mode().is_tree()));
+            let Some((dir, true)) = entry else {
+                // No folder there (or a file by its name, in a tree another tool wrote).
+                return Ok(None);
+            };
+            let listing = self.listing(dir)?;
+            let Ok(at) = listing.binary_search_by(|(name, _, _)| name.as_str().cmp(id)) else { return Ok(None) };
+            let (_, found, is_tree) = listing[at];
+            return match tail {
+                None => Ok(Some(found)),
+                Some(tail) if is_tree => self.entry_at(found, tail),
+                Some(_) => Ok(None),
+            };
+        }
         let tree = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
         let entry = tree.lookup_entry(path.split('/')).map_err(git_err(format!("look up {path}")))?;
         Ok(entry.map(|e| e.object_id()))
+    }
+
+    /// The entries of the `conversations` folder `dir` sorted by name, decoded once per
+    /// tree id and kept: with 10,000 conversations that folder is a 500 KB object, which
+    /// each lookup would otherwise inflate again.
+    fn listing(&self, dir: ObjectId) -> Result<Listing> {
+        let mut memo = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, listing)) = memo.iter().find(|(id, _)| *id == dir) {
+            return Ok(listing.clone());
+        }
+        let mut entries = self.tree_entries(dir)?;
+        // Git orders a folder's entries as if folders' names ended in `/`; by name is what
+        // a binary search needs.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let listing = std::sync::Arc::new(entries);
+        // HEAD's and the tree a writer just made are all a command needs at once.
+        if memo.len() >= 2 {
+            memo.remove(0);
+        }
+        memo.push((dir, listing.clone()));
+        Ok(listing)
     }
 
     /// `(name, id, is_tree)` of each entry of a tree.
@@ -392,10 +444,7 @@ impl Store {
         let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
             return Ok(Vec::new());
         };
-        let mut ids: Vec<String> =
-            self.tree_entries(dir)?.into_iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, _, _)| n).collect();
-        ids.sort();
-        Ok(ids)
+        Ok(self.listing(dir)?.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, _, _)| n.clone()).collect())
     }
 
     pub fn meta(&self, id: &str) -> Result<Meta> {
@@ -407,6 +456,15 @@ impl Store {
         parse_meta(&path, &self.read_blob(blob)?)
     }
 
+    /// The `meta.json` of conversation `id` whose folder is the tree `dir`.
+    pub(super) fn meta_of(&self, dir: ObjectId, id: &str) -> Result<Meta> {
+        let path = layout::meta_path(id);
+        let blob = self
+            .entry_at(dir, layout::META_FILE)?
+            .ok_or_else(|| StoreError::BadFile { path: path.clone(), message: "missing".into() })?;
+        parse_meta(&path, &self.read_blob(blob)?)
+    }
+
     /// Every event of a conversation, in order, from the committed tree.
     pub fn events(&self, id: &str) -> Result<Vec<Event>> {
         let mut events = Vec::new();
@@ -414,6 +472,19 @@ impl Store {
             events.extend(self.parse_segment(&path, blob)?);
         }
         Ok(events)
+    }
+
+    /// The stored lines of a conversation, one segment's bytes at a time, each checked to
+    /// be JSON lines ([`event::check_stored`]) but not parsed: stored lines are already
+    /// canonical JSONL, so `show --format jsonl` copies them through.
+    pub fn stored_lines(&self, id: &str) -> Result<impl Iterator<Item = Result<Vec<u8>>> + '_> {
+        Ok(self.segments(id)?.into_iter().map(move |(path, blob)| {
+            let bytes = self.read_blob(blob)?;
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
+            event::check_stored(text).map_err(|error| StoreError::Corrupt { path, error })?;
+            Ok(bytes)
+        }))
     }
 
     fn parse_segment(&self, path: &str, blob: ObjectId) -> Result<Vec<Event>> {
@@ -472,8 +543,26 @@ impl Store {
 
     /// The segment folders of a conversation in tree `root`, ascending: `(group, tree)`.
     fn groups_in(&self, root: ObjectId, id: &str) -> Result<Vec<(u64, ObjectId)>> {
+        match self.entry_at(root, &layout::conversation_dir(id))? {
+            Some(dir) => self.groups_of(dir, id),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// `(path, blob)` of each segment of conversation `id` whose folder is the tree `dir`.
+    pub(super) fn segments_of(&self, dir: ObjectId, id: &str) -> Result<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        for (group, tree) in self.groups_of(dir, id)? {
+            let segments = self.group_segments(id, group, tree)?;
+            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
+        }
+        Ok(out)
+    }
+
+    /// The segment folders of conversation `id` whose folder is the tree `dir`, ascending.
+    fn groups_of(&self, dir: ObjectId, id: &str) -> Result<Vec<(u64, ObjectId)>> {
         let events_dir = format!("{}/{}", layout::conversation_dir(id), layout::EVENTS_DIR);
-        let Some(dir) = self.entry_at(root, &events_dir)? else {
+        let Some(dir) = self.entry_at(dir, layout::EVENTS_DIR)? else {
             return Ok(Vec::new());
         };
         let mut groups: Vec<(u64, ObjectId)> = Vec::new();
@@ -517,17 +606,8 @@ impl Store {
         let upper = query.to_ascii_uppercase();
         let by_prefix: Vec<&String> =
             if upper.is_empty() { Vec::new() } else { ids.iter().filter(|id| id.starts_with(&upper)).collect() };
-        let matches: Vec<String> = if by_prefix.is_empty() {
-            let mut by_title = Vec::new();
-            for id in &ids {
-                if self.meta(id)?.title.as_deref() == Some(query) {
-                    by_title.push(id.clone());
-                }
-            }
-            by_title
-        } else {
-            by_prefix.into_iter().cloned().collect()
-        };
+        let matches: Vec<String> =
+            if by_prefix.is_empty() { self.titled(query)? } else { by_prefix.into_iter().cloned().collect() };
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap_or_default()),
             0 => Err(StoreError::UnknownConversation {
@@ -585,11 +665,6 @@ impl Store {
             subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
             forked_from: meta.forked_from,
         })
-    }
-
-    pub fn summaries(&self) -> Result<Vec<Summary>> {
-        let ids = self.conversation_ids()?;
-        self.summaries_of(ids.iter())
     }
 }
 

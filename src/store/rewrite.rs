@@ -310,6 +310,9 @@ impl Store {
         for dir in ["cache", "log"] {
             let _ = std::fs::remove_dir_all(self.state_dir().join(dir));
         }
+        // The catalogue keeps superseded lines (old titles) until it is rewritten: drop it
+        // whole, so redacted text is left in no file.
+        self.catalogue_drop();
         Ok(Some(Rewritten { old_head: head, new_head, commits: order.len(), changed, files }))
     }
 

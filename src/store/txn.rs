@@ -236,6 +236,7 @@ impl Store {
         self.write_journal(&paths)?;
         self.move_head(Some(expected), target, &self.signature(clock), subject)?;
         self.replay_journal(lock)?;
+        self.catalogue_refresh();
         self.maybe_gc();
         Ok(())
     }

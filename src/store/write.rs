@@ -82,10 +82,9 @@ impl Store {
         let committed = self.commit(lock, &changes, &message, clock)?;
         let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
         if let Some(tree) = tree {
-            self.write_cache(
-                &id,
-                &Cache { tree, stats: Stats::default(), updated: None, last_commit: Some(committed.commit) },
-            );
+            let cache = Cache { tree, stats: Stats::default(), updated: None, last_commit: Some(committed.commit) };
+            self.write_cache(&id, &cache);
+            self.catalogue_note(&id, &cache);
         }
         self.record_log(&id, committed.commit, None);
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
@@ -172,7 +171,9 @@ impl Store {
         let committed = self.commit(lock, &changes, &message, clock)?;
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
             let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-            self.write_cache(id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
+            let cache = Cache { tree, stats, updated, last_commit: Some(committed.commit) };
+            self.write_cache(id, &cache);
+            self.catalogue_note(id, &cache);
         }
         self.record_log(id, committed.commit, previous);
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
@@ -281,7 +282,9 @@ impl Store {
         };
         let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(&id))? {
-            self.write_cache(&id, &Cache { tree, stats, updated, last_commit: Some(committed.commit) });
+            let cache = Cache { tree, stats, updated, last_commit: Some(committed.commit) };
+            self.write_cache(&id, &cache);
+            self.catalogue_note(&id, &cache);
         }
         self.record_log(&id, committed.commit, None);
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })

@@ -310,6 +310,36 @@ fn fsck_reports_every_problem_and_exits_one() {
         "#);
 }
 
+/// `show --format jsonl` copies stored lines through without parsing them into events; a
+/// committed segment that is not JSON lines, or carries a raw carriage return between
+/// tokens (valid JSON, but it would reach the terminal as it is), is still refused.
+#[test]
+fn show_jsonl_copies_stored_lines_but_refuses_what_convo_did_not_write() {
+    let env = TestEnv::new();
+    let id = record_sample(&env);
+    let stored = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let files: String = ["000000.jsonl"]
+        .iter()
+        .map(|f| std::fs::read_to_string(env.store.join(format!("conversations/{id}/events/0000/{f}"))).unwrap())
+        .collect();
+    assert_eq!(stored, files, "the stored bytes, as they are");
+    let segment = format!("conversations/{id}/events/0000/000001.jsonl");
+    for (what, line) in [
+        (
+            "a carriage return between tokens",
+            "{\"id\":\"z1\",\r\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user\",\"content\":\"\u{1b}[2J\"}\n",
+        ),
+        ("not JSON", "{\"id\": nope}\n"),
+    ] {
+        std::fs::write(env.store.join(&segment), line).unwrap();
+        env.git(&["add", "."]);
+        env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", what]);
+        let out = env.run(&["show", "--format", "jsonl"]);
+        assert_eq!(out.code, 5, "{what}: {out:?}");
+        assert!(out.stderr.starts_with(&format!("error: {segment}: line 1: ")), "{what}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn a_closed_stdout_is_not_an_error() {
     let env = TestEnv::new();

@@ -11,6 +11,7 @@
 
 mod common;
 
+mod catalogue;
 mod commands;
 mod compaction;
 mod docs;

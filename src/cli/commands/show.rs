@@ -38,17 +38,22 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
+    if let (ShowFormat::Jsonl, false) = (args.format, args.compacted) {
+        // Stored lines are canonical JSONL already: copied through, a segment at a time.
+        let mut out = crate::cli::ui::Output::stdout();
+        for segment in store.stored_lines(&id)? {
+            out.writer().write_all(&segment?)?;
+        }
+        out.finish()?;
+        return Ok(());
+    }
     let events = store.events(&id)?;
     if matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
         return provider_body(ctx, &store, &events, args.format, args.model.as_deref());
     }
     let view = if args.compacted { Some(projection::project(&events)?) } else { None };
     match (args.format, &view) {
-        (ShowFormat::Jsonl, None) => {
-            let mut out = crate::cli::ui::Output::stdout();
-            render::jsonl(out.writer(), &events)?;
-            out.finish()?;
-        }
+        (ShowFormat::Jsonl, None) => unreachable!("copied through above"),
         (ShowFormat::Jsonl, Some(view)) => {
             let mut out = crate::cli::ui::Output::stdout();
             render::projected_jsonl(out.writer(), view)?;

@@ -1,0 +1,207 @@
+//! The catalogue: every conversation's summary (title, counts, times, relationships) in one
+//! local file, so `list`, title resolution and completions read one file instead of a
+//! `meta.json` and a cache file per conversation.
+//!
+//! `.git/convo/catalogue` holds one line per conversation, `<id>\t<tree>\t<entry JSON>`, where
+//! `<tree>` is the id of the conversation's tree the entry was computed from. A line counts
+//! only while HEAD's tree holds that conversation at exactly that tree id, so whatever moved
+//! HEAD (a pull, `git reset`, a redact, another convo version) can cause a recount, never
+//! a wrong answer. Later lines win over earlier ones for the same id.
+//!
+//! Writers append a line for each conversation they changed, under the store's lock; a
+//! reader that finds lines missing or stale computes them (from the per-conversation
+//! cache, else the events) and appends them too. Each batch is one `write(2)` on an
+//! `O_APPEND` file, so concurrent appends do not interleave; a line torn by a crash has no
+//! newline, and the line it then runs into has too many tabs: both are ignored. When the
+//! file holds far more lines than conversations it is rewritten whole (atomically). Deleting
+//! it loses nothing.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use super::cache::Cache;
+use super::{ForkedFrom, Meta, Result, Store, Summary, layout, txn::write_private_file};
+use crate::event::Stats;
+
+const FILE: &str = "catalogue";
+
+/// What a line stores besides its id and tree; the fields of [`Summary`].
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    title: Option<String>,
+    created: String,
+    updated: String,
+    stats: Stats,
+    subagent_of: Option<String>,
+    forked_from: Option<ForkedFrom>,
+}
+
+impl Entry {
+    fn of(meta: Meta, cache: &Cache) -> Entry {
+        Entry {
+            title: meta.title,
+            updated: cache.updated.clone().unwrap_or_else(|| meta.created.clone()),
+            created: meta.created,
+            stats: cache.stats,
+            subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
+            forked_from: meta.forked_from,
+        }
+    }
+
+    fn into_summary(self, id: &str) -> Summary {
+        Summary {
+            id: id.to_owned(),
+            title: self.title,
+            created: self.created,
+            updated: self.updated,
+            tokens: self.stats.tokens(),
+            stats: self.stats,
+            subagent_of: self.subagent_of,
+            forked_from: self.forked_from,
+        }
+    }
+
+    fn line(&self, id: &str, tree: ObjectId) -> Option<String> {
+        let json = serde_json::to_string(self).ok()?;
+        Some(format!("{id}\t{tree}\t{json}\n"))
+    }
+}
+
+/// The catalogue as it stands for HEAD: `(id, entry JSON)` of every conversation, in id order.
+pub(super) struct Fresh {
+    entries: Vec<(String, String)>,
+}
+
+impl Fresh {
+    fn parse(id: &str, json: &str) -> Option<Summary> {
+        serde_json::from_str::<Entry>(json).ok().map(|e| e.into_summary(id))
+    }
+}
+
+impl Store {
+    fn catalogue_path(&self) -> PathBuf {
+        self.state_dir().join(FILE)
+    }
+
+    /// Every conversation at HEAD as `list` shows it, oldest first.
+    pub fn summaries(&self) -> Result<Vec<Summary>> {
+        let fresh = self.catalogue()?;
+        let mut out = Vec::with_capacity(fresh.entries.len());
+        for (id, json) in &fresh.entries {
+            match Fresh::parse(id, json) {
+                Some(summary) => out.push(summary),
+                // Written by this version a moment ago; unreadable only if the file was
+                // edited between our read and now: compute it the slow way.
+                None => out.push(self.summary(id)?),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ids of the conversations titled exactly `title`, oldest first. Only lines whose
+    /// JSON holds the title as serde_json spells it are parsed.
+    pub(super) fn titled(&self, title: &str) -> Result<Vec<String>> {
+        let fresh = self.catalogue()?;
+        let needle = format!("\"title\":{}", serde_json::to_string(title).unwrap_or_default());
+        let mut ids = Vec::new();
+        for (id, json) in &fresh.entries {
+            if json.contains(&needle) && Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
+                ids.push(id.clone());
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Record what a writer just committed for conversation `id` (its new tree and counts).
+    /// Best effort: a line that does not make it is computed by the next reader.
+    pub(super) fn catalogue_note(&self, id: &str, cache: &Cache) {
+        let Ok(meta) = self.meta_of(cache.tree, id) else { return };
+        if let Some(line) = Entry::of(meta, cache).line(id, cache.tree) {
+            self.catalogue_append(line.as_bytes());
+        }
+    }
+
+    /// Bring the catalogue in step with HEAD after a writer that changed many
+    /// conversations (an import, a pull, a removal). Best effort, like every cache.
+    pub(super) fn catalogue_refresh(&self) {
+        let _ = self.catalogue();
+    }
+
+    /// Remove the catalogue; the next reader rebuilds it from HEAD.
+    pub(super) fn catalogue_drop(&self) {
+        let _ = std::fs::remove_file(self.catalogue_path());
+    }
+
+    fn catalogue_append(&self, bytes: &[u8]) {
+        let path = self.catalogue_path();
+        let file = super::txn::private_options().create(true).append(true).open(&path);
+        if let Ok(mut file) = file {
+            let _ = file.write_all(bytes);
+        }
+    }
+
+    /// The catalogue for HEAD: the file's lines that still hold, plus a line computed for
+    /// every conversation the file lacks or has stale (appended to the file).
+    pub(super) fn catalogue(&self) -> Result<Fresh> {
+        let at_head = self.conversation_trees()?;
+        let text = std::fs::read(self.catalogue_path()).unwrap_or_default();
+        let text = String::from_utf8(text).unwrap_or_default();
+        let mut known: HashMap<&str, (&str, &str)> = HashMap::with_capacity(at_head.len());
+        let mut lines = 0usize;
+        for line in text.split_inclusive('\n') {
+            lines += 1;
+            let Some(line) = line.strip_suffix('\n') else { continue };
+            let mut fields = line.splitn(3, '\t');
+            let (Some(id), Some(tree), Some(json)) = (fields.next(), fields.next(), fields.next()) else { continue };
+            // serde_json escapes tabs: a tab here is two lines run together by a torn write.
+            if json.contains('\t') {
+                continue;
+            }
+            known.insert(id, (tree, json));
+        }
+        let mut entries = Vec::with_capacity(at_head.len());
+        let mut added = String::new();
+        for (id, tree) in &at_head {
+            let hex = tree.to_string();
+            match known.get(id.as_str()) {
+                Some((t, json)) if *t == hex => entries.push((id.clone(), (*json).to_owned())),
+                _ => {
+                    let cache = self.cached_stats_in(id, Some(*tree))?;
+                    let entry = Entry::of(self.meta_of(*tree, id)?, &cache);
+                    if let Some(line) = entry.line(id, *tree) {
+                        let json = line.trim_end().splitn(3, '\t').nth(2).unwrap_or_default().to_owned();
+                        added.push_str(&line);
+                        entries.push((id.clone(), json));
+                    }
+                }
+            }
+        }
+        // Rewrite when the file holds much more than HEAD needs (superseded lines, removed
+        // conversations), else append only what was computed.
+        if lines > 2 * at_head.len() + 64 {
+            let mut whole = String::new();
+            for ((id, json), (_, tree)) in entries.iter().zip(&at_head) {
+                whole.push_str(&format!("{id}\t{tree}\t{json}\n"));
+            }
+            let _ = write_private_file(&self.state_dir(), &self.catalogue_path(), whole.as_bytes());
+        } else if !added.is_empty() {
+            self.catalogue_append(added.as_bytes());
+        }
+        Ok(Fresh { entries })
+    }
+
+    /// `(id, tree)` of every conversation at HEAD, in id order.
+    pub(super) fn conversation_trees(&self) -> Result<Vec<(String, ObjectId)>> {
+        let Some(root) = self.head_tree_id()? else {
+            return Ok(Vec::new());
+        };
+        let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
+            return Ok(Vec::new());
+        };
+        Ok(self.listing(dir)?.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, t, _)| (n.clone(), *t)).collect())
+    }
+}

@@ -1,0 +1,150 @@
+//! The catalogue (`.git/convo/catalogue`): `list` and title resolution read it instead of
+//! every conversation, so it must never answer differently from a full read of HEAD,
+//! whatever happened to it: deleted, corrupted, left behind by a pull or a reset, or by a
+//! writer killed at any step.
+
+use crate::common::{TestEnv, bare, run_command};
+
+fn catalogue(env: &TestEnv) -> std::path::PathBuf {
+    env.store.join(".git/convo/catalogue")
+}
+
+/// `list --format json` with every derived file dropped first: what a full read of HEAD says.
+fn full_read(env: &TestEnv) -> String {
+    let state = env.store.join(".git/convo");
+    let saved = std::fs::read(catalogue(env)).ok();
+    let _ = std::fs::remove_file(catalogue(env));
+    let _ = std::fs::remove_dir_all(state.join("cache"));
+    let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+    // Put the catalogue under test back, so the caller goes on testing it, not a fresh one.
+    if let Some(bytes) = saved {
+        std::fs::write(catalogue(env), bytes).unwrap();
+    }
+    listed
+}
+
+#[track_caller]
+fn agrees_with_a_full_read(env: &TestEnv, when: &str) {
+    let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+    assert_eq!(listed, full_read(env), "{when}: the catalogue answered differently from HEAD");
+}
+
+fn three_conversations() -> TestEnv {
+    let env = TestEnv::new();
+    env.new_conversation("alpha");
+    env.run(&["append", "--user", "one"]).ok();
+    env.new_conversation("beta");
+    env.run(&["append", "--user", "two"]).ok();
+    env.run(&["append", "--assistant", "three"]).ok();
+    env.new_conversation("gamma");
+    env
+}
+
+#[test]
+fn writers_keep_the_catalogue_in_step_with_every_change() {
+    let env = three_conversations();
+    assert!(catalogue(&env).exists(), "new and append write catalogue lines");
+    agrees_with_a_full_read(&env, "after appends");
+    env.run(&["rename", "alpha", "alpha two"]).ok();
+    agrees_with_a_full_read(&env, "after a rename");
+    // By title: the new one resolves, the old one is gone.
+    env.run(&["show", "alpha two"]).ok();
+    env.run(&["show", "alpha"]).fails_with(4);
+    env.run(&["fork", "beta", "--title", "beta fork"]).ok();
+    agrees_with_a_full_read(&env, "after a fork");
+    env.run(&["rm", "gamma"]).ok();
+    agrees_with_a_full_read(&env, "after a removal");
+    env.run(&["restore", "gamma"]).ok();
+    agrees_with_a_full_read(&env, "after a restore");
+    env.run(&["compact", "beta", "--keep-last", "0"]).ok();
+    agrees_with_a_full_read(&env, "after a compaction");
+}
+
+#[test]
+fn a_deleted_or_corrupt_catalogue_is_rebuilt_from_head() {
+    let env = three_conversations();
+    let expected = full_read(&env);
+    let good = std::fs::read(catalogue(&env)).unwrap();
+
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("deleted", Vec::new()),
+        ("torn mid-line", good[..good.len() / 2].to_vec()),
+        ("not UTF-8", [&good[..], b"\xff\xfe\n"].concat()),
+        ("garbage lines", [&good[..], b"x\ty\tz\n\t\t\n{}\n"].concat()),
+        // A torn line the next append ran into: two lines' fields on one line.
+        ("run together", {
+            let text = String::from_utf8(good.clone()).unwrap();
+            let mut lines: Vec<&str> = text.lines().collect();
+            let last = lines.pop().unwrap();
+            let (head, _) = last.split_at(last.len() - 5);
+            format!("{}\n{head}{last}\n", lines.join("\n")).into_bytes()
+        }),
+        // A line for the right id with a tree HEAD does not have (left by a reset, say),
+        // claiming another title: it must not be believed.
+        ("stale tree", {
+            let text = String::from_utf8(good.clone()).unwrap();
+            text.lines()
+                .map(|l| {
+                    let mut f = l.splitn(3, '\t');
+                    let (id, _, json) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+                    format!("{id}\t{}\t{}\n", "0".repeat(40), json.replace("alpha", "forged"))
+                })
+                .collect::<String>()
+                .into_bytes()
+        }),
+    ];
+    for (what, bytes) in damaged {
+        if what == "deleted" {
+            std::fs::remove_file(catalogue(&env)).unwrap();
+        } else {
+            std::fs::write(catalogue(&env), &bytes).unwrap();
+        }
+        let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+        assert_eq!(listed, expected, "{what}");
+        env.run(&["show", "alpha"]).ok();
+        env.run(&["show", "forged"]).fails_with(4);
+        // The next read finds a catalogue that holds again.
+        assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected, "{what}, read twice");
+    }
+}
+
+#[test]
+fn a_writer_killed_at_any_step_leaves_a_catalogue_that_agrees_with_head() {
+    for step in ["journal", "committed", "worktree", "index"] {
+        let env = three_conversations();
+        for args in [&["append", "beta", "--user", "last words"][..], &["rename", "beta", "renamed"][..]] {
+            let mut cmd = env.command(args);
+            cmd.env("CONVO_TEST_FAIL_AT", step);
+            assert_ne!(run_command(cmd, "").code, 0, "{step}: the process should have died");
+            agrees_with_a_full_read(&env, step);
+        }
+    }
+}
+
+#[test]
+fn a_pull_and_a_reset_bring_the_catalogue_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = three_conversations();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", hub.to_str().unwrap(), b.store.to_str().unwrap()]).ok();
+    agrees_with_a_full_read(&b, "after a clone");
+    b.run(&["list"]).ok();
+
+    a.run(&["append", "alpha", "--user", "more from a"]).ok();
+    a.run(&["rename", "gamma", "gamma renamed"]).ok();
+    a.new_conversation("delta");
+    a.run(&["push"]).ok();
+    b.run(&["pull"]).ok();
+    agrees_with_a_full_read(&b, "after a pull");
+    b.run(&["show", "gamma renamed"]).ok();
+    b.run(&["show", "delta"]).ok();
+
+    // Another tool moves HEAD back: the lines for the newer trees no longer hold.
+    b.git(&["reset", "-q", "--hard", "HEAD~3"]);
+    agrees_with_a_full_read(&b, "after git reset");
+    b.run(&["show", "gamma"]).ok();
+    b.run(&["show", "delta"]).fails_with(4);
+}

@@ -71,12 +71,24 @@ impl Entry {
     }
 }
 
-/// The catalogue as it stands for HEAD: `(id, entry JSON)` of every conversation, in id order.
+/// The catalogue as it stands for HEAD: every conversation's id and entry JSON, in id
+/// order. The JSON is borrowed from the file's text or from the lines computed now, so
+/// reading 10,000 lines copies none of them.
 pub(super) struct Fresh {
-    entries: Vec<(String, String)>,
+    text: String,
+    added: String,
+    /// `(id, in added?, span of the JSON)`.
+    entries: Vec<(String, bool, std::ops::Range<usize>)>,
 }
 
 impl Fresh {
+    fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(id, added, span)| {
+            let buffer = if *added { &self.added } else { &self.text };
+            (id.as_str(), &buffer[span.clone()])
+        })
+    }
+
     fn parse(id: &str, json: &str) -> Option<Summary> {
         serde_json::from_str::<Entry>(json).ok().map(|e| e.into_summary(id))
     }
@@ -91,7 +103,7 @@ impl Store {
     pub fn summaries(&self) -> Result<Vec<Summary>> {
         let fresh = self.catalogue()?;
         let mut out = Vec::with_capacity(fresh.entries.len());
-        for (id, json) in &fresh.entries {
+        for (id, json) in fresh.entries() {
             match Fresh::parse(id, json) {
                 Some(summary) => out.push(summary),
                 // Written by this version a moment ago; unreadable only if the file was
@@ -108,9 +120,9 @@ impl Store {
         let fresh = self.catalogue()?;
         let needle = format!("\"title\":{}", serde_json::to_string(title).unwrap_or_default());
         let mut ids = Vec::new();
-        for (id, json) in &fresh.entries {
+        for (id, json) in fresh.entries() {
             if json.contains(&needle) && Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
-                ids.push(id.clone());
+                ids.push(id.to_owned());
             }
         }
         Ok(ids)
@@ -150,9 +162,13 @@ impl Store {
         let at_head = self.conversation_trees()?;
         let text = std::fs::read(self.catalogue_path()).unwrap_or_default();
         let text = String::from_utf8(text).unwrap_or_default();
-        let mut known: HashMap<&str, (&str, &str)> = HashMap::with_capacity(at_head.len());
+        // id -> (tree hex, span of the JSON in `text`); later lines win.
+        let mut known: HashMap<&str, (&str, std::ops::Range<usize>)> = HashMap::with_capacity(at_head.len());
         let mut lines = 0usize;
+        let mut at = 0usize;
         for line in text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
             lines += 1;
             let Some(line) = line.strip_suffix('\n') else { continue };
             let mut fields = line.splitn(3, '\t');
@@ -161,37 +177,42 @@ impl Store {
             if json.contains('\t') {
                 continue;
             }
-            known.insert(id, (tree, json));
+            let json_start = start + id.len() + tree.len() + 2;
+            known.insert(id, (tree, json_start..json_start + json.len()));
         }
         let mut entries = Vec::with_capacity(at_head.len());
         let mut added = String::new();
         for (id, tree) in &at_head {
-            let hex = tree.to_string();
             match known.get(id.as_str()) {
-                Some((t, json)) if *t == hex => entries.push((id.clone(), (*json).to_owned())),
+                Some((t, span)) if ObjectId::from_hex(t.as_bytes()).is_ok_and(|t| t == *tree) => {
+                    entries.push((id.clone(), false, span.clone()))
+                }
                 _ => {
                     let cache = self.cached_stats_in(id, Some(*tree))?;
                     let entry = Entry::of(self.meta_of(*tree, id)?, &cache);
                     if let Some(line) = entry.line(id, *tree) {
-                        let json = line.trim_end().splitn(3, '\t').nth(2).unwrap_or_default().to_owned();
+                        let json_start = added.len() + id.len() + tree.kind().len_in_hex() + 2;
                         added.push_str(&line);
-                        entries.push((id.clone(), json));
+                        entries.push((id.clone(), true, json_start..added.len() - 1));
                     }
                 }
             }
         }
+        drop(known);
+        let fresh = Fresh { text, added, entries };
         // Rewrite when the file holds much more than HEAD needs (superseded lines, removed
         // conversations), else append only what was computed.
         if lines > 2 * at_head.len() + 64 {
+            let trees: HashMap<&str, ObjectId> = at_head.iter().map(|(id, t)| (id.as_str(), *t)).collect();
             let mut whole = String::new();
-            for ((id, json), (_, tree)) in entries.iter().zip(&at_head) {
-                whole.push_str(&format!("{id}\t{tree}\t{json}\n"));
+            for (id, json) in fresh.entries() {
+                whole.push_str(&format!("{id}\t{}\t{json}\n", trees[id]));
             }
             let _ = write_private_file(&self.state_dir(), &self.catalogue_path(), whole.as_bytes());
-        } else if !added.is_empty() {
-            self.catalogue_append(added.as_bytes());
+        } else if !fresh.added.is_empty() {
+            self.catalogue_append(fresh.added.as_bytes());
         }
-        Ok(Fresh { entries })
+        Ok(fresh)
     }
 
     /// `(id, tree)` of every conversation at HEAD, in id order.

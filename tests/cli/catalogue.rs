@@ -58,6 +58,18 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     agrees_with_a_full_read(&env, "after a restore");
     env.run(&["compact", "beta", "--keep-last", "0"]).ok();
     agrees_with_a_full_read(&env, "after a compaction");
+    // Superseded lines pile up until a reader rewrites the file with one line each.
+    let lines = || std::fs::read_to_string(catalogue(&env)).unwrap().lines().count();
+    // (The active conversation: resolving a title reads the catalogue, which may rewrite it.)
+    env.run(&["switch", "alpha two"]).ok();
+    for n in 0..80 {
+        env.run(&["append", "--user", &format!("turn {n}")]).ok();
+    }
+    assert!(lines() > 70, "appends add lines");
+    agrees_with_a_full_read(&env, "after many appends");
+    env.run(&["list"]).ok();
+    assert_eq!(lines(), 4, "rewritten with one line per conversation");
+    agrees_with_a_full_read(&env, "after the rewrite");
 }
 
 #[test]

@@ -482,6 +482,8 @@ pub fn list(
         })
         .collect();
     let title_width = shown.iter().map(|t| fit::columns(t)).max().unwrap_or(0);
+    // Once per column, not per row: a store of 10,000 conversations has 10,000 rows.
+    let widths: Vec<usize> = layout.iter().map(|c| width_of(c)).collect();
     for (row, &(i, _)) in rows.iter().enumerate() {
         let s = &summaries[i];
         let mark = if active == Some(s.id.as_str()) { theme.paint(Style::Green, "*") } else { " ".to_owned() };
@@ -490,9 +492,9 @@ pub fn list(
         let title = &shown[row];
         let mut line = format!("{mark} {id}{:id_pad$} {title}", "");
         let mut pad = title_width - fit::columns(title);
-        for column in layout {
+        for (column, width) in layout.iter().zip(&widths) {
             let cell = &column[row];
-            let align = width_of(column) - fit::columns(cell);
+            let align = width - fit::columns(cell);
             line += &format!("{:pad$}  {:align$}{cell}", "", "");
             pad = 0;
         }

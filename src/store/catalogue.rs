@@ -15,6 +15,12 @@
 //! newline, and the line it then runs into has too many tabs: both are ignored. When the
 //! file holds far more lines than conversations it is rewritten whole (atomically). Deleting
 //! it loses nothing.
+//!
+//! A last line `#\t<tree>` (the marker) certifies that the file describes exactly the
+//! conversations of that `conversations` tree. A reader's full pass writes it; a writer that
+//! changed one conversation moves it along when it stood at the commit's parent. While it
+//! names HEAD's tree, a title lookup needs neither the folder's listing nor a parse of any
+//! line but those holding the title: the lookup by title costs about what one by id does.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -117,8 +123,11 @@ impl Store {
     /// Ids of the conversations titled exactly `title`, oldest first. Only lines whose
     /// JSON holds the title as serde_json spells it are parsed.
     pub(super) fn titled(&self, title: &str) -> Result<Vec<String>> {
-        let fresh = self.catalogue()?;
         let needle = format!("\"title\":{}", serde_json::to_string(title).unwrap_or_default());
+        if let Some(text) = self.complete_catalogue()? {
+            return Ok(titled_in(&text, &needle, title));
+        }
+        let fresh = self.catalogue()?;
         let mut ids = Vec::new();
         for (id, json) in fresh.entries() {
             if json.contains(&needle) && Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
@@ -130,11 +139,56 @@ impl Store {
 
     /// Record what a writer just committed for conversation `id` (its new tree and counts).
     /// Best effort: a line that does not make it is computed by the next reader.
+    ///
+    /// Every writer that calls this changed only conversation `id` in its commit: when the
+    /// file was complete for the commit's parent, it is complete for the commit once this
+    /// line is in, so the line goes in with the new marker.
     pub(super) fn catalogue_note(&self, id: &str, cache: &Cache) {
         let Ok(meta) = self.meta_of(cache.tree, id) else { return };
-        if let Some(line) = Entry::of(meta, cache).line(id, cache.tree) {
-            self.catalogue_append(line.as_bytes());
+        let Some(mut line) = Entry::of(meta, cache).line(id, cache.tree) else { return };
+        if let Ok(Some(head)) = self.head_commit_id()
+            && let Ok(parent) = self.repo.find_commit(head).map(|c| c.parent_ids().next().map(|p| p.detach()))
+            && let (Ok(Some(now)), Ok(Some(before))) =
+                (self.conversations_tree(Some(head)), self.conversations_tree(parent))
+            && self.catalogue_tail().as_deref() == Some(marker(before).as_str())
+        {
+            line.push_str(&marker(now));
         }
+        self.catalogue_append(line.as_bytes());
+    }
+
+    /// The last line of the catalogue file, with its newline.
+    fn catalogue_tail(&self) -> Option<String> {
+        use std::io::{Read as _, Seek as _};
+        let mut file = std::fs::File::open(self.catalogue_path()).ok()?;
+        let len = file.metadata().ok()?.len();
+        let from = len.saturating_sub(128);
+        file.seek(std::io::SeekFrom::Start(from)).ok()?;
+        let mut tail = String::new();
+        file.read_to_string(&mut tail).ok()?;
+        let body = tail.strip_suffix('\n')?;
+        let start = body.rfind('\n').map_or(0, |i| i + 1);
+        (start > 0 || from == 0).then(|| tail[start..].to_owned())
+    }
+
+    /// The catalogue's text when its last line is the marker of HEAD's `conversations`
+    /// tree: then it describes exactly HEAD's conversations (the latest line of each id).
+    fn complete_catalogue(&self) -> Result<Option<String>> {
+        let Some(now) = self.conversations_tree(self.head_commit_id()?)? else { return Ok(None) };
+        let Ok(text) = std::fs::read_to_string(self.catalogue_path()) else { return Ok(None) };
+        let complete = text.strip_suffix('\n').is_some_and(|body| {
+            let last = body.rfind('\n').map_or(body, |i| &body[i + 1..]);
+            last.strip_prefix(MARKER).and_then(|hex| ObjectId::from_hex(hex.as_bytes()).ok()) == Some(now)
+        });
+        Ok(complete.then_some(text))
+    }
+
+    /// The id of the `conversations` folder in `commit`'s tree.
+    fn conversations_tree(&self, commit: Option<ObjectId>) -> Result<Option<ObjectId>> {
+        let Some(commit) = commit else { return Ok(None) };
+        let root = self.commit_tree_id(commit)?;
+        let tree = self.repo.find_tree(root).map_err(super::git_err(format!("read tree {root}")))?;
+        Ok(tree.find_entry(layout::CONVERSATIONS).filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
     }
 
     /// Bring the catalogue in step with HEAD after a writer that changed many
@@ -198,19 +252,24 @@ impl Store {
                 }
             }
         }
+        let trees: HashMap<&str, ObjectId> = at_head.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        // Lines of conversations HEAD no longer has would make the file describe more than
+        // HEAD: then, or when superseded lines pile up, it is rewritten.
+        let vanished = known.keys().any(|id| !trees.contains_key(id));
         drop(known);
         let fresh = Fresh { text, added, entries };
-        // Rewrite when the file holds much more than HEAD needs (superseded lines, removed
-        // conversations), else append only what was computed.
-        if lines > 2 * at_head.len() + 64 {
-            let trees: HashMap<&str, ObjectId> = at_head.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+        let head_marker = self.conversations_tree(self.head_commit_id()?)?.map(marker);
+        if vanished || lines > 2 * at_head.len() + 64 {
             let mut whole = String::new();
             for (id, json) in fresh.entries() {
                 whole.push_str(&format!("{id}\t{}\t{json}\n", trees[id]));
             }
+            whole.push_str(head_marker.as_deref().unwrap_or_default());
             let _ = write_private_file(&self.state_dir(), &self.catalogue_path(), whole.as_bytes());
-        } else if !fresh.added.is_empty() {
-            self.catalogue_append(fresh.added.as_bytes());
+        } else if let Some(head_marker) = head_marker
+            && (!fresh.added.is_empty() || !fresh.text.ends_with(&head_marker))
+        {
+            self.catalogue_append(format!("{}{head_marker}", fresh.added).as_bytes());
         }
         Ok(fresh)
     }
@@ -225,4 +284,34 @@ impl Store {
         };
         Ok(self.listing(dir)?.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, t, _)| (n.clone(), *t)).collect())
     }
+}
+
+/// The line that says the lines before it describe exactly the conversations of one
+/// `conversations` tree (not an id, so older readers skip it).
+const MARKER: &str = "#\t";
+
+fn marker(conversations: ObjectId) -> String {
+    format!("{MARKER}{conversations}\n")
+}
+
+/// The ids titled `title` in a complete catalogue's `text`: only lines holding `needle` (the
+/// title as serde_json spells it, which cannot occur inside another JSON string, where its
+/// quotes would be escaped) are looked at, and each only if no later line has its id.
+fn titled_in(text: &str, needle: &str, title: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (at, _) in text.match_indices(needle) {
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let Some(end) = text[at..].find('\n').map(|i| at + i) else { continue };
+        let mut fields = text[start..end].splitn(3, '\t');
+        let (Some(id), Some(_), Some(json)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        if json.contains('\t') || text[end..].contains(&format!("\n{id}\t")) {
+            continue;
+        }
+        if Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
+            ids.push(id.to_owned());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
 }

@@ -23,10 +23,31 @@ fn full_read(env: &TestEnv) -> String {
     listed
 }
 
+/// `list` and resolution by title agree with a full read of HEAD. Titles are resolved
+/// first, while the catalogue is as the last command left it (a title lookup takes the
+/// catalogue's fast path when its last line certifies HEAD).
 #[track_caller]
 fn agrees_with_a_full_read(env: &TestEnv, when: &str) {
+    let expected = full_read(env);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&expected).unwrap();
+    for row in &rows {
+        let Some(title) = row["title"].as_str() else { continue };
+        let id = row["id"].as_str().unwrap();
+        let same = rows.iter().filter(|r| r["title"].as_str() == Some(title)).count();
+        let by_title = env.run(&["show", title, "--format", "jsonl"]);
+        if same == 1 {
+            assert_eq!(by_title.ok(), env.run(&["show", id, "--format", "jsonl"]).ok(), "{when}: `{title}`");
+        } else {
+            by_title.fails_with(4);
+        }
+    }
     let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
-    assert_eq!(listed, full_read(env), "{when}: the catalogue answered differently from HEAD");
+    assert_eq!(listed, expected, "{when}: the catalogue answered differently from HEAD");
+}
+
+fn ends_with_a_marker(env: &TestEnv) -> bool {
+    let text = std::fs::read_to_string(catalogue(env)).unwrap_or_default();
+    text.lines().last().is_some_and(|l| l.starts_with("#\t"))
 }
 
 fn three_conversations() -> TestEnv {
@@ -45,6 +66,11 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     let env = three_conversations();
     assert!(catalogue(&env).exists(), "new and append write catalogue lines");
     agrees_with_a_full_read(&env, "after appends");
+    // A full pass certified HEAD; each one-conversation writer keeps it certified.
+    assert!(ends_with_a_marker(&env));
+    env.run(&["append", "beta", "--user", "four"]).ok();
+    assert!(ends_with_a_marker(&env), "an append keeps the marker");
+    agrees_with_a_full_read(&env, "after an append on a certified catalogue");
     env.run(&["rename", "alpha", "alpha two"]).ok();
     agrees_with_a_full_read(&env, "after a rename");
     // By title: the new one resolves, the old one is gone.
@@ -68,7 +94,7 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     assert!(lines() > 70, "appends add lines");
     agrees_with_a_full_read(&env, "after many appends");
     env.run(&["list"]).ok();
-    assert_eq!(lines(), 4, "rewritten with one line per conversation");
+    assert_eq!(lines(), 5, "rewritten with one line per conversation, and the marker");
     agrees_with_a_full_read(&env, "after the rewrite");
 }
 
@@ -76,13 +102,22 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
 fn a_deleted_or_corrupt_catalogue_is_rebuilt_from_head() {
     let env = three_conversations();
     let expected = full_read(&env);
-    let good = std::fs::read(catalogue(&env)).unwrap();
+    env.run(&["list"]).ok();
+    // The entry lines alone: without the marker that certifies them, as after a crash.
+    let good: Vec<u8> = std::fs::read_to_string(catalogue(&env))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
 
     let damaged: Vec<(&str, Vec<u8>)> = vec![
         ("deleted", Vec::new()),
         ("torn mid-line", good[..good.len() / 2].to_vec()),
         ("not UTF-8", [&good[..], b"\xff\xfe\n"].concat()),
         ("garbage lines", [&good[..], b"x\ty\tz\n\t\t\n{}\n"].concat()),
+        // A marker for a tree HEAD does not have certifies nothing.
+        ("a stale marker", [&good[..], format!("#\t{}\n", "0".repeat(40)).as_bytes()].concat()),
         // A torn line the next append ran into: two lines' fields on one line.
         ("run together", {
             let text = String::from_utf8(good.clone()).unwrap();

@@ -190,6 +190,9 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::Store, format!("cannot write the store: {message}"))
                     .hint("its files belong to another user or are not writable; a store is its owner's alone")
             }
+            StoreError::GitLockHeld { .. } => CommandError::new(Kind::Store, message).hint(
+                "nothing was written; try again when that git command is done (git's `core.filesRefLockTimeout`, in ms, sets how long convo waits)",
+            ),
             StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
         }
     }

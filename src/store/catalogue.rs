@@ -148,9 +148,12 @@ impl Store {
         let Some(mut line) = Entry::of(meta, cache).line(id, cache.tree) else { return };
         if let Ok(Some(head)) = self.head_commit_id()
             && let Ok(parent) = self.repo.find_commit(head).map(|c| c.parent_ids().next().map(|p| p.detach()))
-            && let (Ok(Some(now)), Ok(Some(before))) =
-                (self.conversations_tree(Some(head)), self.conversations_tree(parent))
-            && self.catalogue_tail().as_deref() == Some(marker(before).as_str())
+            && let (Ok(Some(now)), Ok(before)) = (self.conversations_tree(Some(head)), self.conversations_tree(parent))
+            && match before {
+                Some(before) => self.catalogue_tail().as_deref() == Some(marker(before).as_str()),
+                // The first conversation: an empty catalogue described the empty store.
+                None => std::fs::metadata(self.catalogue_path()).map_or(true, |m| m.len() == 0),
+            }
         {
             line.push_str(&marker(now));
         }

@@ -43,8 +43,39 @@ impl Store {
         }
         self.check_history(&mut problems)?;
         self.check_worktree(&mut problems)?;
+        self.check_git_locks(&mut problems);
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(problems)
+    }
+
+    /// Git locks nobody holds (a killed git left them): each blocks `git gc`, and so the
+    /// packing convo's automatic gc does, which otherwise fails without a word.
+    fn check_git_locks(&self, problems: &mut Vec<Problem>) {
+        let locks = self.git_locks();
+        if locks.is_empty() || !self.git_at_work().is_empty() {
+            return;
+        }
+        for lock in &locks {
+            problems.push(problem(
+                &lock.path,
+                format!(
+                    "stale git lock ({}s old, no git runs in the store): it makes `git gc` fail; \
+                     the next convo write removes it, or run `rm {}`",
+                    lock.age.as_secs(),
+                    self.root.join(&lock.path).display()
+                ),
+            ));
+        }
+        let (loose, limit, due) = self.loose_objects();
+        if due {
+            problems.push(problem(
+                ".git/objects",
+                format!(
+                    "about {loose} loose objects need packing (gc.auto is {limit}), and `git gc` fails while {} exists",
+                    locks[0].path
+                ),
+            ));
+        }
     }
 
     /// Every version of every conversation in HEAD's history: an event id must always name

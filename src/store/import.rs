@@ -89,7 +89,8 @@ impl Store {
         let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &staged.open)
             .map_err(git_err("hash segment"))?;
         let existed = self.repo.has_object(id);
-        let blob = self.repo.write_blob(&staged.open).map_err(git_err("write segment"))?.detach();
+        let blob =
+            self.gc_proof(|| Ok(self.repo.write_blob(&staged.open).map_err(git_err("write segment"))?.detach()))?;
         if !existed {
             staged.created.push(blob);
         }
@@ -147,7 +148,8 @@ impl Store {
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&s.id), message: e.to_string() })?;
             bytes.push(b'\n');
-            let blob = self.repo.write_blob(&bytes).map_err(git_err("write metadata"))?.detach();
+            let blob =
+                self.gc_proof(|| Ok(self.repo.write_blob(&bytes).map_err(git_err("write metadata"))?.detach()))?;
             entries.push((layout::meta_path(&s.id), blob));
             entries.append(&mut s.blobs);
             trailers += &format!("Convo-Imported: {}\n", s.id);
@@ -157,11 +159,13 @@ impl Store {
             Some(commit) => self.commit_tree_id(commit)?,
             None => ObjectId::empty_tree(self.repo.object_hash()),
         };
-        let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
-        for (path, blob) in &entries {
-            editor.upsert(path.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {path}")))?;
-        }
-        let tree = editor.write().map_err(git_err("write tree"))?.detach();
+        let tree = self.gc_proof(|| {
+            let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
+            for (path, blob) in &entries {
+                editor.upsert(path.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {path}")))?;
+            }
+            Ok(editor.write().map_err(git_err("write tree"))?.detach())
+        })?;
         let message = format!("{subject}\n\n{trailers}");
         let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
         let paths: Vec<String> = entries.into_iter().map(|(p, _)| p).collect();

@@ -293,7 +293,8 @@ impl Store {
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;
             bytes.push(b'\n');
-            let blob = self.repo.write_blob(&bytes).map_err(git_err("write fork metadata"))?.detach();
+            let blob =
+                self.gc_proof(|| Ok(self.repo.write_blob(&bytes).map_err(git_err("write fork metadata"))?.detach()))?;
             editor.upsert(layout::meta_path(&fork).as_str(), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
             if let Some(events) = self.entry_at(o, layout::EVENTS_DIR)? {
                 let path = format!("{}/{}", layout::conversation_dir(&fork), layout::EVENTS_DIR);

@@ -10,6 +10,7 @@ mod cache;
 mod catalogue;
 mod fix;
 mod fsck;
+mod gitlocks;
 mod history;
 mod import;
 mod incoming;
@@ -31,6 +32,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use fix::{Fixed, Removed};
 pub use fsck::Problem;
+pub use gitlocks::GitLock;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
@@ -87,6 +89,9 @@ pub enum StoreError {
     NoRemoved { query: String },
     #[error("`{query}` is ambiguous: {} removed conversations match", ids.len())]
     AmbiguousRemoved { query: String, ids: Vec<String> },
+    /// A git lock a live git process kept past the wait (`core.filesRefLockTimeout`).
+    #[error("{path} has been held for {}s by {}", waited.as_secs_f32().round(), if holders.is_empty() { "a program convo cannot see".to_owned() } else { format!("git (pid {holders})") })]
+    GitLockHeld { path: String, waited: std::time::Duration, holders: String },
     /// A symlink inside the store's working tree, which convo never follows.
     #[error("{path}: is a symlink; convo does not follow symlinks inside a store")]
     Symlink { path: String },

@@ -16,6 +16,15 @@ use super::txn::{preallocate, private_options};
 use super::{Result, Store, StoreError, git_err, io_err};
 
 impl Store {
+    /// Wait, before anything of a commit is written, while a live git holds the branch's
+    /// lock (see [`Store::wait_for_branch_lock`]): a commit refused for it then leaves the
+    /// store as it was.
+    pub(super) fn await_branch_lock(&self) -> Result<()> {
+        let Ok(Some(branch)) = self.repo.head_name() else { return Ok(()) };
+        let lock_path = self.repo.git_dir().join(format!("{}.lock", branch.as_bstr().to_str_lossy()));
+        if lock_path.exists() { self.wait_for_branch_lock(&lock_path) } else { Ok(()) }
+    }
+
     /// Point HEAD (through its branch) at `new`, if it still points at `expected`.
     pub(super) fn move_head(
         &self,
@@ -32,11 +41,16 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        let mut lock =
-            private_options().write(true).create_new(true).open(&lock_path).map_err(|e| StoreError::Git {
-                context: format!("lock {}", lock_path.display()),
-                message: format!("{e}; is a git command running in the store?"),
-            })?;
+        let open = || private_options().write(true).create_new(true).open(&lock_path);
+        let mut lock = match open() {
+            // A git holds the branch (a gc packing refs), or a dead one left its lock.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                self.wait_for_branch_lock(&lock_path)?;
+                open()
+            }
+            other => other,
+        }
+        .map_err(|e| StoreError::Git { context: format!("lock {}", lock_path.display()), message: e.to_string() })?;
         let result = (|| {
             let current = self.head_commit_id()?;
             if current != expected {

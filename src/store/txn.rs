@@ -43,6 +43,8 @@ pub enum FailPoint {
     Worktree,
     /// Everything done but the journal still there.
     Index,
+    /// The commit is done and convo's `git gc` is running.
+    Gc,
 }
 
 impl FailPoint {
@@ -52,6 +54,7 @@ impl FailPoint {
             "committed" => FailPoint::Committed,
             "worktree" => FailPoint::Worktree,
             "index" => FailPoint::Index,
+            "gc" => FailPoint::Gc,
             _ => return None,
         })
     }
@@ -115,14 +118,21 @@ impl Store {
         if self.unmarked.swap(false, std::sync::atomic::Ordering::Relaxed) {
             self.set_up()?;
         }
+        // What a killed writer or a killed git left: its gc still running, its git locks.
+        self.reap_orphaned_gc();
+        self.clear_stale_git_locks();
         if self.journal_path().exists() {
-            self.recover(&lock, true)?;
+            self.recover(&lock)?;
         }
         Ok(lock)
     }
 
     fn fail(&self, at: FailPoint) {
         if self.fail_point == Some(at) {
+            if at == FailPoint::Gc {
+                // Let the gc get under way (repack, pack-refs) before convo dies.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
             std::process::abort();
         }
     }
@@ -138,39 +148,49 @@ impl Store {
         for change in changes {
             self.worktree_path(&change.path)?;
         }
+        self.await_branch_lock()?;
         let journal = Journal { paths: changes.iter().map(|c| c.path.clone()).collect() };
         let journal_bytes = serde_json::to_vec(&journal)
             .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
         write_private_file(&self.state_dir(), &self.journal_path(), &journal_bytes)?;
         self.fail(FailPoint::Journal);
 
-        let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
-        for change in changes {
-            match &change.bytes {
-                Some(bytes) => {
-                    let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
-                    editor
-                        .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
-                        .map_err(git_err(format!("add {}", change.path)))?;
-                }
-                None => {
-                    editor.remove(change.path.as_str()).map_err(git_err(format!("remove {}", change.path)))?;
+        let signature = self.signature(clock);
+        // All objects again if one is lost to a concurrent gc: the tree editor cannot
+        // resume a failed write, and rewriting objects that exist costs only time.
+        let (tree, commit) = self.gc_proof(|| {
+            let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
+            for change in changes {
+                match &change.bytes {
+                    Some(bytes) => {
+                        let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
+                        editor
+                            .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
+                            .map_err(git_err(format!("add {}", change.path)))?;
+                    }
+                    None => {
+                        editor.remove(change.path.as_str()).map_err(git_err(format!("remove {}", change.path)))?;
+                    }
                 }
             }
+            let tree = editor.write().map_err(git_err("write tree"))?.detach();
+            let commit = gix::objs::Commit {
+                message: message.into(),
+                tree,
+                author: signature.clone(),
+                committer: signature.clone(),
+                encoding: None,
+                parents: parent.into_iter().collect(),
+                extra_headers: Vec::new(),
+            };
+            let commit = self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach();
+            Ok((tree, commit))
+        })?;
+        if let Err(e) = self.move_head(parent, commit, &signature, message.lines().next().unwrap_or("")) {
+            // HEAD did not move: there is nothing to mirror, so no journal to leave.
+            let _ = std::fs::remove_file(self.journal_path());
+            return Err(e);
         }
-        let tree = editor.write().map_err(git_err("write tree"))?.detach();
-        let signature = self.signature(clock);
-        let commit = gix::objs::Commit {
-            message: message.into(),
-            tree,
-            author: signature.clone(),
-            committer: signature.clone(),
-            encoding: None,
-            parents: parent.into_iter().collect(),
-            extra_headers: Vec::new(),
-        };
-        let commit = self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach();
-        self.move_head(parent, commit, &signature, message.lines().next().unwrap_or(""))?;
         self.fail(FailPoint::Committed);
         // The commit has landed: from here a failure must not be reported as one (a retry
         // would append twice). The journal stays, and the next command mirrors from HEAD.
@@ -259,7 +279,7 @@ impl Store {
             parents: parents.iter().copied().collect(),
             extra_headers: Vec::new(),
         };
-        Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach())
+        self.gc_proof(|| Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach()))
     }
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
@@ -272,30 +292,19 @@ impl Store {
     /// Mirror the journalled paths from HEAD into the working tree and index, then drop the
     /// journal: the end of every commit, and the repair after a crash.
     pub(crate) fn replay_journal(&self, lock: &Lock) -> Result<()> {
-        self.recover(lock, false)
+        self.recover(lock)
     }
 
-    /// Replay the working-tree and index half of an interrupted commit from HEAD. Only for an
-    /// orphaned journal (`stale_locks`) are git lock files removed: convo's own lock is held,
-    /// so they are the killed writer's.
-    fn recover(&self, _lock: &Lock, stale_locks: bool) -> Result<()> {
+    /// Replay the working-tree and index half of an interrupted commit from HEAD. Git locks
+    /// a killed writer left are taken over by [`Store::lock`] first, and only when no git
+    /// could be holding them.
+    fn recover(&self, _lock: &Lock) -> Result<()> {
         let path = self.journal_path();
         let bytes = std::fs::read(&path).map_err(io_err(&path))?;
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| StoreError::BadFile {
             path: path.display().to_string(),
             message: format!("unreadable journal ({e})"),
         })?;
-        let git_dir = self.repo.git_dir().to_owned();
-        if stale_locks {
-            for stale in [git_dir.join("index.lock"), git_dir.join("HEAD.lock")] {
-                let _ = std::fs::remove_file(stale);
-            }
-            if let Ok(head) = self.repo.head_name()
-                && let Some(name) = head
-            {
-                let _ = std::fs::remove_file(git_dir.join(format!("{}.lock", name.as_bstr().to_str_lossy())));
-            }
-        }
         // convo journals only its own paths; anything else in the file was not written by
         // convo and is never acted on.
         let paths: Vec<String> = journal.paths.into_iter().filter(|p| layout::is_store_path(p)).collect();
@@ -481,31 +490,54 @@ impl Store {
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
     /// sample of one fan-out folder) and only then pay for `git gc --auto`.
     pub(super) fn maybe_gc(&self) -> GcOutcome {
-        let limit = self.repo.config_snapshot().integer("gc.auto").unwrap_or(6700);
-        if limit <= 0 {
-            return GcOutcome::NotNeeded;
-        }
-        let sample = self.repo.objects.store_ref().path().join("17");
-        let count = std::fs::read_dir(sample).map(|d| d.count()).unwrap_or(0) as i64;
-        if count <= (limit + 255) / 256 {
+        if !self.loose_objects().2 {
             return GcOutcome::NotNeeded;
         }
         // In the foreground and under convo's lock: a detached gc would prune object folders
-        // while the next writer puts objects into them.
-        match super::git_command()
+        // while the next writer puts objects into them. In a process group of its own,
+        // recorded in `.git/convo/gc` while it runs: if convo is killed, `git gc` itself
+        // dies with it (the parent-death signal) and the next writer stops whatever it had
+        // started (repack, pack-refs) before touching the store ([`Store::reap_orphaned_gc`]).
+        use std::os::unix::process::CommandExt as _;
+        let mut command = super::git_command();
+        command
             .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
-            .status()
-        {
-            Ok(_) => {
-                self.create_object_folders();
-                GcOutcome::Ran
-            }
-            Err(_) => GcOutcome::GitMissing,
+            .process_group(0);
+        // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets a flag on the child; it is
+        // async-signal-safe and touches no memory.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                Ok(())
+            });
         }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(_) => return GcOutcome::GitMissing,
+        };
+        let record = self.gc_record_path();
+        let _ = write_private_file(&self.state_dir(), &record, format!("{}\n", child.id()).as_bytes());
+        self.fail(FailPoint::Gc);
+        let _ = child.wait();
+        let _ = std::fs::remove_file(&record);
+        self.create_object_folders();
+        GcOutcome::Ran
+    }
+}
+
+impl Store {
+    /// Loose objects, estimated as git's `gc --auto` does (one fan-out folder, `17`, times
+    /// 256), the `gc.auto` limit, and whether git's own test says gc is due (the sample
+    /// exceeds the limit / 256, rounded up; never when the limit is 0, which turns it off).
+    pub(super) fn loose_objects(&self) -> (i64, i64, bool) {
+        let limit = self.repo.config_snapshot().integer("gc.auto").unwrap_or(6700);
+        let sample = self.repo.objects.store_ref().path().join("17");
+        let count = std::fs::read_dir(sample).map(|d| d.count()).unwrap_or(0) as i64;
+        (count * 256, limit, limit > 0 && count > (limit + 255) / 256)
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod common;
 
+mod beside_git;
 mod catalogue;
 mod commands;
 mod compaction;

@@ -283,8 +283,11 @@ fn a_corrupt_index_is_reported_and_rebuilt() {
 #[test]
 fn a_commit_that_lands_is_never_reported_as_failed() {
     let (env, _) = store_with_history();
+    // A live git in the store: its lock is never taken over.
+    let holder = crate::common::FakeGit::start(&env, "30");
     std::fs::write(env.store.join(".git/index.lock"), b"held by another git").unwrap();
     let out = env.run(&["append", "--user", "exactly once"]);
+    drop(holder);
     out.ok();
     let second = out.stderr.lines().nth(1).unwrap_or_default();
     assert!(second.starts_with("warning: committed "), "{}", out.stderr);

@@ -218,3 +218,25 @@ pub fn bare(dir: &Path, name: &str) -> PathBuf {
     Command::new("git").args(["config", "http.receivepack", "true"]).current_dir(&path).status().unwrap();
     path
 }
+
+/// A process named `git` working in the store: what convo sees of a live git.
+pub struct FakeGit(std::process::Child);
+
+impl FakeGit {
+    pub fn start(env: &TestEnv, seconds: &str) -> FakeGit {
+        let bin: PathBuf = env.root.join("fake-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let git = bin.join("git");
+        if !git.exists() {
+            std::fs::copy("/bin/sleep", &git).unwrap();
+        }
+        FakeGit(Command::new(&git).arg(seconds).current_dir(&env.store).spawn().unwrap())
+    }
+}
+
+impl Drop for FakeGit {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

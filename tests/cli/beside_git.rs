@@ -1,0 +1,191 @@
+//! convo and git in one repository: a `git gc` beside convo's writes (a user's, `git
+//! maintenance`, convo's own) must never make a write fail, a lock a killed git left must not
+//! stop later writes or gcs, and a lock a live git holds is waited for, never deleted.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::{FakeGit, TestEnv, run_command};
+
+fn git_in(store: &Path) -> Command {
+    let mut git = Command::new("git");
+    git.current_dir(store).env("GIT_CONFIG_NOSYSTEM", "1").env("GIT_CONFIG_GLOBAL", "/dev/null");
+    git
+}
+
+/// The branch HEAD names, e.g. `refs/heads/main`.
+fn branch(env: &TestEnv) -> String {
+    env.git(&["symbolic-ref", "HEAD"]).trim().to_owned()
+}
+
+/// Pids of processes whose name starts with `git` working in `store` (by their folder).
+fn git_processes_in(store: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd")).unwrap_or_default();
+        if comm.starts_with("git") && cwd.starts_with(store) {
+            found.push(format!("{name} {}", comm.trim()));
+        }
+    }
+    found
+}
+
+/// 3,000 loose objects and `gc.auto` 256: the next convo commit runs `git gc --auto`.
+fn due_for_gc(env: &TestEnv) {
+    let blobs = env.root.join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let paths: String = (0..3000)
+        .map(|i| {
+            let path = blobs.join(i.to_string());
+            std::fs::write(&path, format!("loose object {i}\n")).unwrap();
+            format!("{}\n", path.display())
+        })
+        .collect();
+    let mut hash = git_in(&env.store);
+    hash.args(["hash-object", "-w", "--stdin-paths"]);
+    run_command(hash, &paths).ok();
+    env.git(&["config", "gc.auto", "256"]);
+}
+
+fn in_pack(env: &TestEnv) -> u64 {
+    let counts = env.git(&["count-objects", "-v"]);
+    counts.lines().find_map(|l| l.strip_prefix("in-pack: ")).unwrap().parse().unwrap()
+}
+
+#[test]
+fn appends_land_while_git_gc_runs_in_a_loop_beside_them() {
+    let env = TestEnv::new();
+    env.new_conversation("beside gc");
+    let stop = env.root.join("stop-gc");
+    let mut looping = Command::new("sh")
+        .args(["-c", "while [ ! -e \"$1\" ]; do git gc -q >/dev/null 2>&1; done", "sh"])
+        .arg(&stop)
+        .current_dir(&env.store)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut failed = Vec::new();
+    for n in 0..150 {
+        let out = env.run(&["append", "--user", &format!("turn {n}")]);
+        if out.code != 0 {
+            failed.push(format!("turn {n}: {}", out.stderr.trim()));
+        }
+    }
+    std::fs::write(&stop, "").unwrap();
+    looping.wait().unwrap();
+    assert!(failed.is_empty(), "{} of 150 appends failed beside `git gc`:\n{}", failed.len(), failed.join("\n"));
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
+    assert_eq!(shown, 150);
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+}
+
+#[test]
+fn a_stale_git_lock_is_reported_then_cleared_and_gc_packs_again() {
+    let env = TestEnv::new();
+    env.new_conversation("locked out");
+    env.run(&["append", "--user", "before"]).ok();
+    due_for_gc(&env);
+    // What a `git gc` killed in its reflog and pack-refs steps leaves behind.
+    for lock in ["HEAD.lock", "packed-refs.lock"] {
+        std::fs::write(env.store.join(".git").join(lock), "").unwrap();
+    }
+    let mut gc = git_in(&env.store);
+    gc.args(["gc", "-q"]).stdout(Stdio::null()).stderr(Stdio::null());
+    assert!(!gc.status().unwrap().success(), "git gc fails while the locks are there");
+
+    let out = env.run(&["fsck"]);
+    let seconds = regex::Regex::new(r"\(\d+s old").unwrap();
+    let shown = seconds.replace_all(&env.transcript(&out), "(Ns old").into_owned();
+    insta::assert_snapshot!(shown, @r"
+    exit 1
+    --- stdout
+    .git/HEAD.lock: stale git lock (Ns old, no git runs in the store): it makes `git gc` fail; the next convo write removes it, or run `rm [ROOT]/store/.git/HEAD.lock`
+    .git/objects: about 4096 loose objects need packing (gc.auto is 256), and `git gc` fails while .git/HEAD.lock exists
+    .git/packed-refs.lock: stale git lock (Ns old, no git runs in the store): it makes `git gc` fail; the next convo write removes it, or run `rm [ROOT]/store/.git/packed-refs.lock`
+    --- stderr
+    error: 3 problems found
+    ");
+
+    // The next write takes them over, and its automatic gc packs.
+    env.run(&["append", "--user", "after"]).ok();
+    assert!(!env.store.join(".git/HEAD.lock").exists() && !env.store.join(".git/packed-refs.lock").exists());
+    assert!(in_pack(&env) > 0, "convo's gc packed");
+    env.run(&["fsck"]).ok();
+    env.git(&["gc", "-q"]);
+}
+
+#[test]
+fn a_convo_killed_during_its_gc_leaves_nothing_that_blocks_the_next_append() {
+    let env = TestEnv::new();
+    env.new_conversation("killed in gc");
+    env.run(&["append", "--user", "before"]).ok();
+    due_for_gc(&env);
+    let mut cmd = env.command(&["append", "--user", "the commit lands, then gc starts"]);
+    cmd.env("CONVO_TEST_FAIL_AT", "gc");
+    let out = run_command(cmd, "");
+    assert_ne!(out.code, 0, "the process should have died");
+    assert!(env.store.join(".git/convo/gc").exists(), "the gc was recorded while it ran");
+
+    // At once: no waiting for anything the dead gc left.
+    env.run(&["append", "--user", "right after"]).ok();
+    assert!(!env.store.join(".git/convo/gc").exists());
+    assert_eq!(git_processes_in(&env.store), Vec::<String>::new(), "no git left working in the store");
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(shown.lines().count(), 3, "{shown}");
+    env.run(&["fsck"]).ok();
+    env.git(&["gc", "-q"]);
+}
+
+#[test]
+fn a_branch_lock_a_live_git_holds_is_waited_for_and_never_deleted() {
+    let env = TestEnv::new();
+    env.new_conversation("waiting");
+    env.run(&["append", "--user", "before"]).ok();
+    let lock = env.store.join(".git").join(format!("{}.lock", branch(&env)));
+
+    // Held, then released: the append waits and lands.
+    let holder = FakeGit::start(&env, "30");
+    std::fs::write(&lock, "").unwrap();
+    let release = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            std::fs::remove_file(lock).unwrap();
+        })
+    };
+    env.run(&["append", "--user", "after the wait"]).ok();
+    release.join().unwrap();
+
+    // Held past the wait: refused, the lock left alone, nothing written.
+    env.git(&["config", "core.filesRefLockTimeout", "300"]);
+    std::fs::write(&lock, "").unwrap();
+    let before = env.snapshot();
+    let out = env.run(&["append", "--user", "never lands"]);
+    let pid = regex::Regex::new(r"pid \d+").unwrap();
+    let shown = pid.replace_all(&env.transcript(&out), "pid N").into_owned();
+    insta::assert_snapshot!(shown, @r"
+    exit 5
+    --- stderr
+    error: .git/refs/heads/main.lock has been held for 0s by git (pid N)
+    hint: nothing was written; try again when that git command is done (git's `core.filesRefLockTimeout`, in ms, sets how long convo waits)
+    ");
+    assert!(lock.exists(), "a lock a live git may hold is never deleted");
+    assert_eq!(env.snapshot(), before);
+
+    // Once no git runs, the same lock is stale: the next write takes it over.
+    drop(holder);
+    env.run(&["append", "--user", "after the holder died"]).ok();
+    assert!(!lock.exists());
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(shown.lines().count(), 3, "{shown}");
+    env.run(&["fsck"]).ok();
+}

@@ -92,8 +92,13 @@ pub const STORE_CONFIG: &str = layout::STORE_CONFIG;
 /// already existed with a wider mode, before any byte is written.
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    open_private(path)?.write_all(bytes)
+}
+
+/// [`write_private`]'s file, opened for the caller to stream into.
+pub fn open_private(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)
+    Ok(file)
 }

@@ -324,14 +324,6 @@ pub fn projected_jsonl(out: &mut dyn Write, view: &[Projected]) -> io::Result<()
     Ok(())
 }
 
-/// `show --format jsonl`: the stored lines, which `append` accepts back.
-pub fn jsonl(out: &mut dyn Write, events: &[Event]) -> io::Result<()> {
-    for event in events {
-        out.write_all(event.to_line().as_bytes())?;
-    }
-    Ok(())
-}
-
 fn git_date(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|d| d.format("%a %b %-d %H:%M:%S %Y %z").to_string())

@@ -187,11 +187,11 @@ impl Store {
     }
 
     /// The id of the `conversations` folder in `commit`'s tree.
-    fn conversations_tree(&self, commit: Option<ObjectId>) -> Result<Option<ObjectId>> {
+    pub(super) fn conversations_tree(&self, commit: Option<ObjectId>) -> Result<Option<ObjectId>> {
         let Some(commit) = commit else { return Ok(None) };
         let root = self.commit_tree_id(commit)?;
-        let tree = self.repo.find_tree(root).map_err(super::git_err(format!("read tree {root}")))?;
-        Ok(tree.find_entry(layout::CONVERSATIONS).filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
+        let data = self.object_data(root, gix::objs::Kind::Tree)?;
+        Ok(Store::entry_in(&data, layout::CONVERSATIONS).filter(|(_, is_tree)| *is_tree).map(|(id, _)| id))
     }
 
     /// Bring the catalogue in step with HEAD after a writer that changed many
@@ -285,7 +285,7 @@ impl Store {
         let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
             return Ok(Vec::new());
         };
-        Ok(self.listing(dir)?.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, t, _)| (n.clone(), *t)).collect())
+        Ok(self.listing(dir)?.folders())
     }
 }
 

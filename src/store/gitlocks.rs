@@ -10,7 +10,8 @@
 //!
 //! `git gc` (a user's, `git maintenance`, convo's own) runs `prune-packed`, which removes
 //! empty object fan-out folders: one can vanish between gix creating it and renaming a new
-//! object into it. Such a write is run again ([`Store::gc_proof`]).
+//! object into it; and it packs and prunes loose objects a commit is reading (its parent's
+//! trees). Such a commit's object writes are run again ([`Store::gc_proof`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -33,6 +34,9 @@ const FIXED: &[&str] =
 /// `core.filesRefLockTimeout` is not set: a `git gc` packing refs holds it for milliseconds,
 /// a stuck one forever.
 const DEFAULT_REF_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// How much older than the look at `/proc` a lock must be to be taken over.
+const STALE_MARGIN: Duration = Duration::from_millis(500);
 
 impl Store {
     /// Every git lock file in the repository: the fixed names and any `*.lock` under
@@ -113,23 +117,27 @@ impl Store {
     }
 
     /// Remove the git locks no live process can hold (see the module's doc); returns them.
-    /// Called under convo's own lock, so no convo writer is among those that could.
-    pub(super) fn clear_stale_git_locks(&self) -> Vec<GitLock> {
+    /// Called under convo's own lock, so no convo writer is among those that could. After
+    /// a writer died mid-commit (`orphaned`: its journal is there), the branch and index
+    /// locks it took are fresh: then no margin is asked of a lock's age.
+    pub(super) fn clear_stale_git_locks(&self, orphaned: bool) -> Vec<GitLock> {
         if !self.likely_git_locks() && self.git_locks().is_empty() {
             return Vec::new();
         }
-        self.clear_stale_git_locks_now()
+        self.clear_stale_git_locks_now(if orphaned { Duration::ZERO } else { STALE_MARGIN })
     }
 
-    fn clear_stale_git_locks_now(&self) -> Vec<GitLock> {
-        let checked = SystemTime::now();
+    /// `margin`: how much older than the look at `/proc` a lock must be. A lock made after
+    /// the look began may be a git that started since: keep it. File times come from a
+    /// clock coarser than `SystemTime::now`, hence a margin.
+    fn clear_stale_git_locks_now(&self, margin: Duration) -> Vec<GitLock> {
+        let Some(checked) = SystemTime::now().checked_sub(margin) else { return Vec::new() };
         if !self.git_at_work().is_empty() {
             return Vec::new();
         }
         let mut cleared = Vec::new();
         for lock in self.git_locks() {
             let path = self.root.join(&lock.path);
-            // A lock made after the check began may be a git that started since: keep it.
             let older = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|m| m < checked);
             if older && std::fs::remove_file(&path).is_ok() {
                 cleared.push(lock);
@@ -140,30 +148,33 @@ impl Store {
 
     /// Wait for the branch lock `lock_path` to free (a live git holds it: a gc packing
     /// refs, say), taking it over if it turns out stale, for at most git's own
-    /// `core.filesRefLockTimeout` or [`DEFAULT_REF_LOCK_WAIT`]. Returns once creating the
-    /// lock may succeed; the caller tries again.
-    pub(super) fn wait_for_branch_lock(&self, lock_path: &Path) -> Result<()> {
+    /// `core.filesRefLockTimeout` or [`DEFAULT_REF_LOCK_WAIT`] from `started` (a caller
+    /// that loses the lock to git again waits on from where it began). Returns once creating
+    /// the lock may succeed; the caller tries again.
+    pub(super) fn wait_for_branch_lock(&self, lock_path: &Path, started: std::time::Instant) -> Result<()> {
         let limit = self
             .repo
             .config_snapshot()
             .integer("core.filesRefLockTimeout")
             .filter(|ms| *ms >= 0)
             .map_or(DEFAULT_REF_LOCK_WAIT, |ms| Duration::from_millis(ms as u64));
-        let started = std::time::Instant::now();
         let mut checks = 0u32;
         while lock_path.exists() {
             // Every ~100 ms: is anyone there at all?
-            if checks.is_multiple_of(20) && self.git_at_work().is_empty() {
-                self.clear_stale_git_locks_now();
-                continue;
+            if checks.is_multiple_of(20) {
+                self.clear_stale_git_locks_now(STALE_MARGIN);
             }
             checks += 1;
+            if !lock_path.exists() {
+                break;
+            }
             if started.elapsed() >= limit {
                 let holders = self.git_at_work();
                 let shown = lock_path.strip_prefix(&self.root).unwrap_or(lock_path).display().to_string();
                 return Err(StoreError::GitLockHeld {
                     path: shown,
-                    waited: started.elapsed(),
+                    // The limit, not the time measured: what the user set, and stable.
+                    waited: limit,
                     holders: holders.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
                 });
             }
@@ -183,6 +194,8 @@ impl Store {
                 Err(e) if attempt < 8 && lost_to_gc(&e) => {
                     attempt += 1;
                     self.create_object_folders();
+                    // A repack under way: give it a moment to put its pack in place.
+                    std::thread::sleep(Duration::from_millis(5 * attempt));
                 }
                 other => return other,
             }
@@ -214,7 +227,8 @@ impl Store {
             }
         }
         let _ = std::fs::remove_file(&path);
-        self.clear_stale_git_locks_now();
+        // What the group held is free now, however fresh: convo just ended its holders.
+        self.clear_stale_git_locks_now(Duration::ZERO);
     }
 
     /// Whether process group `group` still holds a git working in this store (a number
@@ -239,6 +253,9 @@ fn lost_to_gc(error: &StoreError) -> bool {
             message.contains("Could not persist loose object")
                 || message.contains("Could not create object directory")
                 || (message.contains("loose object") && message.contains("No such file or directory"))
+                // A loose object gc packed and pruned while this command had the old packs
+                // in view: it is in the new pack, which a second look finds.
+                || message.contains("could not be found")
         }
         _ => false,
     }
@@ -252,6 +269,7 @@ mod tests {
     fn only_a_lost_object_folder_is_retried() {
         let git = |m: &str| StoreError::Git { context: "write blob".into(), message: m.into() };
         assert!(lost_to_gc(&git("Could not persist loose object: No such file or directory (os error 2)")));
+        assert!(lost_to_gc(&git("An object with id 305b3805a65435f4a0bf60463fe8b1c02fa50db0 could not be found")));
         assert!(!lost_to_gc(&git("disk full")));
         assert!(!lost_to_gc(&StoreError::EmptyTitle));
     }

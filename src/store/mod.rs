@@ -15,6 +15,7 @@ mod history;
 mod import;
 mod incoming;
 pub mod layout;
+mod listing;
 mod merge;
 mod outgoing;
 mod refs;
@@ -90,7 +91,7 @@ pub enum StoreError {
     #[error("`{query}` is ambiguous: {} removed conversations match", ids.len())]
     AmbiguousRemoved { query: String, ids: Vec<String> },
     /// A git lock a live git process kept past the wait (`core.filesRefLockTimeout`).
-    #[error("{path} has been held for {}s by {}", waited.as_secs_f32().round(), if holders.is_empty() { "a program convo cannot see".to_owned() } else { format!("git (pid {holders})") })]
+    #[error("{path} is held by {}, still after {} ms", if holders.is_empty() { "a program convo cannot see".to_owned() } else { format!("git (pid {holders})") }, waited.as_millis())]
     GitLockHeld { path: String, waited: std::time::Duration, holders: String },
     /// A symlink inside the store's working tree, which convo never follows.
     #[error("{path}: is a symlink; convo does not follow symlinks inside a store")]
@@ -98,9 +99,6 @@ pub enum StoreError {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-/// A decoded `conversations` folder: `(name, id, is_tree)` sorted by name.
-type Listing = std::sync::Arc<Vec<(String, ObjectId, bool)>>;
 
 pub(crate) fn git_err<E: std::fmt::Display>(context: impl Into<String>) -> impl FnOnce(E) -> StoreError {
     let context = context.into();
@@ -158,7 +156,7 @@ pub struct Store {
     /// tree, and marked by the next write (see [`Store::lock`]).
     unmarked: std::sync::atomic::AtomicBool,
     /// Decoded `conversations` folders by tree id (see [`Store::listing`]).
-    listings: std::sync::Mutex<Vec<(ObjectId, Listing)>>,
+    listings: std::sync::Mutex<Vec<(ObjectId, std::sync::Arc<listing::Listing>)>>,
 }
 
 /// The git config key (in the repository's own `.git/config`) that makes a repository a
@@ -364,63 +362,90 @@ impl Store {
         commit.tree_id().map(|id| id.detach()).map_err(git_err("read commit tree"))
     }
 
+    /// The bytes of object `id` of `kind`. An object a `git gc` beside convo has just packed
+    /// and pruned can be missing from this command's view of the object database: it is
+    /// looked for again, at last through a fresh view, before it counts as missing.
+    pub(super) fn object_data(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
+        let what = || format!("read {kind} {id}");
+        let find = |repo: &gix::Repository| -> std::result::Result<Vec<u8>, String> {
+            let object = repo.find_object(id).map_err(|e| e.to_string())?;
+            if object.kind != kind {
+                return Err(format!("expected a {kind}, found a {}", object.kind));
+            }
+            Ok(object.detach().data)
+        };
+        let missing = |e: &str| e.contains("could not be found");
+        match find(&self.repo) {
+            Ok(data) => return Ok(data),
+            Err(e) if !missing(&e) => return Err(StoreError::Git { context: what(), message: e }),
+            Err(_) => {}
+        }
+        for attempt in 1..=3u64 {
+            std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+            if let Ok(data) = find(&self.repo) {
+                return Ok(data);
+            }
+        }
+        let fresh = gix::open(&self.root).map_err(git_err(format!("open {}", self.root.display())))?;
+        find(&fresh).map_err(|message| StoreError::Git { context: what(), message })
+    }
+
+    /// Entry `name` of the tree whose bytes are `data`: its id and whether it is a tree.
+    fn entry_in(data: &[u8], name: &str) -> Option<(ObjectId, bool)> {
+        gix::objs::TreeRefIter::from_bytes(data, gix::hash::Kind::Sha1)
+            .filter_map(|e| e.ok())
+            .find(|e| e.filename == name.as_bytes())
+            .map(|e| (e.oid.to_owned(), e.mode.is_tree()))
+    }
+
     /// The id of the object at `path` (slash-separated) below `tree`, if any.
     fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
         // Paths into one conversation go through the memo of the `conversations` folder,
         // which is decoded once per command, not once per lookup.
         if let Some(rest) = path.strip_prefix(layout::CONVERSATIONS).and_then(|r| r.strip_prefix('/')) {
             let (id, tail) = rest.split_once('/').map_or((rest, None), |(id, tail)| (id, Some(tail)));
-            let top = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
-            let entry = top.find_entry(layout::CONVERSATIONS).map(|e| (e.object_id(), e.mode().is_tree()));
-            let Some((dir, true)) = entry else {
+            let top = self.object_data(tree, gix::objs::Kind::Tree)?;
+            let Some((dir, true)) = Store::entry_in(&top, layout::CONVERSATIONS) else {
                 // No folder there (or a file by its name, in a tree another tool wrote).
                 return Ok(None);
             };
-            let listing = self.listing(dir)?;
-            let Ok(at) = listing.binary_search_by(|(name, _, _)| name.as_str().cmp(id)) else { return Ok(None) };
-            let (_, found, is_tree) = listing[at];
+            let Some((found, is_tree)) = self.listing(dir)?.find(id) else { return Ok(None) };
             return match tail {
                 None => Ok(Some(found)),
                 Some(tail) if is_tree => self.entry_at(found, tail),
                 Some(_) => Ok(None),
             };
         }
-        let tree = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
-        let entry = tree.lookup_entry(path.split('/')).map_err(git_err(format!("look up {path}")))?;
-        Ok(entry.map(|e| e.object_id()))
-    }
-
-    /// The entries of the `conversations` folder `dir` sorted by name, decoded once per
-    /// tree id and kept: with 10,000 conversations that folder is a 500 KB object, which
-    /// each lookup would otherwise inflate again.
-    fn listing(&self, dir: ObjectId) -> Result<Listing> {
-        let mut memo = self.listings.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, listing)) = memo.iter().find(|(id, _)| *id == dir) {
-            return Ok(listing.clone());
+        let mut at = tree;
+        let mut parts = path.split('/').peekable();
+        while let Some(part) = parts.next() {
+            let Some((id, is_tree)) = Store::entry_in(&self.object_data(at, gix::objs::Kind::Tree)?, part) else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some(id));
+            }
+            if !is_tree {
+                return Ok(None);
+            }
+            at = id;
         }
-        let mut entries = self.tree_entries(dir)?;
-        // Git orders a folder's entries as if folders' names ended in `/`; by name is what
-        // a binary search needs.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let listing = std::sync::Arc::new(entries);
-        // HEAD's and the tree a writer just made are all a command needs at once.
-        if memo.len() >= 2 {
-            memo.remove(0);
-        }
-        memo.push((dir, listing.clone()));
-        Ok(listing)
+        Ok(None)
     }
 
     /// `(name, id, is_tree)` of each entry of a tree.
     fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId, bool)>> {
-        let tree = self.repo.find_tree(tree).map_err(git_err(format!("read tree {tree}")))?;
-        let decoded = tree.decode().map_err(git_err(format!("decode tree {}", tree.id)))?;
-        Ok(decoded.entries.iter().map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree())).collect())
+        let data = self.object_data(tree, gix::objs::Kind::Tree)?;
+        let mut entries = Vec::new();
+        for entry in gix::objs::TreeRefIter::from_bytes(&data, gix::hash::Kind::Sha1) {
+            let e = entry.map_err(git_err(format!("decode tree {tree}")))?;
+            entries.push((e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()));
+        }
+        Ok(entries)
     }
 
     fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
-        let blob = self.repo.find_blob(id).map_err(git_err(format!("read blob {id}")))?;
-        Ok(blob.data.clone())
+        self.object_data(id, gix::objs::Kind::Blob)
     }
 
     /// Every blob below `tree`, by slash-separated path.
@@ -449,7 +474,7 @@ impl Store {
         let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
             return Ok(Vec::new());
         };
-        Ok(self.listing(dir)?.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, _, _)| n.clone()).collect())
+        Ok(self.listing(dir)?.folders().into_iter().map(|(n, _)| n).collect())
     }
 
     pub fn meta(&self, id: &str) -> Result<Meta> {
@@ -603,21 +628,21 @@ impl Store {
     }
 
     /// The conversation `query` names: a full id, a unique id prefix, or an exact title.
+    ///
+    /// None of these lists the store's conversations: an id and a prefix are looked up in
+    /// the `conversations` folder in place, a title in the catalogue.
     pub fn resolve(&self, query: &str) -> Result<String> {
-        let ids = self.conversation_ids()?;
-        if ids.iter().any(|id| id == query) {
+        if self.has_conversation(query)? {
             return Ok(query.to_owned());
         }
         let upper = query.to_ascii_uppercase();
-        let by_prefix: Vec<&String> =
-            if upper.is_empty() { Vec::new() } else { ids.iter().filter(|id| id.starts_with(&upper)).collect() };
-        let matches: Vec<String> =
-            if by_prefix.is_empty() { self.titled(query)? } else { by_prefix.into_iter().cloned().collect() };
+        let by_prefix = if upper.is_empty() { Vec::new() } else { self.ids_with_prefix(&upper)? };
+        let matches: Vec<String> = if by_prefix.is_empty() { self.titled(query)? } else { by_prefix };
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap_or_default()),
             0 => Err(StoreError::UnknownConversation {
                 query: query.to_owned(),
-                candidates: self.summaries_of(ids.iter().rev().take(5))?,
+                candidates: self.summaries_of(self.conversation_ids()?.iter().rev().take(5))?,
             }),
             _ => Err(StoreError::AmbiguousConversation {
                 query: query.to_owned(),
@@ -633,7 +658,7 @@ impl Store {
             None => {
                 let id = self.active()?.ok_or(StoreError::NoActiveConversation)?;
                 // The active id is local state: the conversation may be gone after a reset.
-                if self.conversation_ids()?.contains(&id) { Ok(id) } else { Err(StoreError::NoActiveConversation) }
+                if self.has_conversation(&id)? { Ok(id) } else { Err(StoreError::NoActiveConversation) }
             }
         }
     }

@@ -22,7 +22,7 @@ impl Store {
     pub(super) fn await_branch_lock(&self) -> Result<()> {
         let Ok(Some(branch)) = self.repo.head_name() else { return Ok(()) };
         let lock_path = self.repo.git_dir().join(format!("{}.lock", branch.as_bstr().to_str_lossy()));
-        if lock_path.exists() { self.wait_for_branch_lock(&lock_path) } else { Ok(()) }
+        if lock_path.exists() { self.wait_for_branch_lock(&lock_path, std::time::Instant::now()) } else { Ok(()) }
     }
 
     /// Point HEAD (through its branch) at `new`, if it still points at `expected`.
@@ -41,16 +41,23 @@ impl Store {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        let open = || private_options().write(true).create_new(true).open(&lock_path);
-        let mut lock = match open() {
-            // A git holds the branch (a gc packing refs), or a dead one left its lock.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                self.wait_for_branch_lock(&lock_path)?;
-                open()
+        let started = std::time::Instant::now();
+        let mut lock = loop {
+            match private_options().write(true).create_new(true).open(&lock_path) {
+                Ok(lock) => break lock,
+                // A git holds the branch (a gc packing refs, then expiring reflogs), or a
+                // dead one left its lock.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    self.wait_for_branch_lock(&lock_path, started)?
+                }
+                Err(e) => {
+                    return Err(StoreError::Git {
+                        context: format!("lock {}", lock_path.display()),
+                        message: e.to_string(),
+                    });
+                }
             }
-            other => other,
-        }
-        .map_err(|e| StoreError::Git { context: format!("lock {}", lock_path.display()), message: e.to_string() })?;
+        };
         let result = (|| {
             let current = self.head_commit_id()?;
             if current != expected {

@@ -120,8 +120,9 @@ impl Store {
         }
         // What a killed writer or a killed git left: its gc still running, its git locks.
         self.reap_orphaned_gc();
-        self.clear_stale_git_locks();
-        if self.journal_path().exists() {
+        let orphaned = self.journal_path().exists();
+        self.clear_stale_git_locks(orphaned);
+        if orphaned {
             self.recover(&lock)?;
         }
         Ok(lock)

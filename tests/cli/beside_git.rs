@@ -96,7 +96,12 @@ fn a_stale_git_lock_is_reported_then_cleared_and_gc_packs_again() {
     due_for_gc(&env);
     // What a `git gc` killed in its reflog and pack-refs steps leaves behind.
     for lock in ["HEAD.lock", "packed-refs.lock"] {
-        std::fs::write(env.store.join(".git").join(lock), "").unwrap();
+        let path = env.store.join(".git").join(lock);
+        std::fs::write(&path, "").unwrap();
+        // Left an hour ago: convo takes over only locks older than its look at `/proc`.
+        let mut touch = Command::new("touch");
+        touch.args(["-d", "1 hour ago"]).arg(&path);
+        assert!(touch.status().unwrap().success());
     }
     let mut gc = git_in(&env.store);
     gc.args(["gc", "-q"]).stdout(Stdio::null()).stderr(Stdio::null());
@@ -175,7 +180,7 @@ fn a_branch_lock_a_live_git_holds_is_waited_for_and_never_deleted() {
     insta::assert_snapshot!(shown, @r"
     exit 5
     --- stderr
-    error: .git/refs/heads/main.lock has been held for 0s by git (pid N)
+    error: .git/refs/heads/main.lock is held by git (pid N), still after 300 ms
     hint: nothing was written; try again when that git command is done (git's `core.filesRefLockTimeout`, in ms, sets how long convo waits)
     ");
     assert!(lock.exists(), "a lock a live git may hold is never deleted");

@@ -195,3 +195,37 @@ fn a_pull_and_a_reset_bring_the_catalogue_up_to_date() {
     b.run(&["show", "gamma"]).ok();
     b.run(&["show", "delta"]).fails_with(4);
 }
+
+/// `.git/convo/listing` (the raw `conversations` folder of HEAD, kept so a command need not
+/// inflate it) is used only for the tree id it names and only when it is shaped as git
+/// writes such a folder; anything else is read from the object again.
+#[test]
+fn a_damaged_listing_file_is_never_believed() {
+    let env = three_conversations();
+    let listing = env.store.join(".git/convo/listing");
+    let expected = full_read(&env);
+    env.run(&["show", "beta"]).ok();
+    let good = std::fs::read(&listing).expect("a read keeps HEAD's folder");
+    let header_len = good.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let (header, raw) = good.split_at(header_len);
+    let mut swapped = raw.to_vec();
+    // Entries out of order: not what git writes.
+    let (first, second) = swapped.split_at_mut(53);
+    first.swap_with_slice(&mut second[..53]);
+    for (what, bytes) in [
+        ("truncated", good[..good.len() - 7].to_vec()),
+        ("out of order", [header, &swapped].concat()),
+        ("another tree", [format!("{}\n", "0".repeat(40)).as_bytes(), raw].concat()),
+        ("no header", raw.to_vec()),
+    ] {
+        std::fs::write(&listing, &bytes).unwrap();
+        agrees_with_a_full_read(&env, what);
+        assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected, "{what}");
+        for id in ["alpha", "beta", "gamma"] {
+            env.run(&["log", id]).ok();
+        }
+    }
+    std::fs::remove_file(&listing).unwrap();
+    env.run(&["append", "gamma", "--user", "after"]).ok();
+    agrees_with_a_full_read(&env, "after a write with no listing file");
+}

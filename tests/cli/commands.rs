@@ -337,7 +337,25 @@ fn show_jsonl_copies_stored_lines_but_refuses_what_convo_did_not_write() {
         let out = env.run(&["show", "--format", "jsonl"]);
         assert_eq!(out.code, 5, "{what}: {out:?}");
         assert!(out.stderr.starts_with(&format!("error: {segment}: line 1: ")), "{what}: {}", out.stderr);
+        // The export streams the same lines: a damaged one leaves an existing file as it was.
+        let exported = env.root.join("export.jsonl");
+        std::fs::write(&exported, "kept\n").unwrap();
+        let out = env.run(&["export", "--format", "jsonl", "-o", exported.to_str().unwrap()]);
+        assert_eq!(out.code, 5, "{what}: {out:?}");
+        assert_eq!(std::fs::read_to_string(&exported).unwrap(), "kept\n", "{what}");
+        let leftovers: Vec<_> = std::fs::read_dir(&env.root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".convo-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{what}: {leftovers:?}");
     }
+    // Whole, it is the stored bytes.
+    env.git(&["rm", "-q", &segment]);
+    env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "undamage"]);
+    let exported = env.root.join("export.jsonl");
+    env.run(&["export", "--format", "jsonl", "-o", exported.to_str().unwrap()]).ok();
+    assert_eq!(std::fs::read_to_string(&exported).unwrap(), stored);
 }
 
 #[test]

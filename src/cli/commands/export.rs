@@ -45,13 +45,16 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
+    if args.format == ExportFormat::Jsonl && !args.compacted {
+        return raw_jsonl(ctx, &store, &id, args.output.as_deref());
+    }
     let events = store.events(&id)?;
     let title = store.meta(&id)?.title.unwrap_or_else(|| id.clone());
     let project = || projection::project(&events);
     let mut bytes = Vec::new();
     match args.format {
         ExportFormat::Jsonl if args.compacted => render::projected_jsonl(&mut bytes, &project()?)?,
-        ExportFormat::Jsonl => render::jsonl(&mut bytes, &events)?,
+        ExportFormat::Jsonl => unreachable!("streamed by raw_jsonl"),
         ExportFormat::Openai | ExportFormat::Anthropic => {
             let view: Vec<_> = project()?.into_iter().map(|p| p.event).collect();
             let config = ctx.config(&store, &events)?;
@@ -85,6 +88,44 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 .map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?
         }
         None => ctx.ui.stdout().write_all(&bytes)?,
+    }
+    Ok(())
+}
+
+/// The stored lines as they are (canonical JSONL already), a segment at a time: memory stays
+/// flat whatever the conversation's size.
+fn raw_jsonl(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    id: &str,
+    output: Option<&std::path::Path>,
+) -> Result<(), CommandError> {
+    let segments = store.stored_lines(id)?;
+    match output {
+        Some(path) => {
+            // Beside the target, renamed over it at the end: a segment found damaged half
+            // way leaves no half-written export (and an existing file as it was).
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let partial = path.with_file_name(format!(".{name}.convo-{}", std::process::id()));
+            let failed = |e: std::io::Error| CommandError::input(format!("{}: {e}", path.display()));
+            let written = (|| -> Result<(), CommandError> {
+                let mut file = convo::ops::open_private(&partial).map_err(failed)?;
+                for segment in segments {
+                    file.write_all(&segment?).map_err(failed)?;
+                }
+                std::fs::rename(&partial, path).map_err(failed)
+            })();
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            written?;
+        }
+        None => {
+            let mut out = ctx.ui.stdout();
+            for segment in segments {
+                out.write_all(&segment?)?;
+            }
+        }
     }
     Ok(())
 }

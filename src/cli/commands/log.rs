@@ -31,10 +31,12 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    let mut shown = None;
     let entries = if args.all {
         store.log_all(args.max_count)?
     } else {
         let id = store.resolve_or_active(args.id.as_deref())?;
+        shown = Some(id.clone());
         let mut entries = store.log(&id, args.max_count)?;
         // Compactions withdrawn later show as undone.
         if entries.iter().any(|e| e.compaction.is_some()) {
@@ -55,7 +57,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             out.finish()?;
         }
         Format::Text => {
-            let ids = render::ShortIds::new(store.conversation_ids()?);
+            // One conversation's log needs only the neighbours of the ids it names (its own,
+            // and a source's where a fork's log reaches back) for their unique prefixes.
+            let ids = match shown {
+                Some(id) => {
+                    let mut named: Vec<String> = entries.iter().filter_map(|e| e.conversation.clone()).collect();
+                    named.push(id);
+                    named.sort();
+                    named.dedup();
+                    let mut near = named.clone();
+                    for id in &named {
+                        near.extend(store.id_neighbours(id)?);
+                    }
+                    render::ShortIds::new(near)
+                }
+                None => render::ShortIds::new(store.conversation_ids()?),
+            };
             let mut out = ctx.ui.paged();
             render::log(out.writer(), &entries, args.oneline, &ids, ctx.ui.width, ctx.ui.theme)?;
             out.finish()?;

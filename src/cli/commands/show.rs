@@ -63,7 +63,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
-            let ids = render::ShortIds::new(store.conversation_ids()?);
+            // What the shown ids' shortest unique prefixes depend on: each one's neighbours.
+            let mut near = vec![summary.id.clone()];
+            near.extend(summary.subagent_of.clone());
+            near.extend(summary.forked_from.as_ref().map(|f| f.id.clone()));
+            for id in near.clone() {
+                near.extend(store.id_neighbours(&id)?);
+            }
+            let ids = render::ShortIds::new(near);
             let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
             render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
             match view {

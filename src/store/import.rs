@@ -168,7 +168,7 @@ impl Store {
         })?;
         let message = format!("{subject}\n\n{trailers}");
         let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
-        let paths: Vec<String> = entries.into_iter().map(|(p, _)| p).collect();
+        let (paths, blobs): (Vec<String>, Vec<ObjectId>) = entries.into_iter().unzip();
         self.write_journal(&paths)?;
         self.move_head(parent, commit, &self.signature(clock), subject)?;
         let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();
@@ -185,6 +185,7 @@ impl Store {
             });
         }
         self.catalogue_refresh();
+        self.note_written_segments(paths.iter().map(String::as_str).zip(blobs));
         // An import writes more loose objects than anything else: let gc see them now.
         Ok(StagedCommit { conversations, landed: Landed { gc: self.maybe_gc(), warning: None } })
     }

@@ -20,6 +20,7 @@ mod merge;
 mod outgoing;
 mod refs;
 mod rewrite;
+mod stream;
 pub mod subject;
 mod txn;
 mod write;
@@ -40,6 +41,7 @@ pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
 pub use rewrite::Rewritten;
+pub use stream::StoredLines;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 
@@ -502,19 +504,6 @@ impl Store {
             events.extend(self.parse_segment(&path, blob)?);
         }
         Ok(events)
-    }
-
-    /// The stored lines of a conversation, one segment's bytes at a time, each checked to
-    /// be JSON lines ([`event::check_stored`]) but not parsed: stored lines are already
-    /// canonical JSONL, so `show --format jsonl` copies them through.
-    pub fn stored_lines(&self, id: &str) -> Result<impl Iterator<Item = Result<Vec<u8>>> + '_> {
-        Ok(self.segments(id)?.into_iter().map(move |(path, blob)| {
-            let bytes = self.read_blob(blob)?;
-            let text = std::str::from_utf8(&bytes)
-                .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
-            event::check_stored(text).map_err(|error| StoreError::Corrupt { path, error })?;
-            Ok(bytes)
-        }))
     }
 
     fn parse_segment(&self, path: &str, blob: ObjectId) -> Result<Vec<Event>> {

@@ -159,12 +159,15 @@ impl Store {
         let signature = self.signature(clock);
         // All objects again if one is lost to a concurrent gc: the tree editor cannot
         // resume a failed write, and rewriting objects that exist costs only time.
+        let mut written = Vec::new();
         let (tree, commit) = self.gc_proof(|| {
+            written.clear();
             let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
             for change in changes {
                 match &change.bytes {
                     Some(bytes) => {
                         let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
+                        written.push((change.path.as_str(), blob.detach()));
                         editor
                             .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
                             .map_err(git_err(format!("add {}", change.path)))?;
@@ -193,6 +196,8 @@ impl Store {
             return Err(e);
         }
         self.fail(FailPoint::Committed);
+        // Segments convo wrote hold lines it validated: copies need not check them again.
+        self.note_written_segments(written);
         // The commit has landed: from here a failure must not be reported as one (a retry
         // would append twice). The journal stays, and the next command mirrors from HEAD.
         if let Err(e) = self.mirror(changes, &journal.paths, tree) {

@@ -356,6 +356,13 @@ fn show_jsonl_copies_stored_lines_but_refuses_what_convo_did_not_write() {
     let exported = env.root.join("export.jsonl");
     env.run(&["export", "--format", "jsonl", "-o", exported.to_str().unwrap()]).ok();
     assert_eq!(std::fs::read_to_string(&exported).unwrap(), stored);
+    // The list of segments already checked, torn by a crash: cut back, never misread.
+    let checked = env.store.join(".git/convo/checked");
+    let mut bytes = std::fs::read(&checked).expect("convo notes the segments it writes");
+    bytes.extend_from_slice(b"torn");
+    std::fs::write(&checked, &bytes).unwrap();
+    assert_eq!(env.run(&["show", "--format", "jsonl"]).ok(), stored);
+    assert_eq!(std::fs::metadata(&checked).unwrap().len() % 20, 0);
 }
 
 #[test]

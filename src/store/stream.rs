@@ -1,0 +1,156 @@
+//! A conversation's stored lines as they are, at the speed of inflating them: `show
+//! --format jsonl` and the JSONL export copy them through (they are canonical JSONL).
+//!
+//! Two things keep this fast whatever the size. A worker thread inflates the next segments
+//! while the caller writes the current one (a bounded queue, so memory stays a few
+//! segments). And a segment is checked to be JSON lines ([`event::check_stored`]) only once:
+//! `.git/convo/checked` lists the blob ids known good, those convo wrote itself (from
+//! validated input) and those a copy has checked before. A blob that came some other way (a
+//! pull, git by hand) is checked when first copied. Like every file under `.git/convo/` it
+//! is disposable: without it, everything is checked again.
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::sync::mpsc;
+
+use gix::ObjectId;
+
+use super::{Result, Store, StoreError, layout, txn::private_options};
+use crate::event;
+
+const FILE: &str = "checked";
+
+/// Batches inflated ahead of the one being copied, and a batch's size: handing over one
+/// 16 KiB segment at a time costs a context switch each, more than inflating it.
+const AHEAD: usize = 2;
+const BATCH: usize = 32;
+/// Inflating is the whole cost: two workers take alternate batches (machines here have two
+/// cores; more buys little once writing out is the limit).
+const WORKERS: usize = 2;
+
+type Segment = (String, ObjectId, Option<Vec<u8>>);
+
+/// The stored lines of one conversation, a segment's bytes at a time (see the module's doc).
+pub struct StoredLines<'a> {
+    store: &'a Store,
+    /// One queue per worker; batch `n` comes from queue `n % WORKERS`.
+    queues: Vec<mpsc::Receiver<Vec<Segment>>>,
+    next_queue: usize,
+    batch: std::vec::IntoIter<Segment>,
+    checked: HashSet<ObjectId>,
+    newly: Vec<ObjectId>,
+}
+
+impl Iterator for StoredLines<'_> {
+    type Item = Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (path, blob, bytes) = match self.batch.next() {
+            Some(segment) => segment,
+            None => {
+                let queue = &self.queues[self.next_queue % self.queues.len()];
+                self.next_queue += 1;
+                self.batch = queue.recv().ok()?.into_iter();
+                self.batch.next()?
+            }
+        };
+        Some((|| {
+            // The worker's view of the objects can miss one a gc just packed: look again here.
+            let bytes = match bytes {
+                Some(bytes) => bytes,
+                None => self.store.read_blob(blob)?,
+            };
+            if !self.checked.contains(&blob) {
+                let text = std::str::from_utf8(&bytes)
+                    .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
+                event::check_stored(text).map_err(|error| StoreError::Corrupt { path, error })?;
+                self.newly.push(blob);
+            }
+            Ok(bytes)
+        })())
+    }
+}
+
+impl Drop for StoredLines<'_> {
+    fn drop(&mut self) {
+        self.store.note_checked(&self.newly);
+    }
+}
+
+impl Store {
+    /// The stored lines of conversation `id`, checked but not parsed (see the module's doc).
+    pub fn stored_lines(&self, id: &str) -> Result<StoredLines<'_>> {
+        let segments = self.segments(id)?;
+        let batches: Vec<Vec<(String, ObjectId)>> = segments.chunks(BATCH).map(<[_]>::to_vec).collect();
+        let mut queues = Vec::new();
+        for worker in 0..WORKERS.min(batches.len().max(1)) {
+            let (send, queue) = mpsc::sync_channel(AHEAD);
+            queues.push(queue);
+            let mine: Vec<Vec<(String, ObjectId)>> = batches.iter().skip(worker).step_by(WORKERS).cloned().collect();
+            // gix is built without its `parallel` feature (its handles are not `Send`): each
+            // worker opens the repository itself, which costs about a millisecond.
+            let root = self.root.clone();
+            std::thread::spawn(move || {
+                let repo = gix::open(&root).ok();
+                for batch in mine {
+                    let inflated: Vec<Segment> = batch
+                        .into_iter()
+                        .map(|(path, blob)| {
+                            let bytes = repo.as_ref().and_then(|r| r.find_blob(blob).ok()).map(|b| b.detach().data);
+                            (path, blob, bytes)
+                        })
+                        .collect();
+                    // The reader went away (an error, a closed pipe): stop.
+                    if send.send(inflated).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        Ok(StoredLines {
+            store: self,
+            queues,
+            next_queue: 0,
+            batch: Vec::new().into_iter(),
+            checked: self.checked(),
+            newly: Vec::new(),
+        })
+    }
+
+    /// The blob ids known to hold good JSON lines. A record torn by a crash is cut off
+    /// (and the file cut back, so later records line up again).
+    fn checked(&self) -> HashSet<ObjectId> {
+        let path = self.state_dir().join(FILE);
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let whole = bytes.len() - bytes.len() % 20;
+        if whole != bytes.len()
+            && let Ok(file) = private_options().write(true).open(&path)
+        {
+            let _ = file.set_len(whole as u64);
+        }
+        bytes[..whole].chunks_exact(20).map(ObjectId::from_bytes_or_panic).collect()
+    }
+
+    /// Remember blobs as good JSON lines. Best effort, one `write(2)` so a crash tears at
+    /// most this batch (and a torn file is simply not believed).
+    pub(super) fn note_checked(&self, blobs: &[ObjectId]) {
+        if blobs.is_empty() {
+            return;
+        }
+        let bytes: Vec<u8> = blobs.iter().flat_map(|b| b.as_bytes().to_vec()).collect();
+        let path = self.state_dir().join(FILE);
+        if let Ok(mut file) = private_options().append(true).open(&path) {
+            let _ = file.write_all(&bytes);
+        }
+    }
+
+    /// Segment blobs among `(path, blob)` pairs a writer just committed.
+    pub(super) fn note_written_segments<'a>(&self, written: impl IntoIterator<Item = (&'a str, ObjectId)>) {
+        let segments: Vec<ObjectId> = written
+            .into_iter()
+            .filter(|(path, _)| path.rsplit('/').next().and_then(layout::parse_segment_name).is_some())
+            .map(|(_, blob)| blob)
+            .collect();
+        self.note_checked(&segments);
+    }
+}

@@ -206,19 +206,40 @@ impl Store {
     }
 
     fn catalogue_append(&self, bytes: &[u8]) {
+        use std::io::{Read as _, Seek as _};
         let path = self.catalogue_path();
-        let file = super::txn::private_options().create(true).append(true).open(&path);
+        let file = super::txn::private_options().create(true).read(true).append(true).open(&path);
         if let Ok(mut file) = file {
-            let _ = file.write_all(bytes);
+            // A line torn by a crash has no newline: end it, so it cannot run into (and
+            // take down) the line written now.
+            let mut last = [b'\n'];
+            let torn =
+                file.seek(std::io::SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] != b'\n';
+            let mut batch = Vec::with_capacity(bytes.len() + 1);
+            if torn {
+                batch.push(b'\n');
+            }
+            batch.extend_from_slice(bytes);
+            let _ = file.write_all(&batch);
         }
     }
 
     /// The catalogue for HEAD: the file's lines that still hold, plus a line computed for
     /// every conversation the file lacks or has stale (appended to the file).
     pub(super) fn catalogue(&self) -> Result<Fresh> {
-        let at_head = self.conversation_trees()?;
-        let text = std::fs::read(self.catalogue_path()).unwrap_or_default();
-        let text = String::from_utf8(text).unwrap_or_default();
+        // One look at HEAD for the lines and the marker: a writer moving HEAD meanwhile
+        // must not get its tree certified by lines computed from the one before.
+        let conversations = self.conversations_tree(self.head_commit_id()?)?;
+        let at_head = match conversations {
+            Some(dir) => self.listing(dir)?.folders(),
+            None => Vec::new(),
+        };
+        let bytes = std::fs::read(self.catalogue_path()).unwrap_or_default();
+        // Not UTF-8 (a torn write inside a title): start over, rewriting the file whole.
+        let (text, damaged) = match String::from_utf8(bytes) {
+            Ok(text) => (text, false),
+            Err(_) => (String::new(), true),
+        };
         // id -> (tree hex, span of the JSON in `text`); later lines win.
         let mut known: HashMap<&str, (&str, std::ops::Range<usize>)> = HashMap::with_capacity(at_head.len());
         let mut lines = 0usize;
@@ -261,8 +282,8 @@ impl Store {
         let vanished = known.keys().any(|id| !trees.contains_key(id));
         drop(known);
         let fresh = Fresh { text, added, entries };
-        let head_marker = self.conversations_tree(self.head_commit_id()?)?.map(marker);
-        if vanished || lines > 2 * at_head.len() + 64 {
+        let head_marker = conversations.map(marker);
+        if damaged || vanished || lines > 2 * at_head.len() + 64 {
             let mut whole = String::new();
             for (id, json) in fresh.entries() {
                 whole.push_str(&format!("{id}\t{}\t{json}\n", trees[id]));
@@ -275,17 +296,6 @@ impl Store {
             self.catalogue_append(format!("{}{head_marker}", fresh.added).as_bytes());
         }
         Ok(fresh)
-    }
-
-    /// `(id, tree)` of every conversation at HEAD, in id order.
-    pub(super) fn conversation_trees(&self) -> Result<Vec<(String, ObjectId)>> {
-        let Some(root) = self.head_tree_id()? else {
-            return Ok(Vec::new());
-        };
-        let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
-            return Ok(Vec::new());
-        };
-        Ok(self.listing(dir)?.folders())
     }
 }
 

@@ -127,23 +127,37 @@ impl Store {
         self.clear_stale_git_locks_now(if orphaned { Duration::ZERO } else { STALE_MARGIN })
     }
 
-    /// `margin`: how much older than the look at `/proc` a lock must be. A lock made after
-    /// the look began may be a git that started since: keep it. File times come from a
-    /// clock coarser than `SystemTime::now`, hence a margin.
+    /// `margin`: how much older than the look at `/proc` a lock must be (none when convo
+    /// knows its holder died). "Now" is read from the file system's own clock (a file
+    /// touched first), which is coarser than `SystemTime::now` and is the one lock files
+    /// get their times from: a lock a git makes after the look began is never older.
     fn clear_stale_git_locks_now(&self, margin: Duration) -> Vec<GitLock> {
-        let Some(checked) = SystemTime::now().checked_sub(margin) else { return Vec::new() };
+        let Some(now) = self.file_system_now() else { return Vec::new() };
+        let Some(checked) = now.checked_sub(margin) else { return Vec::new() };
         if !self.git_at_work().is_empty() {
             return Vec::new();
         }
         let mut cleared = Vec::new();
         for lock in self.git_locks() {
             let path = self.root.join(&lock.path);
-            let older = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|m| m < checked);
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+            let older = modified.is_ok_and(|m| if margin.is_zero() { m <= checked } else { m < checked });
             if older && std::fs::remove_file(&path).is_ok() {
                 cleared.push(lock);
             }
         }
         cleared
+    }
+
+    /// The time the file system gives a file written now.
+    fn file_system_now(&self) -> Option<SystemTime> {
+        // A new file, not a rewritten one: its times are set when it is created.
+        let path = self.state_dir().join("now");
+        let _ = std::fs::remove_file(&path);
+        std::fs::write(&path, b"").ok()?;
+        let now = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        let _ = std::fs::remove_file(&path);
+        now
     }
 
     /// Wait for the branch lock `lock_path` to free (a live git holds it: a gc packing
@@ -212,9 +226,17 @@ impl Store {
     pub(super) fn reap_orphaned_gc(&self) {
         let path = self.gc_record_path();
         let Ok(record) = std::fs::read_to_string(&path) else { return };
-        if let Some(group) = record.split_whitespace().next().and_then(|p| p.parse::<i32>().ok())
+        let mut fields = record.split_whitespace();
+        let group = fields.next().and_then(|p| p.parse::<i32>().ok());
+        let started = fields.next().and_then(|t| t.parse::<u64>().ok());
+        // The leader still alive with the start time recorded, or gone and a git of its
+        // group still at work in the store: a number reused since is never signalled.
+        if let Some(group) = group
             && group > 1
-            && self.group_is_our_gc(group)
+            && match start_time(group as u32) {
+                Some(now) => Some(now) == started,
+                None => self.group_is_our_gc(group),
+            }
         {
             // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
             unsafe {
@@ -243,6 +265,15 @@ impl Store {
                 == Some(group)
         })
     }
+}
+
+/// When process `pid` started, in clock ticks after boot (`/proc/<pid>/stat`, field 22):
+/// with the pid, it names one process, never a later one given the same number.
+pub(super) fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its end.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Whether a failed object write is the race with `prune-packed` (the object's folder went

@@ -133,6 +133,8 @@ impl Store {
         subject: &str,
         clock: &Clock,
     ) -> Result<StagedCommit> {
+        // A git holding the branch is waited for before this commit writes anything more.
+        self.await_branch_lock()?;
         let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
         let mut entries: Vec<(String, ObjectId)> = Vec::new();
         let mut trailers = String::new();
@@ -170,7 +172,11 @@ impl Store {
         let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
         let (paths, blobs): (Vec<String>, Vec<ObjectId>) = entries.into_iter().unzip();
         self.write_journal(&paths)?;
-        self.move_head(parent, commit, &self.signature(clock), subject)?;
+        if let Err(e) = self.move_head(parent, commit, &self.signature(clock), subject) {
+            // HEAD did not move: no journal to leave (the caller discards the objects).
+            let _ = std::fs::remove_file(self.journal_path());
+            return Err(e);
+        }
         let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();
         // As in `commit`: once HEAD has moved the import has landed, and a failure to mirror
         // it must not read as a failed import (a retry would import twice).

@@ -5,7 +5,7 @@
 //! A folder convo wrote holds only conversation folders, and git stores each as
 //! `40000 <26-character id>\0<20-byte id>`: 53 bytes, in id order. Such a tree's raw bytes are
 //! searched in place (binary search, no allocation). The raw bytes of the last folder read
-//! are kept in `.git/convo/listing` (its tree id on the first line), so the next command
+//! are kept in `.git/convo/listing` (its tree id and length on the first line), so the next command
 //! reads a file instead of inflating the object; like every file under `.git/convo/` it is
 //! disposable and is used only for exactly the tree id it names. Any other tree (another
 //! tool's, a hash other than SHA-1) is decoded the ordinary way.
@@ -161,9 +161,10 @@ impl Store {
             return None;
         }
         let bytes = std::fs::read(self.state_dir().join(FILE)).ok()?;
-        let header = format!("{dir}\n");
-        let raw = bytes.strip_prefix(header.as_bytes())?;
-        Listing::of_raw(raw.to_vec())
+        let newline = bytes.iter().position(|b| *b == b'\n')?;
+        let (header, raw) = (&bytes[..newline], &bytes[newline + 1..]);
+        // The length too: a file cut short at an entry's end is still well shaped.
+        (header == format!("{dir} {}", raw.len()).as_bytes()).then(|| Listing::of_raw(raw.to_vec())).flatten()
     }
 
     fn decode_listing(&self, dir: ObjectId) -> Result<Listing> {
@@ -176,7 +177,7 @@ impl Store {
             if self.head_commit_id().ok().flatten().and_then(|c| self.conversations_tree(Some(c)).ok().flatten())
                 == Some(dir)
             {
-                let mut file = format!("{dir}\n").into_bytes();
+                let mut file = format!("{dir} {}\n", data.len()).into_bytes();
                 file.extend_from_slice(&data);
                 let _ = write_private_file(&self.state_dir(), &self.state_dir().join(FILE), &file);
             }

@@ -36,6 +36,8 @@ pub struct StoredLines<'a> {
     /// One queue per worker; batch `n` comes from queue `n % WORKERS`.
     queues: Vec<mpsc::Receiver<Vec<Segment>>>,
     next_queue: usize,
+    /// How many batches the workers owe: a queue that closes before is a worker that died.
+    batches: usize,
     batch: std::vec::IntoIter<Segment>,
     checked: HashSet<ObjectId>,
     newly: Vec<ObjectId>,
@@ -47,10 +49,18 @@ impl Iterator for StoredLines<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         let (path, blob, bytes) = match self.batch.next() {
             Some(segment) => segment,
+            None if self.next_queue == self.batches => return None,
             None => {
                 let queue = &self.queues[self.next_queue % self.queues.len()];
                 self.next_queue += 1;
-                self.batch = queue.recv().ok()?.into_iter();
+                let Ok(batch) = queue.recv() else {
+                    self.next_queue = self.batches;
+                    return Some(Err(StoreError::Git {
+                        context: "read segments".into(),
+                        message: "a reading thread stopped early".into(),
+                    }));
+                };
+                self.batch = batch.into_iter();
                 self.batch.next()?
             }
         };
@@ -111,6 +121,7 @@ impl Store {
             store: self,
             queues,
             next_queue: 0,
+            batches: batches.len(),
             batch: Vec::new().into_iter(),
             checked: self.checked(),
             newly: Vec::new(),

@@ -167,7 +167,11 @@ impl Store {
                 match &change.bytes {
                     Some(bytes) => {
                         let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
-                        written.push((change.path.as_str(), blob.detach()));
+                        // A reopened segment holds lines convo may not have written (a
+                        // pull's): only segments written whole are known good.
+                        if change.append_from.is_none() {
+                            written.push((change.path.as_str(), blob.detach()));
+                        }
                         editor
                             .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
                             .map_err(git_err(format!("add {}", change.path)))?;
@@ -259,8 +263,12 @@ impl Store {
             new.iter().filter(|(p, id)| old.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
         paths.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
         paths.sort();
+        self.await_branch_lock()?;
         self.write_journal(&paths)?;
-        self.move_head(Some(expected), target, &self.signature(clock), subject)?;
+        if let Err(e) = self.move_head(Some(expected), target, &self.signature(clock), subject) {
+            let _ = std::fs::remove_file(self.journal_path());
+            return Err(e);
+        }
         self.replay_journal(lock)?;
         self.catalogue_refresh();
         self.maybe_gc();
@@ -526,7 +534,8 @@ impl Store {
             Err(_) => return GcOutcome::GitMissing,
         };
         let record = self.gc_record_path();
-        let _ = write_private_file(&self.state_dir(), &record, format!("{}\n", child.id()).as_bytes());
+        let started = super::gitlocks::start_time(child.id()).unwrap_or_default();
+        let _ = write_private_file(&self.state_dir(), &record, format!("{} {started}\n", child.id()).as_bytes());
         self.fail(FailPoint::Gc);
         let _ = child.wait();
         let _ = std::fs::remove_file(&record);

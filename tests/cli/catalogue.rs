@@ -214,8 +214,10 @@ fn a_damaged_listing_file_is_never_believed() {
     first.swap_with_slice(&mut second[..53]);
     for (what, bytes) in [
         ("truncated", good[..good.len() - 7].to_vec()),
+        // Cut at an entry's end: still shaped as git writes a folder, but short.
+        ("an entry short", good[..good.len() - 53].to_vec()),
         ("out of order", [header, &swapped].concat()),
-        ("another tree", [format!("{}\n", "0".repeat(40)).as_bytes(), raw].concat()),
+        ("another tree", [format!("{} {}\n", "0".repeat(40), raw.len()).as_bytes(), raw].concat()),
         ("no header", raw.to_vec()),
     ] {
         std::fs::write(&listing, &bytes).unwrap();

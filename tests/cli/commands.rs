@@ -356,6 +356,8 @@ fn show_jsonl_copies_stored_lines_but_refuses_what_convo_did_not_write() {
     let exported = env.root.join("export.jsonl");
     env.run(&["export", "--format", "jsonl", "-o", exported.to_str().unwrap()]).ok();
     assert_eq!(std::fs::read_to_string(&exported).unwrap(), stored);
+    // Not a plain file: written through, not replaced.
+    assert_eq!(env.run(&["export", "--format", "jsonl", "-o", "/dev/stdout"]).ok(), stored);
     // The list of segments already checked, torn by a crash: cut back, never misread.
     let checked = env.store.join(".git/convo/checked");
     let mut bytes = std::fs::read(&checked).expect("convo notes the segments it writes");

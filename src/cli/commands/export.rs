@@ -102,6 +102,14 @@ fn raw_jsonl(
 ) -> Result<(), CommandError> {
     let segments = store.stored_lines(id)?;
     match output {
+        // Not a plain file (a FIFO, /dev/stdout, a symlink): written through, as it is.
+        Some(path) if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) => {
+            let mut file =
+                convo::ops::open_private(path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            for segment in segments {
+                file.write_all(&segment?).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            }
+        }
         Some(path) => {
             // Beside the target, renamed over it at the end: a segment found damaged half
             // way leaves no half-written export (and an existing file as it was).

@@ -208,7 +208,8 @@ class Bench:
 
     def new_conversation(self, store: Path, title: str) -> str:
         out = self.convo(store, "new", "--title", title, capture=True)
-        match = re.match(r"\[(\S+) ", out)
+        # `new` prints the id alone on stdout (the `[ID HASH] subject` line goes to stderr).
+        match = re.match(r"\[?([0-9A-HJKMNP-TV-Z]{26})\b", out)
         if not match:
             sys.exit(f"cannot read the conversation id from `convo new`: {out!r}")
         return match.group(1)

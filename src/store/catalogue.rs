@@ -176,14 +176,17 @@ impl Store {
 
     /// The catalogue's text when its last line is the marker of HEAD's `conversations`
     /// tree: then it describes exactly HEAD's conversations (the latest line of each id).
-    fn complete_catalogue(&self) -> Result<Option<String>> {
+    ///
+    /// Bytes, not text: checking 3 MB for UTF-8 costs more than the search; the few lines a
+    /// lookup parses are checked one by one.
+    fn complete_catalogue(&self) -> Result<Option<Vec<u8>>> {
         let Some(now) = self.conversations_tree(self.head_commit_id()?)? else { return Ok(None) };
-        let Ok(text) = std::fs::read_to_string(self.catalogue_path()) else { return Ok(None) };
-        let complete = text.strip_suffix('\n').is_some_and(|body| {
-            let last = body.rfind('\n').map_or(body, |i| &body[i + 1..]);
-            last.strip_prefix(MARKER).and_then(|hex| ObjectId::from_hex(hex.as_bytes()).ok()) == Some(now)
+        let Ok(bytes) = std::fs::read(self.catalogue_path()) else { return Ok(None) };
+        let complete = bytes.strip_suffix(b"\n").is_some_and(|body| {
+            let last = body.iter().rposition(|b| *b == b'\n').map_or(body, |i| &body[i + 1..]);
+            last.strip_prefix(MARKER.as_bytes()).and_then(|hex| ObjectId::from_hex(hex).ok()) == Some(now)
         });
-        Ok(complete.then_some(text))
+        Ok(complete.then_some(bytes))
     }
 
     /// The id of the `conversations` folder in `commit`'s tree.
@@ -310,17 +313,24 @@ fn marker(conversations: ObjectId) -> String {
 /// The ids titled `title` in a complete catalogue's `text`: only lines holding `needle` (the
 /// title as serde_json spells it, which cannot occur inside another JSON string, where its
 /// quotes would be escaped) are looked at, and each only if no later line has its id.
-fn titled_in(text: &str, needle: &str, title: &str) -> Vec<String> {
+fn titled_in(text: &[u8], needle: &str, title: &str) -> Vec<String> {
+    // aho-corasick's searchers use SIMD prefilters: `str::find` would stop at the
+    // `"title":` every line starts its JSON with.
+    let Ok(finder) = aho_corasick::AhoCorasick::new([needle]) else { return Vec::new() };
     let mut ids = Vec::new();
-    for (at, _) in text.match_indices(needle) {
-        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let Some(end) = text[at..].find('\n').map(|i| at + i) else { continue };
-        let mut fields = text[start..end].splitn(3, '\t');
+    for found in finder.find_iter(text) {
+        let at = found.start();
+        let start = text[..at].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let Some(end) = text[at..].iter().position(|b| *b == b'\n').map(|i| at + i) else { continue };
+        let Ok(line) = std::str::from_utf8(&text[start..end]) else { continue };
+        let mut fields = line.splitn(3, '\t');
         let (Some(id), Some(_), Some(json)) = (fields.next(), fields.next(), fields.next()) else { continue };
-        if json.contains('\t') || text[end..].contains(&format!("\n{id}\t")) {
+        if json.contains('\t') {
             continue;
         }
-        if Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
+        // A later line for the same id supersedes this one.
+        let later = aho_corasick::AhoCorasick::new([format!("\n{id}\t")]).is_ok_and(|f| f.is_match(&text[end..]));
+        if !later && Fresh::parse(id, json).is_some_and(|s| s.title.as_deref() == Some(title)) {
             ids.push(id.to_owned());
         }
     }

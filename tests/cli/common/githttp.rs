@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -22,6 +23,9 @@ impl Daemon {
             .arg(root)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // `git daemon` runs `git-daemon` as a child: a group of its own lets the drop
+            // end both, not orphan the server.
+            .process_group(0)
             .spawn()
             .expect("git daemon starts");
         for _ in 0..100 {
@@ -36,7 +40,10 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SAFETY: kill(2) on the process group this daemon leads; no memory is touched.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
         let _ = self.child.wait();
     }
 }

@@ -15,13 +15,14 @@
 //! - the result is always valid to send: every result has its call before it, every call its
 //!   result, and user and assistant alternate (placeholders are inserted where needed).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 use crate::compaction::{self, Compaction, FieldMode, Record, ToolCallPolicy};
-use crate::event::{Event, Kind, tokens, turn_numbers};
+use crate::event::outline::Outlined;
+use crate::event::{Event, Kind, Outline, Shape, tokens, turn_numbers};
 
 pub const SUMMARY_REQUEST: &str = "[Summary of previous conversation]";
 /// Stands in for a missing assistant reply between two user messages.
@@ -82,15 +83,85 @@ impl Overlay {
     }
 }
 
+/// One event of the view, decided from outlines alone: a raw event (as it is, or with one
+/// part replaced) or one the projection makes up.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Raw { index: usize, edit: Edit, turn: Option<u64> },
+    Synthetic { kind: Kind, id: String, ts: String, by: Option<String>, turn: Option<u64> },
+}
+
+/// What a compaction replaces in a raw event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    None,
+    /// A call's arguments, with `{}`.
+    EmptyArguments {
+        by: String,
+    },
+    /// A result's content, with [`status_line`].
+    StatusLine {
+        by: String,
+        name: String,
+    },
+    /// A result's content cut to `max_lines` (see [`truncated`]), if it is longer: only
+    /// the text can tell.
+    Truncate {
+        by: String,
+        max_lines: u64,
+    },
+}
+
+/// `[compacted] Bash: success`: what a stripped result reads.
+pub fn status_line(name: &str, is_error: bool) -> String {
+    format!("[compacted] {name}: {}", if is_error { "error" } else { "success" })
+}
+
+impl Item {
+    fn turn(&self) -> Option<u64> {
+        match self {
+            Item::Raw { turn, .. } | Item::Synthetic { turn, .. } => *turn,
+        }
+    }
+
+    /// Characters a provider is sent for this item; `None` for a truncation, which only the
+    /// text can tell.
+    pub fn chars(&self, outlines: &[Outline]) -> Option<u64> {
+        match self {
+            Item::Raw { index, edit: Edit::None, .. } => Some(outlines[*index].chars),
+            Item::Raw { index, edit: Edit::EmptyArguments { .. }, .. } => match &outlines[*index].shape {
+                Shape::ToolCall { name, .. } => Some(name.chars().count() as u64 + 2),
+                _ => Some(outlines[*index].chars),
+            },
+            Item::Raw { index, edit: Edit::StatusLine { name, .. }, .. } => {
+                let is_error = matches!(outlines[*index].shape, Shape::ToolResult { is_error: true, .. });
+                Some(status_line(name, is_error).chars().count() as u64)
+            }
+            Item::Raw { edit: Edit::Truncate { .. }, .. } => None,
+            Item::Synthetic { kind, id, ts, .. } => {
+                Some(Event { id: id.clone(), ts: ts.clone(), kind: kind.clone(), extra: Map::new() }.visible_chars())
+            }
+        }
+    }
+}
+
 /// The projected view of `events`.
 pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
-    let turns = turn_numbers(events);
-    let overlays = overlays(events, &turns)?;
+    let outlined = Outlined::of(events);
+    Ok(materialise(&view(&outlined)?, events))
+}
+
+/// The view of an outlined conversation, as items to materialise from its events (or its
+/// stored lines).
+pub fn view(outlined: &Outlined) -> Result<Vec<Item>, ProjectionError> {
+    let outlines = &outlined.outlines;
+    let turns = outlined.turns();
+    let overlays = overlays(outlined, &turns)?;
     // Every call of each id, in order: a result answers the latest call with its id before it
     // (an id can be used twice).
     let mut calls: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
-    for (i, e) in events.iter().enumerate() {
-        if let Kind::ToolCall { call_id, name, .. } = &e.kind {
+    for (i, o) in outlines.iter().enumerate() {
+        if let Shape::ToolCall { call_id, name } = &o.shape {
             calls.entry(call_id.as_str()).or_default().push((i, name.as_str()));
         }
     }
@@ -102,15 +173,15 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
         overlays.iter().rev().find(|o| o.covers(index) && has_opinion(&o.compaction))
     };
 
-    let mut out = Vec::with_capacity(events.len());
+    let mut out = Vec::with_capacity(outlines.len());
     let mut summarised: HashSet<&str> = HashSet::new();
-    for (index, event) in events.iter().enumerate() {
+    for (index, outline) in outlines.iter().enumerate() {
         let turn = turns[index];
-        let raw = || Projected { event: event.clone(), origin: Origin::Raw, raw_turn: turn };
-        match &event.kind {
-            Kind::Compaction => continue,
-            Kind::System { .. } | Kind::Config { .. } | Kind::Other(_) => {
-                out.push(raw());
+        let raw = |edit: Edit| Item::Raw { index, edit, turn };
+        match &outline.shape {
+            Shape::Compaction => continue,
+            Shape::System | Shape::Config | Shape::Other => {
+                out.push(raw(Edit::None));
                 continue;
             }
             _ => {}
@@ -120,97 +191,98 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
                 && let Some(summary) = &o.compaction.summary
             {
                 let turn = turns[o.start];
-                out.push(synthetic(
-                    Kind::User { content: SUMMARY_REQUEST.into() },
-                    event,
-                    Some(&o.id),
-                    "summary-user",
-                    turn,
-                ));
-                out.push(synthetic(
-                    Kind::Assistant { content: summary.text.clone() },
-                    event,
-                    Some(&o.id),
-                    "summary",
-                    turn,
-                ));
+                let at = (outline.ts.as_str(), Some(o.id.as_str()), turn);
+                out.push(synthetic(Kind::User { content: SUMMARY_REQUEST.into() }, &outline.id, at, "summary-user"));
+                out.push(synthetic(Kind::Assistant { content: summary.text.clone() }, &outline.id, at, "summary"));
             }
             continue;
         }
-        match &event.kind {
-            Kind::Reasoning { .. } => {
+        match &outline.shape {
+            Shape::Reasoning => {
                 if winner(index, &|c| c.reasoning.is_some()).is_none() {
-                    out.push(raw());
+                    out.push(raw(Edit::None));
                 }
             }
-            Kind::ToolCall { call_id, name, arguments } => {
-                match tool_decision(winner(index, &|c| c.has_tool_policy()), name) {
-                    Decision::Keep => out.push(raw()),
+            Shape::ToolCall { name, .. } => match tool_decision(winner(index, &|c| c.has_tool_policy()), name) {
+                Decision::Keep => out.push(raw(Edit::None)),
+                Decision::Omit => {}
+                Decision::Strip { request, by, min_bytes, .. } if request && larger(outline.size, min_bytes) => {
+                    out.push(raw(Edit::EmptyArguments { by: by.into() }));
+                }
+                Decision::Strip { .. } => out.push(raw(Edit::None)),
+            },
+            Shape::ToolResult { call_id, .. } => {
+                // A result follows its call's fate, so a pair is never split.
+                let Some((call_index, name)) = call_before(call_id, index) else { continue };
+                match tool_decision(winner(call_index, &|c| c.has_tool_policy()), name) {
+                    Decision::Keep => out.push(raw(Edit::None)),
                     Decision::Omit => {}
-                    Decision::Strip { request, by, min_bytes, .. }
-                        if request && larger(arguments_len(arguments), min_bytes) =>
+                    Decision::Strip { response, by, min_bytes, .. } if response && larger(outline.size, min_bytes) => {
+                        out.push(raw(Edit::StatusLine { by: by.into(), name: name.into() }));
+                    }
+                    Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
+                        if larger(outline.size, min_bytes) =>
                     {
-                        let mut stripped = event.clone();
-                        stripped.kind = Kind::ToolCall {
+                        out.push(raw(Edit::Truncate { by: by.into(), max_lines: n }));
+                    }
+                    Decision::Strip { .. } => out.push(raw(Edit::None)),
+                }
+            }
+            _ => out.push(raw(Edit::None)),
+        }
+    }
+    Ok(make_valid(out, outlines))
+}
+
+/// The view's items as events, from the raw `events` they were decided on.
+pub fn materialise(items: &[Item], events: &[Event]) -> Vec<Projected> {
+    items
+        .iter()
+        .map(|item| match item {
+            Item::Synthetic { kind, id, ts, by, turn } => Projected {
+                event: Event { id: id.clone(), ts: ts.clone(), kind: kind.clone(), extra: Map::new() },
+                origin: Origin::Synthetic { by: by.clone() },
+                raw_turn: *turn,
+            },
+            Item::Raw { index, edit, turn } => {
+                let event = &events[*index];
+                let (kind, by) = match (edit, &event.kind) {
+                    (Edit::EmptyArguments { by }, Kind::ToolCall { call_id, name, .. }) => {
+                        let kind = Kind::ToolCall {
                             call_id: call_id.clone(),
                             name: name.clone(),
                             arguments: Value::Object(Map::new()),
                         };
-                        out.push(Projected {
-                            event: stripped,
-                            origin: Origin::Rewritten { by: by.into() },
-                            raw_turn: turn,
-                        });
+                        (Some(kind), by)
                     }
-                    Decision::Strip { .. } => out.push(raw()),
+                    (Edit::StatusLine { by, name }, Kind::ToolResult { call_id, is_error, .. }) => {
+                        let content = status_line(name, *is_error);
+                        (Some(Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
+                    }
+                    (Edit::Truncate { by, max_lines }, Kind::ToolResult { call_id, content, is_error }) => {
+                        let cut = truncated(content, *max_lines);
+                        (
+                            cut.map(|content| Kind::ToolResult {
+                                call_id: call_id.clone(),
+                                content,
+                                is_error: *is_error,
+                            }),
+                            by,
+                        )
+                    }
+                    _ => (None, &String::new()),
+                };
+                match kind {
+                    Some(kind) => Projected {
+                        event: Event { kind, ..event.clone() },
+                        origin: Origin::Rewritten { by: by.clone() },
+                        raw_turn: *turn,
+                    },
+                    None => Projected { event: event.clone(), origin: Origin::Raw, raw_turn: *turn },
                 }
             }
-            Kind::ToolResult { call_id, is_error, content } => {
-                // A result follows its call's fate, so a pair is never split.
-                let Some((call_index, name)) = call_before(call_id, index) else { continue };
-                match tool_decision(winner(call_index, &|c| c.has_tool_policy()), name) {
-                    Decision::Keep => out.push(raw()),
-                    Decision::Omit => {}
-                    Decision::Strip { response, by, min_bytes, .. }
-                        if response && larger(content.len() as u64, min_bytes) =>
-                    {
-                        let mut stripped = event.clone();
-                        let status = if *is_error { "error" } else { "success" };
-                        stripped.kind = Kind::ToolResult {
-                            call_id: call_id.clone(),
-                            content: format!("[compacted] {name}: {status}"),
-                            is_error: *is_error,
-                        };
-                        out.push(Projected {
-                            event: stripped,
-                            origin: Origin::Rewritten { by: by.into() },
-                            raw_turn: turn,
-                        });
-                    }
-                    Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
-                        if larger(content.len() as u64, min_bytes) =>
-                    {
-                        match truncated(content, n) {
-                            Some(cut) => {
-                                let mut shortened = event.clone();
-                                shortened.kind =
-                                    Kind::ToolResult { call_id: call_id.clone(), content: cut, is_error: *is_error };
-                                out.push(Projected {
-                                    event: shortened,
-                                    origin: Origin::Rewritten { by: by.into() },
-                                    raw_turn: turn,
-                                });
-                            }
-                            None => out.push(raw()),
-                        }
-                    }
-                    Decision::Strip { .. } => out.push(raw()),
-                }
-            }
-            _ => out.push(raw()),
-        }
-    }
-    Ok(make_valid(out))
+        })
+        .collect()
 }
 
 /// The raw events as a view (compaction events left out), to compare with a projection.
@@ -237,8 +309,13 @@ pub struct InForce {
 
 /// The compactions in force (not revoked, placeable), oldest to latest.
 pub fn in_force(events: &[Event]) -> Result<Vec<InForce>, ProjectionError> {
-    let turns = turn_numbers(events);
-    Ok(overlays(events, &turns)?
+    in_force_outlined(&Outlined::of(events))
+}
+
+/// [`in_force`] of an outlined conversation.
+pub fn in_force_outlined(outlined: &Outlined) -> Result<Vec<InForce>, ProjectionError> {
+    let turns = outlined.turns();
+    Ok(overlays(outlined, &turns)?
         .into_iter()
         .map(|o| InForce {
             first_turn: turns[o.start],
@@ -253,20 +330,32 @@ pub fn in_force(events: &[Event]) -> Result<Vec<InForce>, ProjectionError> {
 
 /// Characters per raw turn of a view (`None`: before the first turn), the basis of every
 /// per-turn token estimate.
-pub fn chars_by_turn(view: &[Projected]) -> std::collections::BTreeMap<Option<u64>, u64> {
-    let mut out = std::collections::BTreeMap::new();
+pub fn chars_by_turn(view: &[Projected]) -> BTreeMap<Option<u64>, u64> {
+    let mut out = BTreeMap::new();
     for p in view {
         *out.entry(p.raw_turn).or_insert(0) += p.event.visible_chars();
     }
     out
 }
 
+/// [`chars_by_turn`] of a view's items; `None` when one is a truncation, which only the
+/// text can measure.
+pub fn item_chars_by_turn(items: &[Item], outlines: &[Outline]) -> Option<BTreeMap<Option<u64>, u64>> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        *out.entry(item.turn()).or_insert(0) += item.chars(outlines)?;
+    }
+    Some(out)
+}
+
 /// Compactions in force, placed on the events by their event ids (falling back to turn
 /// numbers when an id is gone), ordered oldest to latest.
-fn overlays(events: &[Event], turns: &[Option<u64>]) -> Result<Vec<Overlay>, ProjectionError> {
-    let records = compaction::records(events)?;
+fn overlays(outlined: &Outlined, turns: &[Option<u64>]) -> Result<Vec<Overlay>, ProjectionError> {
+    let events: Vec<&Event> = outlined.compactions.iter().map(|(_, e)| e).collect();
+    let records = compaction::records_of(&events)?;
     let revoked = compaction::revoked(&records);
-    let index_of: HashMap<&str, usize> = events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    let index_of: HashMap<&str, usize> =
+        outlined.outlines.iter().enumerate().map(|(i, o)| (o.id.as_str(), i)).collect();
     let mut placed: Vec<(Option<DateTime<FixedOffset>>, usize, Overlay)> = Vec::new();
     for (seq, (event, record)) in records.into_iter().enumerate() {
         let Record::Apply(compaction) = record else { continue };
@@ -311,14 +400,6 @@ fn larger(len: u64, min_bytes: Option<u64>) -> bool {
     min_bytes.is_none_or(|min| len > min)
 }
 
-/// A tool call's arguments as the size they are sent at.
-fn arguments_len(arguments: &Value) -> u64 {
-    match arguments {
-        Value::Object(map) if map.is_empty() => 0,
-        other => other.to_string().len() as u64,
-    }
-}
-
 /// `text` cut to `max` lines, the first half and the last kept around one marker line saying
 /// how many were cut; `None` when it already fits.
 pub fn truncated(text: &str, max: u64) -> Option<String> {
@@ -361,16 +442,14 @@ fn tool_decision<'a>(winner: Option<&'a Overlay>, name: &str) -> Decision<'a> {
     }
 }
 
-fn synthetic(kind: Kind, at: &Event, by: Option<&str>, suffix: &str, turn: Option<u64>) -> Projected {
+/// A made-up event standing at raw event `at_id`: `(ts, by, turn)` are its time, the
+/// compaction that made it (none: a placeholder) and the raw turn it stands for.
+fn synthetic(kind: Kind, at_id: &str, (ts, by, turn): (&str, Option<&str>, Option<u64>), suffix: &str) -> Item {
     let id = match by {
         Some(by) => format!("{by}-{suffix}"),
-        None => format!("{}-{suffix}", at.id),
+        None => format!("{at_id}-{suffix}"),
     };
-    Projected {
-        event: Event { id, ts: at.ts.clone(), kind, extra: Map::new() },
-        origin: Origin::Synthetic { by: by.map(str::to_owned) },
-        raw_turn: turn,
-    }
+    Item::Synthetic { kind, id, ts: ts.to_owned(), by: by.map(str::to_owned), turn }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -389,55 +468,75 @@ fn side(kind: &Kind) -> Option<Side> {
     }
 }
 
+fn shape_side(shape: &Shape) -> Option<Side> {
+    match shape {
+        Shape::User => Some(Side::User),
+        Shape::Assistant | Shape::Reasoning | Shape::ToolCall { .. } | Shape::ToolResult { .. } => {
+            Some(Side::Assistant)
+        }
+        _ => None,
+    }
+}
+
 /// Make the view sendable: drop results without an earlier call and calls that never got a
 /// result, and keep user and assistant turns alternating, starting with the user.
-fn make_valid(view: Vec<Projected>) -> Vec<Projected> {
+fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
+    let shape = |item: &Item| match item {
+        Item::Raw { index, .. } => Some(&outlines[*index].shape),
+        Item::Synthetic { .. } => None,
+    };
+    let item_side = |item: &Item| match item {
+        Item::Raw { index, .. } => shape_side(&outlines[*index].shape),
+        Item::Synthetic { kind, .. } => side(kind),
+    };
     // Pair by occurrence: a result answers the earliest unanswered call with its id; results
     // with no such call, and calls never answered, are left out.
-    let mut pending: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+    let mut pending: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
     let mut answered: HashSet<usize> = HashSet::new();
     let mut keep = vec![true; view.len()];
-    for (i, p) in view.iter().enumerate() {
-        match &p.event.kind {
-            Kind::ToolCall { call_id, .. } => pending.entry(call_id.clone()).or_default().push_back(i),
-            Kind::ToolResult { call_id, .. } => match pending.get_mut(call_id).and_then(|q| q.pop_front()) {
-                Some(call) => {
-                    answered.insert(call);
+    for (i, item) in view.iter().enumerate() {
+        match shape(item) {
+            Some(Shape::ToolCall { call_id, .. }) => pending.entry(call_id.as_str()).or_default().push_back(i),
+            Some(Shape::ToolResult { call_id, .. }) => {
+                match pending.get_mut(call_id.as_str()).and_then(|q| q.pop_front()) {
+                    Some(call) => {
+                        answered.insert(call);
+                    }
+                    None => keep[i] = false,
                 }
-                None => keep[i] = false,
-            },
+            }
             _ => {}
         }
     }
-    let kept: Vec<Projected> = view
+    let is_call = |item: &Item| matches!(shape(item), Some(Shape::ToolCall { .. }));
+    let kept: Vec<Item> = view
         .into_iter()
         .enumerate()
-        .filter(|(i, p)| keep[*i] && (!matches!(p.event.kind, Kind::ToolCall { .. }) || answered.contains(i)))
-        .map(|(_, p)| p)
+        .filter(|(i, item)| keep[*i] && (!is_call(item) || answered.contains(i)))
+        .map(|(_, item)| item)
         .collect();
 
-    let mut out: Vec<Projected> = Vec::with_capacity(kept.len());
+    let mut out: Vec<Item> = Vec::with_capacity(kept.len());
     let mut last: Option<Side> = None;
-    for p in kept {
-        match (last, side(&p.event.kind)) {
+    for item in kept {
+        let (at_id, ts) = match &item {
+            Item::Raw { index, .. } => (outlines[*index].id.as_str(), outlines[*index].ts.as_str()),
+            Item::Synthetic { id, ts, .. } => (id.as_str(), ts.as_str()),
+        };
+        let at = (ts, None, item.turn());
+        match (last, item_side(&item)) {
             (Some(Side::User), Some(Side::User)) => {
-                out.push(synthetic(
-                    Kind::Assistant { content: NO_REPLY.into() },
-                    &p.event,
-                    None,
-                    "no-reply",
-                    p.raw_turn,
-                ));
+                out.push(synthetic(Kind::Assistant { content: NO_REPLY.into() }, at_id, at, "no-reply"));
             }
             (None, Some(Side::Assistant)) => {
-                out.push(synthetic(Kind::User { content: CONTINUED.into() }, &p.event, None, "continued", p.raw_turn));
+                out.push(synthetic(Kind::User { content: CONTINUED.into() }, at_id, at, "continued"));
             }
             _ => {}
         }
-        if let Some(s) = side(&p.event.kind) {
+        if let Some(s) = item_side(&item) {
             last = Some(s);
         }
-        out.push(p);
+        out.push(item);
     }
     out
 }
@@ -497,9 +596,29 @@ pub fn estimate(events: &[Event], candidate: &Compaction, id: &str, ts: &str) ->
     Ok(compare(&before, &after))
 }
 
+/// [`estimate`] from outlines alone; `None` when either view truncates a result, which only
+/// the text can measure.
+pub fn estimate_outlined(
+    outlined: &Outlined,
+    candidate: &Compaction,
+    id: &str,
+    ts: &str,
+) -> Result<Option<Estimate>, ProjectionError> {
+    let before = view(outlined)?;
+    let Some(b) = item_chars_by_turn(&before, &outlined.outlines) else { return Ok(None) };
+    let with = outlined.with(Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into()));
+    let after = view(&with)?;
+    let Some(a) = item_chars_by_turn(&after, &with.outlines) else { return Ok(None) };
+    Ok(Some(compare_chars(&b, &a)))
+}
+
 /// Per-turn and total tokens of two views of the same conversation.
 pub fn compare(before: &[Projected], after: &[Projected]) -> Estimate {
-    let (b, a) = (chars_by_turn(before), chars_by_turn(after));
+    compare_chars(&chars_by_turn(before), &chars_by_turn(after))
+}
+
+/// [`compare`] of two views' characters per turn.
+pub fn compare_chars(b: &BTreeMap<Option<u64>, u64>, a: &BTreeMap<Option<u64>, u64>) -> Estimate {
     let mut keys: Vec<Option<u64>> = b.keys().chain(a.keys()).copied().collect();
     keys.sort();
     keys.dedup();

@@ -213,8 +213,15 @@ impl Compaction {
 /// Every compaction record of a conversation, with its event, in stream order. A malformed
 /// one is an error naming the event.
 pub fn records(events: &[Event]) -> Result<Vec<(&Event, Record)>, MalformedCompaction> {
+    let compactions: Vec<&Event> = events.iter().filter(|e| matches!(e.kind, Kind::Compaction)).collect();
+    records_of(&compactions)
+}
+
+/// [`records`] of a conversation's compaction events alone, in stream order.
+pub fn records_of<'e>(events: &[&'e Event]) -> Result<Vec<(&'e Event, Record)>, MalformedCompaction> {
     events
         .iter()
+        .copied()
         .filter(|e| matches!(e.kind, Kind::Compaction))
         .map(|e| {
             Record::from_event(e).map(|r| (e, r)).map_err(|source| MalformedCompaction { id: e.id.clone(), source })

@@ -8,6 +8,9 @@
 
 use serde_json::{Map, Value};
 
+pub mod outline;
+pub use outline::{Outline, Shape};
+
 /// The event types input may carry (every known type but `compaction`, which only convo
 /// writes), in the order help text lists them.
 pub const INPUT_TYPES: &[&str] = &["system", "user", "assistant", "reasoning", "tool_call", "tool_result", "config"];

@@ -239,50 +239,42 @@ pub fn materialise(items: &[Item], events: &[Event]) -> Vec<Projected> {
     items
         .iter()
         .map(|item| match item {
+            Item::Raw { index, edit, turn } => apply(edit, *turn, &events[*index]),
             Item::Synthetic { kind, id, ts, by, turn } => Projected {
                 event: Event { id: id.clone(), ts: ts.clone(), kind: kind.clone(), extra: Map::new() },
                 origin: Origin::Synthetic { by: by.clone() },
                 raw_turn: *turn,
             },
-            Item::Raw { index, edit, turn } => {
-                let event = &events[*index];
-                let (kind, by) = match (edit, &event.kind) {
-                    (Edit::EmptyArguments { by }, Kind::ToolCall { call_id, name, .. }) => {
-                        let kind = Kind::ToolCall {
-                            call_id: call_id.clone(),
-                            name: name.clone(),
-                            arguments: Value::Object(Map::new()),
-                        };
-                        (Some(kind), by)
-                    }
-                    (Edit::StatusLine { by, name }, Kind::ToolResult { call_id, is_error, .. }) => {
-                        let content = status_line(name, *is_error);
-                        (Some(Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
-                    }
-                    (Edit::Truncate { by, max_lines }, Kind::ToolResult { call_id, content, is_error }) => {
-                        let cut = truncated(content, *max_lines);
-                        (
-                            cut.map(|content| Kind::ToolResult {
-                                call_id: call_id.clone(),
-                                content,
-                                is_error: *is_error,
-                            }),
-                            by,
-                        )
-                    }
-                    _ => (None, &String::new()),
-                };
-                match kind {
-                    Some(kind) => Projected {
-                        event: Event { kind, ..event.clone() },
-                        origin: Origin::Rewritten { by: by.clone() },
-                        raw_turn: *turn,
-                    },
-                    None => Projected { event: event.clone(), origin: Origin::Raw, raw_turn: *turn },
-                }
-            }
         })
         .collect()
+}
+
+/// A raw event in the view: `event` with `edit` made (a truncation only where it is longer).
+pub fn apply(edit: &Edit, turn: Option<u64>, event: &Event) -> Projected {
+    let (kind, by) = match (edit, &event.kind) {
+        (Edit::EmptyArguments { by }, Kind::ToolCall { call_id, name, .. }) => {
+            let kind =
+                Kind::ToolCall { call_id: call_id.clone(), name: name.clone(), arguments: Value::Object(Map::new()) };
+            (Some(kind), by)
+        }
+        (Edit::StatusLine { by, name }, Kind::ToolResult { call_id, is_error, .. }) => {
+            let content = status_line(name, *is_error);
+            (Some(Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
+        }
+        (Edit::Truncate { by, max_lines }, Kind::ToolResult { call_id, content, is_error }) => {
+            let cut = truncated(content, *max_lines);
+            (cut.map(|content| Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
+        }
+        _ => (None, &String::new()),
+    };
+    match kind {
+        Some(kind) => Projected {
+            event: Event { kind, ..event.clone() },
+            origin: Origin::Rewritten { by: by.clone() },
+            raw_turn: turn,
+        },
+        None => Projected { event: event.clone(), origin: Origin::Raw, raw_turn: turn },
+    }
 }
 
 /// The raw events as a view (compaction events left out), to compare with a projection.

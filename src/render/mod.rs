@@ -14,7 +14,8 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use crate::event::{Event, Kind, turn_numbers};
-use crate::projection::{Origin, Projected};
+use crate::event::{Outline, Shape};
+use crate::projection::{self, Edit, Item, Origin, Projected};
 use crate::store::{LogEntry, Problem, Summary};
 
 /// ANSI styling, or none.
@@ -306,22 +307,114 @@ pub fn marked(view: &[Projected]) -> (Vec<Event>, Vec<Label>) {
 /// stripped event, `synthetic` (and the `compaction` behind it) on a made-up one.
 pub fn projected_jsonl(out: &mut dyn Write, view: &[Projected]) -> io::Result<()> {
     for p in view {
-        let mut event = p.event.clone();
-        match &p.origin {
-            Origin::Raw => {}
-            Origin::Rewritten { by } => {
-                event.extra.insert("compacted_by".into(), Value::String(by.clone()));
-            }
-            Origin::Synthetic { by } => {
-                event.extra.insert("synthetic".into(), Value::Bool(true));
-                if let Some(by) = by {
-                    event.extra.insert("compaction".into(), Value::String(by.clone()));
-                }
-            }
-        }
-        out.write_all(event.to_line().as_bytes())?;
+        out.write_all(projected_line(p).as_bytes())?;
     }
     Ok(())
+}
+
+/// One event of a view as a JSONL line: a rewritten one names its compaction
+/// (`compacted_by`), a made-up one says so (`synthetic`, and `compaction` if one made it).
+fn projected_line(p: &Projected) -> String {
+    let mut event = p.event.clone();
+    match &p.origin {
+        Origin::Raw => {}
+        Origin::Rewritten { by } => {
+            event.extra.insert("compacted_by".into(), Value::String(by.clone()));
+        }
+        Origin::Synthetic { by } => {
+            event.extra.insert("synthetic".into(), Value::Bool(true));
+            if let Some(by) = by {
+                event.extra.insert("compaction".into(), Value::String(by.clone()));
+            }
+        }
+    }
+    event.to_line()
+}
+
+/// [`projected_jsonl`] of a view decided from outlines, its raw events read from their
+/// stored lines as `segments` yields them (a segment's bytes at a time). An event left as it
+/// is goes out as its stored line; a stripped part is replaced in the line's bytes where
+/// the outline knows its place; anything else (a truncation, a line outlined by the full
+/// parse) is parsed and written like [`projected_jsonl`] writes it. Memory: one segment.
+pub fn projected_jsonl_stream<E: From<io::Error>>(
+    out: &mut dyn Write,
+    items: &[Item],
+    outlines: &[Outline],
+    segments: impl Iterator<Item = Result<Vec<u8>, E>>,
+) -> Result<(), E> {
+    let mut segments = segments;
+    let mut segment: Vec<u8> = Vec::new();
+    let (mut at, mut next_index) = (0usize, 0usize);
+    for item in items {
+        let (index, edit) = match item {
+            Item::Raw { index, edit, .. } => (*index, edit),
+            Item::Synthetic { .. } => {
+                out.write_all(projected_line(&projection::materialise(std::slice::from_ref(item), &[])[0]).as_bytes())?;
+                continue;
+            }
+        };
+        // Lines up to this item's: each segment holds whole lines.
+        let line = loop {
+            if at == segment.len() {
+                segment = match segments.next() {
+                    Some(bytes) => bytes?,
+                    None => return Err(io::Error::other(format!("event {index} is not in the stored lines")).into()),
+                };
+                at = 0;
+                continue;
+            }
+            let end = segment[at..].iter().position(|b| *b == b'\n').map_or(segment.len(), |n| at + n + 1);
+            let line = &segment[at..end];
+            at = end;
+            next_index += 1;
+            if next_index - 1 == index {
+                break line;
+            }
+        };
+        match edited_line(line, edit, &outlines[index]) {
+            Some(bytes) => out.write_all(&bytes)?,
+            None => {
+                let text = std::str::from_utf8(line).map_err(io::Error::other)?;
+                let mut events = crate::event::parse_stored(text).map_err(io::Error::other)?;
+                let event = events.pop().ok_or_else(|| io::Error::other("an empty stored line"))?;
+                let turn = match item {
+                    Item::Raw { turn, .. } => *turn,
+                    Item::Synthetic { .. } => None,
+                };
+                out.write_all(projected_line(&projection::apply(edit, turn, &event)).as_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `line` (a stored line, newline included) with `edit` made in its bytes; `None` when that
+/// needs the parsed event.
+fn edited_line(line: &[u8], edit: &Edit, outline: &Outline) -> Option<Vec<u8>> {
+    let (value, by) = match (edit, &outline.shape) {
+        (Edit::None, _) => return Some(line.to_vec()),
+        (Edit::EmptyArguments { by }, Shape::ToolCall { .. }) => ("{}".to_owned(), by),
+        (Edit::StatusLine { by, name }, Shape::ToolResult { is_error, .. }) => {
+            (Value::String(projection::status_line(name, *is_error)).to_string(), by)
+        }
+        _ => return None,
+    };
+    let (a, b) = outline.span?;
+    let (a, b) = (a as usize, b as usize);
+    let body = line.strip_suffix(b"\n")?.strip_suffix(b"}")?;
+    // A stored `compacted_by` of its own keeps its place in the parsed event: not here.
+    if b > body.len() || line.windows(14).any(|w| w == b"\"compacted_by\"") {
+        return None;
+    }
+    let by = Value::String(by.clone()).to_string();
+    let mut out = Vec::with_capacity(a + value.len() + (body.len() - b) + by.len() + 20);
+    out.extend_from_slice(&body[..a]);
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(&body[b..]);
+    out.extend_from_slice(b",\"compacted_by\":");
+    out.extend_from_slice(by.as_bytes());
+    out.extend_from_slice(b"}\n");
+    Some(out)
 }
 
 fn git_date(rfc3339: &str) -> String {

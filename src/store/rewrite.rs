@@ -307,7 +307,7 @@ impl Store {
         self.advance(lock, head, new_head, &format!("redact: {} -> {}", short(head), short(new_head)), clock)?;
         // Caches keyed by commit or tree ids now name objects that are about to go; they
         // are disposable and rebuild themselves from HEAD.
-        for dir in ["cache", "log"] {
+        for dir in ["cache", "log", "outline"] {
             let _ = std::fs::remove_dir_all(self.state_dir().join(dir));
         }
         // The catalogue keeps superseded lines (old titles) until it is rewritten: drop it

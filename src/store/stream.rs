@@ -91,6 +91,16 @@ impl Store {
     /// The stored lines of conversation `id`, checked but not parsed (see the module's doc).
     pub fn stored_lines(&self, id: &str) -> Result<StoredLines<'_>> {
         let segments = self.segments(id)?;
+        Ok(self.stored_lines_of(&segments))
+    }
+
+    /// The stored lines of the segments `outlined` was read from, in its order.
+    pub fn outlined_lines(&self, outlined: &super::OutlinedAt) -> StoredLines<'_> {
+        let segments: Vec<(String, ObjectId)> = outlined.segments.iter().map(|(p, b, _)| (p.clone(), *b)).collect();
+        self.stored_lines_of(&segments)
+    }
+
+    fn stored_lines_of(&self, segments: &[(String, ObjectId)]) -> StoredLines<'_> {
         let batches: Vec<Vec<(String, ObjectId)>> = segments.chunks(BATCH).map(<[_]>::to_vec).collect();
         let mut queues = Vec::new();
         for worker in 0..WORKERS.min(batches.len().max(1)) {
@@ -117,7 +127,7 @@ impl Store {
                 }
             });
         }
-        Ok(StoredLines {
+        StoredLines {
             store: self,
             queues,
             next_queue: 0,
@@ -125,7 +135,7 @@ impl Store {
             batch: Vec::new().into_iter(),
             checked: self.checked(),
             newly: Vec::new(),
-        })
+        }
     }
 
     /// The blob ids known to hold good JSON lines. A record torn by a crash is cut off

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use convo::clock::Clock;
 use convo::compaction::{FieldMode, ReasoningPolicy, Record, Summary, ToolCallPolicy, ToolHint};
-use convo::event::{Draft, Event, Kind};
+use convo::event::outline::Outlined;
+use convo::event::{Draft, Event, Kind, Outline};
 use convo::ops::plan::{self, Policies};
 use convo::projection::{self, Origin, check_valid, project};
 use convo::store::Store;
@@ -211,6 +212,7 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         let view = project(&events).unwrap();
         let plain: Vec<Event> = view.iter().map(|p| p.event.clone()).collect();
         prop_assert_eq!(check_valid(&plain), Ok(()));
+        outlines_answer_as_the_events_do(&store, &id, &events, &view)?;
 
         let raw_in_view: Vec<Event> =
             view.iter().filter(|p| p.origin == Origin::Raw).map(|p| p.event.clone()).collect();
@@ -229,6 +231,47 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         }
     }
     drop(lock);
+    Ok(())
+}
+
+/// The outline index and everything decided from it agree with a full read: the outlines,
+/// the view streamed from the stored lines, and the estimate of one more compaction.
+fn outlines_answer_as_the_events_do(
+    store: &Store,
+    id: &str,
+    events: &[Event],
+    view: &[projection::Projected],
+) -> Result<(), TestCaseError> {
+    let at = store.outlined(id).unwrap();
+    let full = Outlined::of(events);
+    let unplaced: Vec<Outline> = at.outlined.outlines.iter().map(|o| Outline { span: None, ..o.clone() }).collect();
+    prop_assert_eq!(&unplaced, &full.outlines);
+    prop_assert_eq!(&at.outlined.compactions, &full.compactions);
+    let items = projection::view(&at.outlined).unwrap();
+    let mut streamed = Vec::new();
+    let lines = store.outlined_lines(&at).map(|s| s.map_err(|e| std::io::Error::other(e.to_string())));
+    convo::render::projected_jsonl_stream(&mut streamed, &items, &at.outlined.outlines, lines).unwrap();
+    let mut expected = Vec::new();
+    convo::render::projected_jsonl(&mut expected, view).unwrap();
+    prop_assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(expected).unwrap());
+    let candidate = plan::build(
+        events,
+        (0, events.len() - 1),
+        Policies {
+            reasoning: Some(ReasoningPolicy::Strip),
+            tool_calls: Some(ToolCallPolicy::Strip { request: true, response: true }),
+            min_bytes: Some(40),
+            ..Policies::default()
+        },
+        BTreeMap::new(),
+        None,
+    );
+    let exact = projection::estimate(events, &candidate, "next", "2099-01-01T00:00:00Z").unwrap();
+    if let Some(outlined) =
+        projection::estimate_outlined(&at.outlined, &candidate, "next", "2099-01-01T00:00:00Z").unwrap()
+    {
+        prop_assert_eq!(outlined, exact);
+    }
     Ok(())
 }
 

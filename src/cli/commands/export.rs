@@ -45,16 +45,15 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
-    if args.format == ExportFormat::Jsonl && !args.compacted {
-        return raw_jsonl(ctx, &store, &id, args.output.as_deref());
+    if args.format == ExportFormat::Jsonl {
+        return jsonl(ctx, &store, &id, args.compacted, args.output.as_deref());
     }
     let events = store.events(&id)?;
     let title = store.meta(&id)?.title.unwrap_or_else(|| id.clone());
     let project = || projection::project(&events);
     let mut bytes = Vec::new();
     match args.format {
-        ExportFormat::Jsonl if args.compacted => render::projected_jsonl(&mut bytes, &project()?)?,
-        ExportFormat::Jsonl => unreachable!("streamed by raw_jsonl"),
+        ExportFormat::Jsonl => unreachable!("streamed by jsonl"),
         ExportFormat::Openai | ExportFormat::Anthropic => {
             let view: Vec<_> = project()?.into_iter().map(|p| p.event).collect();
             let config = ctx.config(&store, &events)?;
@@ -92,23 +91,39 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The stored lines as they are (canonical JSONL already), a segment at a time: memory stays
-/// flat whatever the conversation's size.
-fn raw_jsonl(
+/// The stored lines as they are (canonical JSONL already), or with `compacted` the view
+/// made from them, a segment at a time: memory stays flat whatever the conversation's size.
+fn jsonl(
     ctx: &Ctx,
     store: &convo::store::Store,
     id: &str,
+    compacted: bool,
     output: Option<&std::path::Path>,
 ) -> Result<(), CommandError> {
-    let segments = store.stored_lines(id)?;
+    let outlined = if compacted { Some(store.outlined(id)?) } else { None };
+    let items = outlined.as_ref().map(|o| projection::view(&o.outlined)).transpose()?;
+    let raw = if compacted { None } else { Some(store.stored_lines(id)?) };
+    let write = move |out: &mut dyn Write| -> Result<(), CommandError> {
+        match (&outlined, &items, raw) {
+            (Some(at), Some(items), _) => {
+                let lines = store.outlined_lines(at).map(|s| s.map_err(CommandError::from));
+                render::projected_jsonl_stream(out, items, &at.outlined.outlines, lines)
+            }
+            (_, _, Some(segments)) => {
+                for segment in segments {
+                    out.write_all(&segment?)?;
+                }
+                Ok(())
+            }
+            _ => unreachable!("one of the two is read"),
+        }
+    };
     match output {
         // Not a plain file (a FIFO, /dev/stdout, a symlink): written through, as it is.
         Some(path) if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) => {
             let mut file =
                 convo::ops::open_private(path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
-            for segment in segments {
-                file.write_all(&segment?).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
-            }
+            write(&mut file)
         }
         Some(path) => {
             // Beside the target, renamed over it at the end: a segment found damaged half
@@ -117,23 +132,19 @@ fn raw_jsonl(
             let partial = path.with_file_name(format!(".{name}.convo-{}", std::process::id()));
             let failed = |e: std::io::Error| CommandError::input(format!("{}: {e}", path.display()));
             let written = (|| -> Result<(), CommandError> {
-                let mut file = convo::ops::open_private(&partial).map_err(failed)?;
-                for segment in segments {
-                    file.write_all(&segment?).map_err(failed)?;
-                }
+                let mut file = std::io::BufWriter::new(convo::ops::open_private(&partial).map_err(failed)?);
+                write(&mut file)?;
+                file.flush().map_err(failed)?;
                 std::fs::rename(&partial, path).map_err(failed)
             })();
             if written.is_err() {
                 let _ = std::fs::remove_file(&partial);
             }
-            written?;
+            written
         }
         None => {
             let mut out = ctx.ui.stdout();
-            for segment in segments {
-                out.write_all(&segment?)?;
-            }
+            write(&mut out)
         }
     }
-    Ok(())
 }

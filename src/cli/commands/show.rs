@@ -47,18 +47,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         out.finish()?;
         return Ok(());
     }
+    if let (ShowFormat::Jsonl, true) = (args.format, args.compacted) {
+        // Decided from the outline index, written from the stored lines: one segment in
+        // memory, and the lines nothing changed copied through.
+        let at = store.outlined(&id)?;
+        let items = projection::view(&at.outlined)?;
+        let mut out = crate::cli::ui::Output::stdout();
+        let lines = store.outlined_lines(&at).map(|s| s.map_err(CommandError::from));
+        render::projected_jsonl_stream(out.writer(), &items, &at.outlined.outlines, lines)?;
+        out.finish()?;
+        return Ok(());
+    }
     let events = store.events(&id)?;
     if matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
         return provider_body(ctx, &store, &events, args.format, args.model.as_deref());
     }
     let view = if args.compacted { Some(projection::project(&events)?) } else { None };
     match (args.format, &view) {
-        (ShowFormat::Jsonl, None) => unreachable!("copied through above"),
-        (ShowFormat::Jsonl, Some(view)) => {
-            let mut out = crate::cli::ui::Output::stdout();
-            render::projected_jsonl(out.writer(), view)?;
-            out.finish()?;
-        }
+        (ShowFormat::Jsonl, _) => unreachable!("streamed above"),
         (ShowFormat::Openai | ShowFormat::Anthropic, _) => unreachable!("handled above"),
         (ShowFormat::Text, _) => {
             let summary = store.summary(&id)?;

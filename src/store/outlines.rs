@@ -1,0 +1,332 @@
+//! The outline index: `.git/convo/outline/<id>`, each segment of a conversation outlined
+//! once ([`crate::event::outline`]), so that planning a compaction or projecting the view of a
+//! 55 MB conversation reads a few MB instead of inflating and parsing every event.
+//!
+//! A record is keyed by its segment's blob id: a blob never changes, so a record is right
+//! for every commit that holds it, whatever happened since (an append, a pull, a `git
+//! reset`), and nothing has to be kept in step by writers. Readers outline the segments
+//! they find no record for (after an append, only the open segment) and append records.
+//! Each record carries a checksum; one that is torn, damaged or from another format is not
+//! believed, and the segment is outlined again. The file is rewritten, with only the
+//! records HEAD uses, when dead records outweigh live ones. Like everything under
+//! `.git/convo/`, it is disposable.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+
+use gix::ObjectId;
+
+use super::{Result, Store, StoreError, create_private_dir, txn::private_options, txn::write_private_file};
+use crate::event::outline::{Outline, Outlined, Shape, outline_segment};
+use crate::event::{self, Event};
+
+const DIR: &str = "outline";
+/// Starts every record; a new record format takes a new byte.
+const MAGIC: u8 = 0xB1;
+/// Magic, blob id, payload length, checksum.
+const HEADER: usize = 1 + 20 + 4 + 8;
+
+/// A conversation outlined at HEAD, and the segments it was read from (path, blob id,
+/// lines), in order: a copy of the stored lines must take the same ones.
+pub struct OutlinedAt {
+    pub outlined: Outlined,
+    pub segments: Vec<(String, ObjectId, usize)>,
+}
+
+impl Store {
+    /// Conversation `id` at HEAD, outlined: from the outline index, with the segments it
+    /// has no record of read, outlined and recorded.
+    pub fn outlined(&self, id: &str) -> Result<OutlinedAt> {
+        let segments = self.segments(id)?;
+        let path = self.state_dir().join(DIR).join(id);
+        let file = std::fs::read(&path).unwrap_or_default();
+        let (records, whole) = records(&file);
+        let mut out = OutlinedAt { outlined: Outlined::default(), segments: Vec::with_capacity(segments.len()) };
+        let mut fresh = Vec::new();
+        let mut live = 0usize;
+        let used: std::collections::HashSet<ObjectId> = segments.iter().map(|(_, blob)| *blob).collect();
+        for (segment, blob) in segments {
+            let decoded = records.get(&blob).and_then(|payload| decode(payload).ok());
+            let outlines = match decoded {
+                Some(outlines) => {
+                    live += records[&blob].len() + HEADER;
+                    outlines
+                }
+                None => {
+                    let outlines = self.outline_blob(&segment, blob)?;
+                    let payload = encode(&outlines);
+                    live += payload.len() + HEADER;
+                    fresh.push(record(blob, &payload));
+                    outlines
+                }
+            };
+            out.segments.push((segment, blob, outlines.len()));
+            for (outline, line) in outlines {
+                out.outlined.push(outline, || line.expect("compaction and config lines are recorded"));
+            }
+        }
+        // Best effort: an index that cannot be written only costs the next reader time.
+        let _ = self.note_outlines(&path, &file[..whole], &fresh, (&used, live));
+        Ok(out)
+    }
+
+    /// A segment's outlines, with the whole event for those an outline does not describe.
+    fn outline_blob(&self, path: &str, blob: ObjectId) -> Result<Vec<(Outline, Option<Event>)>> {
+        let bytes = self.read_blob(blob)?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| StoreError::BadFile { path: path.to_owned(), message: "not UTF-8".into() })?;
+        let corrupt = |error| StoreError::Corrupt { path: path.to_owned(), error };
+        let outlines = outline_segment(text).map_err(corrupt)?;
+        let mut out = Vec::with_capacity(outlines.len());
+        for (n, (outline, line)) in outlines.into_iter().zip(text.split_inclusive('\n')).enumerate() {
+            let whole = if matches!(outline.shape, Shape::Compaction | Shape::Config) {
+                let mut events = event::parse_stored(line).map_err(|mut e| {
+                    e.line = n + 1;
+                    corrupt(e)
+                })?;
+                events.pop()
+            } else {
+                None
+            };
+            out.push((outline, whole));
+        }
+        Ok(out)
+    }
+
+    /// Append `fresh` records, or rewrite the file with only the live ones when the dead
+    /// outweigh them (records of segments HEAD no longer holds: every append leaves one).
+    /// `live`: the blobs HEAD uses, and the bytes their records take.
+    fn note_outlines(
+        &self,
+        path: &std::path::Path,
+        kept: &[u8],
+        fresh: &[Vec<u8>],
+        (used, live): (&std::collections::HashSet<ObjectId>, usize),
+    ) -> Result<()> {
+        if fresh.is_empty() && kept.len() <= 2 * live + 64 * 1024 {
+            return Ok(());
+        }
+        create_private_dir(&self.state_dir().join(DIR))?;
+        let added: usize = fresh.iter().map(Vec::len).sum();
+        if kept.len() + added > 2 * live + 64 * 1024 {
+            // Rewritten from what this reader used: every live record, once.
+            let (records, _) = records(kept);
+            let mut bytes = Vec::with_capacity(live);
+            let mut seen = std::collections::HashSet::new();
+            for (blob, payload) in records {
+                if used.contains(&blob) && decode(payload).is_ok() && seen.insert(blob) {
+                    bytes.extend(record(blob, payload));
+                }
+            }
+            fresh.iter().for_each(|r| bytes.extend(r));
+            return write_private_file(&self.state_dir(), path, &bytes);
+        }
+        let file = private_options().write(true).open(path).map_err(super::io_err(path))?;
+        // A torn record at the end is cut off, so the next one starts where it should.
+        file.set_len(kept.len() as u64).map_err(super::io_err(path))?;
+        drop(file);
+        let mut file = private_options().append(true).open(path).map_err(super::io_err(path))?;
+        // One write: a crash tears at most this reader's records, which are then not believed.
+        file.write_all(&fresh.concat()).map_err(super::io_err(path))
+    }
+}
+
+/// The records of an index file by blob id (the last of a blob wins), and how many leading
+/// bytes hold whole records.
+fn records(file: &[u8]) -> (HashMap<ObjectId, &[u8]>, usize) {
+    let mut out = HashMap::new();
+    let mut at = 0;
+    while file.len() - at >= HEADER && file[at] == MAGIC {
+        let blob = ObjectId::from_bytes_or_panic(&file[at + 1..at + 21]);
+        let len = u32::from_le_bytes(file[at + 21..at + 25].try_into().expect("4 bytes")) as usize;
+        let sum = u64::from_le_bytes(file[at + 25..at + 33].try_into().expect("8 bytes"));
+        let Some(payload) = file.get(at + HEADER..at + HEADER + len) else { break };
+        if checksum(payload) != sum {
+            break;
+        }
+        out.insert(blob, payload);
+        at += HEADER + len;
+    }
+    (out, at)
+}
+
+fn record(blob: ObjectId, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.push(MAGIC);
+    out.extend_from_slice(blob.as_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&checksum(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// FNV-1a: catches a torn or damaged record, which is all it is for.
+fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn encode(outlines: &[(Outline, Option<Event>)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(outlines.len() * 100);
+    varint(&mut out, outlines.len() as u64);
+    for (o, whole) in outlines {
+        let (tag, is_error) = match &o.shape {
+            Shape::System => (0, false),
+            Shape::User => (1, false),
+            Shape::Assistant => (2, false),
+            Shape::Reasoning => (3, false),
+            Shape::ToolCall { .. } => (4, false),
+            Shape::ToolResult { is_error, .. } => (5, *is_error),
+            Shape::Config => (6, false),
+            Shape::Compaction => (7, false),
+            Shape::Other => (8, false),
+        };
+        out.push(tag);
+        out.push(u8::from(is_error) | (u8::from(o.span.is_some()) << 1));
+        varint(&mut out, o.chars);
+        varint(&mut out, o.size);
+        if let Some((a, b)) = o.span {
+            varint(&mut out, u64::from(a));
+            varint(&mut out, u64::from(b));
+        }
+        text(&mut out, &o.id);
+        text(&mut out, &o.ts);
+        match &o.shape {
+            Shape::ToolCall { call_id, name } => {
+                text(&mut out, call_id);
+                text(&mut out, name);
+            }
+            Shape::ToolResult { call_id, .. } => text(&mut out, call_id),
+            Shape::Config | Shape::Compaction => {
+                text(&mut out, whole.as_ref().map(Event::to_line).unwrap_or_default().trim_end())
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[derive(Debug)]
+struct Undecodable;
+
+fn decode(payload: &[u8]) -> std::result::Result<Vec<(Outline, Option<Event>)>, Undecodable> {
+    let mut r = Reader { bytes: payload, at: 0 };
+    let count = r.varint()? as usize;
+    let mut out = Vec::with_capacity(count.min(payload.len()));
+    for _ in 0..count {
+        let tag = r.byte()?;
+        let flags = r.byte()?;
+        let (chars, size) = (r.varint()?, r.varint()?);
+        let span = if flags & 2 != 0 {
+            let (a, b) = (r.varint()?, r.varint()?);
+            Some((u32::try_from(a).map_err(|_| Undecodable)?, u32::try_from(b).map_err(|_| Undecodable)?))
+        } else {
+            None
+        };
+        let (id, ts) = (r.text()?.to_owned(), r.text()?.to_owned());
+        let mut whole = None;
+        let shape = match tag {
+            0 => Shape::System,
+            1 => Shape::User,
+            2 => Shape::Assistant,
+            3 => Shape::Reasoning,
+            4 => Shape::ToolCall { call_id: r.text()?.to_owned(), name: r.text()?.to_owned() },
+            5 => Shape::ToolResult { call_id: r.text()?.to_owned(), is_error: flags & 1 != 0 },
+            6 | 7 => {
+                let line = format!("{}\n", r.text()?);
+                whole = Some(event::parse_stored(&line).map_err(|_| Undecodable)?.pop().ok_or(Undecodable)?);
+                if tag == 6 { Shape::Config } else { Shape::Compaction }
+            }
+            8 => Shape::Other,
+            _ => return Err(Undecodable),
+        };
+        out.push((Outline { id, ts, shape, chars, size, span }, whole));
+    }
+    if r.at != payload.len() {
+        return Err(Undecodable);
+    }
+    Ok(out)
+}
+
+fn varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn text(out: &mut Vec<u8>, s: &str) {
+    varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> std::result::Result<u8, Undecodable> {
+        let b = *self.bytes.get(self.at).ok_or(Undecodable)?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> std::result::Result<u64, Undecodable> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            n |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+        }
+        Err(Undecodable)
+    }
+
+    fn text(&mut self) -> std::result::Result<&'a str, Undecodable> {
+        let len = usize::try_from(self.varint()?).map_err(|_| Undecodable)?;
+        let end = self.at.checked_add(len).ok_or(Undecodable)?;
+        let s = std::str::from_utf8(self.bytes.get(self.at..end).ok_or(Undecodable)?).map_err(|_| Undecodable)?;
+        self.at = end;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_a_damaged_one_is_not_believed() {
+        let text = concat!(
+            r#"{"id":"a","ts":"2026-01-01T00:00:00Z","type":"user","content":"hi"}"#,
+            "\n",
+            r#"{"id":"b","ts":"2026-01-01T00:00:01Z","type":"tool_call","call_id":"c","name":"Bash","arguments":{"x":1}}"#,
+            "\n",
+            r#"{"id":"c","ts":"2026-01-01T00:00:02Z","type":"config","set":{"k":"v"}}"#,
+            "\n",
+        );
+        let outlines: Vec<(Outline, Option<Event>)> = outline_segment(text)
+            .unwrap()
+            .into_iter()
+            .zip(text.split_inclusive('\n'))
+            .map(|(o, line)| {
+                let whole = (o.shape == Shape::Config).then(|| event::parse_stored(line).unwrap().remove(0));
+                (o, whole)
+            })
+            .collect();
+        let payload = encode(&outlines);
+        assert_eq!(decode(&payload).unwrap(), outlines);
+        let blob = ObjectId::from_bytes_or_panic(&[7; 20]);
+        let mut file = record(blob, &payload);
+        assert_eq!(records(&file).0.len(), 1);
+        // Torn: the record is not believed, and nothing of it counts as whole.
+        let torn = &file[..file.len() - 1];
+        assert_eq!(records(torn), (HashMap::new(), 0));
+        // Damaged: the checksum catches it.
+        let last = file.len() - 3;
+        file[last] ^= 1;
+        assert!(records(&file).0.is_empty());
+    }
+}

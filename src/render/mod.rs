@@ -363,7 +363,7 @@ pub fn projected_jsonl_stream<E: From<io::Error>>(
                 at = 0;
                 continue;
             }
-            let end = segment[at..].iter().position(|b| *b == b'\n').map_or(segment.len(), |n| at + n + 1);
+            let end = memchr::memchr(b'\n', &segment[at..]).map_or(segment.len(), |n| at + n + 1);
             let line = &segment[at..end];
             at = end;
             next_index += 1;
@@ -403,7 +403,9 @@ fn edited_line(line: &[u8], edit: &Edit, outline: &Outline) -> Option<Vec<u8>> {
     let (a, b) = (a as usize, b as usize);
     let body = line.strip_suffix(b"\n")?.strip_suffix(b"}")?;
     // A stored `compacted_by` of its own keeps its place in the parsed event: not here.
-    if b > body.len() || line.windows(14).any(|w| w == b"\"compacted_by\"") {
+    // (Outside the replaced value: inside it, the text is gone.)
+    let own = |part: &[u8]| memchr::memmem::find(part, b"\"compacted_by\"").is_some();
+    if a > b || b > body.len() || own(&body[..a]) || own(&body[b..]) {
         return None;
     }
     let by = Value::String(by.clone()).to_string();

@@ -163,7 +163,8 @@ fn view_after(events: &[Event], planned: &Planned) -> Vec<Event> {
 
 /// A plan, or `None` when the bounds leave nothing to compact (not an error for convo).
 fn plan(events: &[Event], config: &Resolved, request: &Request, clock: &Clock) -> Option<Planned> {
-    match plan_compaction(events, config, request, clock) {
+    let outlined = convo::event::outline::Outlined::of(events);
+    match plan_compaction(convo::ops::plan::Conversation::full(&outlined, events), config, request, clock) {
         Ok(planned) => Some(planned),
         Err(OpsError::Plan(PlanError::NothingInRange { .. })) => None,
         Err(e) => panic!("plan: {e}"),

@@ -45,7 +45,9 @@ fn stored(path: &Path) -> (Vec<Event>, usize) {
 fn compacted(events: &[Event]) -> (Vec<Event>, projection::Estimate) {
     let config = Resolved::new(vec![config::defaults()]).expect("defaults").config;
     let now = chrono::Utc::now();
-    let prepared = plan::prepare(events, &config, &Request::default(), now).expect("compaction plan");
+    let outlined = convo::event::outline::Outlined::of(events);
+    let conversation = plan::Conversation::full(&outlined, events);
+    let prepared = plan::prepare(conversation, &config, &Request::default(), now).expect("compaction plan");
     let estimate = projection::estimate(events, &prepared.compaction, "c1", "2026-01-02T00:00:00Z").expect("estimate");
     let mut with = events.to_vec();
     with.push(Record::Apply(prepared.compaction).to_draft().into_event("c1".into(), "2026-01-02T00:00:00Z".into()));

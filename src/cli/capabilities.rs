@@ -6,7 +6,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use convo::event::Event;
+use convo::event::outline::Outlined;
+use convo::ops::plan::Conversation;
 use convo::ops::{self, HookDocument, HookFailure, Hooks, Planned, QueryError, Summarizer, SummaryJob};
 use convo::render::{escape, thousands};
 use convo::store::{Appended, Store};
@@ -39,12 +40,12 @@ impl Ctx {
         &self,
         store: &Store,
         id: &str,
-        events: &[Event],
+        conversation: Conversation,
         config: &convo::config::Resolved,
         planned: Planned,
         choice: &SummaryChoice,
     ) -> Result<(Appended, Planned), CommandError> {
-        self.compact_or_why(store, id, events, config, planned, choice).map_err(|e: QueryError| e.into())
+        self.compact_or_why(store, id, conversation, config, planned, choice).map_err(|e: QueryError| e.into())
     }
 
     /// [`Ctx::compact`], with the library's error, for callers that decide by its kind.
@@ -52,7 +53,7 @@ impl Ctx {
         &self,
         store: &Store,
         id: &str,
-        events: &[Event],
+        conversation: Conversation,
         config: &convo::config::Resolved,
         planned: Planned,
         choice: &SummaryChoice,
@@ -100,7 +101,7 @@ impl Ctx {
             hooks: Hooks { pre: &mut pre, post: &mut post },
             force: choice.force,
         };
-        let result = ops::compact::compact(store, id, events, config, planned, &mut summarizer, &self.clock);
+        let result = ops::compact::compact(store, id, conversation, config, planned, &mut summarizer, &self.clock);
         if let Some(s) = spinner {
             s.finish_and_clear();
         }
@@ -151,10 +152,14 @@ impl Ctx {
             return Ok(());
         }
         let events = store.events(id)?;
+        let outlined = Outlined::of(&events);
+        let conversation = Conversation::full(&outlined, &events);
         let config = self.config(store, &events)?;
         let window = convo::llm::resolve_model(&config.config, model).ok().and_then(|m| m.context_window);
-        let Some(planned) = ops::compact::auto_plan(&events, &config, window, &self.clock)? else { return Ok(()) };
-        self.apply_automatic(store, id, &events, &config, planned)
+        let Some(planned) = ops::compact::auto_plan(conversation, &config, window, &self.clock)? else {
+            return Ok(());
+        };
+        self.apply_automatic(store, id, conversation, &config, planned)
     }
 
     /// Before a request that would not fit the window (or after the server said it did
@@ -168,10 +173,12 @@ impl Ctx {
             return Ok(false);
         }
         let label = format!("what fits the window ({why})");
-        let Some(planned) = ops::compact::plan_under(&events, &config, budget, label, &self.clock)? else {
+        let outlined = Outlined::of(&events);
+        let conversation = Conversation::full(&outlined, &events);
+        let Some(planned) = ops::compact::plan_under(conversation, &config, budget, label, &self.clock)? else {
             return Ok(false);
         };
-        self.apply_automatic(store, id, &events, &config, planned)?;
+        self.apply_automatic(store, id, conversation, &config, planned)?;
         Ok(true)
     }
 
@@ -181,22 +188,22 @@ impl Ctx {
         &self,
         store: &Store,
         id: &str,
-        events: &[Event],
+        conversation: Conversation,
         config: &convo::config::Resolved,
         planned: Planned,
     ) -> Result<(), CommandError> {
         let choice = SummaryChoice { yes: true, ..Default::default() };
         let summarizing = planned.prepared.pending.is_some();
-        let (appended, planned) = match self.compact_or_why(store, id, events, config, planned, &choice) {
+        let (appended, planned) = match self.compact_or_why(store, id, conversation, config, planned, &choice) {
             Ok(done) => done,
             // A hook's veto is the user's word, not a fault to work around.
             Err(e) if summarizing && !matches!(e, QueryError::Ops(ops::OpsError::Vetoed { .. })) => {
-                let Some(fallback) = ops::compact::auto_fallback(events, config, &self.clock)? else {
+                let Some(fallback) = ops::compact::auto_fallback(conversation, config, &self.clock)? else {
                     return Err(e.into());
                 };
                 let why = CommandError::from(e).message;
                 self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
-                self.compact(store, id, events, config, fallback, &choice)?
+                self.compact(store, id, conversation, config, fallback, &choice)?
             }
             Err(e) => return Err(e.into()),
         };

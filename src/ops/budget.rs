@@ -18,8 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::compaction::{ReasoningPolicy, Summary, ToolCallPolicy};
 use crate::config::Config;
-use crate::event::Event;
-use crate::ops::plan::{self, Choice, PlanError, Policies, Prepared, Request};
+use crate::ops::plan::{self, Choice, Conversation, PlanError, Policies, Prepared, Request};
 use crate::projection::{self, Estimate};
 use crate::store::subject::thousands;
 
@@ -105,7 +104,7 @@ impl Ladder {
 /// `all`, try every step, for `--dry-run`). The compaction event would be `id` at `ts`. A
 /// model summary still to be written counts as empty, so its estimate is a lower bound.
 pub fn climb(
-    events: &[Event],
+    conversation: Conversation,
     config: &Config,
     request: &Request,
     budget: u64,
@@ -113,8 +112,16 @@ pub fn climb(
     now: DateTime<Utc>,
     all: bool,
 ) -> Result<Ladder, PlanError> {
-    let view = projection::project(events)?;
-    let tokens_now = crate::event::tokens(view.iter().map(|p| p.event.visible_chars()).sum());
+    let outlined = conversation.outlined;
+    let items = projection::view(outlined)?;
+    let chars = match projection::item_chars_by_turn(&items, &outlined.outlines) {
+        Some(by_turn) => by_turn.values().sum(),
+        None => projection::project(conversation.events.ok_or(PlanError::NeedsEvents { why: "a truncation's size" })?)?
+            .iter()
+            .map(|p| p.event.visible_chars())
+            .sum(),
+    };
+    let tokens_now = crate::event::tokens(chars);
     if tokens_now <= budget {
         return Err(PlanError::NothingInRange {
             why: format!(
@@ -129,12 +136,12 @@ pub fn climb(
     let mut rungs: Vec<Rung> = Vec::new();
     let mut chosen = None;
     for step in Step::ALL {
-        let prepared = plan::place(events, config, request, &name, step.choice(request, profile), now)?;
+        let prepared = plan::place(conversation, config, request, &name, step.choice(request, profile), now)?;
         let mut candidate = prepared.compaction.clone();
         if prepared.pending.is_some() {
             candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
         }
-        let estimate = projection::estimate(events, &candidate, id, ts)?;
+        let estimate = plan::estimate(conversation, &candidate, id, ts)?;
         let fits = estimate.after <= budget;
         rungs.push(Rung { step, prepared, estimate });
         if fits && chosen.is_none() {

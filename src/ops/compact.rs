@@ -7,7 +7,7 @@ use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary
 use crate::config::Resolved;
 use crate::event::{Event, Kind};
 use crate::ops::budget;
-use crate::ops::plan::{self, PlanError, Prepared, Request};
+use crate::ops::plan::{self, Conversation, PlanError, Prepared, Request};
 use crate::projection;
 use crate::projection::Estimate;
 use crate::store::subject;
@@ -29,32 +29,49 @@ pub struct Planned {
 }
 
 /// Work out the compaction `request` asks for, without writing anything (`--dry-run`).
-pub fn plan_compaction(events: &[Event], config: &Resolved, request: &Request, clock: &Clock) -> Result<Planned> {
-    plan_with(events, config, request, clock, false)
+pub fn plan_compaction(
+    conversation: Conversation,
+    config: &Resolved,
+    request: &Request,
+    clock: &Clock,
+) -> Result<Planned> {
+    plan_with(conversation, config, request, clock, false)
 }
 
 /// [`plan_compaction`]; with `every_step`, a budget's ladder tries every step (`--dry-run`
 /// shows them all) but still chooses the first that fits.
 pub fn plan_with(
-    events: &[Event],
+    conversation: Conversation,
     config: &Resolved,
     request: &Request,
     clock: &Clock,
     every_step: bool,
 ) -> Result<Planned> {
-    let (id, ts) = (clock.new_id(), clock.timestamp());
+    plan_as(conversation, config, request, (clock.new_id(), clock.timestamp()), clock.now(), every_step)
+}
+
+/// [`plan_with`] for a compaction event that will be `id` at `ts`: planning again (with
+/// the events, after outlines were not enough) plans the same event.
+pub fn plan_as(
+    conversation: Conversation,
+    config: &Resolved,
+    request: &Request,
+    (id, ts): (String, String),
+    now: chrono::DateTime<chrono::Utc>,
+    every_step: bool,
+) -> Result<Planned> {
     if let Some(budget) = request.budget {
-        let ladder = budget::climb(events, &config.config, request, budget, (&id, &ts), clock.now(), every_step)?;
+        let ladder = budget::climb(conversation, &config.config, request, budget, (&id, &ts), now, every_step)?;
         let rung = ladder.chosen().clone();
         return Ok(Planned { prepared: rung.prepared, estimate: rung.estimate, ladder: Some(ladder), id, ts });
     }
-    let prepared = plan::prepare(events, &config.config, request, clock.now())?;
+    let prepared = plan::prepare(conversation, &config.config, request, now)?;
     // A summary still to be written counts as empty: the estimate is a lower bound until then.
     let mut candidate = prepared.compaction.clone();
     if prepared.pending.is_some() {
         candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
     }
-    let estimate = projection::estimate(events, &candidate, &id, &ts)?;
+    let estimate = plan::estimate(conversation, &candidate, &id, &ts)?;
     Ok(Planned { prepared, estimate, ladder: None, id, ts })
 }
 
@@ -156,12 +173,18 @@ pub fn write_summary(
 }
 
 /// Put a written summary into the planned compaction and estimate it anew.
-pub fn fill_summary(events: &[Event], planned: &mut Planned, text: String, usage: TokenUsage, by: &str) -> Result<()> {
+pub fn fill_summary(
+    conversation: Conversation,
+    planned: &mut Planned,
+    text: String,
+    usage: TokenUsage,
+    by: &str,
+) -> Result<()> {
     // Nothing reported: no usage, rather than zeros that read as real.
     let usage = Some(usage).filter(|u| !u.is_empty());
     planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage });
     planned.prepared.pending = None;
-    planned.estimate = projection::estimate(events, &planned.prepared.compaction, &planned.id, &planned.ts)?;
+    planned.estimate = plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?;
     Ok(())
 }
 
@@ -371,7 +394,7 @@ impl HookDocument {
 pub fn compact(
     store: &Store,
     id: &str,
-    events: &[Event],
+    conversation: Conversation,
     config: &Resolved,
     mut planned: Planned,
     summarizer: &mut Summarizer<'_>,
@@ -388,6 +411,15 @@ pub fn compact(
             .collect::<Vec<_>>()
             .join("\n");
         let focus = Some(focus.as_str()).filter(|f| !f.is_empty());
+        // The range's text, which outlines do not hold.
+        let read;
+        let events = match conversation.events {
+            Some(events) => events,
+            None => {
+                read = store.events(id)?;
+                &read
+            }
+        };
         let job = summary_job(events, &planned, config, summarizer.model, focus)?;
         let limit = config.config.compaction.confirm_above_tokens;
         if job.input_tokens > limit && !(summarizer.confirm)(&job) {
@@ -398,7 +430,13 @@ pub fn compact(
         // Planned with an empty summary: what the range leaves behind. The summary is what
         // filling it adds; the range, what emptying it took away.
         let (before, emptied) = (planned.estimate.before, planned.estimate.after);
-        fill_summary(events, &mut planned, text, usage, &job.model.name)?;
+        fill_summary(
+            Conversation { events: Some(events), ..conversation },
+            &mut planned,
+            text,
+            usage,
+            &job.model.name,
+        )?;
         if planned.estimate.after >= before && !summarizer.force {
             return Err(OpsError::SummaryNotSmaller {
                 model: job.model.name.clone(),
@@ -426,20 +464,20 @@ pub fn compact(
 /// for one. `None` when it does not fire (or cannot: the window is unknown) or nothing is
 /// left to compact.
 pub fn auto_plan(
-    events: &[Event],
+    conversation: Conversation,
     config: &Resolved,
     context_window: Option<u64>,
     clock: &Clock,
 ) -> Result<Option<Planned>> {
     let auto = &config.config.compaction.auto;
     let Some(window) = context_window.filter(|_| auto.enabled) else { return Ok(None) };
-    let turns = crate::event::Stats::of(events).turns;
+    let turns = conversation.outlined.outlines.iter().filter(|o| o.is_user()).count() as u64;
     if turns <= auto.min_turns {
         return Ok(None);
     }
     let budget = (window as f64 * auto.trigger_ratio) as u64;
     plan_under(
-        events,
+        conversation,
         config,
         budget,
         format!("compaction.auto.trigger_ratio = {} of {window}", auto.trigger_ratio),
@@ -452,7 +490,7 @@ pub fn auto_plan(
 /// from; `None` when it is under already or nothing is left to compact. Used where a
 /// request would not fit the window, before it is sent or after the server says so.
 pub fn plan_under(
-    events: &[Event],
+    conversation: Conversation,
     config: &Resolved,
     budget: u64,
     label: String,
@@ -466,7 +504,7 @@ pub fn plan_under(
         budget_label: Some(label),
         ..Default::default()
     };
-    match plan_compaction(events, config, &request, clock) {
+    match plan_compaction(conversation, config, &request, clock) {
         Ok(planned) => Ok(Some(planned)),
         // Under the mark, or nothing left to compact: not an error.
         Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => Ok(None),
@@ -476,11 +514,11 @@ pub fn plan_under(
 
 /// What automatic compaction falls back to when the model summary it chose fails: convo's
 /// own digest over the same range, which needs no network.
-pub fn auto_fallback(events: &[Event], config: &Resolved, clock: &Clock) -> Result<Option<Planned>> {
+pub fn auto_fallback(conversation: Conversation, config: &Resolved, clock: &Clock) -> Result<Option<Planned>> {
     let auto = &config.config.compaction.auto;
     let request =
         Request { profile: Some(auto.profile.clone()), from: Some("last".into()), digest: true, ..Default::default() };
-    match plan_compaction(events, config, &request, clock) {
+    match plan_compaction(conversation, config, &request, clock) {
         Ok(planned) => Ok(Some(planned)),
         Err(OpsError::Plan(PlanError::Range(_) | PlanError::NothingInRange { .. })) => Ok(None),
         Err(e) => Err(e),

@@ -3,6 +3,7 @@
 use crate::clock::Clock;
 use crate::compaction::Record;
 use crate::compaction::range::{Bound, Turns};
+use crate::event::outline::Outlined;
 use crate::event::{Event, Kind, turn_numbers};
 use crate::ops::plan::{self, PlanError};
 use crate::projection::ProjectionError;
@@ -44,9 +45,10 @@ pub fn fork(
                 Bound::parse(input).map_err(|source| PlanError::Bound { flag, input: input.to_owned(), source })
             };
             let (a, b) = (parse("--from", &from)?, parse("--to", &to)?);
+            let outlined = Outlined::of(&events);
             let t = Turns {
-                starts: plan::turn_starts(&events),
-                compacted_to: plan::compacted_to(&events)?,
+                starts: plan::turn_starts(&outlined.outlines),
+                compacted_to: plan::compacted_to(&outlined)?,
                 now: clock.now(),
             };
             t.resolve_range((&a, &from), (&b, &to)).map_err(PlanError::from)?

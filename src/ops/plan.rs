@@ -9,8 +9,41 @@ use crate::compaction::digest;
 use crate::compaction::range::{Bound, BoundSyntaxError, End as RangeEnd, RangeError, Turns};
 use crate::compaction::{Compaction, ReasoningPolicy, Summary, ToolCallPolicy};
 use crate::config::{Config, Profile, SummaryPolicyName};
-use crate::event::{Event, Kind, turn_numbers};
-use crate::projection::{self, ProjectionError};
+use crate::event::outline::Outlined;
+use crate::event::{Event, Outline, Shape};
+use crate::projection::{self, Estimate, ProjectionError};
+
+/// A conversation as planning reads it: its outlines, and its events once something needs
+/// their text (a digest; the estimate of a truncation). Planning from outlines alone says
+/// so ([`PlanError::NeedsEvents`]) where it would need them, and the caller reads them.
+#[derive(Debug, Clone, Copy)]
+pub struct Conversation<'a> {
+    pub outlined: &'a Outlined,
+    pub events: Option<&'a [Event]>,
+}
+
+impl<'a> Conversation<'a> {
+    pub fn full(outlined: &'a Outlined, events: &'a [Event]) -> Self {
+        Conversation { outlined, events: Some(events) }
+    }
+
+    pub fn outlined(outlined: &'a Outlined) -> Self {
+        Conversation { outlined, events: None }
+    }
+
+    fn events(&self, why: &'static str) -> Result<&'a [Event], PlanError> {
+        self.events.ok_or(PlanError::NeedsEvents { why })
+    }
+}
+
+/// What the projected view costs now and with `candidate` appended (as event `id` at `ts`):
+/// from the outlines, or where a truncation needs the text, from the events.
+pub fn estimate(c: Conversation, candidate: &Compaction, id: &str, ts: &str) -> Result<Estimate, PlanError> {
+    match projection::estimate_outlined(c.outlined, candidate, id, ts)? {
+        Some(estimate) => Ok(estimate),
+        None => Ok(projection::estimate(c.events("a truncation's size")?, candidate, id, ts)?),
+    }
+}
 
 /// The per-type policies of a compaction, from a profile and flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,13 +63,14 @@ impl Policies {
 
 /// The compaction of events `start..=end` (indices into `events`), covering them by id.
 pub fn build(
-    events: &[Event],
+    outlined: &Outlined,
     (start, end): (usize, usize),
     policies: Policies,
     tools: std::collections::BTreeMap<String, crate::compaction::ToolHint>,
     profile: Option<String>,
 ) -> Compaction {
-    let turns = turn_numbers(events);
+    let turns = outlined.turns();
+    let events = &outlined.outlines;
     let turn = |i: usize| turns[i].unwrap_or(0);
     Compaction {
         from_turn: turn(start),
@@ -70,8 +104,8 @@ pub fn widen(mut from: usize, mut to: usize, summaries: &[(usize, usize)]) -> (u
 }
 
 /// Ranges (raw event indices) of the summaries in force.
-pub fn summary_ranges(events: &[Event]) -> Result<Vec<(usize, usize)>, ProjectionError> {
-    Ok(projection::in_force(events)?
+pub fn summary_ranges(outlined: &Outlined) -> Result<Vec<(usize, usize)>, ProjectionError> {
+    Ok(projection::in_force_outlined(outlined)?
         .iter()
         .filter(|c| c.compaction.summary.is_some())
         .map(|c| (c.start, c.end))
@@ -79,8 +113,8 @@ pub fn summary_ranges(events: &[Event]) -> Result<Vec<(usize, usize)>, Projectio
 }
 
 /// The highest turn covered by a compaction in force: what `last` counts from.
-pub fn compacted_to(events: &[Event]) -> Result<Option<u64>, ProjectionError> {
-    Ok(projection::in_force(events)?.into_iter().filter_map(|c| c.last_turn).max())
+pub fn compacted_to(outlined: &Outlined) -> Result<Option<u64>, ProjectionError> {
+    Ok(projection::in_force_outlined(outlined)?.into_iter().filter_map(|c| c.last_turn).max())
 }
 
 /// What `convo compact` was asked for; `None` means "from config".
@@ -139,6 +173,9 @@ pub enum PlanError {
     NothingInRange { why: String },
     #[error(transparent)]
     Projection(#[from] ProjectionError),
+    /// Planning from outlines reached something only the text can tell.
+    #[error("planning needs the events' text ({why})")]
+    NeedsEvents { why: &'static str },
 }
 
 /// A compaction ready to append (but for a pending model summary), and the range that was
@@ -156,7 +193,7 @@ pub struct Prepared {
 /// Turn a request into a compaction of `events`: profile and flags give the policies,
 /// bounds (or `compaction.keep_last`) the range, widened around existing summaries.
 pub fn prepare(
-    events: &[Event],
+    conversation: Conversation,
     config: &Config,
     request: &Request,
     now: DateTime<Utc>,
@@ -166,7 +203,7 @@ pub fn prepare(
     if choice.policies.is_empty() && choice.pending.is_none() && !choice.digest {
         return Err(PlanError::NothingToDo);
     }
-    place(events, config, request, &name, choice, now)
+    place(conversation, config, request, &name, choice, now)
 }
 
 /// The profile `request` names (or `compaction.default_profile`), with its name.
@@ -242,7 +279,7 @@ impl Choice {
 /// `choice` placed on `events`: the range from the request's bounds and profile `name`,
 /// widened around summaries when it writes one, and the digest written.
 pub fn place(
-    events: &[Event],
+    conversation: Conversation,
     config: &Config,
     request: &Request,
     name: &str,
@@ -251,11 +288,13 @@ pub fn place(
 ) -> Result<Prepared, PlanError> {
     let Choice { mut policies, pending, digest } = choice;
     let profile = config.compaction.profiles.get(name).cloned().unwrap_or_default();
-    let requested = Bounds::of(request, config, &profile, name).resolve(events, now)?;
+    let outlined = conversation.outlined;
+    let requested = Bounds::of(request, config, &profile, name).resolve(outlined, now)?;
     let summarizing = policies.summary.is_some() || pending.is_some() || digest;
-    let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(events)?) } else { requested };
-    let turns = turn_numbers(events);
+    let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(outlined)?) } else { requested };
+    let turns = outlined.turns();
     if digest {
+        let events = conversation.events("a digest")?;
         // From the raw events: a summary in force over part of them does not hide what
         // happened there.
         let span = range.0..range.1 + 1;
@@ -263,7 +302,7 @@ pub fn place(
         policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None });
     }
     let turn = |i: usize| turns[i].unwrap_or(0);
-    let compaction = build(events, range, policies, config.tool_hints(), Some(name.to_owned()));
+    let compaction = build(outlined, range, policies, config.tool_hints(), Some(name.to_owned()));
     Ok(Prepared { compaction, requested: (turn(requested.0), turn(requested.1)), widened: range != requested, pending })
 }
 
@@ -315,9 +354,10 @@ impl Bounds {
     }
 
     /// The first and last event index in range, and the turns asked for.
-    fn resolve(&self, events: &[Event], now: DateTime<Utc>) -> Result<(usize, usize), PlanError> {
-        let turns = turn_numbers(events);
-        let in_force = projection::in_force(events)?;
+    fn resolve(&self, outlined: &Outlined, now: DateTime<Utc>) -> Result<(usize, usize), PlanError> {
+        let events = &outlined.outlines;
+        let turns = outlined.turns();
+        let in_force = projection::in_force_outlined(outlined)?;
         let nothing = |why: String| PlanError::NothingInRange { why };
         let resolver =
             Turns { starts: turn_starts(events), compacted_to: in_force.iter().filter_map(|c| c.last_turn).max(), now };
@@ -380,7 +420,7 @@ impl Bounds {
             }
         }
         let Some(end) = ends.into_iter().max() else {
-            let calls = events.iter().filter(|e| matches!(e.kind, Kind::ToolCall { .. })).count() as u64;
+            let calls = events.iter().filter(|e| matches!(e.shape, Shape::ToolCall { .. })).count() as u64;
             return Err(nothing(format!(
                 "the conversation has {} and {}; {}",
                 plural(count, "turn"),
@@ -426,9 +466,9 @@ fn plural(n: u64, word: &str) -> String {
 
 /// The last index before the `n` most recent tool calls, so that they and their results stay
 /// whole; `None` when the conversation has no more than `n` calls.
-fn recent_tools_end(events: &[Event], n: u64) -> Option<usize> {
+fn recent_tools_end(events: &[Outline], n: u64) -> Option<usize> {
     let calls: Vec<usize> =
-        events.iter().enumerate().filter(|(_, e)| matches!(e.kind, Kind::ToolCall { .. })).map(|(i, _)| i).collect();
+        events.iter().enumerate().filter(|(_, e)| matches!(e.shape, Shape::ToolCall { .. })).map(|(i, _)| i).collect();
     let n = usize::try_from(n).ok()?;
     if n == 0 {
         return events.len().checked_sub(1);
@@ -442,15 +482,15 @@ fn recent_tools_end(events: &[Event], n: u64) -> Option<usize> {
 /// The range `start..=end` shrunk until it holds every tool call it holds a result of and
 /// the reverse: a range never separates a result from its call (a summary would swallow
 /// one and leave the other). `None` when nothing is left.
-pub fn unsplit(events: &[Event], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
+pub fn unsplit(events: &[Outline], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
     // Each call's result: the first result with its id after it (ids can repeat).
     let mut waiting: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
     let mut result_of: HashMap<usize, usize> = HashMap::new();
     let mut call_of: HashMap<usize, usize> = HashMap::new();
     for (i, e) in events.iter().enumerate() {
-        match &e.kind {
-            Kind::ToolCall { call_id, .. } => waiting.entry(call_id).or_default().push_back(i),
-            Kind::ToolResult { call_id, .. } => {
+        match &e.shape {
+            Shape::ToolCall { call_id, .. } => waiting.entry(call_id.as_str()).or_default().push_back(i),
+            Shape::ToolResult { call_id, .. } => {
                 if let Some(call) = waiting.get_mut(call_id.as_str()).and_then(|q| q.pop_front()) {
                     result_of.insert(call, i);
                     call_of.insert(i, call);
@@ -472,12 +512,8 @@ pub fn unsplit(events: &[Event], mut start: usize, mut end: usize) -> Option<(us
 }
 
 /// When each turn started: the timestamp of its user event.
-pub fn turn_starts(events: &[Event]) -> Vec<DateTime<chrono::FixedOffset>> {
-    events
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::User { .. }))
-        .map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default())
-        .collect()
+pub fn turn_starts(events: &[Outline]) -> Vec<DateTime<chrono::FixedOffset>> {
+    events.iter().filter(|e| e.is_user()).map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default()).collect()
 }
 
 #[cfg(test)]

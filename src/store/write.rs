@@ -10,7 +10,7 @@ use super::history::Trailers;
 use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, layout, subject};
 use crate::clock::Clock;
-use crate::event::{Draft, Event, Kind, Stats};
+use crate::event::{Draft, Event, Kind, Shape, Stats};
 
 /// What `append` did.
 #[derive(Debug, Clone)]
@@ -295,13 +295,12 @@ impl Store {
         if drafts.iter().all(|d| d.id.is_none()) {
             return Ok(());
         }
-        let mut seen: HashSet<String> = HashSet::new();
-        for (path, blob) in &self.segments(id)? {
-            seen.extend(self.parse_segment(path, *blob)?.into_iter().map(|e| e.id));
-        }
+        // From the outline index: a long conversation's ids without parsing its events.
+        let outlined = self.outlined(id)?;
+        let mut seen: HashSet<&str> = outlined.outlined.outlines.iter().map(|o| o.id.as_str()).collect();
         for draft in drafts {
             if let Some(event_id) = &draft.id
-                && !seen.insert(event_id.clone())
+                && !seen.insert(event_id.as_str())
             {
                 return Err(StoreError::DuplicateId { line: draft.line, id: event_id.clone() });
             }
@@ -341,18 +340,12 @@ impl Store {
         if call_ids.is_empty() {
             return Ok(used);
         }
-        let finder = aho_corasick::AhoCorasick::new(call_ids)
-            .map_err(|e| StoreError::Git { context: "search call ids".into(), message: e.to_string() })?;
-        for (path, blob) in self.segments(id)? {
-            if !finder.is_match(&self.read_blob(blob)?) {
-                continue;
-            }
-            for event in self.parse_segment(&path, blob)? {
-                if let Kind::ToolCall { call_id, .. } = event.kind
-                    && call_ids.contains(&call_id.as_str())
-                {
-                    used.insert(call_id);
-                }
+        // A duplicate can be anywhere: the outline index has every call id.
+        for outline in self.outlined(id)?.outlined.outlines {
+            if let Shape::ToolCall { call_id, .. } = outline.shape
+                && call_ids.contains(&call_id.as_str())
+            {
+                used.insert(call_id);
             }
         }
         Ok(used)

@@ -180,14 +180,17 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Compact { from, len, summary, reasoning, tools, hint, micro } => {
                 let last = events.len() - 1;
                 let start = from.min(last);
-                let Some((start, end)) = plan::unsplit(&events, start, (start + len).min(last)) else { continue };
+                let outlined = Outlined::of(&events);
+                let Some((start, end)) = plan::unsplit(&outlined.outlines, start, (start + len).min(last)) else {
+                    continue;
+                };
                 prop_assert!(!splits_a_pair(&events, start, end), "unsplit left a call without its result");
                 let range = if summary {
-                    plan::widen(start, end, &plan::summary_ranges(&events).unwrap())
+                    plan::widen(start, end, &plan::summary_ranges(&outlined).unwrap())
                 } else {
                     (start, end)
                 };
-                let c = plan::build(&events, range, policies(summary, reasoning, tools, micro, n), hints(hint), None);
+                let c = plan::build(&outlined, range, policies(summary, reasoning, tools, micro, n), hints(hint), None);
                 Record::Apply(c).to_draft()
             }
             Op::UndoLatest => match applied.pop() {
@@ -255,7 +258,7 @@ fn outlines_answer_as_the_events_do(
     convo::render::projected_jsonl(&mut expected, view).unwrap();
     prop_assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(expected).unwrap());
     let candidate = plan::build(
-        events,
+        &full,
         (0, events.len() - 1),
         Policies {
             reasoning: Some(ReasoningPolicy::Strip),

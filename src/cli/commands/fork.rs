@@ -1,3 +1,5 @@
+use convo::event::outline::Outlined;
+use convo::ops::plan::Conversation;
 use std::io::Write;
 
 use convo::ops::plan::Request;
@@ -65,9 +67,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         drop(lock);
         let events = store.events(&created.id)?;
         let config = ctx.config(&store, &events)?;
+        let outlined = Outlined::of(&events);
+        let conversation = Conversation::full(&outlined, &events);
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
-        let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
-        let (appended, _) = ctx.compact(&store, &created.id, &events, &config, planned, &SummaryChoice::default())?;
+        let planned = ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock)?;
+        let (appended, _) =
+            ctx.compact(&store, &created.id, conversation, &config, planned, &SummaryChoice::default())?;
         ctx.ui.commit(&CommitReport {
             conversation: Some(&created.id),
             commit: &appended.commit,

@@ -1,3 +1,5 @@
+use convo::event::outline::Outlined;
+use convo::ops::plan::Conversation;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,10 +60,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let endpoint = ops::query::endpoint(&model, &env_key)?;
 
     if let Some(profile) = args.compact {
+        let outlined = Outlined::of(&events);
+        let conversation = Conversation::full(&outlined, &events);
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
-        let planned = ops::compact::plan_compaction(&events, &config, &request, &ctx.clock)?;
+        let planned = ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock)?;
         let choice = SummaryChoice { model: args.model.clone(), ..Default::default() };
-        let (appended, _) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
+        let (appended, _) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
         ctx.ui.commit(&CommitReport {
             conversation: Some(&id),
             commit: &appended.commit,

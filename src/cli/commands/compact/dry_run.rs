@@ -1,6 +1,7 @@
 use convo::compaction::Record;
 use convo::config::Resolved;
 use convo::event::Event;
+use convo::ops::plan::Conversation;
 use convo::{ops, projection, render, store};
 
 use crate::cli::Ctx;
@@ -25,9 +26,16 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             .collect();
         render::compare::ladder(&mut steps_tried, ladder.budget, ladder.now, &steps, ladder.chosen, ladder.fits)?;
     }
+    // The range's text, for what outlines do not hold.
+    let events = || -> Result<std::borrow::Cow<[Event]>, CommandError> {
+        Ok(match d.conversation.events {
+            Some(events) => std::borrow::Cow::Borrowed(events),
+            None => std::borrow::Cow::Owned(d.store.events(d.id)?),
+        })
+    };
     if d.planned.prepared.pending.is_some() {
         let job = ops::compact::summary_job(
-            d.events,
+            &events()?,
             d.planned,
             d.config,
             d.choice.model.as_deref(),
@@ -58,7 +66,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
     };
     render::compare::plan(out.writer(), &plan)?;
     if d.verbose {
-        let mut with = d.events.to_vec();
+        let mut with = events()?.into_owned();
         with.push(Record::Apply(c.clone()).to_draft().into_event(d.planned.id.clone(), d.planned.ts.clone()));
         let in_range: Vec<_> = projection::project(&with)?
             .into_iter()
@@ -74,7 +82,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
 pub(super) struct DryRun<'a> {
     pub(super) store: &'a store::Store,
     pub(super) id: &'a str,
-    pub(super) events: &'a [Event],
+    pub(super) conversation: Conversation<'a>,
     pub(super) config: &'a Resolved,
     pub(super) planned: &'a ops::Planned,
     pub(super) choice: &'a SummaryChoice,

@@ -5,7 +5,9 @@ mod undo;
 use std::path::PathBuf;
 
 use self::request::{ReasoningArg, ToolsArg};
+use convo::event::outline::Outlined;
 use convo::ops;
+use convo::ops::plan::Conversation;
 
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
@@ -121,9 +123,25 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
 
     let request = request::of(&args)?;
     let id = store.resolve_or_active(args.id.as_deref())?;
-    let events = store.events(&id)?;
-    let config = ctx.config(&store, &events)?;
-    let planned = match ops::compact::plan_with(&events, &config, &request, &ctx.clock, args.dry_run) {
+    // Planned from the outline index; the events are read only if the plan needs their
+    // text (a digest, a truncation), and then outlined with them, so both are one HEAD's.
+    let at = store.outlined(&id)?;
+    let config = ctx.config(&store, &at.outlined.configs)?;
+    let event = (ctx.clock.new_id(), ctx.clock.timestamp());
+    let plan = |conversation| {
+        ops::compact::plan_as(conversation, &config, &request, event.clone(), ctx.clock.now(), args.dry_run)
+    };
+    let mut full = None;
+    let planned = match plan(Conversation::outlined(&at.outlined)) {
+        Err(ops::OpsError::Plan(ops::plan::PlanError::NeedsEvents { .. })) => {
+            let events = store.events(&id)?;
+            let outlined = Outlined::of(&events);
+            let (outlined, events) = full.insert((outlined, events));
+            plan(Conversation::full(outlined, events))
+        }
+        planned => planned,
+    };
+    let planned = match planned {
         Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
             // Like `git commit` with nothing staged: said, and not a failure.
             ctx.note(&e.to_string());
@@ -131,14 +149,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         planned => planned?,
     };
+    let conversation = match &full {
+        Some((outlined, events)) => Conversation::full(outlined, events),
+        None => Conversation::outlined(&at.outlined),
+    };
     let choice =
         SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes, force: args.force };
     if args.dry_run {
-        let (store, id, events, config, planned, choice) = (&store, &id, &events, &config, &planned, &choice);
+        let (store, id, config, planned, choice) = (&store, &id, &config, &planned, &choice);
         let verbose = args.verbose;
-        return dry_run::run(ctx, dry_run::DryRun { store, id, events, config, planned, choice, verbose });
+        return dry_run::run(ctx, dry_run::DryRun { store, id, conversation, config, planned, choice, verbose });
     }
-    let (appended, planned) = ctx.compact(&store, &id, &events, &config, planned, &choice)?;
+    let (appended, planned) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
     let c = &planned.prepared.compaction;
     ctx.ui.commit(&CommitReport {
         conversation: Some(&id),

@@ -87,8 +87,23 @@ impl Overlay {
 /// part replaced) or one the projection makes up.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
-    Raw { index: usize, edit: Edit, turn: Option<u64> },
-    Synthetic { kind: Kind, id: String, ts: String, by: Option<String>, turn: Option<u64> },
+    Raw {
+        index: usize,
+        edit: Edit,
+        turn: Option<u64>,
+    },
+    /// Boxed: there are few, and a view of a long conversation holds many raw items.
+    Synthetic(Box<Made>),
+}
+
+/// An event the projection makes up: a summary pair (`by` the compaction) or a placeholder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Made {
+    pub kind: Kind,
+    pub id: String,
+    pub ts: String,
+    pub by: Option<String>,
+    pub turn: Option<u64>,
 }
 
 /// What a compaction replaces in a raw event.
@@ -120,7 +135,8 @@ pub fn status_line(name: &str, is_error: bool) -> String {
 impl Item {
     fn turn(&self) -> Option<u64> {
         match self {
-            Item::Raw { turn, .. } | Item::Synthetic { turn, .. } => *turn,
+            Item::Raw { turn, .. } => *turn,
+            Item::Synthetic(made) => made.turn,
         }
     }
 
@@ -138,9 +154,10 @@ impl Item {
                 Some(status_line(name, is_error).chars().count() as u64)
             }
             Item::Raw { edit: Edit::Truncate { .. }, .. } => None,
-            Item::Synthetic { kind, id, ts, .. } => {
-                Some(Event { id: id.clone(), ts: ts.clone(), kind: kind.clone(), extra: Map::new() }.visible_chars())
-            }
+            Item::Synthetic(made) => Some(
+                Event { id: String::new(), ts: String::new(), kind: made.kind.clone(), extra: Map::new() }
+                    .visible_chars(),
+            ),
         }
     }
 }
@@ -154,9 +171,15 @@ pub fn project(events: &[Event]) -> Result<Vec<Projected>, ProjectionError> {
 /// The view of an outlined conversation, as items to materialise from its events (or its
 /// stored lines).
 pub fn view(outlined: &Outlined) -> Result<Vec<Item>, ProjectionError> {
+    view_with(outlined, None)
+}
+
+/// [`view`] with one more compaction event (`extra`, appended after every event): what a
+/// planned compaction would make of the view, without copying the outlines.
+fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, ProjectionError> {
     let outlines = &outlined.outlines;
     let turns = outlined.turns();
-    let overlays = overlays(outlined, &turns)?;
+    let overlays = overlays(outlined, &turns, extra)?;
     // Every call of each id, in order: a result answers the latest call with its id before it
     // (an id can be used twice).
     let mut calls: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
@@ -240,10 +263,10 @@ pub fn materialise(items: &[Item], events: &[Event]) -> Vec<Projected> {
         .iter()
         .map(|item| match item {
             Item::Raw { index, edit, turn } => apply(edit, *turn, &events[*index]),
-            Item::Synthetic { kind, id, ts, by, turn } => Projected {
-                event: Event { id: id.clone(), ts: ts.clone(), kind: kind.clone(), extra: Map::new() },
-                origin: Origin::Synthetic { by: by.clone() },
-                raw_turn: *turn,
+            Item::Synthetic(made) => Projected {
+                event: Event { id: made.id.clone(), ts: made.ts.clone(), kind: made.kind.clone(), extra: Map::new() },
+                origin: Origin::Synthetic { by: made.by.clone() },
+                raw_turn: made.turn,
             },
         })
         .collect()
@@ -307,7 +330,7 @@ pub fn in_force(events: &[Event]) -> Result<Vec<InForce>, ProjectionError> {
 /// [`in_force`] of an outlined conversation.
 pub fn in_force_outlined(outlined: &Outlined) -> Result<Vec<InForce>, ProjectionError> {
     let turns = outlined.turns();
-    Ok(overlays(outlined, &turns)?
+    Ok(overlays(outlined, &turns, None)?
         .into_iter()
         .map(|o| InForce {
             first_turn: turns[o.start],
@@ -342,8 +365,13 @@ pub fn item_chars_by_turn(items: &[Item], outlines: &[Outline]) -> Option<BTreeM
 
 /// Compactions in force, placed on the events by their event ids (falling back to turn
 /// numbers when an id is gone), ordered oldest to latest.
-fn overlays(outlined: &Outlined, turns: &[Option<u64>]) -> Result<Vec<Overlay>, ProjectionError> {
-    let events: Vec<&Event> = outlined.compactions.iter().map(|(_, e)| e).collect();
+fn overlays(
+    outlined: &Outlined,
+    turns: &[Option<u64>],
+    extra: Option<&Event>,
+) -> Result<Vec<Overlay>, ProjectionError> {
+    let mut events: Vec<&Event> = outlined.compactions.iter().map(|(_, e)| e).collect();
+    events.extend(extra);
     let records = compaction::records_of(&events)?;
     let revoked = compaction::revoked(&records);
     let index_of: HashMap<&str, usize> =
@@ -441,7 +469,7 @@ fn synthetic(kind: Kind, at_id: &str, (ts, by, turn): (&str, Option<&str>, Optio
         Some(by) => format!("{by}-{suffix}"),
         None => format!("{at_id}-{suffix}"),
     };
-    Item::Synthetic { kind, id, ts: ts.to_owned(), by: by.map(str::to_owned), turn }
+    Item::Synthetic(Box::new(Made { kind, id, ts: ts.to_owned(), by: by.map(str::to_owned), turn }))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -475,11 +503,11 @@ fn shape_side(shape: &Shape) -> Option<Side> {
 fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
     let shape = |item: &Item| match item {
         Item::Raw { index, .. } => Some(&outlines[*index].shape),
-        Item::Synthetic { .. } => None,
+        Item::Synthetic(_) => None,
     };
     let item_side = |item: &Item| match item {
         Item::Raw { index, .. } => shape_side(&outlines[*index].shape),
-        Item::Synthetic { kind, .. } => side(kind),
+        Item::Synthetic(made) => side(&made.kind),
     };
     // Pair by occurrence: a result answers the earliest unanswered call with its id; results
     // with no such call, and calls never answered, are left out.
@@ -501,19 +529,19 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
         }
     }
     let is_call = |item: &Item| matches!(shape(item), Some(Shape::ToolCall { .. }));
-    let kept: Vec<Item> = view
-        .into_iter()
-        .enumerate()
-        .filter(|(i, item)| keep[*i] && (!is_call(item) || answered.contains(i)))
-        .map(|(_, item)| item)
-        .collect();
+    let mut kept = view;
+    let mut i = 0;
+    kept.retain(|item| {
+        i += 1;
+        keep[i - 1] && (!is_call(item) || answered.contains(&(i - 1)))
+    });
 
     let mut out: Vec<Item> = Vec::with_capacity(kept.len());
     let mut last: Option<Side> = None;
     for item in kept {
         let (at_id, ts) = match &item {
             Item::Raw { index, .. } => (outlines[*index].id.as_str(), outlines[*index].ts.as_str()),
-            Item::Synthetic { id, ts, .. } => (id.as_str(), ts.as_str()),
+            Item::Synthetic(made) => (made.id.as_str(), made.ts.as_str()),
         };
         let at = (ts, None, item.turn());
         match (last, item_side(&item)) {
@@ -596,11 +624,10 @@ pub fn estimate_outlined(
     id: &str,
     ts: &str,
 ) -> Result<Option<Estimate>, ProjectionError> {
-    let before = view(outlined)?;
-    let Some(b) = item_chars_by_turn(&before, &outlined.outlines) else { return Ok(None) };
-    let with = outlined.with(Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into()));
-    let after = view(&with)?;
-    let Some(a) = item_chars_by_turn(&after, &with.outlines) else { return Ok(None) };
+    let Some(b) = item_chars_by_turn(&view(outlined)?, &outlined.outlines) else { return Ok(None) };
+    let event = Record::Apply(candidate.clone()).to_draft().into_event(id.into(), ts.into());
+    let after = view_with(outlined, Some(&event))?;
+    let Some(a) = item_chars_by_turn(&after, &outlined.outlines) else { return Ok(None) };
     Ok(Some(compare_chars(&b, &a)))
 }
 

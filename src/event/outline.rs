@@ -107,13 +107,6 @@ impl Outlined {
         self.outlines.push(outline);
     }
 
-    /// A copy with `event` added at the end (a compaction being planned).
-    pub fn with(&self, event: Event) -> Outlined {
-        let mut copy = self.clone();
-        copy.push(Outline::of(&event), || event);
-        copy
-    }
-
     /// Turn numbers: each user event starts the next turn.
     pub fn turns(&self) -> Vec<Option<u64>> {
         let mut turn: Option<u64> = None;

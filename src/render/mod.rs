@@ -348,7 +348,7 @@ pub fn projected_jsonl_stream<E: From<io::Error>>(
     for item in items {
         let (index, edit) = match item {
             Item::Raw { index, edit, .. } => (*index, edit),
-            Item::Synthetic { .. } => {
+            Item::Synthetic(_) => {
                 out.write_all(projected_line(&projection::materialise(std::slice::from_ref(item), &[])[0]).as_bytes())?;
                 continue;
             }
@@ -379,7 +379,7 @@ pub fn projected_jsonl_stream<E: From<io::Error>>(
                 let event = events.pop().ok_or_else(|| io::Error::other("an empty stored line"))?;
                 let turn = match item {
                     Item::Raw { turn, .. } => *turn,
-                    Item::Synthetic { .. } => None,
+                    Item::Synthetic(_) => None,
                 };
                 out.write_all(projected_line(&projection::apply(edit, turn, &event)).as_bytes())?;
             }

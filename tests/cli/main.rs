@@ -26,6 +26,7 @@ mod layout;
 mod listing;
 mod llama;
 mod llm;
+mod outline_index;
 mod plain_errors;
 mod projection;
 mod properties;

@@ -161,12 +161,17 @@ enum Source {
 pub fn parse_input(text: &str) -> Result<Vec<Draft>, LineError> {
     let mut drafts = Vec::new();
     for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        drafts.push(parse_line(line, index + 1, Source::Input)?);
+        drafts.extend(parse_input_line(line, index + 1)?);
     }
     Ok(drafts)
+}
+
+/// One line of [`parse_input`], line `n` of the input (`None`: a blank line).
+pub fn parse_input_line(line: &str, n: usize) -> Result<Option<Draft>, LineError> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    parse_line(line, n, Source::Input).map(Some)
 }
 
 /// Parse JSONL whose lines may carry any type (an export of a conversation, compactions

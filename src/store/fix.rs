@@ -84,7 +84,12 @@ impl Store {
             self.collect_blobs(tree, &dir, &mut blobs)?;
             let mut paths: Vec<String> = blobs.into_keys().collect();
             paths.sort();
-            changes.extend(paths.into_iter().map(|path| Change { path, bytes: None, append_from: None }));
+            changes.extend(paths.into_iter().map(|path| Change {
+                path,
+                bytes: None,
+                append_from: None,
+                ..Change::default()
+            }));
             names.push(subject::name(id, self.meta(id)?.title.as_deref()));
         }
         let subject = subject::remove(&names);
@@ -201,7 +206,7 @@ impl Store {
         blobs.sort();
         let mut changes = Vec::with_capacity(blobs.len());
         for (path, blob) in blobs {
-            changes.push(Change { path, bytes: Some(self.read_blob(blob)?), append_from: None });
+            changes.push(Change { path, bytes: Some(self.read_blob(blob)?), append_from: None, ..Change::default() });
         }
         let short = removed.last_seen.to_hex_with_len(7).to_string();
         let subject = subject::restore(&subject::name(id, removed.title.as_deref()), &short);

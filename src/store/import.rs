@@ -85,28 +85,13 @@ impl Store {
     }
 
     fn flush_segment(&self, staged: &mut Staged) -> Result<()> {
-        // An object that was already there is not ours to remove if the import fails.
-        let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &staged.open)
-            .map_err(git_err("hash segment"))?;
-        let existed = self.repo.has_object(id);
-        let blob =
-            self.gc_proof(|| Ok(self.repo.write_blob(&staged.open).map_err(git_err("write segment"))?.detach()))?;
-        if !existed {
+        let (blob, created) = self.write_segment(&staged.open)?;
+        if created {
             staged.created.push(blob);
         }
         staged.blobs.push((layout::segment_path(&staged.id, staged.next), blob));
         staged.next += 1;
         staged.open.clear();
-        // Every object gets a fresh zlib state (gix's loose writer); glibc serves those large
-        // aligned blocks from mmapped regions it keeps after they are freed, so a long import
-        // would grow by ~250 KB an object. Hand the free memory back now and then.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if staged.next.is_multiple_of(32) {
-            // SAFETY: malloc_trim only releases free memory; it touches no live allocation.
-            unsafe {
-                libc::malloc_trim(0);
-            }
-        }
         Ok(())
     }
 
@@ -115,8 +100,14 @@ impl Store {
     /// The caller holds the store lock from the first staged write to here, so no other
     /// writer can have written (and be about to reference) the same objects.
     pub fn discard<'a>(&self, staged: impl IntoIterator<Item = &'a Staged>) {
+        let created: Vec<ObjectId> = staged.into_iter().flat_map(|s| s.created.iter().copied()).collect();
+        self.remove_objects(&created);
+    }
+
+    /// Remove loose objects a writer created and never committed (see [`Store::discard`]).
+    pub(super) fn remove_objects(&self, created: &[ObjectId]) {
         let objects = self.repo.common_dir().join("objects");
-        for id in staged.into_iter().flat_map(|s| &s.created) {
+        for id in created {
             let hex = id.to_hex().to_string();
             // Best effort: a file that cannot be removed is an unreferenced object `git gc`
             // prunes later, never a visible change. The fan-out folder stays: it was made at

@@ -6,6 +6,7 @@
 //! lock, the transaction journal) lives under `.git/convo/` and is never committed.
 //! This module knows nothing of compaction policies.
 
+mod bulk;
 mod cache;
 mod catalogue;
 mod fix;
@@ -33,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{self, Event, LineError, Stats};
 
+pub use bulk::{Added, Appending, BulkAppended};
 pub use fix::{Fixed, Removed};
 pub use fsck::Problem;
 pub use gitlocks::GitLock;

@@ -75,10 +75,14 @@ struct Journal {
     paths: Vec<String>,
 }
 
-/// One file a commit writes (`Some(bytes)`) or removes (`None`).
+/// One file a commit writes (`Some(bytes)`, or the blob `blob` already written) or removes
+/// (neither).
+#[derive(Default)]
 pub(crate) struct Change {
     pub path: String,
     pub bytes: Option<Vec<u8>>,
+    /// Already in the object database (a segment written while its input was read).
+    pub blob: Option<ObjectId>,
     /// The file's committed bytes are `bytes[..n]`: the working-tree copy can be appended
     /// to instead of replaced.
     pub append_from: Option<usize>,
@@ -164,6 +168,15 @@ impl Store {
             written.clear();
             let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
             for change in changes {
+                if let Some(blob) = change.blob {
+                    if change.append_from.is_none() {
+                        written.push((change.path.as_str(), blob));
+                    }
+                    editor
+                        .upsert(change.path.as_str(), EntryKind::Blob, blob)
+                        .map_err(git_err(format!("add {}", change.path)))?;
+                    continue;
+                }
                 match &change.bytes {
                     Some(bytes) => {
                         let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
@@ -218,9 +231,17 @@ impl Store {
     /// The working tree and index half of a commit, then the journal's removal.
     fn mirror(&self, changes: &[Change], paths: &[String], tree: ObjectId) -> Result<()> {
         for change in changes {
-            match (change.append_from, &change.bytes) {
+            let written;
+            let bytes = match change.blob {
+                Some(blob) => {
+                    written = self.read_blob(blob)?;
+                    Some(written.as_slice())
+                }
+                None => change.bytes.as_deref(),
+            };
+            match (change.append_from, bytes) {
                 (Some(n), Some(bytes)) => self.append_worktree_file(&change.path, bytes, n)?,
-                _ => self.write_worktree_file(&change.path, change.bytes.as_deref())?,
+                _ => self.write_worktree_file(&change.path, bytes)?,
             }
         }
         self.fail(FailPoint::Worktree);

@@ -56,7 +56,7 @@ pub(super) fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
     let mut bytes = serde_json::to_vec_pretty(meta)
         .map_err(|e| StoreError::BadFile { path: layout::meta_path(id), message: e.to_string() })?;
     bytes.push(b'\n');
-    Ok(Change { path: layout::meta_path(id), bytes: Some(bytes), append_from: None })
+    Ok(Change { path: layout::meta_path(id), bytes: Some(bytes), append_from: None, ..Change::default() })
 }
 
 impl Store {
@@ -150,7 +150,12 @@ impl Store {
                 bytes.extend_from_slice(line.as_bytes());
             }
             let append_from = reopened.then_some(open_bytes.len());
-            changes.push(Change { path: layout::segment_path(id, number), bytes: Some(bytes), append_from });
+            changes.push(Change {
+                path: layout::segment_path(id, number),
+                bytes: Some(bytes),
+                append_from,
+                blob: None,
+            });
         }
 
         let meta = self.meta(id)?;
@@ -210,7 +215,7 @@ impl Store {
         message: &str,
         clock: &Clock,
     ) -> Result<ObjectId> {
-        let changes = [Change { path: path.to_owned(), bytes: Some(bytes), append_from: None }];
+        let changes = [Change { path: path.to_owned(), bytes: Some(bytes), append_from: None, ..Change::default() }];
         Ok(self.commit(lock, &changes, &format!("{message}\n"), clock)?.commit)
     }
 
@@ -239,7 +244,12 @@ impl Store {
         let flush = |pending: &mut Vec<String>, next: &mut u64, changes: &mut Vec<Change>| {
             for (number, bucket) in layout::pack_lines(*next, 0, pending) {
                 let bytes: Vec<u8> = bucket.iter().flat_map(|l| l.as_bytes()).copied().collect();
-                changes.push(Change { path: layout::segment_path(&id, number), bytes: Some(bytes), append_from: None });
+                changes.push(Change {
+                    path: layout::segment_path(&id, number),
+                    bytes: Some(bytes),
+                    append_from: None,
+                    ..Change::default()
+                });
                 *next = number + 1;
             }
             pending.clear();
@@ -258,7 +268,12 @@ impl Store {
             if kept.len() == events.len() && !kept.is_empty() {
                 flush(&mut pending, &mut next, &mut changes);
                 let bytes = self.read_blob(blob)?;
-                changes.push(Change { path: layout::segment_path(&id, next), bytes: Some(bytes), append_from: None });
+                changes.push(Change {
+                    path: layout::segment_path(&id, next),
+                    bytes: Some(bytes),
+                    append_from: None,
+                    ..Change::default()
+                });
                 next += 1;
             } else {
                 pending.extend(kept.iter().map(|e| e.to_line()));

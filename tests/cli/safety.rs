@@ -137,6 +137,52 @@ fn bad_input_does_not_create_the_default_store() {
     assert!(!env.home().join(".local/share/convo").exists());
 }
 
+/// `lines` JSONL events of an agent turn each (~1.5 KB), `n` turns, calls named `{tag}N`.
+fn agent_lines(n: usize, tag: &str) -> String {
+    let mut out = String::new();
+    for t in 0..n {
+        out += &format!("{{\"type\":\"user\",\"content\":\"step {t}\"}}\n");
+        out += &format!(
+            "{{\"type\":\"tool_call\",\"call_id\":\"{tag}{t}\",\"name\":\"Read\",\"arguments\":{{\"path\":\"src/{t}.rs\"}}}}\n"
+        );
+        out += &format!("{{\"type\":\"tool_result\",\"call_id\":\"{tag}{t}\",\"content\":\"{}\"}}\n", "x".repeat(1400));
+    }
+    out
+}
+
+#[test]
+fn a_bad_line_after_megabytes_of_good_ones_leaves_the_store_exactly_as_it_was() {
+    // The input is read and written a batch at a time: by the bad line, segments of the good
+    // ones are already blobs, and must be gone again.
+    let env = TestEnv::new();
+    env.new_conversation("bulk");
+    env.run_stdin(&["append"], &agent_lines(3, "a")).ok();
+    let good = agent_lines(3000, "c");
+    assert!(good.len() > 4 << 20);
+    let tails = [
+        ("{\"type\":\"user\"}\n", 3, "stdin line 9001, field `content`: missing"),
+        (
+            "{\"type\":\"tool_result\",\"call_id\":\"nope\",\"content\":\"x\"}\n",
+            3,
+            "input line 9001, field `call_id`: no tool_call",
+        ),
+        ("{\"type\":\"tool_call\",\"call_id\":\"a1\",\"name\":\"Read\"}\n", 3, "input line 9001, field `call_id`"),
+        ("\u{FFFD}not json\n", 3, "stdin line 9001: not valid JSON"),
+    ];
+    let before = env.snapshot();
+    for (tail, code, start) in tails {
+        let out = env.run_stdin(&["append"], &format!("{good}{tail}"));
+        let stderr = out.fails_with(code);
+        assert!(stderr.starts_with(&format!("error: {start}")), "{stderr}");
+        assert!(env.snapshot() == before, "the store changed after {tail:?}");
+    }
+    // The same input without the bad line lands whole, in one commit.
+    env.run_stdin(&["append"], &good).ok();
+    let stored = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
+    assert_eq!(stored, 9 + 9000);
+    env.run(&["fsck"]).ok();
+}
+
 #[test]
 fn eight_concurrent_writers_all_land() {
     let env = TestEnv::new();

@@ -1,7 +1,8 @@
-//! What `append` appends: one event from a flag, or JSONL from a file or stdin, parsed
-//! whole before the store is opened.
+//! What `append` appends: one event from a flag, checked before the store is opened, or
+//! JSONL from a file or stdin, read and checked a batch of lines at a time while the store
+//! writes them (so a 50 MB input is never held whole).
 
-use std::io::{IsTerminal, Read};
+use std::io::{BufRead, IsTerminal, Read};
 
 use convo::event::{self, Draft, Kind};
 
@@ -57,8 +58,68 @@ fn stdin_has_data() -> bool {
     chunk[..n].iter().any(|b| !b.is_ascii_whitespace())
 }
 
+/// What to append: events from a flag, or lines to read.
+pub(super) enum Input {
+    Events(Vec<Draft>),
+    Lines(Lines),
+}
+
+/// JSONL being read: a batch of events at a time.
+pub(super) struct Lines {
+    reader: Box<dyn BufRead>,
+    label: String,
+    /// Lines read so far.
+    line: usize,
+    buffer: Vec<u8>,
+}
+
+/// Input handed to the store at a time: enough to keep the per-call cost out of sight,
+/// little enough that memory stays a few MB whatever the input's size.
+const BATCH_BYTES: usize = 1 << 20;
+
+impl Lines {
+    /// The next events (`None` at the end of the input); a line that is not an event is an
+    /// error naming it.
+    pub(super) fn next_batch(&mut self) -> Option<Result<Vec<Draft>, CommandError>> {
+        let mut drafts = Vec::new();
+        let mut bytes = 0;
+        while bytes < BATCH_BYTES {
+            self.buffer.clear();
+            match self.reader.read_until(b'\n', &mut self.buffer) {
+                Ok(0) => break,
+                Ok(n) => bytes += n,
+                Err(e) => return Some(Err(CommandError::input(format!("{}: {e}", self.label)))),
+            }
+            self.line += 1;
+            let text = match std::str::from_utf8(&self.buffer) {
+                Ok(text) => text,
+                Err(e) => {
+                    let column = e.valid_up_to() + 1;
+                    return Some(Err(CommandError::input(format!(
+                        "{} line {}: not valid UTF-8 (byte {column} of the line)",
+                        self.label, self.line
+                    ))
+                    .hint("nothing was written; events are UTF-8 JSON: convert the input first, e.g. with iconv")));
+                }
+            };
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            match event::parse_input_line(text, self.line) {
+                Ok(draft) => drafts.extend(draft),
+                Err(e) => return Some(Err(CommandError::bad_line(&self.label, e))),
+            }
+        }
+        (bytes > 0).then_some(Ok(drafts))
+    }
+
+    /// The error for an input that held no event.
+    pub(super) fn no_events(&self) -> CommandError {
+        CommandError::input(format!("{}: no events", self.label)).hint("each line is one JSON event")
+    }
+}
+
 /// The events to append, and how to name where they came from in an error.
-pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), CommandError> {
+pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Input, String), CommandError> {
     // One source is appended: events piped beside a flag would be dropped without a word.
     if let Some(flag) = event_flag(&args)
         && stdin_has_data()
@@ -70,7 +131,7 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
             "nothing was written; pipe the events alone, or give the flag with stdin from a terminal or </dev/null",
         ));
     }
-    let single = |kind| Ok((vec![Draft::new(kind)], String::new()));
+    let single = |kind| Ok((Input::Events(vec![Draft::new(kind)]), String::new()));
     if let Some(content) = args.user {
         return single(Kind::User { content });
     }
@@ -99,46 +160,32 @@ pub(super) fn read(ctx: &Ctx, args: Args) -> Result<(Vec<Draft>, String), Comman
             }
             None => format!("call_{}", ctx.clock.new_id()),
         };
-        return Ok((vec![Draft::new(Kind::ToolCall { call_id, name, arguments })], "--tool-call".into()));
+        return Ok((
+            Input::Events(vec![Draft::new(Kind::ToolCall { call_id, name, arguments })]),
+            "--tool-call".into(),
+        ));
     }
     if let Some(call_id) = args.tool_result {
         let content = args.content.unwrap_or_default();
         return Ok((
-            vec![Draft::new(Kind::ToolResult { call_id, content, is_error: args.error })],
+            Input::Events(vec![Draft::new(Kind::ToolResult { call_id, content, is_error: args.error })]),
             "--tool-result".into(),
         ));
     }
-    let (text, label) = match args.file {
+    let (reader, label): (Box<dyn BufRead>, String) = match args.file {
         Some(path) => {
-            let bytes = std::fs::read(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
-            let label = path.display().to_string();
-            (utf8(bytes, &label)?, label)
+            let file =
+                std::fs::File::open(&path).map_err(|e| CommandError::input(format!("{}: {e}", path.display())))?;
+            (Box::new(std::io::BufReader::with_capacity(1 << 16, file)), path.display().to_string())
         }
         None => {
             if std::io::stdin().is_terminal() {
                 return Err(CommandError::input("no events to append")
                     .hint("pipe JSONL on stdin, use --file FILE, or a flag such as --user TEXT"));
             }
-            let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
-            (utf8(bytes, "stdin")?, "stdin".to_owned())
+            (Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin())), "stdin".to_owned())
         }
     };
-    let drafts = event::parse_input(&text).map_err(|e| CommandError::bad_line(&label, e))?;
-    if drafts.is_empty() {
-        return Err(CommandError::input(format!("{label}: no events")).hint("each line is one JSON event"));
-    }
-    Ok((drafts, label))
-}
-
-/// `bytes` as text, or an error naming the line (and column, in bytes) of the first byte
-/// that is not UTF-8.
-fn utf8(bytes: Vec<u8>, label: &str) -> Result<String, CommandError> {
-    String::from_utf8(bytes).map_err(|e| {
-        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
-        CommandError::input(format!("{label} line {line}: not valid UTF-8 (byte {column} of the line)"))
-            .hint("nothing was written; events are UTF-8 JSON: convert the input first, e.g. with iconv")
-    })
+    let lines = Lines { reader, label: label.clone(), line: 0, buffer: Vec::new() };
+    Ok((Input::Lines(lines), label))
 }

@@ -2,8 +2,6 @@ mod input;
 
 use std::path::PathBuf;
 
-use convo::event::Kind;
-
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 use crate::cli::ui::CommitReport;
@@ -57,12 +55,40 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let query = args.id.clone();
-    // Parse everything before touching the store, so bad input cannot create or change it.
-    let (drafts, label) = input::read(ctx, args)?;
+    // A flag's event is checked before the store is touched; lines are checked as they are
+    // read, and a bad one leaves the store exactly as it was (what was written is removed).
+    let (mut input, label) = input::read(ctx, args)?;
+    // The first batch (most inputs whole) is read before the store is opened, so that bad
+    // input is reported as such wherever it is run.
+    let first = match &mut input {
+        input::Input::Lines(lines) => Some(lines.next_batch().transpose()?),
+        input::Input::Events(_) => None,
+    };
     let store = ctx.open_store()?;
     let lock = store.lock()?;
     let id = store.resolve_or_active(query.as_deref())?;
-    let appended = store.append(&lock, &id, drafts, &ctx.clock).map_err(|e| CommandError::append(&label, e))?;
+    let refused = |e| CommandError::append(&label, e);
+    let mut appending = store.begin_append(&lock, &id, &ctx.clock).map_err(refused)?;
+    let read = (|| match input {
+        input::Input::Events(drafts) => store.append_more(&mut appending, drafts, &ctx.clock).map_err(refused),
+        input::Input::Lines(mut lines) => {
+            if let Some(Some(drafts)) = first {
+                store.append_more(&mut appending, drafts, &ctx.clock).map_err(refused)?;
+            }
+            while let Some(drafts) = lines.next_batch() {
+                store.append_more(&mut appending, drafts?, &ctx.clock).map_err(refused)?;
+            }
+            if appending.is_empty() {
+                return Err(lines.no_events());
+            }
+            Ok(())
+        }
+    })();
+    if let Err(e) = read {
+        store.discard_append(&appending);
+        return Err(e);
+    }
+    let appended = store.finish_append(&lock, appending, &ctx.clock).map_err(refused)?;
     drop(lock);
     ctx.ui.commit(&CommitReport {
         conversation: Some(&id),
@@ -70,16 +96,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         subject: &appended.subject,
         landed: &appended.landed,
     });
-    for (event, turn) in appended.events.iter().zip(&appended.turns) {
-        let turn = turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
-        let detail = match &event.kind {
-            Kind::ToolCall { call_id, name, .. } => format!("{name} {call_id}"),
-            Kind::ToolResult { call_id, is_error, .. } => {
-                format!("{call_id} {}", if *is_error { "error" } else { "success" })
-            }
-            _ => String::new(),
-        };
-        let line = format!(" {turn:>9}  {:<11} {} {detail}", event.kind.type_name(), event.id);
+    for added in &appended.added {
+        let turn = added.turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
+        let line = format!(" {turn:>9}  {:<11} {} {}", added.kind, added.id, added.detail);
         ctx.ui.status(line.trim_end());
     }
     ctx.auto_compact(&store, &id, None)

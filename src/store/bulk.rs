@@ -116,7 +116,7 @@ impl Store {
             if needs_known && a.known.is_none() {
                 let mut ids = IdSet::default();
                 let mut calls = IdSet::default();
-                for o in self.outlined(&a.id)?.outlined.outlines {
+                for o in &self.outlined(&a.id)?.outlined.outlines {
                     ids.insert(&o.id);
                     if let Shape::ToolCall { call_id, .. } = &o.shape {
                         calls.insert(call_id);

@@ -131,6 +131,7 @@ impl Store {
             fail_point: None,
             unmarked: Default::default(),
             listings: Default::default(),
+            outlined: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }

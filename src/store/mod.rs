@@ -163,6 +163,9 @@ pub struct Store {
     unmarked: std::sync::atomic::AtomicBool,
     /// Decoded `conversations` folders by tree id (see [`Store::listing`]).
     listings: std::sync::Mutex<Vec<(ObjectId, std::sync::Arc<listing::Listing>)>>,
+    /// The last conversation outlined, by its id and tree id (see [`Store::outlined`]): a
+    /// compaction plans from it and its append checks ids against it.
+    outlined: std::sync::Mutex<Option<(String, ObjectId, std::sync::Arc<OutlinedAt>)>>,
 }
 
 /// The git config key (in the repository's own `.git/config`) that makes a repository a
@@ -220,6 +223,7 @@ impl Store {
             fail_point: None,
             unmarked: Default::default(),
             listings: Default::default(),
+            outlined: Default::default(),
         })
     }
 

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::sync::Arc;
 
 use gix::ObjectId;
 
@@ -36,8 +37,31 @@ pub struct OutlinedAt {
 impl Store {
     /// Conversation `id` at HEAD, outlined: from the outline index, with the segments it
     /// has no record of read, outlined and recorded.
-    pub fn outlined(&self, id: &str) -> Result<OutlinedAt> {
-        let segments = self.segments(id)?;
+    /// The last one outlined is kept for the rest of the command, while HEAD holds it.
+    pub fn outlined(&self, id: &str) -> Result<Arc<OutlinedAt>> {
+        let tree = match self.head_tree_id()? {
+            Some(root) => self.entry_at(root, &super::layout::conversation_dir(id))?,
+            None => None,
+        };
+        let memo = |tree: ObjectId| -> Option<Arc<OutlinedAt>> {
+            let kept = self.outlined.lock().ok()?;
+            kept.as_ref().filter(|(i, t, _)| i == id && *t == tree).map(|(_, _, at)| at.clone())
+        };
+        if let Some(at) = tree.and_then(memo) {
+            return Ok(at);
+        }
+        let segments = match tree {
+            Some(tree) => self.segments_of(tree, id)?,
+            None => Vec::new(),
+        };
+        let at = Arc::new(self.outline_segments(id, segments)?);
+        if let (Some(tree), Ok(mut kept)) = (tree, self.outlined.lock()) {
+            *kept = Some((id.to_owned(), tree, at.clone()));
+        }
+        Ok(at)
+    }
+
+    fn outline_segments(&self, id: &str, segments: Vec<(String, ObjectId)>) -> Result<OutlinedAt> {
         let path = self.state_dir().join(DIR).join(id);
         let file = std::fs::read(&path).unwrap_or_default();
         let (records, whole) = records(&file);

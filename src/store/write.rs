@@ -356,11 +356,11 @@ impl Store {
             return Ok(used);
         }
         // A duplicate can be anywhere: the outline index has every call id.
-        for outline in self.outlined(id)?.outlined.outlines {
-            if let Shape::ToolCall { call_id, .. } = outline.shape
+        for outline in &self.outlined(id)?.outlined.outlines {
+            if let Shape::ToolCall { call_id, .. } = &outline.shape
                 && call_ids.contains(&call_id.as_str())
             {
-                used.insert(call_id);
+                used.insert(call_id.clone());
             }
         }
         Ok(used)

@@ -15,7 +15,11 @@
 //! - the result is always valid to send: every result has its call before it, every call its
 //!   result, and user and assistant alternate (placeholders are inserted where needed).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+// Seeded and several times faster than SipHash: keys are ids from the conversation, which
+// may come from anyone, so a fixed-seed hash would let crafted ids collide.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
@@ -357,8 +361,21 @@ pub fn chars_by_turn(view: &[Projected]) -> BTreeMap<Option<u64>, u64> {
 /// text can measure.
 pub fn item_chars_by_turn(items: &[Item], outlines: &[Outline]) -> Option<BTreeMap<Option<u64>, u64>> {
     let mut out = BTreeMap::new();
+    // Items come a turn at a time: sum a run, then add it.
+    let mut run: Option<(Option<u64>, u64)> = None;
     for item in items {
-        *out.entry(item.turn()).or_insert(0) += item.chars(outlines)?;
+        let (turn, chars) = (item.turn(), item.chars(outlines)?);
+        match &mut run {
+            Some((t, sum)) if *t == turn => *sum += chars,
+            _ => {
+                if let Some((t, sum)) = run.replace((turn, chars)) {
+                    *out.entry(t).or_insert(0) += sum;
+                }
+            }
+        }
+    }
+    if let Some((t, sum)) = run {
+        *out.entry(t).or_insert(0) += sum;
     }
     Some(out)
 }
@@ -374,8 +391,8 @@ fn overlays(
     events.extend(extra);
     let records = compaction::records_of(&events)?;
     let revoked = compaction::revoked(&records);
-    let index_of: HashMap<&str, usize> =
-        outlined.outlines.iter().enumerate().map(|(i, o)| (o.id.as_str(), i)).collect();
+    let mut index_of: HashMap<&str, usize> = HashMap::with_capacity(outlined.outlines.len());
+    index_of.extend(outlined.outlines.iter().enumerate().map(|(i, o)| (o.id.as_str(), i)));
     let mut placed: Vec<(Option<DateTime<FixedOffset>>, usize, Overlay)> = Vec::new();
     for (seq, (event, record)) in records.into_iter().enumerate() {
         let Record::Apply(compaction) = record else { continue };

@@ -1,7 +1,7 @@
 //! Making a compaction: its range widened around existing summaries, the covered event ids
 //! looked up, and the before/after estimates `--dry-run` prints. Pure: events in, values out.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use chrono::{DateTime, Utc};
 

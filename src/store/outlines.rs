@@ -184,9 +184,17 @@ fn record(blob: ObjectId, payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// FNV-1a: catches a torn or damaged record, which is all it is for.
+/// Catches a torn or damaged record, which is all it is for: eight bytes a step (a byte at
+/// a time was a tenth of `compact --dry-run` on a 55 MB conversation).
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    let mix = |h: u64, word: u64| (h ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut h =
+        chunks.by_ref().fold(bytes.len() as u64, |h, c| mix(h, u64::from_le_bytes(c.try_into().expect("8 bytes"))));
+    for (i, b) in chunks.remainder().iter().enumerate() {
+        h = mix(h, u64::from(*b) << (8 * i));
+    }
+    h ^ (h >> 32)
 }
 
 fn encode(outlines: &[(Outline, Option<Event>)]) -> Vec<u8> {

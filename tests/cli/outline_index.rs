@@ -159,3 +159,28 @@ fn a_pull_and_a_reset_answer_as_a_read_without_it() {
     b.git(&["reset", "-q", "--hard", "HEAD~2"]);
     agrees_with_a_read_without_it(&b, &id, "after git reset");
 }
+
+#[test]
+fn stored_lines_read_the_same_loose_or_packed_and_a_damaged_object_is_an_error() {
+    let (env, id) = agent_conversation();
+    let loose = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    let compacted = env.run(&["show", &id, "--compacted", "--format", "jsonl"]).ok().to_owned();
+    env.git(&["gc", "-q", "--prune=now"]);
+    assert_eq!(env.run(&["show", &id, "--format", "jsonl"]).ok(), loose, "packed");
+    assert_eq!(env.run(&["show", &id, "--compacted", "--format", "jsonl"]).ok(), compacted, "packed");
+
+    // A segment written loose again, then damaged on disk: refused, never printed half-read.
+    env.run(&["append", &id, "--user", "one more"]).ok();
+    let open = env.git(&["rev-parse", &format!("HEAD:conversations/{id}/events/0000")]);
+    let listing = env.git(&["ls-tree", open.trim()]);
+    let blob = listing.lines().last().unwrap().split_whitespace().nth(2).unwrap().to_owned();
+    let object = env.store.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    let mut bytes = std::fs::read(&object).unwrap();
+    let half = bytes.len() / 2;
+    bytes.truncate(half);
+    let _ = std::fs::set_permissions(&object, std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    std::fs::write(&object, bytes).unwrap();
+    let out = env.run(&["show", &id, "--format", "jsonl"]);
+    assert_ne!(out.code, 0, "a damaged object is an error");
+    assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+}

@@ -16,6 +16,7 @@
 //!   result, and user and assistant alternate (placeholders are inserted where needed).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 // Seeded and several times faster than SipHash: keys are ids from the conversation, which
 // may come from anyone, so a fixed-seed hash would let crafted ids collide.
@@ -75,7 +76,7 @@ pub enum InvalidView {
 
 /// A compaction in force, placed on the raw events.
 struct Overlay {
-    id: String,
+    id: Arc<str>,
     compaction: Compaction,
     start: usize,
     end: usize,
@@ -116,17 +117,17 @@ pub enum Edit {
     None,
     /// A call's arguments, with `{}`.
     EmptyArguments {
-        by: String,
+        by: Arc<str>,
     },
-    /// A result's content, with [`status_line`].
+    /// A result's content, with [`status_line`] of its call's tool `name`.
     StatusLine {
-        by: String,
-        name: String,
+        by: Arc<str>,
+        name: Arc<str>,
     },
     /// A result's content cut to `max_lines` (see [`truncated`]), if it is longer: only
     /// the text can tell.
     Truncate {
-        by: String,
+        by: Arc<str>,
         max_lines: u64,
     },
 }
@@ -184,17 +185,11 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
     let outlines = &outlined.outlines;
     let turns = outlined.turns();
     let overlays = overlays(outlined, &turns, extra)?;
-    // Every call of each id, in order: a result answers the latest call with its id before it
-    // (an id can be used twice).
-    let mut calls: HashMap<&str, Vec<(usize, &str)>> = HashMap::new();
-    for (i, o) in outlines.iter().enumerate() {
-        if let Shape::ToolCall { call_id, name } = &o.shape {
-            calls.entry(call_id.as_str()).or_default().push((i, name.as_str()));
-        }
-    }
-    let call_before = |call_id: &str, index: usize| {
-        calls.get(call_id).and_then(|list| list.iter().rev().find(|(i, _)| *i < index)).copied()
-    };
+    // The latest call of each id so far: a result answers the latest call with its id
+    // before it (an id can be used twice). Tool names are shared by every item that
+    // names them.
+    let mut calls: HashMap<&str, (usize, Arc<str>)> = HashMap::new();
+    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
     // Latest first, so the first overlay found with an opinion wins.
     let winner = |index: usize, has_opinion: &dyn Fn(&Compaction) -> bool| {
         overlays.iter().rev().find(|o| o.covers(index) && has_opinion(&o.compaction))
@@ -205,6 +200,10 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
     for (index, outline) in outlines.iter().enumerate() {
         let turn = turns[index];
         let raw = |edit: Edit| Item::Raw { index, edit, turn };
+        if let Shape::ToolCall { call_id, name } = &outline.shape {
+            let name = names.entry(name.as_str()).or_insert_with(|| Arc::from(name.as_str())).clone();
+            calls.insert(call_id.as_str(), (index, name));
+        }
         match &outline.shape {
             Shape::Compaction => continue,
             Shape::System | Shape::Config | Shape::Other => {
@@ -214,11 +213,11 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
             _ => {}
         }
         if let Some(o) = winner(index, &|c| c.summary.is_some()) {
-            if summarised.insert(o.id.as_str())
+            if summarised.insert(&*o.id)
                 && let Some(summary) = &o.compaction.summary
             {
                 let turn = turns[o.start];
-                let at = (outline.ts.as_str(), Some(o.id.as_str()), turn);
+                let at = (outline.ts.as_str(), Some(&*o.id), turn);
                 out.push(synthetic(Kind::User { content: SUMMARY_REQUEST.into() }, &outline.id, at, "summary-user"));
                 out.push(synthetic(Kind::Assistant { content: summary.text.clone() }, &outline.id, at, "summary"));
             }
@@ -234,23 +233,23 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
                 Decision::Keep => out.push(raw(Edit::None)),
                 Decision::Omit => {}
                 Decision::Strip { request, by, min_bytes, .. } if request && larger(outline.size, min_bytes) => {
-                    out.push(raw(Edit::EmptyArguments { by: by.into() }));
+                    out.push(raw(Edit::EmptyArguments { by: by.clone() }));
                 }
                 Decision::Strip { .. } => out.push(raw(Edit::None)),
             },
             Shape::ToolResult { call_id, .. } => {
                 // A result follows its call's fate, so a pair is never split.
-                let Some((call_index, name)) = call_before(call_id, index) else { continue };
-                match tool_decision(winner(call_index, &|c| c.has_tool_policy()), name) {
+                let Some((call_index, name)) = calls.get(call_id.as_str()).cloned() else { continue };
+                match tool_decision(winner(call_index, &|c| c.has_tool_policy()), &name) {
                     Decision::Keep => out.push(raw(Edit::None)),
                     Decision::Omit => {}
                     Decision::Strip { response, by, min_bytes, .. } if response && larger(outline.size, min_bytes) => {
-                        out.push(raw(Edit::StatusLine { by: by.into(), name: name.into() }));
+                        out.push(raw(Edit::StatusLine { by: by.clone(), name }));
                     }
                     Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
                         if larger(outline.size, min_bytes) =>
                     {
-                        out.push(raw(Edit::Truncate { by: by.into(), max_lines: n }));
+                        out.push(raw(Edit::Truncate { by: by.clone(), max_lines: n }));
                     }
                     Decision::Strip { .. } => out.push(raw(Edit::None)),
                 }
@@ -292,12 +291,12 @@ pub fn apply(edit: &Edit, turn: Option<u64>, event: &Event) -> Projected {
             let cut = truncated(content, *max_lines);
             (cut.map(|content| Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
         }
-        _ => (None, &String::new()),
+        _ => (None, &Arc::from("")),
     };
     match kind {
         Some(kind) => Projected {
             event: Event { kind, ..event.clone() },
-            origin: Origin::Rewritten { by: by.clone() },
+            origin: Origin::Rewritten { by: by.to_string() },
             raw_turn: turn,
         },
         None => Projected { event: event.clone(), origin: Origin::Raw, raw_turn: turn },
@@ -341,7 +340,7 @@ pub fn in_force_outlined(outlined: &Outlined) -> Result<Vec<InForce>, Projection
             last_turn: turns[o.end],
             start: o.start,
             end: o.end,
-            id: o.id,
+            id: o.id.to_string(),
             compaction: o.compaction,
         })
         .collect())
@@ -391,8 +390,24 @@ fn overlays(
     events.extend(extra);
     let records = compaction::records_of(&events)?;
     let revoked = compaction::revoked(&records);
-    let mut index_of: HashMap<&str, usize> = HashMap::with_capacity(outlined.outlines.len());
-    index_of.extend(outlined.outlines.iter().enumerate().map(|(i, o)| (o.id.as_str(), i)));
+    // Only the ids compactions name are looked up: one pass finds them all, without a map
+    // of every id (a fifth of planning on a 38,000-event conversation).
+    // (The last event of an id, as a map of every id would give.)
+    let mut index_of: HashMap<String, usize> = HashMap::new();
+    for (_, record) in &records {
+        if let Record::Apply(c) = record {
+            index_of.insert(c.from_event.clone(), usize::MAX);
+            index_of.insert(c.to_event.clone(), usize::MAX);
+        }
+    }
+    if !index_of.is_empty() {
+        for (i, o) in outlined.outlines.iter().enumerate() {
+            if let Some(slot) = index_of.get_mut(o.id.as_str()) {
+                *slot = i;
+            }
+        }
+    }
+    index_of.retain(|_, i| *i != usize::MAX);
     let mut placed: Vec<(Option<DateTime<FixedOffset>>, usize, Overlay)> = Vec::new();
     for (seq, (event, record)) in records.into_iter().enumerate() {
         let Record::Apply(compaction) = record else { continue };
@@ -411,7 +426,7 @@ fn overlays(
             && start <= end
         {
             let ts = DateTime::parse_from_rfc3339(&event.ts).ok();
-            placed.push((ts, seq, Overlay { id: event.id.clone(), compaction, start, end }));
+            placed.push((ts, seq, Overlay { id: Arc::from(event.id.as_str()), compaction, start, end }));
         }
     }
     placed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -428,7 +443,7 @@ enum Decision<'a> {
         keep_response: bool,
         min_bytes: Option<u64>,
         max_lines: Option<u64>,
-        by: &'a str,
+        by: &'a Arc<str>,
     },
 }
 

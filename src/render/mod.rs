@@ -408,7 +408,7 @@ fn edited_line(line: &[u8], edit: &Edit, outline: &Outline) -> Option<Vec<u8>> {
     if a > b || b > body.len() || own(&body[..a]) || own(&body[b..]) {
         return None;
     }
-    let by = Value::String(by.clone()).to_string();
+    let by = Value::String(by.to_string()).to_string();
     let mut out = Vec::with_capacity(a + value.len() + (body.len() - b) + by.len() + 20);
     out.extend_from_slice(&body[..a]);
     out.extend_from_slice(value.as_bytes());

@@ -310,13 +310,19 @@ impl Store {
         if drafts.iter().all(|d| d.id.is_none()) {
             return Ok(());
         }
-        // From the outline index: a long conversation's ids without parsing its events.
+        // From the outline index: a long conversation's ids without parsing its events. A
+        // few new ids (a compaction's) are looked for; many go in a set first.
         let outlined = self.outlined(id)?;
-        let mut seen: HashSet<&str> = outlined.outlined.outlines.iter().map(|o| o.id.as_str()).collect();
+        let outlines = &outlined.outlined.outlines;
+        let named = drafts.iter().filter(|d| d.id.is_some()).count();
+        let mut seen: HashSet<&str> = HashSet::new();
+        if named > 8 {
+            seen.extend(outlines.iter().map(|o| o.id.as_str()));
+        }
         for draft in drafts {
-            if let Some(event_id) = &draft.id
-                && !seen.insert(event_id.as_str())
-            {
+            let Some(event_id) = &draft.id else { continue };
+            let stored = named <= 8 && outlines.iter().any(|o| o.id == *event_id);
+            if stored || !seen.insert(event_id.as_str()) {
                 return Err(StoreError::DuplicateId { line: draft.line, id: event_id.clone() });
             }
         }

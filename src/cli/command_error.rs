@@ -21,7 +21,7 @@ use convo::sync::SyncError;
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  success
-  1  `fsck` found problems
+  1  `fsck` found problems; `grep` found nothing
   2  usage error (unknown flag, missing argument)
   3  bad input: a JSONL line, an id, a flag value; nothing was written
   4  not found: no store, no such conversation, or an ambiguous name
@@ -34,6 +34,8 @@ Exit status:
 pub enum Kind {
     /// `fsck` found problems: the report was printed.
     CheckFailed,
+    /// `grep` found nothing: said by the exit status alone, as grep does.
+    NoMatch,
     Input,
     NotFound,
     Store,
@@ -49,7 +51,7 @@ impl Kind {
     pub fn exit_code(self) -> u8 {
         match self {
             Kind::BrokenPipe => 0,
-            Kind::CheckFailed => 1,
+            Kind::CheckFailed | Kind::NoMatch => 1,
             Kind::Input => 3,
             Kind::NotFound => 4,
             Kind::Store => 5,
@@ -116,6 +118,9 @@ impl CommandError {
     /// The message and hints, each on one line: what they quote from the store or the
     /// input (a title, a line of a file) cannot write control characters or forge a line.
     pub fn print(&self, err: &mut dyn Write) {
+        if self.kind == Kind::NoMatch {
+            return;
+        }
         let _ = writeln!(err, "error: {}", escape_line(&self.message));
         for hint in &self.hints {
             let _ = writeln!(err, "hint: {}", escape_line(hint));

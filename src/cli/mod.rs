@@ -73,6 +73,7 @@ enum Command {
     Redact(commands::redact::Args),
     Import(commands::import::Args),
     Export(commands::export::Args),
+    Grep(commands::grep::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -288,6 +289,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::New(args) => commands::new::run(&ctx, args),
         Command::List(args) => commands::list::run(&ctx, args),
+        Command::Grep(args) => commands::grep::run(&ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),

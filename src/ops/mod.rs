@@ -11,6 +11,7 @@ pub mod import;
 pub mod plan;
 pub mod query;
 pub mod redact;
+pub mod search;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::Event;

@@ -45,7 +45,7 @@ pub use merge::{Diverged, Integrated};
 pub use outgoing::Outgoing;
 pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;
-pub use stream::StoredLines;
+pub use stream::{SegmentReader, StoredLines};
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 

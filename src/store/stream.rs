@@ -126,7 +126,29 @@ impl Loose {
     }
 }
 
+/// Segments read one at a time in the caller's thread, loose ones as [`Loose`] reads them:
+/// for a search across thousands of small conversations, where starting the workers of
+/// [`StoredLines`] would cost more than the reading.
+pub struct SegmentReader<'a> {
+    store: &'a Store,
+    loose: Loose,
+}
+
+impl SegmentReader<'_> {
+    /// The bytes of segment blob `blob`.
+    pub fn read(&mut self, blob: ObjectId) -> Result<Vec<u8>> {
+        match self.loose.blob(blob) {
+            Some(bytes) => Ok(bytes),
+            None => self.store.read_blob(blob),
+        }
+    }
+}
+
 impl Store {
+    pub fn segment_reader(&self) -> SegmentReader<'_> {
+        SegmentReader { store: self, loose: Loose::new(self.repo.common_dir().join("objects")) }
+    }
+
     /// The stored lines of conversation `id`, checked but not parsed (see the module's doc).
     pub fn stored_lines(&self, id: &str) -> Result<StoredLines<'_>> {
         let segments = self.segments(id)?;

@@ -11,6 +11,7 @@ pub mod fetch;
 pub mod fork;
 pub mod fsck;
 pub mod generate_docs;
+pub mod grep;
 pub mod import;
 pub mod init;
 pub mod list;

@@ -1,0 +1,174 @@
+use chrono::{DateTime, NaiveDate, Utc};
+use convo::ops::search::{self, Filter, Pattern};
+use convo::render;
+
+use super::Format;
+use crate::cli::Ctx;
+use crate::cli::command_error::{CommandError, Kind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TypeArg {
+    System,
+    User,
+    Assistant,
+    Reasoning,
+    #[value(name = "tool_call")]
+    ToolCall,
+    #[value(name = "tool_result")]
+    ToolResult,
+}
+
+impl TypeArg {
+    fn name(self) -> &'static str {
+        match self {
+            TypeArg::System => "system",
+            TypeArg::User => "user",
+            TypeArg::Assistant => "assistant",
+            TypeArg::Reasoning => "reasoning",
+            TypeArg::ToolCall => "tool_call",
+            TypeArg::ToolResult => "tool_result",
+        }
+    }
+}
+
+/// Search conversations for a pattern
+///
+/// Each event is searched by its text as it reads, not the JSON that stores it: a message's
+/// content, a tool result's output, a tool call's argument values (one per line). So `"`
+/// and phrases across lines (`to\nthe`) match as written. PATTERN is a regular expression
+/// (Rust's regex syntax) unless -F. Hits are grouped under their conversation (oldest
+/// first), one line each: turn, event type (and tool), and the matching text with the match
+/// marked. The exit status is 0 when something matched, 1 when nothing did.
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to look for
+    pattern: String,
+    /// Conversations to search: ids, unique id prefixes, or titles (default: all)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
+    ids: Vec<String>,
+    /// Match upper and lower case alike
+    #[arg(long, short = 'i')]
+    ignore_case: bool,
+    /// Take PATTERN as text, not a regular expression
+    #[arg(long, short = 'F')]
+    fixed_strings: bool,
+    /// Match whole words only
+    #[arg(long, short = 'w')]
+    word_regexp: bool,
+    /// Print only the ids of conversations with a match
+    #[arg(long = "conversations-with-matches", short = 'l', conflicts_with = "count")]
+    list: bool,
+    /// Print each conversation's number of matching lines
+    #[arg(long, short = 'c')]
+    count: bool,
+    /// Search only events of these types (repeat, or separate with commas)
+    #[arg(long = "type", value_enum, value_name = "TYPE", value_delimiter = ',')]
+    types: Vec<TypeArg>,
+    /// Search only calls of this tool and their results
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// Only events since then: a time ago (2h, 3days) or a date or time (2026-11-01, RFC 3339)
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only events until then (as --since)
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
+    /// Search what an LLM is sent (compactions applied) instead of the raw events
+    #[arg(long)]
+    compacted: bool,
+    /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation)
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let pattern = Pattern::new(&args.pattern, args.fixed_strings, args.ignore_case, args.word_regexp).map_err(|e| {
+        let why = e.lines().last().unwrap_or(&e).trim();
+        CommandError::input(format!("PATTERN: {}", why.strip_prefix("error: ").unwrap_or(why)))
+            .hint("PATTERN is a regular expression (Rust's regex syntax); -F takes it as plain text")
+    })?;
+    let now = ctx.clock.now();
+    let filter = Filter {
+        types: args.types.iter().map(|t| t.name().to_owned()).collect(),
+        tool: args.tool.clone(),
+        since: args.since.as_deref().map(|w| when("--since", w, now)).transpose()?,
+        until: args.until.as_deref().map(|w| when("--until", w, now)).transpose()?,
+        compacted: args.compacted,
+    };
+    let store = ctx.open_store()?;
+    let conversations: Vec<(String, Option<String>)> = if args.ids.is_empty() {
+        store.summaries()?.into_iter().map(|s| (s.id, s.title)).collect()
+    } else {
+        let mut chosen = Vec::new();
+        for query in &args.ids {
+            let id = store.resolve(query)?;
+            let title = store.meta(&id)?.title;
+            chosen.push((id, title));
+        }
+        chosen
+    };
+    let text = args.format == Format::Text;
+    let mut out = if text && !args.list && !args.count { ctx.ui.paged() } else { crate::cli::ui::Output::stdout() };
+    let mut found = false;
+    for (id, title) in &conversations {
+        let hits = search::search(&store, id, &pattern, &filter)?;
+        if hits.is_empty() {
+            continue;
+        }
+        found = true;
+        let w = out.writer();
+        match (args.format, args.list, args.count) {
+            (Format::Text, true, _) => writeln!(w, "{id}")?,
+            (Format::Text, _, true) => writeln!(w, "{id}\t{}", hits.len())?,
+            (Format::Json, true, _) | (Format::Json, _, true) => {
+                let mut row = serde_json::json!({ "conversation": id, "title": title });
+                if args.count {
+                    row["count"] = hits.len().into();
+                }
+                writeln!(w, "{row}")?;
+            }
+            (Format::Json, false, false) => {
+                for hit in &hits {
+                    let mut row = serde_json::to_value(hit).map_err(std::io::Error::from)?;
+                    row["conversation"] = id.as_str().into();
+                    row["title"] = title.as_deref().into();
+                    writeln!(w, "{row}")?;
+                }
+            }
+            (Format::Text, false, false) => {
+                let shown: Vec<render::search::Hit> = hits
+                    .iter()
+                    .map(|h| render::search::Hit {
+                        turn: h.turn,
+                        kind: &h.kind,
+                        tool: h.tool.as_deref(),
+                        line: &h.line,
+                        matches: &h.matches,
+                    })
+                    .collect();
+                render::search::hits(w, id, title.as_deref(), &shown, ctx.ui.width, ctx.ui.theme)?;
+            }
+        }
+    }
+    out.finish()?;
+    if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
+}
+
+/// A `--since`/`--until` value: a time ago (`2h`, `3days`), a date (midnight UTC) or an
+/// RFC 3339 time.
+fn when(flag: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, CommandError> {
+    if let Ok(ago) = humantime::parse_duration(text) {
+        return chrono::Duration::from_std(ago)
+            .ok()
+            .and_then(|d| now.checked_sub_signed(d))
+            .ok_or_else(|| CommandError::input(format!("{flag} {text}: too long ago")));
+    }
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err(CommandError::input(format!("{flag} {text}: not a time ago, a date or an RFC 3339 time"))
+        .hint("e.g. --since 2h, --since 3days, --since 2026-11-01"))
+}

@@ -1,0 +1,143 @@
+//! `grep`: hits agree with grep(1) run over the same decoded text, whole outputs for each
+//! form, the filters, the compacted view, and refusals.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use convo::event::parse_stored;
+use convo::ops::search::searched_text;
+
+use crate::common::TestEnv;
+
+const SESSION: &str = "../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl";
+
+/// A store with an imported Claude Code session and two hand-made conversations.
+fn store() -> TestEnv {
+    let env = TestEnv::new();
+    let session = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SESSION);
+    env.run(&["import", session.to_str().unwrap()]).ok();
+    env.new_conversation("login bug");
+    let lines = [
+        r#"{"type":"user","content":"fix the \"login\" bug\nplease, the file is src/login.rs"}"#,
+        r#"{"type":"reasoning","content":"The login file has 128 lines; look for the error."}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"Bash","arguments":{"cmd":"grep -rn login src/","timeout":120}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"src/login.rs:3: fn login() -> Result<(), Error>\nsrc/main.rs:9: login()?;"}"#,
+        r#"{"type":"assistant","content":"Fixed the Login error in src/login.rs."}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    env.new_conversation("other");
+    env.run(&["append", "--user", "Nothing to see: a.b and aXb, 404 and 500."]).ok();
+    env
+}
+
+/// Each conversation's decoded text, one file per conversation, an event's text after the
+/// other: what grep(1) is run over.
+fn texts(env: &TestEnv, dir: &std::path::Path) -> BTreeMap<String, std::path::PathBuf> {
+    let listed: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut files = BTreeMap::new();
+    for row in listed {
+        let id = row["id"].as_str().unwrap().to_owned();
+        let stored = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+        let mut text = String::new();
+        for event in parse_stored(&stored).unwrap() {
+            if let Some(t) = searched_text(&event) {
+                text += &t;
+                text.push('\n');
+            }
+        }
+        let path = dir.join(&id);
+        std::fs::write(&path, text).unwrap();
+        files.insert(id, path);
+    }
+    files
+}
+
+#[test]
+fn counts_agree_with_grep_over_the_same_text() {
+    let env = store();
+    let dir = tempfile::tempdir().unwrap();
+    let files = texts(&env, dir.path());
+    // Patterns both regex dialects read alike; flags both tools have.
+    let cases: [&[&str]; 9] = [
+        &["login"],
+        &["-i", "login"],
+        &["-w", "login"],
+        &["-i", "-w", "the"],
+        &["error|warning"],
+        &["[0-9]{3}"],
+        &["-F", "a.b"],
+        &["-F", "\""],
+        &["-i", "-F", "README"],
+    ];
+    for case in cases {
+        let (flags, pattern) = case.split_at(case.len() - 1);
+        let mut expected = BTreeMap::new();
+        for (id, path) in &files {
+            let mut grep = Command::new("grep");
+            grep.arg("-c").args(if flags.contains(&"-F") { None } else { Some("-E") }).args(flags);
+            grep.arg("--").arg(pattern[0]).arg(path);
+            let out = grep.output().unwrap();
+            let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+            if n > 0 {
+                expected.insert(id.clone(), n);
+            }
+        }
+        let mut args = vec!["grep", "-c"];
+        args.extend_from_slice(case);
+        let run = env.run(&args);
+        let got: BTreeMap<String, usize> = run
+            .stdout
+            .lines()
+            .map(|l| {
+                let (id, n) = l.split_once('\t').unwrap();
+                (id.to_owned(), n.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(got, expected, "convo grep -c {case:?} against grep -c -E");
+        assert_eq!(run.code, if expected.is_empty() { 1 } else { 0 }, "{case:?}");
+        assert!(!expected.is_empty() || case == ["-i", "-F", "README"], "{case:?} should match somewhere");
+    }
+}
+
+#[test]
+fn hits_show_conversation_turn_type_and_the_matching_text() {
+    let env = store();
+    let login = env.run(&["list", "--format", "json"]).ok().to_owned();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&login).unwrap();
+    let id = rows.iter().find(|r| r["title"] == "login bug").unwrap()["id"].as_str().unwrap().to_owned();
+    let mut all = String::new();
+    for args in [
+        vec!["grep", "login", &id],
+        vec!["grep", "-i", "-w", "login", "login bug", "--type", "assistant,tool_result"],
+        vec!["grep", "--tool", "Bash", "-F", "120", &id],
+        vec!["grep", "bug\\nplease", &id],
+        vec!["grep", "-l", "[0-9]{3}"],
+        vec!["grep", "--format", "json", "-F", "\"login\""],
+        vec!["grep", "-c", "--format", "json", "login"],
+        vec!["grep", "--since", "1h", "login", &id],
+        vec!["grep", "--until", "2000-01-01", "login", &id],
+        vec!["grep", "nowhere"],
+        vec!["grep", "(unclosed"],
+        vec!["grep", "--since", "yesterday-ish", "x"],
+    ] {
+        let run = env.run(&args);
+        all += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&run));
+    }
+    insta::assert_snapshot!("grep_forms", all);
+}
+
+#[test]
+fn compacted_search_sees_what_an_llm_is_sent() {
+    let env = store();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let id = rows.iter().find(|r| r["title"] == "login bug").unwrap()["id"].as_str().unwrap().to_owned();
+    let before = env.run(&["grep", "-c", "login", &id]).ok().to_owned();
+    env.run(&["compact", &id, "--to", "0", "--tools", "strip", "--reasoning", "strip", "--min-bytes", "0"]).ok();
+    // The raw events are as they were; the view lost the stripped call, result and reasoning.
+    assert_eq!(env.run(&["grep", "-c", "login", &id]).ok(), before);
+    let compacted = env.run(&["grep", "--compacted", "login", &id]).ok().to_owned();
+    assert!(!compacted.contains("tool_result") && !compacted.contains("reasoning"), "{compacted}");
+    assert!(compacted.contains("user") && compacted.contains("assistant"), "{compacted}");
+    let stripped = env.run(&["grep", "--compacted", "-F", "[compacted] Bash: success", &id]);
+    assert_eq!(stripped.code, 0, "the status line a stripped result reads is what is searched");
+}

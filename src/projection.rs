@@ -530,6 +530,40 @@ fn shape_side(shape: &Shape) -> Option<Side> {
     }
 }
 
+/// Calls waiting for their result under one id, earliest first.
+enum Waiting {
+    None,
+    One(usize),
+    Many(std::collections::VecDeque<usize>),
+}
+
+impl Waiting {
+    fn push(&mut self, call: usize) {
+        *self = match std::mem::replace(self, Waiting::None) {
+            Waiting::None => Waiting::One(call),
+            Waiting::One(first) => Waiting::Many([first, call].into()),
+            Waiting::Many(mut queue) => {
+                queue.push_back(call);
+                Waiting::Many(queue)
+            }
+        };
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        match std::mem::replace(self, Waiting::None) {
+            Waiting::None => None,
+            Waiting::One(call) => Some(call),
+            Waiting::Many(mut queue) => {
+                let call = queue.pop_front();
+                if !queue.is_empty() {
+                    *self = Waiting::Many(queue);
+                }
+                call
+            }
+        }
+    }
+}
+
 /// Make the view sendable: drop results without an earlier call and calls that never got a
 /// result, and keep user and assistant turns alternating, starting with the user.
 fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
@@ -543,29 +577,30 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
     };
     // Pair by occurrence: a result answers the earliest unanswered call with its id; results
     // with no such call, and calls never answered, are left out.
-    let mut pending: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
-    let mut answered: HashSet<usize> = HashSet::new();
-    let mut keep = vec![true; view.len()];
+    // Ids are almost always used once: a queue is made only for an id that waits twice.
+    let mut pending: HashMap<&str, Waiting> = HashMap::with_capacity(view.len() / 4);
+    // Calls start out dropped until answered; everything else kept until found orphaned.
+    let mut keep: Vec<bool> = view.iter().map(|item| !matches!(shape(item), Some(Shape::ToolCall { .. }))).collect();
     for (i, item) in view.iter().enumerate() {
         match shape(item) {
-            Some(Shape::ToolCall { call_id, .. }) => pending.entry(call_id.as_str()).or_default().push_back(i),
-            Some(Shape::ToolResult { call_id, .. }) => {
-                match pending.get_mut(call_id.as_str()).and_then(|q| q.pop_front()) {
-                    Some(call) => {
-                        answered.insert(call);
-                    }
-                    None => keep[i] = false,
+            Some(Shape::ToolCall { call_id, .. }) => match pending.get_mut(call_id.as_str()) {
+                Some(waiting) => waiting.push(i),
+                None => {
+                    pending.insert(call_id.as_str(), Waiting::One(i));
                 }
-            }
+            },
+            Some(Shape::ToolResult { call_id, .. }) => match pending.get_mut(call_id.as_str()).and_then(Waiting::pop) {
+                Some(call) => keep[call] = true,
+                None => keep[i] = false,
+            },
             _ => {}
         }
     }
-    let is_call = |item: &Item| matches!(shape(item), Some(Shape::ToolCall { .. }));
     let mut kept = view;
     let mut i = 0;
-    kept.retain(|item| {
+    kept.retain(|_| {
         i += 1;
-        keep[i - 1] && (!is_call(item) || answered.contains(&(i - 1)))
+        keep[i - 1]
     });
 
     let mut out: Vec<Item> = Vec::with_capacity(kept.len());

@@ -346,6 +346,8 @@ impl From<ImportFailure> for CommandError {
                 )
             }
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
+            ImportFailure::Follow(_) => CommandError::input(message)
+                .hint("nothing was written; `convo import --again FILE` imports it whole as a new conversation"),
             ImportFailure::Store(e) => e.into(),
         }
     }

@@ -3,6 +3,7 @@
 //! into segments as they are read, one commit at the end, in bounded memory. The others are
 //! read whole. Either way a file that fails leaves the store byte for byte as it was.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,8 @@ pub enum ImportFailure {
     NotText { name: String },
     #[error("{}: {source}", path.display())]
     File { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Follow(FollowFailure),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -251,9 +254,15 @@ struct FileLines<'a> {
 
 impl<'a> FileLines<'a> {
     fn open(path: &Path, hash: bool, progress: &'a mut dyn FnMut(u64)) -> Result<FileLines<'a>> {
+        let size =
+            std::fs::metadata(path).map_err(|source| ImportFailure::File { path: path.to_owned(), source })?.len();
+        Self::open_upto(path, size, hash, progress)
+    }
+
+    /// The file's first `size` bytes only.
+    fn open_upto(path: &Path, size: u64, hash: bool, progress: &'a mut dyn FnMut(u64)) -> Result<FileLines<'a>> {
         let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(file_err)?;
-        let size = file.metadata().map_err(file_err)?.len();
         let hasher = hash.then(|| {
             let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
             h.update(format!("blob {size}\0").as_bytes());
@@ -299,4 +308,339 @@ fn detect_lines(head: &str) -> Option<Format> {
         let mut lines = whole.lines().map(|l| Ok(l.to_owned()));
         interop::stream(*f, &mut lines, &Default::default(), &scratch, &mut sink).is_ok()
     })
+}
+
+/// What `import --follow` did with a session file.
+pub enum Followed {
+    /// The session's first import: its whole lines so far, as `import` would.
+    Started(Done),
+    /// Events the file gained since its last import, appended (one commit per conversation
+    /// of the session that grew); `new_parts` events went into conversations for subagent
+    /// work new since (one commit that creates them).
+    Grew { name: String, format: Format, id: String, added: u64, new_parts: u64, landed: Vec<Landed> },
+    /// Nothing new in whole lines since the last import.
+    Unchanged { name: String, id: String },
+}
+
+/// Why a followed file cannot be continued.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowFailure {
+    #[error("{name} is shorter than the {consumed} bytes imported from it before (truncated)")]
+    Truncated { name: String, consumed: u64 },
+    #[error("{name} changed in its first {consumed} bytes since they were imported (rewritten)")]
+    Rewritten { name: String, consumed: u64 },
+    #[error("{name}: --follow reads line-based sessions (claude-code, codex, jsonl), not {format}")]
+    NotLines { name: String, format: &'static str },
+}
+
+/// `import --follow FILE`: import what is new in a session file since the last import of
+/// the same session (its file name, which Claude Code and Codex make from the session id)
+/// into the same conversations. Only whole lines are read: a line still being written is
+/// left for next time. How far the file was read (bytes, and the SHA-1 of those bytes) is
+/// kept in the main conversation's `meta.json`, with each conversation's count of imported
+/// events, in the commit that adds them: a file cut short or rewritten is refused, never
+/// mixed in, and a restart carries on where the store says.
+pub fn follow(
+    store: &Store,
+    path: &Path,
+    format: Option<Format>,
+    options: &Options<'_>,
+    clock: &Clock,
+) -> Result<Followed> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let session = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let whole = whole_lines(path)?;
+    let lock = store.lock()?;
+    let parts = session_parts(store, &session)?;
+    let Some((main_id, main_meta)) = parts.get(&0).cloned() else {
+        drop(lock);
+        return start_following(store, path, whole, &session, format, options, clock).map(Followed::Started);
+    };
+    let recorded = main_meta.extra.get("source").cloned().unwrap_or_default();
+    let consumed = recorded.get("consumed").and_then(Value::as_u64).unwrap_or(0);
+    if whole < consumed {
+        return Err(follow_refused(FollowFailure::Truncated { name, consumed }));
+    }
+    if prefix_sha1(path, consumed)? != recorded.get("consumed_sha1").and_then(Value::as_str).unwrap_or_default() {
+        return Err(follow_refused(FollowFailure::Rewritten { name, consumed }));
+    }
+    if whole == consumed {
+        return Ok(Followed::Unchanged { name, id: main_id });
+    }
+    let format = match recorded.get("format").and_then(Value::as_str).and_then(Format::parse) {
+        Some(f) if interop::streams(f) => f,
+        _ => return Err(follow_refused(FollowFailure::NotLines { name, format: "this format" })),
+    };
+    let roots = if format == Format::ClaudeCode {
+        let mut ignore = |_| {};
+        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+        interop::claude_code::sidechain_roots(&mut lines)
+            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
+    } else {
+        Default::default()
+    };
+    let mut ignore = |_| {};
+    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    let mut emit = FollowEmit { store, lock: &lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
+    for (part, (id, meta)) in &parts {
+        let already = meta.extra.get("source").and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+        emit.parts
+            .insert(*part, FollowedPart { id: id.clone(), meta: meta.clone(), already, seen: 0, appending: None });
+    }
+    let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
+    let discard = |emit: &FollowEmit| {
+        for p in emit.parts.values() {
+            if let Some(a) = &p.appending {
+                store.discard_append(a);
+            }
+        }
+        store.discard(emit.fresh.values().collect::<Vec<&Staged>>());
+    };
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(source) => {
+            discard(&emit);
+            return Err(ImportFailure::Refused { name, source: source.into() });
+        }
+    };
+    let sha1 = prefix_sha1(path, whole)?;
+    let mut landed = Vec::new();
+    let mut added = 0;
+    let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
+    parts.sort_by_key(|(part, _)| *part);
+    // A subagent's first work since the last import: a new conversation, linked to its
+    // parent, in one commit before the appends.
+    let mut fresh: Vec<(usize, Staged)> = emit.fresh.drain().collect();
+    fresh.sort_by_key(|(part, _)| *part);
+    let unfollowed = fresh.iter().map(|(_, s)| s.stats.events).sum();
+    if !fresh.is_empty() {
+        let main_title = main_meta.title.clone().unwrap_or_else(|| name.clone());
+        let ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
+        let mut staged = Vec::new();
+        for (part, mut s) in fresh {
+            let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
+            s.title = Some(part_title(&main_title, part, title.as_deref()));
+            if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
+                s.extra.insert("subagent_of".into(), json!(parent));
+            }
+            let mut src = source(format, &name, &sha1, part);
+            src["session"] = json!(session);
+            src["drafts"] = json!(s.stats.events);
+            s.extra.insert("source".into(), src);
+            staged.push(s);
+        }
+        let events: u64 = staged.iter().map(|s| s.stats.events).sum();
+        let subject = subject::import(&main_title, format.name(), events);
+        match store.commit_staged(&lock, staged, &subject, clock) {
+            Ok(created) => landed.push(created.landed),
+            Err(e) => {
+                for (_, p) in &parts {
+                    if let Some(a) = &p.appending {
+                        store.discard_append(a);
+                    }
+                }
+                return Err(e.into());
+            }
+        }
+    }
+    // The main conversation last: it holds how far the file was read, so a failure before
+    // it leaves the rest to be read again (and the parts' own counts say what they have).
+    parts.rotate_left(1);
+    for (part, p) in parts {
+        let mut meta = p.meta.clone();
+        let grew = p.appending.is_some();
+        if let Some(Value::Object(source)) = meta.extra.get_mut("source") {
+            source.insert("drafts".into(), json!(p.seen.max(p.already)));
+            if part == 0 {
+                source.insert("consumed".into(), json!(whole));
+                source.insert("consumed_sha1".into(), json!(sha1));
+            }
+        }
+        if !grew && part != 0 {
+            continue;
+        }
+        let appending = match p.appending {
+            Some(a) => a,
+            None => store.begin_append(&lock, &p.id, clock)?,
+        };
+        added += appending_len(&appending);
+        let done = store.finish_append_with(&lock, appending, Some(meta), clock)?;
+        landed.push(done.landed);
+    }
+    Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })
+}
+
+fn appending_len(a: &crate::store::Appending) -> u64 {
+    if a.is_empty() { 0 } else { a.len() as u64 }
+}
+
+fn follow_refused(why: FollowFailure) -> ImportFailure {
+    ImportFailure::Follow(why)
+}
+
+/// The first import of a followed session: whole lines only, and where it stopped.
+fn start_following(
+    store: &Store,
+    path: &Path,
+    whole: u64,
+    session: &str,
+    format: Option<Format>,
+    options: &Options<'_>,
+    clock: &Clock,
+) -> Result<Done> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(whole.min(64 * 1024)).read_to_end(&mut head))
+        .map_err(|source| ImportFailure::File { path: path.to_owned(), source })?;
+    let format = match format.or_else(|| detect_lines(&String::from_utf8_lossy(&head))) {
+        Some(f) if interop::streams(f) => f,
+        Some(f) => return Err(follow_refused(FollowFailure::NotLines { name, format: f.name() })),
+        None if whole == 0 => Format::Convo,
+        None => return Err(follow_refused(FollowFailure::NotLines { name, format: "an unknown format" })),
+    };
+    let roots = if format == Format::ClaudeCode {
+        let mut ignore = |_| {};
+        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+        interop::claude_code::sidechain_roots(&mut lines)
+            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
+    } else {
+        Default::default()
+    };
+    let sha1 = prefix_sha1(path, whole)?;
+    let lock = store.lock()?;
+    let mut ignore = |_| {};
+    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    let mut emit = StoreEmit { store, clock, staged: Vec::new() };
+    let outcome = match interop::stream(format, &mut lines, &roots, clock, &mut emit) {
+        Ok(outcome) => outcome,
+        Err(source) => {
+            store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
+            return Err(ImportFailure::Refused { name, source: source.into() });
+        }
+    };
+    let main_title = main_title(options, outcome.conversations.first().and_then(|c| c.0.as_deref()), &name);
+    if emit.staged.is_empty() {
+        emit.staged.push(None);
+    }
+    let mut staged = Vec::new();
+    for (i, slot) in emit.staged.into_iter().enumerate() {
+        let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
+        let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
+        s.title = Some(part_title(&main_title, i, title.as_deref()));
+        s.parent = parent;
+        let mut src = source(format, &name, &sha1, i);
+        src["session"] = json!(session);
+        src["drafts"] = json!(s.stats.events);
+        if i == 0 {
+            src["consumed"] = json!(whole);
+            src["consumed_sha1"] = json!(sha1);
+        }
+        s.extra.insert("source".into(), src);
+        staged.push(s);
+    }
+    let events: u64 = staged.iter().map(|s| s.stats.events).sum();
+    let subject = subject::import(&main_title, format.name(), events);
+    let created = store.commit_staged(&lock, staged, &subject, clock)?;
+    store.set_active(&created.conversations[0].0)?;
+    Ok(Done { name, format, report: outcome.report, conversations: created.conversations, landed: created.landed })
+}
+
+/// The conversations holding session `session`, by part (0: the main one).
+fn session_parts(store: &Store, session: &str) -> Result<HashMap<usize, (String, crate::store::Meta)>> {
+    let mut parts = HashMap::new();
+    for id in store.conversation_ids()? {
+        let meta = store.meta(&id)?;
+        let Some(source) = meta.extra.get("source") else { continue };
+        if source.get("session").and_then(Value::as_str) == Some(session)
+            && let Some(part) = source.get("part").and_then(Value::as_u64)
+        {
+            parts.insert(part as usize, (id, meta));
+        }
+    }
+    Ok(parts)
+}
+
+/// How many leading bytes of the file are whole lines (up to and including the last newline).
+fn whole_lines(path: &Path) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+    let mut file = std::fs::File::open(path).map_err(file_err)?;
+    let mut end = file.metadata().map_err(file_err)?.len();
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        file.seek(SeekFrom::Start(start)).map_err(file_err)?;
+        let piece = &mut chunk[..(end - start) as usize];
+        file.read_exact(piece).map_err(file_err)?;
+        if let Some(i) = memchr::memrchr(b'\n', piece) {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// The SHA-1 (hex) of the first `n` bytes of the file.
+fn prefix_sha1(path: &Path, n: u64) -> Result<String> {
+    let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+    let file = std::fs::File::open(path).map_err(file_err)?;
+    let mut reader = BufReader::with_capacity(1 << 20, file.take(n));
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    let mut read = 0u64;
+    loop {
+        let buf = reader.fill_buf().map_err(file_err)?;
+        if buf.is_empty() {
+            break;
+        }
+        hasher.update(buf);
+        let len = buf.len();
+        read += len as u64;
+        reader.consume(len);
+    }
+    if read < n {
+        return Ok(String::new());
+    }
+    Ok(hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default())
+}
+
+/// One conversation of a followed session: what it holds, and what this import adds.
+struct FollowedPart {
+    id: String,
+    meta: crate::store::Meta,
+    /// Events imported into it from the file before.
+    already: u64,
+    /// Events the importer has made for it so far in this pass.
+    seen: u64,
+    appending: Option<crate::store::Appending>,
+}
+
+/// Skips, per conversation, the events imported before, and appends the rest; stages the
+/// conversations of parts that are new.
+struct FollowEmit<'a> {
+    store: &'a Store,
+    lock: &'a crate::store::Lock,
+    clock: &'a Clock,
+    parts: HashMap<usize, FollowedPart>,
+    fresh: HashMap<usize, Staged>,
+}
+
+impl interop::Emit for FollowEmit<'_> {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> std::result::Result<(), StoreError> {
+        let Some(part) = self.parts.get_mut(&conversation) else {
+            let staged = self.fresh.entry(conversation).or_insert_with(|| self.store.stage(self.clock));
+            return self.store.stage_drafts(staged, drafts, self.clock);
+        };
+        let skip = part.already.saturating_sub(part.seen).min(drafts.len() as u64) as usize;
+        part.seen += drafts.len() as u64;
+        let new: Vec<Draft> = drafts.into_iter().skip(skip).collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        if part.appending.is_none() {
+            part.appending = Some(self.store.begin_append(self.lock, &part.id, self.clock)?);
+        }
+        let appending = part.appending.as_mut().expect("begun above");
+        self.store.append_more(appending, new, self.clock)
+    }
 }

@@ -49,6 +49,11 @@ impl Appending {
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
     }
+
+    /// Events added so far.
+    pub fn len(&self) -> usize {
+        self.added.len()
+    }
 }
 
 /// One appended event, as the commit report lists it.
@@ -210,15 +215,28 @@ impl Store {
 
     /// Commit the append: `append: "title" turns 3-9 (+120 events)`. An append of nothing is
     /// refused, with nothing written.
-    pub fn finish_append(&self, lock: &Lock, mut a: Appending, clock: &Clock) -> Result<BulkAppended> {
-        if a.added.is_empty() {
+    pub fn finish_append(&self, lock: &Lock, a: Appending, clock: &Clock) -> Result<BulkAppended> {
+        self.finish_append_with(lock, a, None, clock)
+    }
+
+    /// [`finish_append`](Self::finish_append), with the conversation's `meta.json` replaced
+    /// by `meta` in the same commit (where an import that follows a file records how far it
+    /// has read); with `meta`, an append of nothing commits the new metadata alone.
+    pub fn finish_append_with(
+        &self,
+        lock: &Lock,
+        mut a: Appending,
+        meta: Option<super::Meta>,
+        clock: &Clock,
+    ) -> Result<BulkAppended> {
+        if a.added.is_empty() && meta.is_none() {
             return Err(StoreError::BadFile { path: a.id.clone(), message: "no events to append".into() });
         }
         if !a.open.is_empty() {
             self.flush_appending(&mut a)?;
         }
         let first = a.written.first().map(|(n, _)| *n);
-        let changes: Vec<Change> = a
+        let mut changes: Vec<Change> = a
             .written
             .iter()
             .map(|(number, blob)| Change {
@@ -228,8 +246,14 @@ impl Store {
                 ..Change::default()
             })
             .collect();
+        if let Some(meta) = &meta {
+            changes.push(super::write::meta_change(&a.id, meta)?);
+        }
         let previous = self.last_commit_of(&a.id)?;
-        let meta = self.meta(&a.id)?;
+        let meta = match meta {
+            Some(meta) => meta,
+            None => self.meta(&a.id)?,
+        };
         let turns = [a.first_turn, a.last_turn];
         let subject = subject::append(&subject::name(&a.id, meta.title.as_deref()), &turns, a.added.len());
         let trailers = Trailers {

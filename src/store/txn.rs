@@ -443,7 +443,7 @@ impl Store {
                 Err(_) => return self.rebuild_index(tree),
             }
         };
-        let mut pushed = false;
+        let mut new = Vec::new();
         let mut removed: Vec<&str> = Vec::new();
         for rel in paths {
             let path = rel.as_bytes().as_bstr();
@@ -456,16 +456,19 @@ impl Store {
                             entry.stat = stat;
                             entry.mode = Mode::FILE;
                         }
-                        None => {
-                            index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, path);
-                            pushed = true;
-                        }
+                        // Pushed after every lookup: lookups search the sorted entries, and
+                        // a pushed one unsorts them (a later path would be missed, and
+                        // added twice).
+                        None => new.push((stat, id, path)),
                     }
                 }
                 None => removed.push(rel),
             }
         }
-        if pushed {
+        if !new.is_empty() {
+            for (stat, id, path) in new {
+                index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, path);
+            }
             index.sort_entries();
         }
         if !removed.is_empty() {

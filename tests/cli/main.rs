@@ -17,6 +17,7 @@ mod commands;
 mod compaction;
 mod docs;
 mod fixing_mistakes;
+mod follow;
 mod grep;
 mod hooks;
 mod hostile_remotes;

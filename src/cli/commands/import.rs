@@ -27,8 +27,12 @@ pub struct Args {
     #[arg(long, short)]
     title: Option<String>,
     /// Import a file again although a conversation already holds it
-    #[arg(long)]
+    #[arg(long, conflicts_with = "follow")]
     again: bool,
+    /// Import only what the session file gained since its last --follow import (only whole
+    /// lines; a file cut short or rewritten is refused)
+    #[arg(long)]
+    follow: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
@@ -40,6 +44,34 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Input::File(PathBuf::from(&args.file))
     };
     let format = args.format.as_deref().and_then(Format::parse);
+    if args.follow {
+        let Input::File(path) = input else {
+            return Err(CommandError::input("--follow reads a file, not stdin"));
+        };
+        let store = ctx.open_store_for_write()?;
+        let options = import::Options { title: args.title.as_deref(), again: false };
+        return match import::follow(&store, &path, format, &options, &ctx.clock)? {
+            import::Followed::Started(done) => {
+                report(ctx, &done)?;
+                ctx.ui.landed(&done.landed);
+                Ok(())
+            }
+            import::Followed::Grew { name, format, id, added, new_parts, landed } => {
+                writeln!(ctx.ui.stdout(), "{id}")?;
+                ctx.ui.status(&format!("Followed {name} ({}): {added} new events in {id}", format.name()));
+                if new_parts > 0 {
+                    ctx.ui.status(&format!("  {new_parts} events of new subagent work, in conversations of their own"));
+                }
+                landed.iter().for_each(|l| ctx.ui.landed(l));
+                Ok(())
+            }
+            import::Followed::Unchanged { name, id } => {
+                writeln!(ctx.ui.stdout(), "{id}")?;
+                ctx.ui.status(&format!("{name}: nothing new since the last import"));
+                Ok(())
+            }
+        };
+    }
     // Before the store is opened (and, on a fresh machine, created): a file that fails here
     // leaves no trace at all.
     let prepared = import::prepare(input, format, &ctx.clock)?;

@@ -1,0 +1,99 @@
+//! `import --follow`: a session file imported as it grows, a line at a time, with its last
+//! line half-written at every step, ends up exactly as one import of the finished file; a
+//! file cut short or rewritten is refused with the store unchanged.
+
+use std::path::Path;
+
+use crate::common::TestEnv;
+
+const SESSION: &str = "../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl";
+
+fn source() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(SESSION)).unwrap()
+}
+
+/// Each conversation's stored events, main conversation first (by title).
+fn stored(env: &TestEnv) -> Vec<(String, String)> {
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut out: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_str().unwrap();
+            (
+                r["title"].as_str().unwrap_or_default().to_owned(),
+                env.run(&["show", id, "--format", "jsonl"]).ok().to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_session_followed_as_it_grows_equals_one_import_of_the_whole() {
+    let whole = source();
+    let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    let follow = |env: &TestEnv| env.run(&["import", "--follow", file.to_str().unwrap()]);
+    let mut written = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        written.extend_from_slice(line);
+        // Every third line, a follow; the next line half-written behind it.
+        if n % 3 != 0 && n + 1 != lines.len() {
+            continue;
+        }
+        let mut bytes = written.clone();
+        if let Some(next) = lines.get(n + 1) {
+            bytes.extend_from_slice(&next[..next.len() / 2]);
+        }
+        std::fs::write(&file, &bytes).unwrap();
+        follow(&env).ok();
+    }
+    std::fs::write(&file, &whole).unwrap();
+    let before = env.snapshot();
+    let again = follow(&env);
+    assert!(again.stderr.contains("nothing new"), "{}", again.stderr);
+    assert!(env.snapshot() == before, "a follow with nothing new writes nothing");
+
+    let once = TestEnv::new();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&once), "followed line by line vs imported whole");
+    assert_eq!(stored(&env).len(), 3, "the main conversation and two subagents'");
+    env.run(&["fsck"]).ok();
+}
+
+#[test]
+fn a_file_cut_short_or_rewritten_is_refused_and_the_store_is_unchanged() {
+    let whole = source();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    let half = whole.len() / 2;
+    let cut = half + whole[half..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&file, &whole[..cut]).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let before = env.snapshot();
+
+    std::fs::write(&file, &whole[..cut / 2]).unwrap();
+    let run = env.run(&["import", "--follow", file.to_str().unwrap()]);
+    assert!(run.fails_with(3).starts_with("error: 5c0375b4.jsonl is shorter than the"), "{}", run.stderr);
+    assert!(env.snapshot() == before, "truncated");
+
+    let mut rewritten = whole.clone();
+    let at = rewritten[..cut].iter().position(|b| *b == b'a').unwrap();
+    rewritten[at] = b'b';
+    std::fs::write(&file, &rewritten).unwrap();
+    let run = env.run(&["import", "--follow", file.to_str().unwrap()]);
+    assert!(run.fails_with(3).contains("changed in its first"), "{}", run.stderr);
+    assert!(run.stderr.contains("hint: nothing was written"), "{}", run.stderr);
+    assert!(env.snapshot() == before, "rewritten");
+
+    // The file as it should be: the follow carries on where the store says.
+    std::fs::write(&file, &whole).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let once = TestEnv::new();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&once));
+}

@@ -74,6 +74,7 @@ enum Command {
     Import(commands::import::Args),
     Export(commands::export::Args),
     Grep(commands::grep::Args),
+    Hook(commands::hook::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -290,6 +291,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::New(args) => commands::new::run(&ctx, args),
         Command::List(args) => commands::list::run(&ctx, args),
         Command::Grep(args) => commands::grep::run(&ctx, args),
+        Command::Hook(args) => commands::hook::run(&ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),

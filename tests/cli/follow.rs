@@ -97,3 +97,39 @@ fn a_file_cut_short_or_rewritten_is_refused_and_the_store_is_unchanged() {
     once.run(&["import", file.to_str().unwrap()]).ok();
     assert_eq!(stored(&env), stored(&once));
 }
+
+#[test]
+fn the_claude_code_hook_records_its_transcript_as_it_grows() {
+    let whole = source();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let session = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7";
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let hook = |event: &str| {
+        let input = serde_json::json!({
+            "session_id": session,
+            "transcript_path": file,
+            "hook_event_name": event,
+            "cwd": "/somewhere",
+        });
+        env.run_stdin(&["hook", "claude-code"], &input.to_string())
+    };
+    let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(19).unwrap().0 + 1;
+    std::fs::write(&file, &whole[..cut]).unwrap();
+    let first = hook("Stop");
+    assert_eq!((first.code, first.stdout.as_str()), (0, ""), "{}", first.stderr);
+    std::fs::write(&file, &whole).unwrap();
+    let second = hook("PreCompact");
+    assert_eq!((second.code, second.stdout.as_str()), (0, ""), "{}", second.stderr);
+    let once = TestEnv::new();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&once));
+
+    // Not a hook's JSON, or a transcript of another session: refused, nothing written.
+    let before = env.snapshot();
+    env.run_stdin(&["hook", "claude-code"], "not json").fails_with(3);
+    let other = serde_json::json!({"session_id": "another", "transcript_path": file});
+    let refused = env.run_stdin(&["hook", "claude-code"], &other.to_string());
+    assert!(refused.fails_with(3).contains("not the transcript of session another"), "{}", refused.stderr);
+    assert!(env.snapshot() == before);
+}

@@ -12,6 +12,7 @@ pub mod fork;
 pub mod fsck;
 pub mod generate_docs;
 pub mod grep;
+pub mod hook;
 pub mod import;
 pub mod init;
 pub mod list;

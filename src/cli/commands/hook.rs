@@ -1,0 +1,64 @@
+use std::io::Read;
+use std::path::PathBuf;
+
+use convo::interop::Format;
+use convo::ops::import::{self, Followed};
+
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Agent {
+    /// Claude Code's hooks (`Stop`, `PreCompact`, `SessionEnd`, ...)
+    #[value(name = "claude-code")]
+    ClaudeCode,
+}
+
+/// Record an agent's session from its hook: import what its transcript gained
+///
+/// Reads the JSON an agent hands its hooks on stdin (Claude Code: `session_id`,
+/// `transcript_path`, `hook_event_name`) and imports the transcript as `import --follow`
+/// does: the first time as a new conversation, then only what it gained. Prints nothing on
+/// success (a hook's output can reach the agent); a failure exits non-zero with the reason
+/// on stderr, and never blocks the agent. See the README for the settings.json snippet.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Whose hook this is
+    #[arg(value_enum)]
+    agent: Agent,
+}
+
+#[derive(serde::Deserialize)]
+struct HookInput {
+    transcript_path: Option<PathBuf>,
+    session_id: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let Agent::ClaudeCode = args.agent;
+    let mut text = String::new();
+    std::io::stdin().take(1 << 20).read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
+    let input: HookInput = serde_json::from_str(&text)
+        .map_err(|e| CommandError::input(format!("stdin: not the JSON of a Claude Code hook ({e})")))?;
+    let Some(path) = input.transcript_path else {
+        return Err(CommandError::input("stdin: the hook's JSON has no `transcript_path`"));
+    };
+    // The transcript is named after its session: that is how later hooks find the same
+    // conversation. A different name would start a second one.
+    if let Some(session) = &input.session_id
+        && path.file_stem().is_some_and(|stem| stem.to_string_lossy() != *session)
+    {
+        return Err(CommandError::input(format!(
+            "{}: not the transcript of session {session} (its file name differs)",
+            path.display()
+        )));
+    }
+    let store = ctx.open_store_for_write()?;
+    let options = import::Options { title: None, again: false };
+    match import::follow(&store, &path, Some(Format::ClaudeCode), &options, &ctx.clock)? {
+        Followed::Started(done) => ctx.ui.landed(&done.landed),
+        Followed::Grew { landed, .. } => landed.iter().for_each(|l| ctx.ui.landed(l)),
+        Followed::Unchanged { .. } => {}
+    }
+    Ok(())
+}

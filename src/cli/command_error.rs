@@ -340,11 +340,6 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused { source: ImportError::Invalid(InteropError::Store(e)), .. } => e.into(),
             ImportFailure::Refused { .. } => refused(),
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
-            ImportFailure::File { ref path, ref source } if source.kind() == std::io::ErrorKind::IsADirectory => {
-                CommandError::input(format!("{}: is a folder; import reads one session file", path.display())).hint(
-                    format!("import each file: for f in {}/*.jsonl; do convo import \"$f\"; done", path.display()),
-                )
-            }
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
             ImportFailure::Follow(_) => CommandError::input(message)
                 .hint("nothing was written; `convo import --again FILE` imports it whole as a new conversation"),

@@ -331,6 +331,8 @@ pub enum FollowFailure {
     Rewritten { name: String, consumed: u64 },
     #[error("{name}: --follow reads line-based sessions (claude-code, codex, jsonl), not {format}")]
     NotLines { name: String, format: &'static str },
+    #[error("{name} holds no whole line yet")]
+    Empty { name: String },
 }
 
 /// `import --follow FILE`: import what is new in a session file since the last import of
@@ -493,10 +495,12 @@ fn start_following(
     std::fs::File::open(path)
         .and_then(|f| f.take(whole.min(64 * 1024)).read_to_end(&mut head))
         .map_err(|source| ImportFailure::File { path: path.to_owned(), source })?;
+    if whole == 0 {
+        return Err(follow_refused(FollowFailure::Empty { name }));
+    }
     let format = match format.or_else(|| detect_lines(&String::from_utf8_lossy(&head))) {
         Some(f) if interop::streams(f) => f,
         Some(f) => return Err(follow_refused(FollowFailure::NotLines { name, format: f.name() })),
-        None if whole == 0 => Format::Convo,
         None => return Err(follow_refused(FollowFailure::NotLines { name, format: "an unknown format" })),
     };
     let roots = if format == Format::ClaudeCode {
@@ -643,4 +647,28 @@ impl interop::Emit for FollowEmit<'_> {
         let appending = part.appending.as_mut().expect("begun above");
         self.store.append_more(appending, new, self.clock)
     }
+}
+
+/// The session files under `dir`, at any depth (Claude Code's `projects/<project>/`,
+/// Codex's `sessions/YYYY/MM/DD/`): every `.jsonl` file, in path order. Symlinks are not
+/// followed, so a link cannot lead the walk out of the folder or round in a circle.
+pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|source| ImportFailure::File { path: folder.clone(), source })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| ImportFailure::File { path: folder.clone(), source })?;
+            let kind = entry.file_type().map_err(|source| ImportFailure::File { path: entry.path(), source })?;
+            let path = entry.path();
+            if kind.is_dir() {
+                folders.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }

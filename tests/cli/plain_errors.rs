@@ -33,8 +33,8 @@ fn os_errors_on_input_get_context_and_a_hint() {
     insta::assert_snapshot!(env.transcript(&import), @r#"
     exit 3
     --- stderr
-    error: [ROOT]/sessions: is a folder; import reads one session file
-    hint: import each file: for f in [ROOT]/sessions/*.jsonl; do convo import "$f"; done
+    error: [ROOT]/sessions: no .jsonl session files in it
+    hint: a folder of sessions is, say, ~/.claude/projects or ~/.codex/sessions
     "#);
     let bad = env.root.join("bad.jsonl");
     std::fs::write(&bad, b"{\"type\":\"user\",\"content\":\"ok\"}\n{\"type\":\"user\",\"content\":\"caf\xe9\"}\n")

@@ -8,7 +8,7 @@ use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 use crate::cli::ui;
 
-/// Import a session from another tool as a new conversation
+/// Import a session from another tool as a new conversation, or every session in a folder
 ///
 /// Formats: claude-code (session JSONL), codex (rollout JSONL), openai (a Chat Completions
 /// body, a `messages` array, or a SWE-agent trajectory), anthropic (a Messages body or
@@ -18,7 +18,8 @@ use crate::cli::ui;
 /// parent. A report of what was taken and skipped goes to stderr; the new id to stdout.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file to import, or `-` for stdin
+    /// The file to import, `-` for stdin, or a folder: every .jsonl session under it, each
+    /// as --follow imports it (new ones whole, imported ones continued)
     file: String,
     /// The format [default: detected]
     #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "openai", "anthropic", "openhands", "jsonl"])]
@@ -44,6 +45,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Input::File(PathBuf::from(&args.file))
     };
     let format = args.format.as_deref().and_then(Format::parse);
+    if let Input::File(path) = &input
+        && path.is_dir()
+    {
+        return folder(ctx, path, format);
+    }
     if args.follow {
         let Input::File(path) = input else {
             return Err(CommandError::input("--follow reads a file, not stdin"));
@@ -91,6 +97,66 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let done = done?;
     report(ctx, &done)?;
     ctx.ui.landed(&done.landed);
+    Ok(())
+}
+
+/// `import DIR`: every session file under the folder, each as `--follow` imports it (new
+/// ones whole, imported ones continued, unchanged ones left); a file that is not a
+/// line-based session is skipped, one that fails is said and the rest go on.
+fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<(), CommandError> {
+    let files = import::session_files(dir)?;
+    if files.is_empty() {
+        return Err(CommandError::input(format!("{}: no .jsonl session files in it", dir.display()))
+            .hint("a folder of sessions is, say, ~/.claude/projects or ~/.codex/sessions"));
+    }
+    let store = ctx.open_store_for_write()?;
+    let bar = ui::progress_bar(ctx.ui.quiet, files.len() as u64, format!("importing {}", dir.display()));
+    if let Some(bar) = &bar
+        && let Ok(style) = indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} files")
+    {
+        bar.set_style(style);
+    }
+    let options = import::Options { title: None, again: false };
+    let (mut started, mut grew, mut unchanged, mut skipped, mut failed) = (0, 0, 0, 0, 0);
+    let mut events = 0u64;
+    for path in &files {
+        match import::follow(&store, path, format, &options, &ctx.clock) {
+            Ok(import::Followed::Started(done)) => {
+                started += 1;
+                events += done.conversations.iter().map(|(_, s)| s.events).sum::<u64>();
+                ctx.ui.landed(&done.landed);
+            }
+            Ok(import::Followed::Grew { added, new_parts, landed, .. }) => {
+                grew += 1;
+                events += added + new_parts;
+                landed.iter().for_each(|l| ctx.ui.landed(l));
+            }
+            Ok(import::Followed::Unchanged { .. }) => unchanged += 1,
+            Err(import::ImportFailure::Follow(
+                import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
+            )) => skipped += 1,
+            Err(e) => {
+                failed += 1;
+                let e = CommandError::from(e);
+                ctx.ui.warning(&format!("{} (skipped)", e.message));
+            }
+        }
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    ctx.ui.status(&format!(
+        "{}: {} files: {started} new, {grew} continued, {unchanged} unchanged, {skipped} not sessions, {failed} failed; {events} events imported",
+        dir.display(),
+        files.len()
+    ));
+    if failed > 0 {
+        return Err(CommandError::input(format!("{failed} of {} files could not be imported", files.len()))
+            .hint("each is named above; the others were imported"));
+    }
     Ok(())
 }
 

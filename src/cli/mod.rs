@@ -75,6 +75,7 @@ enum Command {
     Export(commands::export::Args),
     Grep(commands::grep::Args),
     Hook(commands::hook::Args),
+    Watch(commands::watch::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -292,6 +293,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::List(args) => commands::list::run(&ctx, args),
         Command::Grep(args) => commands::grep::run(&ctx, args),
         Command::Hook(args) => commands::hook::run(&ctx, args),
+        Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),

@@ -12,6 +12,7 @@ pub mod plan;
 pub mod query;
 pub mod redact;
 pub mod search;
+pub mod watch;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::Event;

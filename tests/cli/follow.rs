@@ -191,3 +191,64 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
     assert_eq!(shape(&env), shape(&once), "a folder imported twice as it grew vs each file once");
     env.run(&["fsck"]).ok();
 }
+
+/// Events in the store's conversations, all of them.
+fn event_count(env: &TestEnv) -> u64 {
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    rows.iter().map(|r| r["events"].as_u64().unwrap_or(0)).sum()
+}
+
+#[test]
+fn watch_imports_a_session_as_it_grows_and_commits_what_it_saw_on_ctrl_c() {
+    let whole = source();
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("projects/app");
+    std::fs::create_dir_all(&projects).unwrap();
+    let file = projects.join("5c0375b4.jsonl");
+    let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+    std::fs::write(&file, lines[..10].concat()).unwrap();
+
+    let once = TestEnv::new();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    let at_ten = event_count(&once);
+
+    let env = TestEnv::new();
+    env.run(&["list"]).ok();
+    let mut cmd = env.command(&["watch", dir.path().to_str().unwrap(), "--quiet-ms", "200", "--poll", "1"]);
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let wait_for = |events: u64| {
+        let start = std::time::Instant::now();
+        while event_count(&env) < events {
+            assert!(start.elapsed().as_secs() < 30, "watch did not import {events} events");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    wait_for(at_ten);
+    // Grown a line at a time, the last one half-written for a while.
+    for line in &lines[10..20] {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+        std::io::Write::write_all(&mut f, line).unwrap();
+    }
+    let half = lines[20].len() / 2;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, &lines[20][..half]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::io::Write::write_all(&mut f, &lines[20][half..]).unwrap();
+    for line in &lines[21..] {
+        std::io::Write::write_all(&mut f, line).unwrap();
+    }
+    drop(f);
+    // Ctrl-C at once: what was written is imported before it exits.
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    let whole_import = TestEnv::new();
+    whole_import.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&whole_import), "{stderr}");
+    env.run(&["fsck"]).ok();
+}

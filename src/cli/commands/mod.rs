@@ -28,6 +28,7 @@ pub mod restore;
 pub mod rm;
 pub mod show;
 pub mod switch;
+pub mod watch;
 
 /// `--format` for commands whose output scripts read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

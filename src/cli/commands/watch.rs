@@ -1,0 +1,124 @@
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use convo::ops::import::{self, Followed, ImportFailure};
+use convo::ops::watch::Watch;
+
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+
+/// Set by SIGINT and SIGTERM: finish what was seen, then exit.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn stop(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Follow agent session folders and import each session as it grows
+///
+/// Watches the folders (default: ~/.claude/projects and ~/.codex/sessions, those that
+/// exist) for new and growing .jsonl session files, and imports each as `import --follow`
+/// does once it has been quiet for a moment: one commit per change. Files there already are
+/// brought up to date first. One status line on a terminal. Ctrl-C (or SIGTERM) imports
+/// what was seen, then exits 0. --once does one sweep and exits (for cron).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Folders to watch (default: ~/.claude/projects and ~/.codex/sessions)
+    dirs: Vec<PathBuf>,
+    /// One sweep: bring every session up to date, then exit
+    #[arg(long)]
+    once: bool,
+    /// Milliseconds a file must stay unchanged before it is imported
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    quiet_ms: u64,
+    /// Seconds between scans for changes the file system did not report
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    poll: u64,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let dirs = if args.dirs.is_empty() {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        [home.join(".claude/projects"), home.join(".codex/sessions")].into_iter().filter(|d| d.is_dir()).collect()
+    } else {
+        args.dirs.clone()
+    };
+    if let Some(missing) = dirs.iter().find(|d| !d.is_dir()) {
+        return Err(CommandError::input(format!("{}: not a folder", missing.display())));
+    }
+    if dirs.is_empty() {
+        return Err(CommandError::input("no session folders to watch (~/.claude/projects, ~/.codex/sessions)")
+            .hint("name the folders: convo watch DIR..."));
+    }
+    let store = ctx.open_store_for_write()?;
+    let quiet = Duration::from_millis(args.quiet_ms);
+    let mut watch = Watch::new(dirs.clone(), quiet, Instant::now());
+    let follow_due = |watch: &mut Watch, all: bool| -> Result<(), CommandError> {
+        for path in watch.due(Instant::now(), all) {
+            let options = import::Options { title: None, again: false };
+            match import::follow(&store, &path, None, &options, &ctx.clock) {
+                Ok(Followed::Started(done)) => {
+                    let events: u64 = done.conversations.iter().map(|(_, s)| s.events).sum();
+                    ctx.ui.status(&format!("{}: new, {events} events", path.display()));
+                }
+                Ok(Followed::Grew { added, new_parts, .. }) => {
+                    ctx.ui.status(&format!("{}: +{} events", path.display(), added + new_parts));
+                }
+                Ok(Followed::Unchanged { .. }) => {}
+                Err(ImportFailure::Follow(
+                    import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
+                )) => {}
+                // One bad file never stops the watch: said, and left.
+                Err(e) => ctx.ui.warning(&format!("{} (left as it is)", CommandError::from(e).message)),
+            }
+        }
+        Ok(())
+    };
+    if args.once {
+        return follow_due(&mut watch, true);
+    }
+
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, stop as *const () as libc::sighandler_t);
+    }
+    let (send, events) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    // inotify where it works; scans alone (every --poll seconds) where it does not.
+    let watcher = notify::recommended_watcher(send).ok().and_then(|mut w| {
+        use notify::Watcher as _;
+        dirs.iter().all(|d| w.watch(d, notify::RecursiveMode::Recursive).is_ok()).then_some(w)
+    });
+    if watcher.is_none() {
+        ctx.ui.warning("the file system reports no changes here: scanning the folders instead");
+    }
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let poll = Duration::from_secs(args.poll.max(1));
+    let mut last_scan = Instant::now();
+    let spinner = crate::cli::ui::spinner(ctx.ui.quiet, format!("watching {}", names.join(", ")));
+    while !STOP.load(Ordering::SeqCst) {
+        match events.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok(event)) => event.paths.iter().for_each(|p| watch.touched(p, Instant::now())),
+            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(Duration::from_millis(100)),
+        }
+        if last_scan.elapsed() >= poll {
+            watch.scan(Instant::now());
+            last_scan = Instant::now();
+        }
+        follow_due(&mut watch, false)?;
+        if let Some(s) = &spinner {
+            s.set_message(format!("watching {} ({} waiting)", names.join(", "), watch.waiting()));
+        }
+    }
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    // What was seen before the signal: imported now, not lost.
+    while let Ok(Ok(event)) = events.try_recv() {
+        event.paths.iter().for_each(|p| watch.touched(p, Instant::now()));
+    }
+    watch.scan(Instant::now());
+    follow_due(&mut watch, true)
+}

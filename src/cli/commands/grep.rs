@@ -110,12 +110,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let text = args.format == Format::Text;
     let mut out = if text && !args.list && !args.count { ctx.ui.paged() } else { crate::cli::ui::Output::stdout() };
     let mut found = false;
-    for (id, title) in &conversations {
-        let hits = search::search(&store, id, &pattern, &filter)?;
+    let ids: Vec<String> = conversations.iter().map(|(id, _)| id.clone()).collect();
+    let mut print = |n: usize, hits: Vec<search::Hit>| -> Result<(), CommandError> {
         if hits.is_empty() {
-            continue;
+            return Ok(());
         }
         found = true;
+        let (id, title) = &conversations[n];
         let w = out.writer();
         match (args.format, args.list, args.count) {
             (Format::Text, true, _) => writeln!(w, "{id}")?,
@@ -149,7 +150,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 render::search::hits(w, id, title.as_deref(), &shown, ctx.ui.width, ctx.ui.theme)?;
             }
         }
-    }
+        Ok(())
+    };
+    // A failure to print (a closed pipe) stops the search; it is reported after it.
+    let mut printed = Ok(());
+    search::search_all(store.root(), &ids, &pattern, &filter, &mut |n, hits| {
+        printed = print(n, hits);
+        Ok(printed.is_ok())
+    })?;
+    printed?;
     out.finish()?;
     if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
 }

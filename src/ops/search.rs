@@ -121,14 +121,23 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Re
             {
                 continue;
             }
+            // Only the searched field is decoded: the line was checked when it was
+            // outlined, and a full parse allocating every field was most of a search.
+            // (A line only the full parse takes, one with a repeated key say, is parsed so.)
             let text = std::str::from_utf8(line)
                 .ok()
-                .and_then(|l| event::parse_stored(&format!("{l}\n")).ok())
-                .and_then(|mut e| e.pop())
+                .and_then(|l| {
+                    stored_text(l, &outline.shape).or_else(|| {
+                        let event = event::parse_stored(&format!("{l}\n")).ok()?.pop()?;
+                        Some(searched_text(&event))
+                    })
+                })
                 .ok_or_else(|| {
                     super::OpsError::Invalid(format!("{path}: event {} is not a stored event", outline.id))
                 })?;
-            hits.extend(matches(pattern, &text, turn, tool));
+            let Some(text) = text else { continue };
+            let at = Source { id: &outline.id, kind: kind_name(&outline.shape), ts: &outline.ts, turn, tool };
+            hits.extend(matches_in(pattern, &text, &at));
         }
     }
     Ok(hits)
@@ -275,12 +284,53 @@ fn leaves(value: &Value, out: &mut Vec<String>) {
 /// Lines `start..end` of a text and the matches in them (relative to `start`).
 type Run = (usize, usize, Vec<(usize, usize)>);
 
+/// What a hit is in: the event and where it sits.
+struct Source<'a> {
+    id: &'a str,
+    kind: &'a str,
+    ts: &'a str,
+    turn: Option<u64>,
+    tool: Option<&'a str>,
+}
+
+/// The searched text of a stored line of the given shape (`Some(None)`: it has none), read
+/// without building the event.
+fn stored_text(line: &str, shape: &Shape) -> Option<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Content<'a> {
+        #[serde(borrow)]
+        content: std::borrow::Cow<'a, str>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Arguments {
+        #[serde(default)]
+        arguments: Value,
+    }
+    Some(match shape {
+        Shape::System | Shape::User | Shape::Assistant | Shape::Reasoning | Shape::ToolResult { .. } => {
+            Some(serde_json::from_str::<Content>(line).ok()?.content.into_owned())
+        }
+        Shape::ToolCall { .. } => {
+            let arguments = serde_json::from_str::<Arguments>(line).ok()?.arguments;
+            let mut out = Vec::new();
+            leaves(&arguments, &mut out);
+            Some(out.join("\n"))
+        }
+        Shape::Config | Shape::Compaction | Shape::Other => None,
+    })
+}
+
 /// The hits of `pattern` in one event: matches that start on the same line share a hit.
 fn matches(pattern: &Pattern, event: &Event, turn: Option<u64>, tool: Option<&str>) -> Vec<Hit> {
     let Some(text) = searched_text(event) else { return Vec::new() };
+    let at = Source { id: &event.id, kind: event.kind.type_name(), ts: &event.ts, turn, tool };
+    matches_in(pattern, &text, &at)
+}
+
+fn matches_in(pattern: &Pattern, text: &str, at: &Source) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut current: Option<Run> = None;
-    for m in pattern.regex.find_iter(&text) {
+    for m in pattern.regex.find_iter(text) {
         if m.start() == m.end() {
             continue;
         }
@@ -293,25 +343,25 @@ fn matches(pattern: &Pattern, event: &Event, turn: Option<u64>, tool: Option<&st
             }
             _ => {
                 if let Some(done) = current.take() {
-                    hits.push(hit(event, turn, tool, &text, done));
+                    hits.push(hit(at, text, done));
                 }
                 current = Some((start, end, vec![(m.start() - start, m.end() - start)]));
             }
         }
     }
     if let Some(done) = current {
-        hits.push(hit(event, turn, tool, &text, done));
+        hits.push(hit(at, text, done));
     }
     hits
 }
 
-fn hit(event: &Event, turn: Option<u64>, tool: Option<&str>, text: &str, (start, end, matches): Run) -> Hit {
+fn hit(at: &Source, text: &str, (start, end, matches): Run) -> Hit {
     Hit {
-        event: event.id.clone(),
-        turn,
-        kind: event.kind.type_name().to_owned(),
-        tool: tool.map(str::to_owned),
-        ts: event.ts.clone(),
+        event: at.id.to_owned(),
+        turn: at.turn,
+        kind: at.kind.to_owned(),
+        tool: at.tool.map(str::to_owned),
+        ts: at.ts.to_owned(),
         line: text[start..end].to_owned(),
         matches,
     }

@@ -39,11 +39,32 @@ impl Pattern {
             .map_err(|e| e.to_string())?;
         // serde_json writes these escaped; any other character (non-ASCII included) as it is.
         let escaped = |s: &str| s.chars().any(|c| c == '"' || c == '\\' || (c as u32) < 0x20);
-        let stored = literal
-            .filter(|l| !l.is_empty() && !escaped(l) && (!ignore_case || l.is_ascii()))
-            .and_then(|l| aho_corasick::AhoCorasick::builder().ascii_case_insensitive(ignore_case).build([l]).ok());
+        let stored = match literal.filter(|l| !l.is_empty() && !escaped(l) && (!ignore_case || l.is_ascii())) {
+            Some(l) => aho_corasick::AhoCorasick::builder().ascii_case_insensitive(ignore_case).build([l]).ok(),
+            // A regex: the literals every match starts with, when there are a few and none
+            // would be spelled differently in a stored line.
+            None if !fixed => prefixes(&source, ignore_case)
+                .filter(|ls| ls.iter().all(|l| !escaped(l)))
+                .and_then(|ls| aho_corasick::AhoCorasick::new(ls).ok()),
+            None => None,
+        };
         Ok(Pattern { regex, stored })
     }
+}
+
+/// Literals one of which every match of `source` starts with (case variants included with
+/// `ignore_case`); `None` when there is no such finite set of non-empty ones.
+fn prefixes(source: &str, ignore_case: bool) -> Option<Vec<String>> {
+    let hir = regex_syntax::ParserBuilder::new().case_insensitive(ignore_case).build().parse(source).ok()?;
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(&hir);
+    let literals = seq.literals()?;
+    if literals.is_empty() || literals.len() > 64 {
+        return None;
+    }
+    literals
+        .iter()
+        .map(|l| std::str::from_utf8(l.as_bytes()).ok().filter(|s| !s.is_empty()).map(str::to_owned))
+        .collect()
 }
 
 /// `pattern` read as a regex, when it matches only itself: then it is its own literal.
@@ -396,7 +417,11 @@ mod tests {
     #[test]
     fn literals_are_looked_for_in_stored_bytes_only_when_stored_alike() {
         assert!(Pattern::new("login bug", false, false, false).unwrap().stored.is_some());
-        assert!(Pattern::new("a.b", false, false, false).unwrap().stored.is_none());
+        // A regex: the literals its matches start with, when every match starts with one.
+        assert!(Pattern::new(r"fn [a-z_]+\(", false, false, false).unwrap().stored.is_some());
+        assert!(Pattern::new("(login|logout) failed", false, false, false).unwrap().stored.is_some());
+        assert!(Pattern::new(r"\w+ing", false, false, false).unwrap().stored.is_none());
+        assert!(Pattern::new(r"say \x22hi", false, false, false).unwrap().stored.is_none());
         assert!(Pattern::new("a.b", true, false, false).unwrap().stored.is_some());
         assert!(Pattern::new("say \"hi\"", true, false, false).unwrap().stored.is_none());
         assert!(Pattern::new("Été", true, true, false).unwrap().stored.is_none());

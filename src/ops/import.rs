@@ -465,8 +465,11 @@ pub fn follow(
             Some(a) => a,
             None => store.begin_append(&lock, &p.id, clock)?,
         };
-        added += appending_len(&appending);
-        let done = store.finish_append_with(&lock, appending, Some(meta), clock)?;
+        let events = appending_len(&appending);
+        added += events;
+        let title = meta.title.clone().unwrap_or_else(|| name.clone());
+        let subject = subject::follow(&title, format.name(), events);
+        let done = store.finish_append_with(&lock, appending, Some(meta), Some(subject), clock)?;
         landed.push(done.landed);
     }
     Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })

@@ -216,17 +216,19 @@ impl Store {
     /// Commit the append: `append: "title" turns 3-9 (+120 events)`. An append of nothing is
     /// refused, with nothing written.
     pub fn finish_append(&self, lock: &Lock, a: Appending, clock: &Clock) -> Result<BulkAppended> {
-        self.finish_append_with(lock, a, None, clock)
+        self.finish_append_with(lock, a, None, None, clock)
     }
 
     /// [`finish_append`](Self::finish_append), with the conversation's `meta.json` replaced
     /// by `meta` in the same commit (where an import that follows a file records how far it
-    /// has read); with `meta`, an append of nothing commits the new metadata alone.
+    /// has read), and the subject given (default: `append: ...`); with `meta`, an append of
+    /// nothing commits the new metadata alone.
     pub fn finish_append_with(
         &self,
         lock: &Lock,
         mut a: Appending,
         meta: Option<super::Meta>,
+        subject: Option<String>,
         clock: &Clock,
     ) -> Result<BulkAppended> {
         if a.added.is_empty() && meta.is_none() {
@@ -255,7 +257,8 @@ impl Store {
             None => self.meta(&a.id)?,
         };
         let turns = [a.first_turn, a.last_turn];
-        let subject = subject::append(&subject::name(&a.id, meta.title.as_deref()), &turns, a.added.len());
+        let subject = subject
+            .unwrap_or_else(|| subject::append(&subject::name(&a.id, meta.title.as_deref()), &turns, a.added.len()));
         let trailers = Trailers {
             convo_id: Some(a.id.clone()),
             previous,

@@ -86,6 +86,12 @@ pub fn import(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" from {format} (+{events} events)")
 }
 
+/// `import: "fix login" followed from claude-code (+12 events)`: what a session file gained
+/// since it was last imported (`import --follow`, `watch`, `hook`).
+pub fn follow(title: &str, format: &str, events: u64) -> String {
+    format!("import: \"{title}\" followed from {format} (+{events} events)")
+}
+
 /// `query: "fix login" turn 4 (+3 events) via local/smol`.
 pub fn query(name: &str, turn: u64, events: usize, model: &str, interrupted: bool) -> String {
     let interrupted = if interrupted { " (interrupted)" } else { "" };

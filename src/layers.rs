@@ -15,6 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("interop", &["clock", "compaction", "event", "projection", "store"]),
     ("sync", &["clock", "store"]),
     ("ops", &["clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),
+    ("mcp", &["clock", "compaction", "config", "event", "ops", "projection", "render", "store"]),
 ];
 
 /// The modules `text` names through `crate::` paths, grouped imports included.

@@ -9,6 +9,7 @@ pub mod config;
 pub mod event;
 pub mod interop;
 pub mod llm;
+pub mod mcp;
 pub mod ops;
 pub mod projection;
 pub mod render;

@@ -76,6 +76,7 @@ enum Command {
     Grep(commands::grep::Args),
     Hook(commands::hook::Args),
     Watch(commands::watch::Args),
+    Mcp(commands::mcp::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -294,6 +295,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Grep(args) => commands::grep::run(&ctx, args),
         Command::Hook(args) => commands::hook::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
+        Command::Mcp(args) => commands::mcp::run(ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),

@@ -72,6 +72,24 @@ fn plain(pattern: &str) -> Option<String> {
     (regex::escape(pattern) == pattern).then(|| pattern.to_owned())
 }
 
+/// A time bound as people write it: a time ago (`2h`, `3days`), a date (midnight UTC) or an
+/// RFC 3339 time; `Err`: why not.
+pub fn parse_when(text: &str, now: DateTime<Utc>) -> std::result::Result<DateTime<Utc>, String> {
+    if let Ok(ago) = humantime::parse_duration(text) {
+        return chrono::Duration::from_std(ago)
+            .ok()
+            .and_then(|d| now.checked_sub_signed(d))
+            .ok_or_else(|| "too long ago".to_owned());
+    }
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err("not a time ago, a date or an RFC 3339 time".to_owned())
+}
+
 /// Which events to search.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {

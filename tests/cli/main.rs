@@ -28,6 +28,7 @@ mod layout;
 mod listing;
 mod llama;
 mod llm;
+mod mcp;
 mod outline_index;
 mod plain_errors;
 mod projection;

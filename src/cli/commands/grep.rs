@@ -1,4 +1,4 @@
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use convo::ops::search::{self, Filter, Pattern};
 use convo::render;
 
@@ -163,21 +163,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
 }
 
-/// A `--since`/`--until` value: a time ago (`2h`, `3days`), a date (midnight UTC) or an
-/// RFC 3339 time.
+/// A `--since`/`--until` value (see [`convo::ops::search::parse_when`]).
 fn when(flag: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, CommandError> {
-    if let Ok(ago) = humantime::parse_duration(text) {
-        return chrono::Duration::from_std(ago)
-            .ok()
-            .and_then(|d| now.checked_sub_signed(d))
-            .ok_or_else(|| CommandError::input(format!("{flag} {text}: too long ago")));
-    }
-    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
-        return Ok(at.with_timezone(&Utc));
-    }
-    if let Ok(day) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return Ok(day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
-    }
-    Err(CommandError::input(format!("{flag} {text}: not a time ago, a date or an RFC 3339 time"))
-        .hint("e.g. --since 2h, --since 3days, --since 2026-11-01"))
+    convo::ops::search::parse_when(text, now).map_err(|e| {
+        CommandError::input(format!("{flag} {text}: {e}")).hint("e.g. --since 2h, --since 3days, --since 2026-11-01")
+    })
 }

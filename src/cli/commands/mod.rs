@@ -17,6 +17,7 @@ pub mod import;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod mcp;
 pub mod new;
 pub mod pull;
 pub mod push;

@@ -1,0 +1,109 @@
+//! `convo mcp` driven by a real MCP client nobody here wrote: the official Python SDK's
+//! stdio client (`mcp` from PyPI, pinned and installed by `.ci/mcp-client.sh` into a venv
+//! under the target folder). `tests/mcp_client.py` is the agent host; its transcript, one
+//! JSON document per step, is compared whole. When the install is impossible here (no
+//! network, nothing cached) the tests say so and skip, as the llama.cpp ones do.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use crate::common::{TestEnv, run_command};
+
+/// The client's Python, installed once per test binary; `None` (reason printed) when the
+/// install is impossible here.
+fn client() -> Option<PathBuf> {
+    static INSTALLED: OnceLock<Option<PathBuf>> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").join("mcp-venv");
+            let out = Command::new("bash")
+                .arg(repo.join(".ci/mcp-client.sh"))
+                .arg("install")
+                .arg(&venv)
+                .stdin(Stdio::null())
+                .output()
+                .expect("bash runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            match out.status.code() {
+                Some(0) => Some(venv.join("bin/python")),
+                Some(10) => {
+                    eprintln!("skipped: {}", stderr.trim().lines().last().unwrap_or_default());
+                    None
+                }
+                _ => panic!("installing the MCP client failed:\n{stderr}"),
+            }
+        })
+        .clone()
+}
+
+/// The client script run with `args`, sealed like the binary (the server inherits it).
+fn session(env: &TestEnv, python: &std::path::Path, args: &[&str]) -> Command {
+    let mut cmd = env.sealed(python.to_str().expect("a UTF-8 path"));
+    cmd.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py"))
+        .arg(env!("CARGO_BIN_EXE_convo"))
+        .args(args)
+        .env("CONVO_DIR", &env.store);
+    cmd
+}
+
+/// Every tool called as an agent would, each result compared whole: the paged `show` adds up
+/// to the whole text, a refused append, an unknown conversation and an empty summary are
+/// tool errors, malformed requests get JSON-RPC errors, and the server keeps serving. Then
+/// the store, read by the CLI and git, holds exactly what the calls wrote.
+#[test]
+fn an_mcp_client_calls_every_tool_and_the_store_holds_what_they_wrote() {
+    let Some(python) = client() else { return };
+    let env = TestEnv::new();
+    let run = run_command(session(&env, &python, &[]), "");
+    assert_eq!(run.code, 0, "the client failed:\n{}", run.stderr);
+    insta::assert_snapshot!("mcp_session", env.redact(&run.stdout));
+
+    // One commit per write that landed (new, append, compact, fork); the refused ones left
+    // nothing.
+    let subjects = env.git(&["log", "--format=%s"]);
+    insta::assert_snapshot!(subjects, @r#"
+    fork: "Japanese" from "MCP notes" turn 2 (+2 events)
+    compact: "MCP notes" turns 0-0 [summary by user] ~2,212 -> 31 tokens
+    append: "MCP notes" turns 0-2 (+8 events)
+    new: "MCP notes"
+    "#);
+    assert_eq!(env.git_status(), "", "the working tree matches the commits");
+    env.run(&["fsck"]).ok();
+    // The server made no conversation active: that stays the user's choice.
+    let list = env.run(&["list", "--format", "json"]).ok().to_owned();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&list).unwrap();
+    assert!(rows.iter().all(|r| r["active"] == false), "{list}");
+}
+
+/// Appends through the server and through the CLI at the same time: each takes the store's
+/// lock, so every one lands, none is lost, and history is one line.
+#[test]
+fn mcp_appends_take_the_store_lock_beside_cli_appends() {
+    let Some(python) = client() else { return };
+    let env = TestEnv::new();
+    let id = env.new_conversation("shared");
+    let n = 15;
+    let mut server = session(&env, &python, &["append", &id, &n.to_string()]);
+    let server = server.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("python runs");
+    for i in 0..n {
+        env.run(&["append", &id, "--user", &format!("cli {i}")]).ok();
+    }
+    let out = server.wait_with_output().unwrap();
+    assert!(out.status.success(), "the client failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let shown = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    let contents: Vec<String> = shown
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["content"].as_str().unwrap().to_owned())
+        .collect();
+    for who in ["mcp", "cli"] {
+        let mine: Vec<&String> = contents.iter().filter(|c| c.starts_with(who)).collect();
+        let expected: Vec<String> = (0..n).map(|i| format!("{who} {i}")).collect();
+        assert_eq!(mine, expected.iter().collect::<Vec<_>>(), "every {who} append landed, in order");
+    }
+    let log = env.git(&["log", "--format=%s"]);
+    let commits = log.lines().count().to_string();
+    assert_eq!(commits, (1 + 2 * n).to_string(), "`new`, and one commit per append");
+    env.run(&["fsck"]).ok();
+}

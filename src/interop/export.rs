@@ -1,6 +1,6 @@
-//! Readable exports: Markdown (tool calls folded into `<details>`) and one self-contained
-//! HTML page (no external assets) with compacted ranges shaded and their summary or policy
-//! shown. The JSONL and provider formats live with `render` and `llm::wire`.
+//! The Markdown export: a readable transcript, tool calls folded into `<details>`,
+//! compacted ranges quoted with their summary or policy. The HTML page is `interop::html`;
+//! the JSONL and provider formats live with `render` and `llm::wire`.
 
 use std::io::{self, Write};
 
@@ -127,80 +127,6 @@ fn inert_folds(text: &str) -> std::borrow::Cow<'_, str> {
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}\
-h2{border-top:1px solid #ddd;padding-top:1rem;font-size:1.1rem}\
-.event{margin:.5rem 0}.role{font-weight:600;font-size:.85rem;text-transform:uppercase;color:#555}\
-pre{white-space:pre-wrap;background:#f6f6f6;padding:.5rem;border-radius:4px;margin:.25rem 0}\
-.user .role{color:#1a7f37}.assistant .role{color:#0969da}\
-.compacted{background:#fff8c5;border-left:4px solid #d4a72c;padding:.5rem 1rem;margin:1rem 0}\
-.note{font-weight:600}.summary{font-style:italic}details summary{cursor:pointer;color:#8250df}";
-
-pub fn html(out: &mut dyn Write, title: &str, events: &[Event], in_force: &[InForce]) -> io::Result<()> {
-    write!(
-        out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-        escape(title),
-        escape(title)
-    )?;
-    let cover = covering(events, in_force);
-    let mut current: Option<&str> = None;
-    for ((event, turn), c) in events.iter().zip(turn_numbers(events)).zip(cover) {
-        let id = c.map(|c| c.id.as_str());
-        if id != current {
-            if current.is_some() {
-                writeln!(out, "</div>")?;
-            }
-            if let Some(c) = c {
-                writeln!(out, "<div class=\"compacted\"><p class=\"note\">{}</p>", escape(&describe(c)))?;
-                if let Some(s) = &c.compaction.summary {
-                    writeln!(out, "<p class=\"summary\">{}</p>", escape(&s.text))?;
-                }
-            }
-            current = id;
-        }
-        match &event.kind {
-            Kind::User { content } => writeln!(
-                out,
-                "<h2>Turn {}</h2>\n<div class=\"event user\"><div class=\"role\">user</div><pre>{}</pre></div>",
-                turn.unwrap_or(0),
-                escape(content)
-            )?,
-            Kind::System { content } => writeln!(
-                out,
-                "<div class=\"event system\"><div class=\"role\">system</div><pre>{}</pre></div>",
-                escape(content)
-            )?,
-            Kind::Assistant { content } => writeln!(
-                out,
-                "<div class=\"event assistant\"><div class=\"role\">assistant</div><pre>{}</pre></div>",
-                escape(content)
-            )?,
-            Kind::Reasoning { content } => writeln!(
-                out,
-                "<details class=\"event reasoning\"><summary>reasoning</summary><pre>{}</pre></details>",
-                escape(content)
-            )?,
-            Kind::ToolCall { name, arguments, .. } => writeln!(
-                out,
-                "<details class=\"event tool\"><summary>tool call: {}</summary><pre>{}</pre></details>",
-                escape(name),
-                escape(&serde_json::to_string_pretty(arguments).unwrap_or_default())
-            )?,
-            Kind::ToolResult { content, is_error, .. } => writeln!(
-                out,
-                "<details class=\"event tool\"><summary>tool {}</summary><pre>{}</pre></details>",
-                if *is_error { "error" } else { "result" },
-                escape(content)
-            )?,
-            Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
-        }
-    }
-    if current.is_some() {
-        writeln!(out, "</div>")?;
-    }
-    writeln!(out, "</body></html>")
 }
 
 #[cfg(test)]

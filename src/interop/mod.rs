@@ -5,6 +5,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod export;
+pub mod html;
 pub mod messages;
 pub mod openhands;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::common::TestEnv;
 use serde_json::Value;
 
-fn corpus() -> PathBuf {
+pub(crate) fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
 }
 
@@ -282,11 +282,11 @@ fn readable_exports_show_turns_tools_and_compacted_ranges() {
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();
     assert_eq!(external_resources(&html), Vec::<String>::new(), "the page loads nothing from outside");
     // The page's structure; the text of every event is in the Markdown snapshot above.
-    insta::assert_snapshot!("readable_export_html_skeleton", html_skeleton(&html));
+    insta::assert_snapshot!("readable_export_html_skeleton", html_skeleton(html_body(&html)));
 }
 
 /// `html` with the body of every `<pre>` elided: the structure of an exported page.
-fn html_skeleton(html: &str) -> String {
+pub(crate) fn html_skeleton(html: &str) -> String {
     let mut out = String::new();
     let mut rest = html;
     while let Some(start) = rest.find("<pre>") {
@@ -299,8 +299,8 @@ fn html_skeleton(html: &str) -> String {
 }
 
 /// The body of an exported page (the head is the same style sheet on every page).
-fn html_body(html: &str) -> &str {
-    let start = html.find("<body>").expect("a <body>");
+pub(crate) fn html_body(html: &str) -> &str {
+    let start = html.find("<body").expect("a <body>");
     &html[start..]
 }
 
@@ -399,29 +399,29 @@ fn exports_keep_hostile_tool_names_and_results_inside_their_blocks() {
     "#);
 
     let html = env.run(&["export", "--format", "html"]).ok().to_owned();
-    // Likewise: no raw <script> anywhere in the page.
-    assert!(!html.contains("<script>"), "{html}");
-    insta::assert_snapshot!(html_body(&html), @r#"
-    <body>
-    <h1>hostile
-
-    &lt;script&gt;x&lt;/script&gt;</h1>
-    <h2>Turn 0</h2>
-    <div class="event user"><div class="role">user</div><pre>run it &lt;details&gt;&lt;summary&gt;swallow the rest</pre></div>
-    <details class="event reasoning"><summary>reasoning</summary><pre>think &lt;/details&gt;
-
-    out &lt;script&gt;</pre></details>
-    <details class="event tool"><summary>tool call: x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</summary><pre>{
-      &quot;cmd&quot;: &quot;echo ````&quot;
-    }</pre></details>
-    <details class="event tool"><summary>tool result</summary><pre>```
+    // Likewise: no <script> in the page but its own toggle, at the end.
+    assert_eq!(html.matches("<script").count(), 1, "{html}");
+    assert!(html.trim_end().ends_with("</script>\n</body></html>"), "{html}");
+    let raw = &html[html.find("<section class=\"view\" data-view=\"raw\"").unwrap()..];
+    let raw = &raw[..raw.find("</section>").unwrap()];
+    assert!(html.contains("<h1>hostile\n\n&lt;script&gt;x&lt;/script&gt;</h1>"), "{html}");
+    insta::assert_snapshot!(raw, @r#"
+    <section class="view" data-view="raw" id="view-raw">
+    <h2 class="turn" id="r-t0"><span>Turn 0</span><span class="tt">~48 → ~48 tokens<span class="minibar"><i class="raw" style="width:100.0%"></i><i class="cmp" style="width:100.0%"></i></span></span></h2>
+    <article class="msg user"><div class="who">User</div><div class="md"><p>run it &lt;details&gt;&lt;summary&gt;swallow the rest</p>
+    </div></article>
+    <details class="fold reasoning"><summary><span class="kind">Reasoning</span> <span class="sub">· 3 lines · 30 B</span> </summary><div class="md"><p>think &lt;/details&gt;</p>
+    <p>out &lt;script&gt;</p>
+    </div></details>
+    <details class="fold tool call"><summary><span class="kind">Tool call</span> <code>x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</code> <span class="sub">· echo ```` · 19 B</span> <span class="status ok">ok</span> </summary><dl class="args"><dt>cmd</dt><dd><pre>echo ````</pre></dd></dl></details>
+    <details class="fold tool result"><summary><span class="kind">Result</span> <code>x&lt;/summary&gt;&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt;</code> <span class="sub">· 6 lines · 52 B</span> <span class="status ok">ok</span> </summary><pre>```
     not code any more
     ````
     &lt;/details&gt;
     `````` six
     end</pre></details>
-    <div class="event assistant"><div class="role">assistant</div><pre>done</pre></div>
-    </body></html>
+    <article class="msg assistant"><div class="who">Assistant</div><div class="md"><p>done</p>
+    </div></article>
     "#);
     for tag in ["details", "summary", "pre"] {
         assert_eq!(html.matches(&format!("<{tag}")).count(), html.matches(&format!("</{tag}>")).count(), "{tag}");
@@ -482,68 +482,11 @@ fn malformed_input_is_refused_and_nothing_is_written() {
     ");
 }
 
-/// The HTML export rendered by a real browser: headless Chromium (Debian's `chromium`, which
-/// `.ci/run` installs) loads the page from disk with the network off, and the text a reader
-/// sees holds the turns, the folded tool calls and the compacted range with its summary.
-#[test]
-fn html_export_renders_in_headless_chromium() {
-    let env = TestEnv::new();
-    env.run(&[
-        "import",
-        corpus().join("openhands/openhands__tests_runtime_trajs__basic_gui_mode.json").to_str().unwrap(),
-    ])
-    .ok();
-    env.run(&["append", "--user", "Anything left?"]).ok();
-    env.run(&["compact", "--to", "0", "--summary", "Built a <b>counter</b> app & served it."]).ok();
-    let page = env.root.join("page.html");
-    env.run(&["export", "--format", "html", "-o", page.to_str().unwrap()]).ok();
-    let profile = env.root.join("chromium-profile");
-    let out = std::process::Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs (apt install chromium; .ci/run installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let dom = String::from_utf8(out.stdout).unwrap();
-    // The text a reader sees: tags stripped, entities decoded.
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in html_body(&dom).chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => in_tag = false,
-            c if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
-    insta::assert_snapshot!("chromium_rendered_text", text);
-    // The elements the browser built (the text inside each <pre> is in the snapshot above).
-    insta::assert_snapshot!("chromium_rendered_skeleton", html_skeleton(html_body(&dom)));
-    // Negative checks, beside the snapshots: nothing anywhere in the page loads from outside.
-    assert!(
-        !dom.contains("<link") && !dom.contains("<script src") && !dom.contains("<img"),
-        "the page needs nothing from outside"
-    );
-    assert_eq!(external_resources(&dom), Vec::<String>::new(), "the rendered page loads nothing from outside");
-}
-
 /// What a page would load from elsewhere: every `src`, `srcset`, `poster`, `data`,
 /// `background` and (except on `<a>`, which only navigates) `href` attribute that is not a
 /// fragment or a `data:` URL, and every CSS `url(…)` or `@import` that is not `data:`.
 /// Attributes are parsed, quoted or not, so `<link href=https://…>` is found too.
-fn external_resources(html: &str) -> Vec<String> {
+pub(crate) fn external_resources(html: &str) -> Vec<String> {
     let is_local = |url: &str| {
         let url = url.trim().to_ascii_lowercase();
         url.is_empty() || url.starts_with('#') || url.starts_with("data:")

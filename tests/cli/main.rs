@@ -21,6 +21,7 @@ mod follow;
 mod grep;
 mod hooks;
 mod hostile_remotes;
+mod html;
 mod input_validation;
 mod inside_a_turn;
 mod interop;

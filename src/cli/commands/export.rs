@@ -1,7 +1,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use convo::interop::export;
+use convo::interop::{export, html};
 use convo::projection;
 use convo::render;
 
@@ -18,7 +18,7 @@ enum ExportFormat {
     Anthropic,
     /// A readable transcript, tool calls folded into <details>
     Markdown,
-    /// One self-contained HTML page, compacted ranges shaded
+    /// One self-contained HTML page: raw and compacted views, toggled in the page
     Html,
 }
 
@@ -31,7 +31,7 @@ pub struct Args {
     /// The format to write
     #[arg(long, value_enum)]
     format: ExportFormat,
-    /// The compacted view instead of the raw events
+    /// The compacted view instead of the raw events (html: the page opens on it)
     #[arg(long)]
     compacted: bool,
     /// Write to FILE instead of stdout
@@ -67,17 +67,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             serde_json::to_writer_pretty(&mut bytes, &body).map_err(std::io::Error::from)?;
             bytes.push(b'\n');
         }
-        ExportFormat::Markdown | ExportFormat::Html => {
+        ExportFormat::Html => {
+            let start = if args.compacted { html::Start::Compacted } else { html::Start::Raw };
+            html::Page::new(&title, &events)?.write(&mut bytes, start)?;
+        }
+        ExportFormat::Markdown => {
             let (shown, in_force) = if args.compacted {
                 (project()?.into_iter().map(|p| p.event).collect(), Vec::new())
             } else {
                 (events.clone(), projection::in_force(&events)?)
             };
-            if args.format == ExportFormat::Html {
-                export::html(&mut bytes, &title, &shown, &in_force)?;
-            } else {
-                export::markdown(&mut bytes, &title, &shown, &in_force)?;
-            }
+            export::markdown(&mut bytes, &title, &shown, &in_force)?;
         }
     }
     match args.output {

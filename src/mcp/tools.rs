@@ -132,8 +132,8 @@ pub fn search(store: &Store, now: chrono::DateTime<chrono::Utc>, p: &SearchParam
     let max = limit(p.limit, 50);
     let mut hits = Vec::new();
     let mut truncated = false;
-    ops::search::search_all(store.root(), &ids, &pattern, &filter, &mut |i, found| {
-        for hit in found {
+    ops::search::search_all(store.root(), &ids, &pattern, &filter, ops::search::Mode::Hits, &mut |i, found| {
+        for hit in found.hits {
             if hits.len() == max {
                 truncated = true;
                 return Ok(false);

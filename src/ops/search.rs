@@ -21,8 +21,29 @@ use super::Result;
 /// What to look for.
 pub struct Pattern {
     regex: regex::Regex,
-    /// The pattern as it appears in a stored line, when every match must contain it.
-    stored: Option<aho_corasick::AhoCorasick>,
+    /// What every stored line holding a match must contain, looked for in its bytes.
+    stored: Option<Stored>,
+}
+
+/// How a stored line that cannot hold a match is known without parsing it. A stored line
+/// is the event as serde_json writes it: text as it reads, except `"`, `\` and control
+/// characters, which are escaped.
+enum Stored {
+    /// The pattern's literal (or the literals every match starts with), spelled as stored.
+    Literals(aho_corasick::AhoCorasick),
+    /// The pattern widened to stored bytes (see [`widened`]): it matches a stored line
+    /// wherever the pattern matches the line's decoded text, and maybe elsewhere.
+    Regex(regex::bytes::Regex),
+}
+
+impl Stored {
+    /// Where the first match at or after `at` starts.
+    fn find_at(&self, haystack: &[u8], at: usize) -> Option<usize> {
+        match self {
+            Stored::Literals(ac) => ac.find(aho_corasick::Input::new(haystack).range(at..)).map(|m| m.start()),
+            Stored::Regex(re) => re.find_at(haystack, at).map(|m| m.start()),
+        }
+    }
 }
 
 impl Pattern {
@@ -40,16 +61,99 @@ impl Pattern {
         // serde_json writes these escaped; any other character (non-ASCII included) as it is.
         let escaped = |s: &str| s.chars().any(|c| c == '"' || c == '\\' || (c as u32) < 0x20);
         let stored = match literal.filter(|l| !l.is_empty() && !escaped(l) && (!ignore_case || l.is_ascii())) {
-            Some(l) => aho_corasick::AhoCorasick::builder().ascii_case_insensitive(ignore_case).build([l]).ok(),
-            // A regex: the literals every match starts with, when there are a few and none
-            // would be spelled differently in a stored line.
-            None if !fixed => prefixes(&source, ignore_case)
-                .filter(|ls| ls.iter().all(|l| !escaped(l)))
-                .and_then(|ls| aho_corasick::AhoCorasick::new(ls).ok()),
-            None => None,
+            Some(l) => aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(ignore_case)
+                .build([l])
+                .ok()
+                .map(Stored::Literals),
+            // Anything else: the pattern widened to stored bytes, else the literals every
+            // match starts with, when there are a few and none is spelled differently.
+            None => stored_regex(&source, ignore_case).map(Stored::Regex).or_else(|| {
+                prefixes(&source, ignore_case)
+                    .filter(|ls| ls.iter().all(|l| !escaped(l)))
+                    .and_then(|ls| aho_corasick::AhoCorasick::new(ls).ok())
+                    .map(Stored::Literals)
+            }),
         };
         Ok(Pattern { regex, stored })
     }
+}
+
+/// [`widened`] `source`, compiled for stored bytes; `None` when it cannot be (or would match
+/// nearly everything, and so skip nothing).
+fn stored_regex(source: &str, ignore_case: bool) -> Option<regex::bytes::Regex> {
+    let hir =
+        regex_syntax::ParserBuilder::new().case_insensitive(ignore_case).multi_line(true).build().parse(source).ok()?;
+    let wide = widened(&hir)?;
+    // A pattern that can match nothing at all (or only where a look-around held) would
+    // match every line once widened: no use as a filter.
+    if wide.properties().minimum_len().unwrap_or(0) == 0 {
+        return None;
+    }
+    regex::bytes::RegexBuilder::new(&wide.to_string()).size_limit(1 << 22).build().ok()
+}
+
+/// A pattern for stored lines that matches wherever `hir` matches the decoded text: each
+/// character `"`, `\` or control character the pattern could match may be stored as a JSON
+/// escape, so a class or literal that holds one also takes the escapes; an assertion (`^`,
+/// `\b`, ...) may not hold in the stored line where it held in the text (a decoded newline is
+/// stored as `\n`), so it is dropped. `None`: something this cannot widen (byte classes).
+fn widened(hir: &regex_syntax::hir::Hir) -> Option<regex_syntax::hir::Hir> {
+    use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
+    let escapable = || {
+        ClassUnicode::new([
+            ClassUnicodeRange::new('\0', '\x1f'),
+            ClassUnicodeRange::new('"', '"'),
+            ClassUnicodeRange::new('\\', '\\'),
+        ])
+    };
+    // Any escape serde_json writes (or another writer could): \" \\ \/ \b \f \n \r \t \uXXXX.
+    let escape = || {
+        let simple = Hir::class(Class::Unicode(ClassUnicode::new(
+            ['"', '\\', '/', 'b', 'f', 'n', 'r', 't'].map(|c| ClassUnicodeRange::new(c, c)),
+        )));
+        let hex = Hir::class(Class::Unicode(ClassUnicode::new([
+            ClassUnicodeRange::new('0', '9'),
+            ClassUnicodeRange::new('A', 'F'),
+            ClassUnicodeRange::new('a', 'f'),
+        ])));
+        let unicode = Hir::concat(vec![
+            Hir::literal(*b"u"),
+            Hir::repetition(Repetition { min: 4, max: Some(4), greedy: true, sub: Box::new(hex) }),
+        ]);
+        Hir::concat(vec![Hir::literal(*b"\\"), Hir::alternation(vec![simple, unicode])])
+    };
+    Some(match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => Hir::empty(),
+        HirKind::Literal(literal) => {
+            let text = std::str::from_utf8(&literal.0).ok()?;
+            let mut parts = Vec::new();
+            for c in text.chars() {
+                if escapable().ranges().iter().any(|r| (r.start()..=r.end()).contains(&c)) {
+                    parts.push(escape());
+                } else {
+                    parts.push(Hir::literal(c.to_string().into_bytes()));
+                }
+            }
+            Hir::concat(parts)
+        }
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut plain = class.clone();
+            plain.difference(&escapable());
+            if plain.ranges().len() == class.ranges().len()
+                && plain.ranges().iter().zip(class.ranges()).all(|(a, b)| a == b)
+            {
+                Hir::class(Class::Unicode(plain))
+            } else {
+                Hir::alternation(vec![Hir::class(Class::Unicode(plain)), escape()])
+            }
+        }
+        HirKind::Class(Class::Bytes(_)) => return None,
+        HirKind::Repetition(rep) => Hir::repetition(Repetition { sub: Box::new(widened(&rep.sub)?), ..rep.clone() }),
+        HirKind::Capture(capture) => widened(&capture.sub)?,
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(widened).collect::<Option<_>>()?),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(widened).collect::<Option<_>>()?),
+    })
 }
 
 /// Literals one of which every match of `source` starts with (case variants included with
@@ -119,15 +223,53 @@ pub struct Hit {
     pub matches: Vec<(usize, usize)>,
 }
 
-/// Every hit in conversation `id`, in order.
-pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Result<Vec<Hit>> {
+/// What a search collects: a count asks for no hit to be built, which for a common
+/// pattern is most of a search's allocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every hit, with its line and matches.
+    Hits,
+    /// How many hits, and nothing else.
+    Count,
+    /// Whether there is one: the search of a conversation stops at its first.
+    Any,
+}
+
+/// What a search of one conversation found: `count` hits (in [`Mode::Hits`], `hits` holds
+/// them; otherwise it is empty).
+#[derive(Debug, Default)]
+pub struct Found {
+    pub hits: Vec<Hit>,
+    pub count: usize,
+}
+
+impl Found {
+    fn add(&mut self, pattern: &Pattern, text: &str, at: &Source, mode: Mode) {
+        match mode {
+            Mode::Hits => {
+                let hits = matches_in(pattern, text, at);
+                self.count += hits.len();
+                self.hits.extend(hits);
+            }
+            Mode::Count => self.count += count_in(pattern, text, false),
+            Mode::Any => self.count += count_in(pattern, text, true),
+        }
+    }
+
+    fn done(&self, mode: Mode) -> bool {
+        mode == Mode::Any && self.count > 0
+    }
+}
+
+/// Every hit in conversation `id`, in order, as `mode` asks.
+pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode: Mode) -> Result<Found> {
     if filter.compacted {
-        return search_view(store, id, pattern, filter);
+        return search_view(store, id, pattern, filter, mode);
     }
     let at = store.outlined(id)?;
     let outlines = &at.outlined.outlines;
     let mut reader = store.segment_reader();
-    let mut hits = Vec::new();
+    let mut found = Found::default();
     let (mut index, mut turn) = (0usize, None::<u64>);
     let mut tools: HashMap<&str, &str> = HashMap::new();
     for (path, blob, count) in &at.segments {
@@ -136,8 +278,11 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Re
         // the literal differently, so every line of it is parsed.
         let escapes = memchr::memmem::find(&bytes, b"\\u").is_some();
         let mut lines = bytes.split(|b| *b == b'\n');
+        let (mut offset, mut next_match) = (0usize, None::<usize>);
         for _ in 0..*count {
             let line = lines.next().unwrap_or_default();
+            let (start, end) = (offset, offset + line.len());
+            offset = end + 1;
             let outline = &outlines[index];
             index += 1;
             if outline.is_user() {
@@ -156,9 +301,17 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Re
             }
             if let Some(stored) = &pattern.stored
                 && !escapes
-                && !stored.is_match(line)
             {
-                continue;
+                // The segment is searched whole, a match at a time (as rg does): the next
+                // match found stands for every line before it.
+                let next = match next_match {
+                    Some(at) if at >= start => at,
+                    _ => stored.find_at(&bytes, start).unwrap_or(usize::MAX),
+                };
+                next_match = Some(next);
+                if next >= end {
+                    continue;
+                }
             }
             // Only the searched field is decoded: the line was checked when it was
             // outlined, and a full parse allocating every field was most of a search.
@@ -168,7 +321,7 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Re
                 .and_then(|l| {
                     stored_text(l, &outline.shape).or_else(|| {
                         let event = event::parse_stored(&format!("{l}\n")).ok()?.pop()?;
-                        Some(searched_text(&event))
+                        Some(searched_text(&event).map(std::borrow::Cow::Owned))
                     })
                 })
                 .ok_or_else(|| {
@@ -176,10 +329,13 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Re
                 })?;
             let Some(text) = text else { continue };
             let at = Source { id: &outline.id, kind: kind_name(&outline.shape), ts: &outline.ts, turn, tool };
-            hits.extend(matches_in(pattern, &text, &at));
+            found.add(pattern, &text, &at, mode);
+            if found.done(mode) {
+                return Ok(found);
+            }
         }
     }
-    Ok(hits)
+    Ok(found)
 }
 
 /// Conversations searched at once by [`search_all`]: reading and inflating is most of a
@@ -195,13 +351,14 @@ pub fn search_all(
     ids: &[String],
     pattern: &Pattern,
     filter: &Filter,
-    sink: &mut dyn FnMut(usize, Vec<Hit>) -> Result<bool>,
+    mode: Mode,
+    sink: &mut dyn FnMut(usize, Found) -> Result<bool>,
 ) -> Result<()> {
     let workers = WORKERS.min(ids.len()).max(1);
     std::thread::scope(|scope| {
         let mut queues = Vec::new();
         for worker in 0..workers {
-            let (send, queue) = std::sync::mpsc::sync_channel::<Result<Vec<Hit>>>(16);
+            let (send, queue) = std::sync::mpsc::sync_channel::<Result<Found>>(16);
             queues.push(queue);
             scope.spawn(move || {
                 let store = match Store::open(root) {
@@ -213,17 +370,17 @@ pub fn search_all(
                 };
                 for id in ids.iter().skip(worker).step_by(workers) {
                     // The reader went away (an error, a closed pipe): stop.
-                    if send.send(search(&store, id, pattern, filter)).is_err() {
+                    if send.send(search(&store, id, pattern, filter, mode)).is_err() {
                         return;
                     }
                 }
             });
         }
         for n in 0..ids.len() {
-            let hits = queues[n % workers]
+            let found = queues[n % workers]
                 .recv()
                 .map_err(|_| super::OpsError::Invalid("a searching thread stopped early".into()))??;
-            if !sink(n, hits)? {
+            if !sink(n, found)? {
                 break;
             }
         }
@@ -234,7 +391,7 @@ pub fn search_all(
 }
 
 /// [`search`] of the projected view.
-fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> Result<Vec<Hit>> {
+fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode: Mode) -> Result<Found> {
     let events = store.events(id)?;
     let view = projection::project(&events)?;
     let mut tools: HashMap<String, String> = HashMap::new();
@@ -243,18 +400,24 @@ fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter) -> R
             tools.insert(call_id.clone(), name.clone());
         }
     }
-    let mut hits = Vec::new();
+    let mut found = Found::default();
     for p in &view {
         let tool = match &p.event.kind {
             Kind::ToolCall { name, .. } => Some(name.as_str()),
             Kind::ToolResult { call_id, .. } => tools.get(call_id).map(String::as_str),
             _ => None,
         };
-        if filter.wants(p.event.kind.type_name(), tool, &p.event.ts) {
-            hits.extend(matches(pattern, &p.event, p.raw_turn, tool));
+        if !filter.wants(p.event.kind.type_name(), tool, &p.event.ts) {
+            continue;
+        }
+        let Some(text) = searched_text(&p.event) else { continue };
+        let at = Source { id: &p.event.id, kind: p.event.kind.type_name(), ts: &p.event.ts, turn: p.raw_turn, tool };
+        found.add(pattern, &text, &at, mode);
+        if found.done(mode) {
+            break;
         }
     }
-    Ok(hits)
+    Ok(found)
 }
 
 impl Filter {
@@ -333,8 +496,8 @@ struct Source<'a> {
 }
 
 /// The searched text of a stored line of the given shape (`Some(None)`: it has none), read
-/// without building the event.
-fn stored_text(line: &str, shape: &Shape) -> Option<Option<String>> {
+/// without building the event, and borrowed from the line where it holds no escape.
+fn stored_text<'a>(line: &'a str, shape: &Shape) -> Option<Option<std::borrow::Cow<'a, str>>> {
     #[derive(serde::Deserialize)]
     struct Content<'a> {
         #[serde(borrow)]
@@ -347,25 +510,19 @@ fn stored_text(line: &str, shape: &Shape) -> Option<Option<String>> {
     }
     Some(match shape {
         Shape::System | Shape::User | Shape::Assistant | Shape::Reasoning | Shape::ToolResult { .. } => {
-            Some(serde_json::from_str::<Content>(line).ok()?.content.into_owned())
+            Some(serde_json::from_str::<Content>(line).ok()?.content)
         }
         Shape::ToolCall { .. } => {
             let arguments = serde_json::from_str::<Arguments>(line).ok()?.arguments;
             let mut out = Vec::new();
             leaves(&arguments, &mut out);
-            Some(out.join("\n"))
+            Some(std::borrow::Cow::Owned(out.join("\n")))
         }
         Shape::Config | Shape::Compaction | Shape::Other => None,
     })
 }
 
-/// The hits of `pattern` in one event: matches that start on the same line share a hit.
-fn matches(pattern: &Pattern, event: &Event, turn: Option<u64>, tool: Option<&str>) -> Vec<Hit> {
-    let Some(text) = searched_text(event) else { return Vec::new() };
-    let at = Source { id: &event.id, kind: event.kind.type_name(), ts: &event.ts, turn, tool };
-    matches_in(pattern, &text, &at)
-}
-
+/// The hits of `pattern` in a text: matches that start on the same line share a hit.
 fn matches_in(pattern: &Pattern, text: &str, at: &Source) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut current: Option<Run> = None;
@@ -394,6 +551,25 @@ fn matches_in(pattern: &Pattern, text: &str, at: &Source) -> Vec<Hit> {
     hits
 }
 
+/// How many hits [`matches_in`] would make (at most one with `first`), without making them.
+fn count_in(pattern: &Pattern, text: &str, first: bool) -> usize {
+    let (mut n, mut line) = (0, None);
+    for m in pattern.regex.find_iter(text) {
+        if m.start() == m.end() {
+            continue;
+        }
+        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        if line != Some(start) {
+            n += 1;
+            line = Some(start);
+            if first {
+                break;
+            }
+        }
+    }
+    n
+}
+
 fn hit(at: &Source, text: &str, (start, end, matches): Run) -> Hit {
     Hit {
         event: at.id.to_owned(),
@@ -409,6 +585,12 @@ fn hit(at: &Source, text: &str, (start, end, matches): Run) -> Hit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn matches(pattern: &Pattern, event: &Event, turn: Option<u64>, tool: Option<&str>) -> Vec<Hit> {
+        let Some(text) = searched_text(event) else { return Vec::new() };
+        let at = Source { id: &event.id, kind: event.kind.type_name(), ts: &event.ts, turn, tool };
+        matches_in(pattern, &text, &at)
+    }
 
     fn user(content: &str) -> Event {
         Event {
@@ -433,17 +615,75 @@ mod tests {
     }
 
     #[test]
-    fn literals_are_looked_for_in_stored_bytes_only_when_stored_alike() {
-        assert!(Pattern::new("login bug", false, false, false).unwrap().stored.is_some());
-        // A regex: the literals its matches start with, when every match starts with one.
-        assert!(Pattern::new(r"fn [a-z_]+\(", false, false, false).unwrap().stored.is_some());
-        assert!(Pattern::new("(login|logout) failed", false, false, false).unwrap().stored.is_some());
-        assert!(Pattern::new(r"\w+ing", false, false, false).unwrap().stored.is_none());
-        assert!(Pattern::new(r"say \x22hi", false, false, false).unwrap().stored.is_none());
-        assert!(Pattern::new("a.b", true, false, false).unwrap().stored.is_some());
-        assert!(Pattern::new("say \"hi\"", true, false, false).unwrap().stored.is_none());
-        assert!(Pattern::new("Été", true, true, false).unwrap().stored.is_none());
-        assert!(Pattern::new("été", true, false, false).unwrap().stored.is_some());
+    fn literals_are_looked_for_as_literals_when_stored_alike() {
+        let literal = |p: &Pattern| matches!(p.stored, Some(Stored::Literals(_)));
+        assert!(literal(&Pattern::new("login bug", false, false, false).unwrap()));
+        assert!(literal(&Pattern::new("a.b", true, false, false).unwrap()));
+        assert!(literal(&Pattern::new("été", true, false, false).unwrap()));
+        // Spelled differently when stored, or not a literal: the widened regex.
+        for (pattern, fixed, ignore_case) in [
+            ("say \"hi\"", true, false),
+            ("Été", true, true),
+            (r"fn [a-z_]+\(", false, false),
+            (r"\w+ing", false, false),
+        ] {
+            let p = Pattern::new(pattern, fixed, ignore_case, false).unwrap();
+            assert!(matches!(p.stored, Some(Stored::Regex(_))), "{pattern}");
+        }
+        // One that matches the empty string filters nothing.
+        assert!(Pattern::new(r"x*", false, false, false).unwrap().stored.is_none());
+    }
+
+    /// The filter may let through a stored line whose text has no match, but never skips
+    /// one whose text has: checked for patterns that meet every escape serde_json writes,
+    /// assertions that hold in the text and not in the stored line, and case folding.
+    #[test]
+    fn the_stored_filter_never_skips_a_line_whose_text_matches() {
+        let texts = [
+            "say \"hi\" to him",
+            "back\\slash and C:\\dir",
+            "line one\nline two",
+            "tab\there",
+            "bell\u{7} and nul\u{0}",
+            "Été à Paris",
+            "fn main() {}\nfn run_it(x)",
+            "ÄB ab",
+            "word\nnext",
+            "a/b",
+        ];
+        let patterns = [
+            ("say \"hi\"", true, false, false),
+            (r#"say "hi""#, false, false, false),
+            (r"\\slash", false, false, false),
+            (r"C:\\", false, false, false),
+            (r"one\nline", false, false, false),
+            (r"(?s)one.line", false, false, false),
+            (r"^line", false, false, false),
+            (r"two$", false, false, false),
+            (r"\bnext", false, false, false),
+            ("next", false, false, true),
+            (r"[^a-z ]+", false, false, false),
+            (r"tab.here", false, false, false),
+            (r"bell\x07", false, false, false),
+            (r"nul\x00", false, false, false),
+            ("été", false, true, false),
+            ("ä", false, true, false),
+            (r"fn [a-z_]+\(", false, false, false),
+            (r"\w+ing|a/b", false, false, false),
+        ];
+        for (pattern, fixed, ignore_case, word) in patterns {
+            let p = Pattern::new(pattern, fixed, ignore_case, word).unwrap();
+            let stored = p.stored.as_ref().unwrap_or_else(|| panic!("{pattern}: no stored filter"));
+            for text in texts {
+                let line = serde_json::to_string(&serde_json::json!({"type": "user", "content": text})).unwrap();
+                if p.regex.is_match(text) {
+                    assert!(stored.find_at(line.as_bytes(), 0).is_some(), "{pattern:?} skips {line}");
+                }
+            }
+        }
+        // And it does skip: a line with `fn` but no call.
+        let p = Pattern::new(r"fn [a-z_]+\(", false, false, false).unwrap();
+        assert_eq!(p.stored.unwrap().find_at(br#"{"content":"fn <T> and fn x"}"#, 0), None);
     }
 
     #[test]

@@ -111,20 +111,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let mut out = if text && !args.list && !args.count { ctx.ui.paged() } else { crate::cli::ui::Output::stdout() };
     let mut found = false;
     let ids: Vec<String> = conversations.iter().map(|(id, _)| id.clone()).collect();
-    let mut print = |n: usize, hits: Vec<search::Hit>| -> Result<(), CommandError> {
-        if hits.is_empty() {
+    let mut print = |n: usize, result: search::Found| -> Result<(), CommandError> {
+        if result.count == 0 {
             return Ok(());
         }
+        let count = result.count;
+        let hits = result.hits;
         found = true;
         let (id, title) = &conversations[n];
         let w = out.writer();
         match (args.format, args.list, args.count) {
             (Format::Text, true, _) => writeln!(w, "{id}")?,
-            (Format::Text, _, true) => writeln!(w, "{id}\t{}", hits.len())?,
+            (Format::Text, _, true) => writeln!(w, "{id}\t{count}")?,
             (Format::Json, true, _) | (Format::Json, _, true) => {
                 let mut row = serde_json::json!({ "conversation": id, "title": title });
                 if args.count {
-                    row["count"] = hits.len().into();
+                    row["count"] = count.into();
                 }
                 writeln!(w, "{row}")?;
             }
@@ -154,8 +156,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     // A failure to print (a closed pipe) stops the search; it is reported after it.
     let mut printed = Ok(());
-    search::search_all(store.root(), &ids, &pattern, &filter, &mut |n, hits| {
-        printed = print(n, hits);
+    // A count or a list of conversations needs no hit built; a list, only the first.
+    let mode = match (args.list, args.count) {
+        (true, _) => search::Mode::Any,
+        (_, true) => search::Mode::Count,
+        _ => search::Mode::Hits,
+    };
+    search::search_all(store.root(), &ids, &pattern, &filter, mode, &mut |n, result| {
+        printed = print(n, result);
         Ok(printed.is_ok())
     })?;
     printed?;

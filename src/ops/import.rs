@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
 use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
-use crate::store::{Landed, NewConversation, Staged, Store, StoreError, subject};
+use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
 #[derive(Debug, thiserror::Error)]
@@ -349,14 +349,38 @@ pub fn follow(
     options: &Options<'_>,
     clock: &Clock,
 ) -> Result<Followed> {
+    let lock = store.lock()?;
+    follow_into(store, &lock, path, format, options, clock, &mut Commits::Now)
+}
+
+/// Where a follow's writes go.
+pub enum Commits<'a> {
+    /// Its own commits, made as it goes (one to make a session's new conversations, one per
+    /// conversation it appends to).
+    Now,
+    /// A batch the caller commits (`import DIR`: one commit for the folder).
+    Into(&'a mut Batch),
+}
+
+/// [`follow`], under the caller's `lock`, its writes going where `commits` says. With
+/// [`Commits::Into`] nothing is committed and the active conversation is left alone; the
+/// `landed` it reports is empty.
+pub fn follow_into(
+    store: &Store,
+    lock: &Lock,
+    path: &Path,
+    format: Option<Format>,
+    options: &Options<'_>,
+    clock: &Clock,
+    commits: &mut Commits<'_>,
+) -> Result<Followed> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let session = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let whole = whole_lines(path)?;
-    let lock = store.lock()?;
     let parts = session_parts(store, &session)?;
     let Some((main_id, main_meta)) = parts.get(&0).cloned() else {
-        drop(lock);
-        return start_following(store, path, whole, &session, format, options, clock).map(Followed::Started);
+        return start_following(store, lock, path, whole, &session, format, options, clock, commits)
+            .map(Followed::Started);
     };
     let recorded = main_meta.extra.get("source").cloned().unwrap_or_default();
     let consumed = recorded.get("consumed").and_then(Value::as_u64).unwrap_or(0);
@@ -383,7 +407,7 @@ pub fn follow(
     };
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
-    let mut emit = FollowEmit { store, lock: &lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
+    let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
     for (part, (id, meta)) in &parts {
         let already = meta.extra.get("source").and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
         emit.parts
@@ -433,8 +457,15 @@ pub fn follow(
         }
         let events: u64 = staged.iter().map(|s| s.stats.events).sum();
         let subject = subject::import(&main_title, format.name(), events);
-        match store.commit_staged(&lock, staged, &subject, clock) {
-            Ok(created) => landed.push(created.landed),
+        let committed = match commits {
+            Commits::Into(batch) => {
+                store.batch_make(batch, staged);
+                Ok(())
+            }
+            Commits::Now => store.commit_staged(lock, staged, &subject, clock).map(|c| landed.push(c.landed)),
+        };
+        match committed {
+            Ok(()) => {}
             Err(e) => {
                 for (_, p) in &parts {
                     if let Some(a) = &p.appending {
@@ -463,14 +494,19 @@ pub fn follow(
         }
         let appending = match p.appending {
             Some(a) => a,
-            None => store.begin_append(&lock, &p.id, clock)?,
+            None => store.begin_append(lock, &p.id, clock)?,
         };
         let events = appending_len(&appending);
         added += events;
-        let title = meta.title.clone().unwrap_or_else(|| name.clone());
-        let subject = subject::follow(&title, format.name(), events);
-        let done = store.finish_append_with(&lock, appending, Some(meta), Some(subject), clock)?;
-        landed.push(done.landed);
+        match commits {
+            Commits::Into(batch) => store.batch_append(batch, appending, Some(meta)),
+            Commits::Now => {
+                let title = meta.title.clone().unwrap_or_else(|| name.clone());
+                let subject = subject::follow(&title, format.name(), events);
+                let done = store.finish_append_with(lock, appending, Some(meta), Some(subject), clock)?;
+                landed.push(done.landed);
+            }
+        }
     }
     Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })
 }
@@ -484,14 +520,17 @@ fn follow_refused(why: FollowFailure) -> ImportFailure {
 }
 
 /// The first import of a followed session: whole lines only, and where it stopped.
+#[allow(clippy::too_many_arguments)]
 fn start_following(
     store: &Store,
+    lock: &Lock,
     path: &Path,
     whole: u64,
     session: &str,
     format: Option<Format>,
     options: &Options<'_>,
     clock: &Clock,
+    commits: &mut Commits<'_>,
 ) -> Result<Done> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut head = Vec::new();
@@ -515,7 +554,6 @@ fn start_following(
         Default::default()
     };
     let sha1 = prefix_sha1(path, whole)?;
-    let lock = store.lock()?;
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut emit = StoreEmit { store, clock, staged: Vec::new() };
@@ -548,9 +586,19 @@ fn start_following(
     }
     let events: u64 = staged.iter().map(|s| s.stats.events).sum();
     let subject = subject::import(&main_title, format.name(), events);
-    let created = store.commit_staged(&lock, staged, &subject, clock)?;
-    store.set_active(&created.conversations[0].0)?;
-    Ok(Done { name, format, report: outcome.report, conversations: created.conversations, landed: created.landed })
+    let (conversations, landed) = match commits {
+        Commits::Into(batch) => {
+            let conversations = staged.iter().map(|s| (s.id.clone(), s.stats)).collect();
+            store.batch_make(batch, staged);
+            (conversations, Landed::default())
+        }
+        Commits::Now => {
+            let created = store.commit_staged(lock, staged, &subject, clock)?;
+            store.set_active(&created.conversations[0].0)?;
+            (created.conversations, created.landed)
+        }
+    };
+    Ok(Done { name, format, report: outcome.report, conversations, landed })
 }
 
 /// The conversations holding session `session`, by part (0: the main one).

@@ -45,6 +45,11 @@ pub struct Appending {
 }
 
 impl Appending {
+    /// The conversation appended to.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Whether no event has been added yet.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
@@ -188,6 +193,47 @@ impl Store {
         Ok(())
     }
 
+    /// What committing `a` changes: its segments written (the last one flushed first), and
+    /// its `meta.json` when given.
+    pub(super) fn append_changes(&self, a: &mut Appending, meta: Option<&super::Meta>) -> Result<Vec<Change>> {
+        if !a.open.is_empty() {
+            self.flush_appending(a)?;
+        }
+        let first = a.written.first().map(|(n, _)| *n);
+        let mut changes: Vec<Change> = a
+            .written
+            .iter()
+            .map(|(number, blob)| Change {
+                path: layout::segment_path(&a.id, *number),
+                blob: Some(*blob),
+                append_from: a.reopened.filter(|_| Some(*number) == first),
+                ..Change::default()
+            })
+            .collect();
+        if let Some(meta) = meta {
+            changes.push(super::write::meta_change(&a.id, meta)?);
+        }
+        Ok(changes)
+    }
+
+    /// After `a` landed in `commit` (tree `tree`): the conversation's cache, its line in the
+    /// catalogue and its log index, as if read afresh.
+    pub(super) fn note_appended(
+        &self,
+        a: &Appending,
+        commit: ObjectId,
+        tree: ObjectId,
+        previous: Option<ObjectId>,
+    ) -> Result<()> {
+        if let Some(tree) = self.entry_at(tree, &layout::conversation_dir(&a.id))? {
+            let cache = Cache { tree, stats: a.stats, updated: a.before.updated.clone(), last_commit: Some(commit) };
+            self.write_cache(&a.id, &cache);
+            self.catalogue_note(&a.id, &cache);
+        }
+        self.record_log(&a.id, commit, previous);
+        Ok(())
+    }
+
     /// Write a segment's bytes as a blob: its id, and whether this write created it (an
     /// object already there is not the writer's to remove).
     pub(super) fn write_segment(&self, bytes: &[u8]) -> Result<(ObjectId, bool)> {
@@ -234,23 +280,7 @@ impl Store {
         if a.added.is_empty() && meta.is_none() {
             return Err(StoreError::BadFile { path: a.id.clone(), message: "no events to append".into() });
         }
-        if !a.open.is_empty() {
-            self.flush_appending(&mut a)?;
-        }
-        let first = a.written.first().map(|(n, _)| *n);
-        let mut changes: Vec<Change> = a
-            .written
-            .iter()
-            .map(|(number, blob)| Change {
-                path: layout::segment_path(&a.id, *number),
-                blob: Some(*blob),
-                append_from: a.reopened.filter(|_| Some(*number) == first),
-                ..Change::default()
-            })
-            .collect();
-        if let Some(meta) = &meta {
-            changes.push(super::write::meta_change(&a.id, meta)?);
-        }
+        let changes = self.append_changes(&mut a, meta.as_ref())?;
         let previous = self.last_commit_of(&a.id)?;
         let meta = match meta {
             Some(meta) => meta,
@@ -267,6 +297,7 @@ impl Store {
             tokens: Some(a.stats.tokens()),
             compaction: None,
             merged: Vec::new(),
+            appended: Vec::new(),
         };
         let message = format!("{subject}\n\n{}", trailers.render());
         let committed = match self.commit(lock, &changes, &message, clock) {
@@ -277,13 +308,7 @@ impl Store {
                 return Err(e);
             }
         };
-        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(&a.id))? {
-            let cache =
-                Cache { tree, stats: a.stats, updated: a.before.updated.clone(), last_commit: Some(committed.commit) };
-            self.write_cache(&a.id, &cache);
-            self.catalogue_note(&a.id, &cache);
-        }
-        self.record_log(&a.id, committed.commit, previous);
+        self.note_appended(&a, committed.commit, committed.tree, previous)?;
         Ok(BulkAppended { commit: committed.commit, subject, added: a.added, stats: a.stats, landed: committed.landed })
     }
 }

@@ -28,6 +28,9 @@ pub struct Trailers {
     pub compaction: Option<String>,
     /// For a merge: each conversation it brought in, and that conversation's previous commit.
     pub merged: Vec<(String, ObjectId)>,
+    /// For a commit that appends to several conversations (`import DIR`): each one, and its
+    /// previous commit.
+    pub appended: Vec<(String, ObjectId)>,
 }
 
 impl Trailers {
@@ -46,11 +49,12 @@ impl Trailers {
                 "Convo-Events" => t.events = value.parse().ok(),
                 "Convo-Tokens" => t.tokens = value.parse().ok(),
                 "Convo-Compaction" => t.compaction = Some(value.to_owned()),
-                "Convo-Merged" => {
+                "Convo-Merged" | "Convo-Appended" => {
                     if let Some((id, commit)) = value.split_once(' ')
                         && let Ok(commit) = ObjectId::from_hex(commit.trim().as_bytes())
                     {
-                        t.merged.push((id.to_owned(), commit));
+                        let list = if key == "Convo-Merged" { &mut t.merged } else { &mut t.appended };
+                        list.push((id.to_owned(), commit));
                     }
                 }
                 _ => {}
@@ -78,6 +82,9 @@ impl Trailers {
         }
         if let Some(compaction) = &self.compaction {
             out += &format!("Convo-Compaction: {compaction}\n");
+        }
+        for (id, previous) in &self.appended {
+            out += &format!("Convo-Appended: {id} {previous}\n");
         }
         out
     }
@@ -179,10 +186,13 @@ impl Store {
                     None => merged = None,
                 }
             }
+            let appended = trailers.appended.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
             next = match (trailers.convo_id.as_deref() == Some(following.as_str()), trailers.previous) {
                 (true, Some(previous)) => Some(previous),
                 // A merge that brought this conversation in: continue on the side it came from.
                 _ if merged.is_some() => merged,
+                // One of several conversations a commit appended to.
+                _ if appended.is_some() => appended,
                 // The first commit of the conversation, or a commit outside convo's chain:
                 // ask the tree which commit before it touched the conversation.
                 _ => match parents.first() {
@@ -323,6 +333,7 @@ mod tests {
             tokens: Some(120),
             compaction: Some("01C".into()),
             merged: Vec::new(),
+            appended: vec![("01D".into(), ObjectId::null(gix::hash::Kind::Sha1))],
         };
         let message = format!("append: \"x\" turn 2 (+3 events)\n\n{}", t.render());
         assert_eq!(Trailers::parse(&message), t);

@@ -84,6 +84,41 @@ impl Store {
         Ok(())
     }
 
+    /// What committing `staged` (conversations made together: `parent` indexes among them)
+    /// adds to the tree, path and blob, and its `Convo-Imported` trailers. Each one's last
+    /// segment is flushed and its `meta.json` written.
+    pub(super) fn staged_entries(
+        &self,
+        staged: &mut [Staged],
+        clock: &Clock,
+    ) -> Result<(Vec<(String, ObjectId)>, String)> {
+        let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
+        let mut entries: Vec<(String, ObjectId)> = Vec::new();
+        let mut trailers = String::new();
+        for s in staged {
+            if !s.open.is_empty() {
+                self.flush_segment(s)?;
+            }
+            let mut extra = std::mem::take(&mut s.extra);
+            if let Some(parent) = s.parent.and_then(|p| ids.get(p)) {
+                extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
+            }
+            let meta = Meta { title: s.title.take(), created: clock.timestamp(), forked_from: None, extra };
+            let mut bytes = serde_json::to_vec_pretty(&meta)
+                .map_err(|e| StoreError::BadFile { path: layout::meta_path(&s.id), message: e.to_string() })?;
+            bytes.push(b'\n');
+            // The metadata blob is this writer's too: removed with the rest if it stops.
+            let (blob, created) = self.write_segment(&bytes)?;
+            if created {
+                s.created.push(blob);
+            }
+            entries.push((layout::meta_path(&s.id), blob));
+            entries.append(&mut s.blobs);
+            trailers += &format!("Convo-Imported: {}\n", s.id);
+        }
+        Ok((entries, trailers))
+    }
+
     fn flush_segment(&self, staged: &mut Staged) -> Result<()> {
         let (blob, created) = self.write_segment(&staged.open)?;
         if created {
@@ -126,27 +161,7 @@ impl Store {
     ) -> Result<StagedCommit> {
         // A git holding the branch is waited for before this commit writes anything more.
         self.await_branch_lock()?;
-        let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
-        let mut entries: Vec<(String, ObjectId)> = Vec::new();
-        let mut trailers = String::new();
-        for s in &mut staged {
-            if !s.open.is_empty() {
-                self.flush_segment(s)?;
-            }
-            let mut extra = std::mem::take(&mut s.extra);
-            if let Some(parent) = s.parent.and_then(|p| ids.get(p)) {
-                extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
-            }
-            let meta = Meta { title: s.title.take(), created: clock.timestamp(), forked_from: None, extra };
-            let mut bytes = serde_json::to_vec_pretty(&meta)
-                .map_err(|e| StoreError::BadFile { path: layout::meta_path(&s.id), message: e.to_string() })?;
-            bytes.push(b'\n');
-            let blob =
-                self.gc_proof(|| Ok(self.repo.write_blob(&bytes).map_err(git_err("write metadata"))?.detach()))?;
-            entries.push((layout::meta_path(&s.id), blob));
-            entries.append(&mut s.blobs);
-            trailers += &format!("Convo-Imported: {}\n", s.id);
-        }
+        let (entries, trailers) = self.staged_entries(&mut staged, clock)?;
         let parent = self.head_commit_id()?;
         let base = match parent {
             Some(commit) => self.commit_tree_id(commit)?,

@@ -6,6 +6,7 @@
 //! lock, the transaction journal) lives under `.git/convo/` and is never committed.
 //! This module knows nothing of compaction policies.
 
+mod batch;
 mod bulk;
 mod cache;
 mod catalogue;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{self, Event, LineError, Stats};
 
+pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
 pub use fix::{Fixed, Removed};
 pub use fsck::Problem;

@@ -92,6 +92,13 @@ pub fn follow(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" followed from {format} (+{events} events)")
 }
 
+/// `import: 3 sessions from projects (+120 events)`: a folder of sessions, new and grown,
+/// in one commit (`import DIR`).
+pub fn folder(dir: &str, sessions: usize, events: u64) -> String {
+    let s = if sessions == 1 { "" } else { "s" };
+    format!("import: {sessions} session{s} from {dir} (+{events} events)")
+}
+
 /// `query: "fix login" turn 4 (+3 events) via local/smol`.
 pub fn query(name: &str, turn: u64, events: usize, model: &str, interrupted: bool) -> String {
     let interrupted = if interrupted { " (interrupted)" } else { "" };

@@ -171,6 +171,7 @@ impl Store {
             tokens: Some(stats.tokens()),
             compaction,
             merged: Vec::new(),
+            appended: Vec::new(),
         };
         let message = format!("{subject}\n\n{}", trailers.render());
         let committed = self.commit(lock, &changes, &message, clock)?;

@@ -158,6 +158,7 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
 
     let env = TestEnv::new();
     let folder = dir.path().to_str().unwrap();
+    let name = dir.path().file_name().unwrap().to_str().unwrap();
     let first = env.run(&["import", folder]);
     assert!(
         first.stderr.contains("4 files: 2 new, 0 continued, 0 unchanged, 2 not sessions, 0 failed"),
@@ -171,6 +172,32 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
         "{}",
         second.stderr
     );
+    // One commit per run, whatever the number of sessions; and a third run with nothing
+    // new makes none.
+    let subjects = env.git(&["log", "--format=%s"]).replace(name, "DIR");
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert!(subjects[0].starts_with("import: 1 session from DIR (+"), "{subjects:?}");
+    assert!(subjects[1].starts_with("import: 2 sessions from DIR (+"), "{subjects:?}");
+    env.run(&["import", folder]).ok();
+    assert_eq!(env.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
+    // The continued conversation's log holds both commits, from its log index and from the
+    // commits' own trailers alike.
+    let logs = |env: &TestEnv| -> Vec<Vec<String>> {
+        let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        rows.iter()
+            .map(|r| {
+                let id = r["id"].as_str().unwrap();
+                let entries: Vec<serde_json::Value> =
+                    serde_json::from_str(env.run(&["log", id, "--format", "json"]).ok()).unwrap();
+                entries.iter().map(|e| e["subject"].as_str().unwrap().replace(name, "DIR")).collect()
+            })
+            .collect()
+    };
+    let indexed = logs(&env);
+    assert!(indexed.iter().any(|log| log.len() == 2 && log[0].starts_with("import: 1 session")), "{indexed:?}");
+    std::fs::remove_dir_all(env.store.join(".git/convo/log")).unwrap();
+    assert_eq!(logs(&env), indexed, "rebuilt from the commits alone");
 
     let once = TestEnv::new();
     once.run(&["import", claude.to_str().unwrap()]).ok();
@@ -194,6 +221,38 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
     };
     assert_eq!(shape(&env), shape(&once), "a folder imported twice as it grew vs each file once");
     env.run(&["fsck"]).ok();
+}
+
+/// `import DIR` killed at each step of its one commit: the next command repairs the store,
+/// the folder's sessions are there exactly when the commit landed, and importing the folder
+/// again ends where one clean import does.
+#[test]
+fn a_folder_import_killed_at_any_step_is_all_or_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let codex = std::fs::read_dir(root.join("codex")).unwrap().next().unwrap().unwrap().path();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("projects/app")).unwrap();
+    std::fs::write(dir.path().join("projects/app/5c0375b4.jsonl"), source()).unwrap();
+    std::fs::copy(&codex, dir.path().join(codex.file_name().unwrap())).unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let clean = TestEnv::new();
+    clean.run(&["import", folder]).ok();
+    let all = event_count(&clean);
+    for (step, landed) in [("journal", false), ("committed", true), ("worktree", true), ("index", true)] {
+        let env = TestEnv::new();
+        let mut cmd = env.command(&["import", folder]);
+        cmd.env("CONVO_TEST_FAIL_AT", step);
+        let out = crate::common::run_command(cmd, "");
+        assert_ne!(out.code, 0, "{step}: the process should have died");
+        assert_eq!(event_count(&env), if landed { all } else { 0 }, "{step}");
+        env.run(&["fsck"]).ok();
+        assert_eq!(env.git_status(), "", "{step}");
+        let again = env.run(&["import", folder]);
+        let expected = if landed { "0 new, 0 continued, 2 unchanged" } else { "2 new, 0 continued, 0 unchanged" };
+        assert!(again.stderr.contains(expected), "{step}: {}", again.stderr);
+        assert_eq!(event_count(&env), all, "{step}");
+        env.run(&["fsck"]).ok();
+    }
 }
 
 /// Events in the store's conversations, all of them.

@@ -6,7 +6,7 @@ use convo::ops::import::{self, Input};
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui;
+use crate::cli::ui::{self, CommitReport};
 
 /// Import a session from another tool as a new conversation, or every session in a folder
 ///
@@ -119,17 +119,22 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
     let options = import::Options { title: None, again: false };
     let (mut started, mut grew, mut unchanged, mut skipped, mut failed) = (0, 0, 0, 0, 0);
     let mut events = 0u64;
+    // Every session that is new or grew goes into one commit, made at the end under one
+    // lock: a folder imports whole or, if that commit fails, not at all.
+    let lock = store.lock()?;
+    let mut batch = convo::store::Batch::default();
+    let mut last_started = None;
     for path in &files {
-        match import::follow(&store, path, format, &options, &ctx.clock) {
+        let mut commits = import::Commits::Into(&mut batch);
+        match import::follow_into(&store, &lock, path, format, &options, &ctx.clock, &mut commits) {
             Ok(import::Followed::Started(done)) => {
                 started += 1;
                 events += done.conversations.iter().map(|(_, s)| s.events).sum::<u64>();
-                ctx.ui.landed(&done.landed);
+                last_started = Some(done.conversations[0].0.clone());
             }
-            Ok(import::Followed::Grew { added, new_parts, landed, .. }) => {
+            Ok(import::Followed::Grew { added, new_parts, .. }) => {
                 grew += 1;
                 events += added + new_parts;
-                landed.iter().for_each(|l| ctx.ui.landed(l));
             }
             Ok(import::Followed::Unchanged { .. }) => unchanged += 1,
             Err(import::ImportFailure::Follow(
@@ -147,6 +152,22 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    if !batch.is_empty() {
+        let name =
+            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
+        let subject = convo::store::subject::folder(&name, started + grew, events);
+        let committed = store.commit_batch(&lock, batch, &subject, &ctx.clock)?;
+        drop(lock);
+        if let Some(id) = last_started {
+            store.set_active(&id)?;
+        }
+        ctx.ui.commit(&CommitReport {
+            conversation: None,
+            commit: &committed.commit,
+            subject: &subject,
+            landed: &committed.landed,
+        });
     }
     ctx.ui.status(&format!(
         "{}: {} files: {started} new, {grew} continued, {unchanged} unchanged, {skipped} not sessions, {failed} failed; {events} events imported",

@@ -432,6 +432,28 @@ impl Store {
     /// `git status` sees no change. Costs one read and write of the index.
     fn sync_index(&self, paths: &[String], tree: ObjectId) -> Result<()> {
         let index_path = self.repo.index_path();
+        // What each path now holds in the tree (and its file's stat), or `None`: removed.
+        let mut now = Vec::with_capacity(paths.len());
+        for rel in paths {
+            now.push(match self.entry_at(tree, rel)? {
+                Some(id) => Some((id, self.file_stat(rel)?)),
+                None => None,
+            });
+        }
+        // The common write (an append): every path has an entry already, rewritten in place.
+        if now.iter().all(Option::is_some)
+            && let Ok(bytes) = std::fs::read(&index_path)
+        {
+            let updates: Vec<super::index_patch::Update> = paths
+                .iter()
+                .zip(&now)
+                .filter_map(|(path, now)| now.map(|(id, stat)| super::index_patch::Update { path, id, stat }))
+                .collect();
+            let hash_len = self.repo.object_hash().len_in_bytes();
+            if let Some(patched) = super::index_patch::patched(&bytes, &updates, hash_len) {
+                return self.write_index_bytes(&patched);
+            }
+        }
         let mut index = if !index_path.exists() {
             gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), index_path)
         } else {
@@ -445,11 +467,10 @@ impl Store {
         };
         let mut new = Vec::new();
         let mut removed: Vec<&str> = Vec::new();
-        for rel in paths {
+        for (rel, now) in paths.iter().zip(now) {
             let path = rel.as_bytes().as_bstr();
-            match self.entry_at(tree, rel)? {
-                Some(id) => {
-                    let stat = self.file_stat(rel)?;
+            match now {
+                Some((id, stat)) => {
                     match index.entry_mut_by_path_and_stage(path, Stage::Unconflicted) {
                         Some(entry) => {
                             entry.id = id;
@@ -509,6 +530,11 @@ impl Store {
         index.remove_tree();
         let mut bytes = Vec::new();
         index.write_to(&mut bytes, Default::default()).map_err(git_err("encode index"))?;
+        self.write_index_bytes(&bytes)
+    }
+
+    /// [`Store::write_index`] of an index already encoded.
+    fn write_index_bytes(&self, bytes: &[u8]) -> Result<()> {
         let index_path = self.repo.index_path();
         let lock_path = self.repo.git_dir().join("index.lock");
         let mut lock =
@@ -517,7 +543,7 @@ impl Store {
                 message: format!("{e}; is a git command running in the store?"),
             })?;
         preallocate(&lock, bytes.len());
-        let written = lock.write_all(&bytes).and_then(|()| std::fs::rename(&lock_path, &index_path));
+        let written = lock.write_all(bytes).and_then(|()| std::fs::rename(&lock_path, &index_path));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&lock_path);
             return Err(io_err(&index_path)(e));

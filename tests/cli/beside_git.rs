@@ -194,3 +194,44 @@ fn a_branch_lock_a_live_git_holds_is_waited_for_and_never_deleted() {
     assert_eq!(shown.lines().count(), 3, "{shown}");
     env.run(&["fsck"]).ok();
 }
+
+/// An append patches the git index in place (its checksum left null, as `index.skipHash`
+/// writes it); an index git rewrote with an extension convo does not keep up (the cache tree
+/// `git write-tree` adds) is written whole instead. Either way git sees a clean store, and
+/// its fsck and `diff --cached` agree with HEAD.
+#[test]
+fn the_git_index_is_patched_in_place_or_written_whole_and_git_agrees() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("index");
+    env.run(&["append", &id, "--user", "first"]).ok();
+    let index = env.store.join(".git/index");
+    let checksum = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        bytes[bytes.len() - 20..].iter().all(|b| *b == 0)
+    };
+    // The second append changes only a file the index has an entry for.
+    env.run(&["append", &id, "--user", "second"]).ok();
+    assert!(checksum(&index), "patched in place: the checksum is null");
+    let clean = |env: &TestEnv, when: &str| {
+        assert_eq!(env.git_status(), "", "{when}");
+        assert_eq!(env.git(&["diff", "--cached", "--name-only"]), "", "{when}");
+        env.git(&["fsck", "--no-progress"]);
+        env.run(&["fsck"]).ok();
+    };
+    clean(&env, "after the patch");
+    // git adds its cache tree to the index: the next append must not leave it stale.
+    let out = git_in(&env.store).arg("write-tree").output().unwrap();
+    assert!(out.status.success());
+    let with_tree = std::fs::read(&index).unwrap();
+    assert!(with_tree.windows(4).any(|w| w == b"TREE"), "git wrote its cache tree");
+    env.run(&["append", &id, "--user", "third"]).ok();
+    assert!(!checksum(&index), "written whole by gix, with its checksum");
+    assert!(!std::fs::read(&index).unwrap().windows(4).any(|w| w == b"TREE"), "the stale cache tree is gone");
+    clean(&env, "after the whole write");
+    env.run(&["append", &id, "--user", "fourth"]).ok();
+    assert!(checksum(&index));
+    clean(&env, "after a patch again");
+    // The index git reads holds every event.
+    let shown = env.git(&["show", &format!(":conversations/{id}/events/0000/000000.jsonl")]);
+    assert_eq!(shown.lines().count(), 4);
+}

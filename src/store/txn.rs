@@ -164,14 +164,18 @@ impl Store {
         // All objects again if one is lost to a concurrent gc: the tree editor cannot
         // resume a failed write, and rewriting objects that exist costs only time.
         let mut written = Vec::new();
+        // What each changed path holds in the new tree, for the index without reading it.
+        let mut now: Vec<Option<ObjectId>> = Vec::with_capacity(changes.len());
         let (tree, commit) = self.gc_proof(|| {
             written.clear();
+            now.clear();
             let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
             for change in changes {
                 if let Some(blob) = change.blob {
                     if change.append_from.is_none() {
                         written.push((change.path.as_str(), blob));
                     }
+                    now.push(Some(blob));
                     editor
                         .upsert(change.path.as_str(), EntryKind::Blob, blob)
                         .map_err(git_err(format!("add {}", change.path)))?;
@@ -185,11 +189,13 @@ impl Store {
                         if change.append_from.is_none() {
                             written.push((change.path.as_str(), blob.detach()));
                         }
+                        now.push(Some(blob.detach()));
                         editor
                             .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
                             .map_err(git_err(format!("add {}", change.path)))?;
                     }
                     None => {
+                        now.push(None);
                         editor.remove(change.path.as_str()).map_err(git_err(format!("remove {}", change.path)))?;
                     }
                 }
@@ -217,7 +223,7 @@ impl Store {
         self.note_written_segments(written);
         // The commit has landed: from here a failure must not be reported as one (a retry
         // would append twice). The journal stays, and the next command mirrors from HEAD.
-        if let Err(e) = self.mirror(changes, &journal.paths, tree) {
+        if let Err(e) = self.mirror(changes, &journal.paths, &now, tree) {
             let warning = format!(
                 "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
                 &commit.to_string()[..7]
@@ -229,7 +235,7 @@ impl Store {
     }
 
     /// The working tree and index half of a commit, then the journal's removal.
-    fn mirror(&self, changes: &[Change], paths: &[String], tree: ObjectId) -> Result<()> {
+    fn mirror(&self, changes: &[Change], paths: &[String], now: &[Option<ObjectId>], tree: ObjectId) -> Result<()> {
         for change in changes {
             let written;
             let bytes = match change.blob {
@@ -245,7 +251,7 @@ impl Store {
             }
         }
         self.fail(FailPoint::Worktree);
-        self.sync_index(paths, tree)?;
+        self.sync_index_to(paths, now, tree)?;
         self.fail(FailPoint::Index);
         std::fs::remove_file(self.journal_path()).map_err(io_err(self.journal_path()))
     }
@@ -431,15 +437,27 @@ impl Store {
     /// Point the index entries of `paths` at what `tree` holds, with fresh stat data, so
     /// `git status` sees no change. Costs one read and write of the index.
     fn sync_index(&self, paths: &[String], tree: ObjectId) -> Result<()> {
-        let index_path = self.repo.index_path();
-        // What each path now holds in the tree (and its file's stat), or `None`: removed.
         let mut now = Vec::with_capacity(paths.len());
         for rel in paths {
-            now.push(match self.entry_at(tree, rel)? {
-                Some(id) => Some((id, self.file_stat(rel)?)),
-                None => None,
-            });
+            now.push(self.entry_at(tree, rel)?);
         }
+        self.sync_index_to(paths, &now, tree)
+    }
+
+    /// The index brought to `now`, what each of `paths` holds in `tree` (`None`: removed),
+    /// known to the caller without reading the tree. A torn index is rebuilt from `tree`.
+    fn sync_index_to(&self, paths: &[String], now: &[Option<ObjectId>], tree: ObjectId) -> Result<()> {
+        let index_path = self.repo.index_path();
+        let mut now: Vec<Option<(ObjectId, Stat)>> = {
+            let mut with_stat = Vec::with_capacity(paths.len());
+            for (rel, id) in paths.iter().zip(now) {
+                with_stat.push(match id {
+                    Some(id) => Some((*id, self.file_stat(rel)?)),
+                    None => None,
+                });
+            }
+            with_stat
+        };
         // The common write (an append): every path has an entry already, rewritten in place.
         if now.iter().all(Option::is_some)
             && let Ok(bytes) = std::fs::read(&index_path)
@@ -467,7 +485,7 @@ impl Store {
         };
         let mut new = Vec::new();
         let mut removed: Vec<&str> = Vec::new();
-        for (rel, now) in paths.iter().zip(now) {
+        for (rel, now) in paths.iter().zip(now.drain(..)) {
             let path = rel.as_bytes().as_bstr();
             match now {
                 Some((id, stat)) => {

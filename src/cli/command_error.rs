@@ -8,7 +8,7 @@ use convo::config::ConfigError;
 use convo::event::{IdError, LineError};
 use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
-use convo::ops::import::ImportFailure;
+use convo::ops::import::{FollowFailure, ImportFailure};
 use convo::ops::plan::PlanError;
 use convo::ops::redact::RedactError;
 use convo::ops::{OpsError, QueryError};
@@ -341,6 +341,9 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused { .. } => refused(),
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
+            ImportFailure::Follow(FollowFailure::ImportedWhole { id, .. }) => CommandError::input(message).hint(format!(
+                "nothing was written; `convo rm {id}` and follow it again to import the session anew, or `convo import --again FILE` for a second copy"
+            )),
             ImportFailure::Follow(_) => CommandError::input(message)
                 .hint("nothing was written; `convo import --again FILE` imports it whole as a new conversation"),
             ImportFailure::Store(e) => e.into(),

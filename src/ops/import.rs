@@ -333,6 +333,10 @@ pub enum FollowFailure {
     NotLines { name: String, format: &'static str },
     #[error("{name} holds no whole line yet")]
     Empty { name: String },
+    #[error(
+        "{name} was imported whole before (as {id}) and has changed since: which of its lines are new cannot be told"
+    )]
+    ImportedWhole { name: String, id: String },
 }
 
 /// `import --follow FILE`: import what is new in a session file since the last import of
@@ -379,6 +383,9 @@ pub fn follow_into(
     let whole = whole_lines(path)?;
     let parts = session_parts(store, &session)?;
     let Some((main_id, main_meta)) = parts.get(&0).cloned() else {
+        if let Some(adopted) = adopt_whole_import(store, lock, path, whole, &session, clock, commits)? {
+            return Ok(adopted);
+        }
         return start_following(store, lock, path, whole, &session, format, options, clock, commits)
             .map(Followed::Started);
     };
@@ -509,6 +516,117 @@ pub fn follow_into(
         }
     }
     Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })
+}
+
+/// A session file imported before with plain `import` is taken over, not imported twice:
+/// its conversations carry the file's name and the git blob id of its bytes then, but no
+/// session key. Unchanged since, they get the key, how far the file was read and how many
+/// events each part took from it (in one commit, or the batch), and it is followed from
+/// there. Changed since, which lines are new cannot be told: refused, nothing written.
+/// `None`: no conversation came from a file of that name.
+fn adopt_whole_import(
+    store: &Store,
+    lock: &Lock,
+    path: &Path,
+    whole: u64,
+    session: &str,
+    clock: &Clock,
+    commits: &mut Commits<'_>,
+) -> Result<Option<Followed>> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut imported: Vec<(usize, String, crate::store::Meta, String)> = Vec::new();
+    for id in store.conversation_ids()? {
+        let meta = store.meta(&id)?;
+        let Some(source) = meta.extra.get("source") else { continue };
+        if source.get("file").and_then(Value::as_str) != Some(name.as_str()) || source.get("session").is_some() {
+            continue;
+        }
+        let part = source.get("part").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let sha1 = source.get("sha1").and_then(Value::as_str).unwrap_or_default().to_owned();
+        imported.push((part, id, meta, sha1));
+    }
+    let Some(first) = imported.iter().find(|(part, ..)| *part == 0).or(imported.first()) else {
+        return Ok(None);
+    };
+    let refused = FollowFailure::ImportedWhole { name: name.clone(), id: first.1.clone() };
+    let size = std::fs::metadata(path).map_err(|source| ImportFailure::File { path: path.to_owned(), source })?.len();
+    let blob = blob_sha1(path, size)?;
+    imported.retain(|(.., sha1)| *sha1 == blob);
+    let format = imported
+        .iter()
+        .find_map(|(_, _, meta, _)| meta.extra.get("source")?.get("format")?.as_str().and_then(Format::parse));
+    let (Some(format), true) = (format, size == whole) else {
+        return Err(follow_refused(refused));
+    };
+    if !interop::streams(format) {
+        return Err(follow_refused(FollowFailure::NotLines { name, format: format.name() }));
+    }
+    // How many events the file gives each part: what a follow skips before appending.
+    let roots = if format == Format::ClaudeCode {
+        let mut ignore = |_| {};
+        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+        interop::claude_code::sidechain_roots(&mut lines)
+            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
+    } else {
+        Default::default()
+    };
+    let mut ignore = |_| {};
+    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    let mut counts = Counts::default();
+    interop::stream(format, &mut lines, &roots, clock, &mut counts)
+        .map_err(|source| ImportFailure::Refused { name: name.clone(), source: source.into() })?;
+    let sha1 = prefix_sha1(path, whole)?;
+    let mut main = None;
+    imported.sort_by_key(|(part, ..)| *part);
+    for (part, id, mut meta, _) in imported {
+        if let Some(Value::Object(source)) = meta.extra.get_mut("source") {
+            source.insert("session".into(), json!(session));
+            source.insert("drafts".into(), json!(counts.0.get(part).copied().unwrap_or(0)));
+            if part == 0 {
+                source.insert("consumed".into(), json!(whole));
+                source.insert("consumed_sha1".into(), json!(sha1));
+            }
+        }
+        if part == 0 {
+            main = Some(id.clone());
+        }
+        let title = meta.title.clone().unwrap_or_else(|| name.clone());
+        let appending = store.begin_append(lock, &id, clock)?;
+        match commits {
+            Commits::Into(batch) => store.batch_append(batch, appending, Some(meta)),
+            Commits::Now => {
+                let subject = subject::follow(&title, format.name(), 0);
+                store.finish_append_with(lock, appending, Some(meta), Some(subject), clock)?;
+            }
+        }
+    }
+    let Some(id) = main else { return Err(follow_refused(refused)) };
+    Ok(Some(Followed::Unchanged { name, id }))
+}
+
+/// How many drafts a stream gives each conversation.
+#[derive(Default)]
+struct Counts(Vec<u64>);
+
+impl interop::Emit for Counts {
+    fn drafts(&mut self, conversation: usize, drafts: Vec<Draft>) -> std::result::Result<(), StoreError> {
+        if self.0.len() <= conversation {
+            self.0.resize(conversation + 1, 0);
+        }
+        self.0[conversation] += drafts.len() as u64;
+        Ok(())
+    }
+}
+
+/// The git blob id of the file's first `size` bytes: the fingerprint a whole import keeps.
+fn blob_sha1(path: &Path, size: u64) -> Result<String> {
+    let mut ignore = |_| {};
+    let mut lines = FileLines::open_upto(path, size, true, &mut ignore)?;
+    for line in lines.by_ref() {
+        // Only the bytes matter here, valid or not.
+        let _ = line;
+    }
+    Ok(lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default())
 }
 
 fn appending_len(a: &crate::store::Appending) -> u64 {

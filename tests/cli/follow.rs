@@ -102,6 +102,46 @@ fn a_file_cut_short_or_rewritten_is_refused_and_the_store_is_unchanged() {
     assert_eq!(stored(&env), stored(&once));
 }
 
+/// A session imported whole before (plain `import`) is taken over by a follow, not imported
+/// a second time: unchanged, it gets the session key and is continued from there; changed
+/// since, it is refused with the store untouched, since which lines are new cannot be told.
+#[test]
+fn a_session_imported_whole_before_is_continued_not_imported_twice() {
+    let whole = source();
+    let half = whole.len() / 2;
+    let cut = half + whole[half..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    let path = file.to_str().unwrap();
+    std::fs::write(&file, &whole[..cut]).unwrap();
+
+    let env = TestEnv::new();
+    env.run(&["import", path]).ok();
+    let conversations = stored(&env).len();
+    env.run(&["import", "--follow", path]).ok();
+    assert_eq!(stored(&env).len(), conversations, "taken over, not imported again");
+    std::fs::write(&file, &whole).unwrap();
+    env.run(&["import", "--follow", path]).ok();
+    let once = TestEnv::new();
+    once.run(&["import", path]).ok();
+    assert_eq!(stored(&env), stored(&once), "continued where the whole import ended");
+    env.run(&["fsck"]).ok();
+
+    // Changed after its whole import: refused, and the folder import says so and goes on.
+    let changed = TestEnv::new();
+    std::fs::write(&file, &whole[..cut]).unwrap();
+    changed.run(&["import", path]).ok();
+    std::fs::write(&file, &whole).unwrap();
+    let before = changed.snapshot();
+    let run = changed.run(&["import", "--follow", path]);
+    assert!(run.fails_with(3).contains("was imported whole before"), "{}", run.stderr);
+    assert!(run.stderr.contains("hint: nothing was written; `convo rm "), "{}", run.stderr);
+    assert!(changed.snapshot() == before, "refused, nothing written");
+    let folder = changed.run(&["import", dir.path().to_str().unwrap()]);
+    assert!(folder.stderr.contains("0 new, 0 continued, 0 unchanged, 0 not sessions, 1 failed"), "{}", folder.stderr);
+    assert!(changed.snapshot() == before, "the folder import wrote nothing either");
+}
+
 #[test]
 fn the_claude_code_hook_records_its_transcript_as_it_grows() {
     let whole = source();

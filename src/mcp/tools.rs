@@ -132,34 +132,42 @@ pub fn search(store: &Store, now: chrono::DateTime<chrono::Utc>, p: &SearchParam
     let max = limit(p.limit, 50);
     let mut hits = Vec::new();
     let mut truncated = false;
-    ops::search::search_all(store.root(), &ids, &pattern, &filter, ops::search::Mode::Hits, &mut |i, found| {
-        for hit in found.hits {
-            if hits.len() == max {
-                truncated = true;
-                return Ok(false);
+    // One more than the limit from a conversation says whether there were more.
+    ops::search::search_all(
+        store.root(),
+        &ids,
+        &pattern,
+        &filter,
+        ops::search::Mode::Hits(max + 1),
+        &mut |i, found| {
+            for hit in found.hits {
+                if hits.len() == max {
+                    truncated = true;
+                    return Ok(false);
+                }
+                let (line, matched) = around_first_match(&hit.line, &hit.matches);
+                hits.push(json!({
+                    "conversation": ids[i],
+                    "title": titles.get(&ids[i]).cloned().flatten(),
+                    "turn": hit.turn,
+                    "type": hit.kind,
+                    "tool": hit.tool,
+                    "event": hit.event,
+                    "ts": hit.ts,
+                    "line": line,
+                    "match": matched,
+                }));
             }
-            let (line, matched) = around_first_match(&hit.line, &hit.matches);
-            hits.push(json!({
-                "conversation": ids[i],
-                "title": titles.get(&ids[i]).cloned().flatten(),
-                "turn": hit.turn,
-                "type": hit.kind,
-                "tool": hit.tool,
-                "event": hit.event,
-                "ts": hit.ts,
-                "line": line,
-                "match": matched,
-            }));
-        }
-        Ok(true)
-    })?;
+            Ok(true)
+        },
+    )?;
     Ok(json!({ "hits": hits, "truncated": truncated }))
 }
 
 /// `line` cut to [`HIT_CHARS`] characters around its first match, and the matched text.
 fn around_first_match(line: &str, matches: &[(usize, usize)]) -> (String, String) {
     let (start, end) = matches.first().copied().unwrap_or((0, 0));
-    let matched = line.get(start..end).unwrap_or_default().to_owned();
+    let matched: String = line.get(start..end).unwrap_or_default().chars().take(HIT_CHARS).collect();
     if line.chars().count() <= HIT_CHARS {
         return (line.to_owned(), matched);
     }

@@ -320,6 +320,9 @@ pub enum Followed {
     Grew { name: String, format: Format, id: String, added: u64, new_parts: u64, landed: Vec<Landed> },
     /// Nothing new in whole lines since the last import.
     Unchanged { name: String, id: String },
+    /// Imported whole before (plain `import`) and unchanged since: that import's
+    /// conversations now follow the file (their metadata is the only change).
+    TakenOver { name: String, id: String },
 }
 
 /// Why a followed file cannot be continued.
@@ -601,7 +604,7 @@ fn adopt_whole_import(
         }
     }
     let Some(id) = main else { return Err(follow_refused(refused)) };
-    Ok(Some(Followed::Unchanged { name, id }))
+    Ok(Some(Followed::TakenOver { name, id }))
 }
 
 /// How many drafts a stream gives each conversation.

@@ -32,16 +32,23 @@ enum Stored {
     /// The pattern's literal (or the literals every match starts with), spelled as stored.
     Literals(aho_corasick::AhoCorasick),
     /// The pattern widened to stored bytes (see [`widened`]): it matches a stored line
-    /// wherever the pattern matches the line's decoded text, and maybe elsewhere.
-    Regex(regex::bytes::Regex),
+    /// wherever the pattern matches the line's decoded text, and maybe elsewhere. `newline`:
+    /// the pattern can match a line break, so a match may run from one of a tool call's
+    /// argument values into the next (joined by one in its text, not in its stored line).
+    Regex { regex: regex::bytes::Regex, newline: bool },
 }
 
 impl Stored {
+    /// Whether a stored line of this shape can be skipped when this finds nothing in it.
+    fn filters(&self, shape: &Shape) -> bool {
+        !matches!((self, shape), (Stored::Regex { newline: true, .. }, Shape::ToolCall { .. }))
+    }
+
     /// Where the first match at or after `at` starts.
     fn find_at(&self, haystack: &[u8], at: usize) -> Option<usize> {
         match self {
             Stored::Literals(ac) => ac.find(aho_corasick::Input::new(haystack).range(at..)).map(|m| m.start()),
-            Stored::Regex(re) => re.find_at(haystack, at).map(|m| m.start()),
+            Stored::Regex { regex, .. } => regex.find_at(haystack, at).map(|m| m.start()),
         }
     }
 }
@@ -60,7 +67,10 @@ impl Pattern {
             .map_err(|e| e.to_string())?;
         // serde_json writes these escaped; any other character (non-ASCII included) as it is.
         let escaped = |s: &str| s.chars().any(|c| c == '"' || c == '\\' || (c as u32) < 0x20);
-        let stored = match literal.filter(|l| !l.is_empty() && !escaped(l) && (!ignore_case || l.is_ascii())) {
+        // Under -i, `k` and `s` also match the Kelvin sign and the long s, which an ASCII
+        // case-insensitive literal search would not find.
+        let folds = |l: &str| l.is_ascii() && !l.contains(['k', 'K', 's', 'S']);
+        let stored = match literal.filter(|l| !l.is_empty() && !escaped(l) && (!ignore_case || folds(l))) {
             Some(l) => aho_corasick::AhoCorasick::builder()
                 .ascii_case_insensitive(ignore_case)
                 .build([l])
@@ -68,7 +78,7 @@ impl Pattern {
                 .map(Stored::Literals),
             // Anything else: the pattern widened to stored bytes, else the literals every
             // match starts with, when there are a few and none is spelled differently.
-            None => stored_regex(&source, ignore_case).map(Stored::Regex).or_else(|| {
+            None => stored_regex(&source, ignore_case).or_else(|| {
                 prefixes(&source, ignore_case)
                     .filter(|ls| ls.iter().all(|l| !escaped(l)))
                     .and_then(|ls| aho_corasick::AhoCorasick::new(ls).ok())
@@ -81,7 +91,7 @@ impl Pattern {
 
 /// [`widened`] `source`, compiled for stored bytes; `None` when it cannot be (or would match
 /// nearly everything, and so skip nothing).
-fn stored_regex(source: &str, ignore_case: bool) -> Option<regex::bytes::Regex> {
+fn stored_regex(source: &str, ignore_case: bool) -> Option<Stored> {
     let hir =
         regex_syntax::ParserBuilder::new().case_insensitive(ignore_case).multi_line(true).build().parse(source).ok()?;
     let wide = widened(&hir)?;
@@ -90,7 +100,22 @@ fn stored_regex(source: &str, ignore_case: bool) -> Option<regex::bytes::Regex> 
     if wide.properties().minimum_len().unwrap_or(0) == 0 {
         return None;
     }
-    regex::bytes::RegexBuilder::new(&wide.to_string()).size_limit(1 << 22).build().ok()
+    let regex = regex::bytes::RegexBuilder::new(&wide.to_string()).size_limit(1 << 22).build().ok()?;
+    Some(Stored::Regex { regex, newline: matches_newline(&hir) })
+}
+
+/// Whether `hir` can match a line break (a literal or class that holds one).
+fn matches_newline(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(literal) => literal.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(class)) => class.ranges().iter().any(|r| (r.start()..=r.end()).contains(&'\n')),
+        HirKind::Class(Class::Bytes(class)) => class.ranges().iter().any(|r| (r.start()..=r.end()).contains(&b'\n')),
+        HirKind::Repetition(rep) => matches_newline(&rep.sub),
+        HirKind::Capture(capture) => matches_newline(&capture.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(matches_newline),
+    }
 }
 
 /// A pattern for stored lines that matches wherever `hir` matches the decoded text: each
@@ -227,8 +252,8 @@ pub struct Hit {
 /// pattern is most of a search's allocations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Every hit, with its line and matches.
-    Hits,
+    /// Hits, with their lines and matches: at most this many from one conversation.
+    Hits(usize),
     /// How many hits, and nothing else.
     Count,
     /// Whether there is one: the search of a conversation stops at its first.
@@ -246,7 +271,7 @@ pub struct Found {
 impl Found {
     fn add(&mut self, pattern: &Pattern, text: &str, at: &Source, mode: Mode) {
         match mode {
-            Mode::Hits => {
+            Mode::Hits(_) => {
                 let hits = matches_in(pattern, text, at);
                 self.count += hits.len();
                 self.hits.extend(hits);
@@ -256,8 +281,16 @@ impl Found {
         }
     }
 
-    fn done(&self, mode: Mode) -> bool {
-        mode == Mode::Any && self.count > 0
+    fn done(&mut self, mode: Mode) -> bool {
+        match mode {
+            Mode::Any => self.count > 0,
+            Mode::Hits(at_most) if self.count >= at_most => {
+                self.hits.truncate(at_most);
+                self.count = at_most;
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -274,9 +307,9 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode:
     let mut tools: HashMap<&str, &str> = HashMap::new();
     for (path, blob, count) in &at.segments {
         let bytes = reader.read(*blob)?;
-        // A segment with `\u` escapes was not written by serde_json: its bytes may spell
-        // the literal differently, so every line of it is parsed.
-        let escapes = memchr::memmem::find(&bytes, b"\\u").is_some();
+        // A segment with `\u` or `\/` escapes was not written by serde_json: its bytes may
+        // spell the text differently, so every line of it is parsed.
+        let escapes = memchr::memmem::find(&bytes, b"\\u").is_some() || memchr::memmem::find(&bytes, b"\\/").is_some();
         let mut lines = bytes.split(|b| *b == b'\n');
         let (mut offset, mut next_match) = (0usize, None::<usize>);
         for _ in 0..*count {
@@ -301,6 +334,7 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode:
             }
             if let Some(stored) = &pattern.stored
                 && !escapes
+                && stored.filters(&outline.shape)
             {
                 // The segment is searched whole, a match at a time (as rg does): the next
                 // match found stands for every line before it.
@@ -628,7 +662,7 @@ mod tests {
             (r"\w+ing", false, false),
         ] {
             let p = Pattern::new(pattern, fixed, ignore_case, false).unwrap();
-            assert!(matches!(p.stored, Some(Stored::Regex(_))), "{pattern}");
+            assert!(matches!(p.stored, Some(Stored::Regex { .. })), "{pattern}");
         }
         // One that matches the empty string filters nothing.
         assert!(Pattern::new(r"x*", false, false, false).unwrap().stored.is_none());
@@ -671,16 +705,55 @@ mod tests {
             (r"fn [a-z_]+\(", false, false, false),
             (r"\w+ing|a/b", false, false, false),
         ];
+        // Each text as a message, and as a tool call's argument values (joined by line
+        // breaks in the text a call is searched by, not in its stored line).
+        let mut lines: Vec<(String, String, Shape)> = texts
+            .iter()
+            .map(|text| {
+                let line = serde_json::to_string(&serde_json::json!({"type": "user", "content": text})).unwrap();
+                (line, text.to_string(), Shape::User)
+            })
+            .collect();
+        for (a, b) in [("foo", "bar"), ("line one", "line two"), ("say \"hi\"", "to him")] {
+            let line = serde_json::to_string(&serde_json::json!({
+                "type": "tool_call", "name": "t", "call_id": "c", "arguments": {"a": a, "b": [b, 3]}
+            }))
+            .unwrap();
+            let shape = Shape::ToolCall { call_id: "c".into(), name: "t".into() };
+            let text = stored_text(&line, &shape).unwrap().unwrap().into_owned();
+            assert_eq!(text, format!("{a}\n{b}\n3"));
+            lines.push((line, text, shape));
+        }
+        let patterns = [
+            patterns.as_slice(),
+            &[
+                (r"foo\nbar", false, false, false),
+                (r"foo\s+bar", false, false, false),
+                (r"(?s)foo.bar", false, false, false),
+                (r"one$", false, false, false),
+                ("ask", true, true, false),
+                ("SK", false, true, false),
+            ],
+        ]
+        .concat();
+        let texts = ["aſk", "asK"];
+        lines.extend(texts.iter().map(|text| {
+            let line = serde_json::to_string(&serde_json::json!({"type": "user", "content": text})).unwrap();
+            (line, text.to_string(), Shape::User)
+        }));
         for (pattern, fixed, ignore_case, word) in patterns {
             let p = Pattern::new(pattern, fixed, ignore_case, word).unwrap();
             let stored = p.stored.as_ref().unwrap_or_else(|| panic!("{pattern}: no stored filter"));
-            for text in texts {
-                let line = serde_json::to_string(&serde_json::json!({"type": "user", "content": text})).unwrap();
+            for (line, text, shape) in &lines {
                 if p.regex.is_match(text) {
-                    assert!(stored.find_at(line.as_bytes(), 0).is_some(), "{pattern:?} skips {line}");
+                    let kept = !stored.filters(shape) || stored.find_at(line.as_bytes(), 0).is_some();
+                    assert!(kept, "{pattern:?} skips {line}");
                 }
             }
         }
+        // Folded matches were found at all (so the loop above checked them).
+        let p = Pattern::new("ask", true, true, false).unwrap();
+        assert!(p.regex.is_match("aſk") && p.regex.is_match("asK"));
         // And it does skip: a line with `fn` but no call.
         let p = Pattern::new(r"fn [a-z_]+\(", false, false, false).unwrap();
         assert_eq!(p.stored.unwrap().find_at(br#"{"content":"fn <T> and fn x"}"#, 0), None);

@@ -98,8 +98,10 @@ impl Store {
                 return Err(e);
             }
         };
+        // The commit has landed: the caches are only kept in step, and one that is not is
+        // rebuilt by the next read (a failure here must not read as a failed import).
         for ((a, _), previous) in batch.appends.iter().zip(previous) {
-            self.note_appended(a, committed.commit, committed.tree, previous)?;
+            let _ = self.note_appended(a, committed.commit, committed.tree, previous);
         }
         if !batch.made.is_empty() {
             self.catalogue_refresh();

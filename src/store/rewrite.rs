@@ -345,12 +345,12 @@ impl Store {
     }
 }
 
-/// `message` with the commit ids of its `Convo-Previous` and `Convo-Merged` trailers
-/// replaced by their rewritten commits.
+/// `message` with the commit ids of its `Convo-Previous`, `Convo-Merged` and
+/// `Convo-Appended` trailers replaced by their rewritten commits.
 fn remap_trailers(message: &str, map: &HashMap<ObjectId, ObjectId>) -> String {
     let mut out = String::with_capacity(message.len());
     for line in message.split_inclusive('\n') {
-        let is_trailer = line.starts_with("Convo-Previous: ") || line.starts_with("Convo-Merged: ");
+        let is_trailer = ["Convo-Previous: ", "Convo-Merged: ", "Convo-Appended: "].iter().any(|t| line.starts_with(t));
         if !is_trailer {
             out.push_str(line);
             continue;
@@ -376,12 +376,21 @@ mod tests {
     fn trailers_follow_the_rewritten_commits() {
         let hash = |c: char| ObjectId::from_hex(c.to_string().repeat(40).as_bytes()).unwrap();
         let map: HashMap<_, _> = [(hash('a'), hash('b'))].into();
-        let message =
-            format!("append: x\n\nConvo-Id: X\nConvo-Previous: {}\nConvo-Merged: Y {}\n", hash('a'), hash('c'));
+        let message = format!(
+            "append: x\n\nConvo-Id: X\nConvo-Previous: {}\nConvo-Merged: Y {}\nConvo-Appended: Z {}\n",
+            hash('a'),
+            hash('c'),
+            hash('a')
+        );
         let out = remap_trailers(&message, &map);
         assert_eq!(
             out,
-            format!("append: x\n\nConvo-Id: X\nConvo-Previous: {}\nConvo-Merged: Y {}\n", hash('b'), hash('c'))
+            format!(
+                "append: x\n\nConvo-Id: X\nConvo-Previous: {}\nConvo-Merged: Y {}\nConvo-Appended: Z {}\n",
+                hash('b'),
+                hash('c'),
+                hash('b')
+            )
         );
     }
 }

@@ -448,6 +448,9 @@ impl Store {
     /// known to the caller without reading the tree. A torn index is rebuilt from `tree`.
     fn sync_index_to(&self, paths: &[String], now: &[Option<ObjectId>], tree: ObjectId) -> Result<()> {
         let index_path = self.repo.index_path();
+        // Held from before the read to the rename: a git command that writes the index in
+        // between is refused, not overwritten.
+        let lock = self.lock_index()?;
         let mut now: Vec<Option<(ObjectId, Stat)>> = {
             let mut with_stat = Vec::with_capacity(paths.len());
             for (rel, id) in paths.iter().zip(now) {
@@ -469,7 +472,7 @@ impl Store {
                 .collect();
             let hash_len = self.repo.object_hash().len_in_bytes();
             if let Some(patched) = super::index_patch::patched(&bytes, &updates, hash_len) {
-                return self.write_index_bytes(&patched);
+                return lock.replace_index(&patched);
             }
         }
         let mut index = if !index_path.exists() {
@@ -480,7 +483,7 @@ impl Store {
             match gix::index::File::at(&index_path, self.repo.object_hash(), true, Default::default()) {
                 Ok(index) => index,
                 // The index is derived state: if it is torn or zeroed (a power loss), rebuild it.
-                Err(_) => return self.rebuild_index(tree),
+                Err(_) => return self.rebuild_index(tree, lock),
             }
         };
         let mut new = Vec::new();
@@ -513,12 +516,12 @@ impl Store {
         if !removed.is_empty() {
             index.remove_entries(|_, path, _| removed.iter().any(|r| path == r.as_bytes()));
         }
-        self.write_index(&mut index)
+        self.write_index(&mut index, lock)
     }
 
     /// A whole new index for `tree`. A file's stat is recorded only when its content is what
     /// the tree holds; otherwise git is left to notice the difference.
-    fn rebuild_index(&self, tree: ObjectId) -> Result<()> {
+    fn rebuild_index(&self, tree: ObjectId, lock: IndexLock) -> Result<()> {
         let mut blobs: std::collections::HashMap<String, ObjectId> = std::collections::HashMap::new();
         self.collect_blobs(tree, "", &mut blobs)?;
         let mut index =
@@ -532,7 +535,7 @@ impl Store {
             index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, path.as_bytes().as_bstr());
         }
         index.sort_entries();
-        self.write_index(&mut index)
+        self.write_index(&mut index, lock)
     }
 
     fn file_stat(&self, rel: &str) -> Result<Stat> {
@@ -543,30 +546,22 @@ impl Store {
 
     /// Write the index by git's lock protocol (an exclusive `index.lock` renamed into place),
     /// with its blocks preallocated (see [`preallocate`]).
-    fn write_index(&self, index: &mut gix::index::File) -> Result<()> {
+    fn write_index(&self, index: &mut gix::index::File, lock: IndexLock) -> Result<()> {
         // gix writes the TREE extension as read; after editing entries it would be stale.
         index.remove_tree();
         let mut bytes = Vec::new();
         index.write_to(&mut bytes, Default::default()).map_err(git_err("encode index"))?;
-        self.write_index_bytes(&bytes)
+        lock.replace_index(&bytes)
     }
 
-    /// [`Store::write_index`] of an index already encoded.
-    fn write_index_bytes(&self, bytes: &[u8]) -> Result<()> {
-        let index_path = self.repo.index_path();
-        let lock_path = self.repo.git_dir().join("index.lock");
-        let mut lock =
-            private_options().write(true).create_new(true).open(&lock_path).map_err(|e| StoreError::Git {
-                context: format!("lock {}", lock_path.display()),
-                message: format!("{e}; is a git command running in the store?"),
-            })?;
-        preallocate(&lock, bytes.len());
-        let written = lock.write_all(bytes).and_then(|()| std::fs::rename(&lock_path, &index_path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&lock_path);
-            return Err(io_err(&index_path)(e));
-        }
-        Ok(())
+    /// git's `index.lock`, taken as git takes it (created, never waited for).
+    fn lock_index(&self) -> Result<IndexLock> {
+        let path = self.repo.git_dir().join("index.lock");
+        let file = private_options().write(true).create_new(true).open(&path).map_err(|e| StoreError::Git {
+            context: format!("lock {}", path.display()),
+            message: format!("{e}; is a git command running in the store?"),
+        })?;
+        Ok(IndexLock { file, path, index: self.repo.index_path(), done: false })
     }
 
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
@@ -654,5 +649,32 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
 pub(super) fn preallocate(file: &File, len: usize) {
     if len > 0 {
         let _ = rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, len as u64);
+    }
+}
+
+/// `index.lock`, held while the index is read and rewritten; removed if dropped before
+/// [`IndexLock::replace_index`].
+struct IndexLock {
+    file: std::fs::File,
+    path: PathBuf,
+    index: PathBuf,
+    done: bool,
+}
+
+impl IndexLock {
+    /// Write `bytes` (blocks preallocated, see [`preallocate`]) and rename them over the index.
+    fn replace_index(mut self, bytes: &[u8]) -> Result<()> {
+        preallocate(&self.file, bytes.len());
+        let written = self.file.write_all(bytes).and_then(|()| std::fs::rename(&self.path, &self.index));
+        self.done = written.is_ok();
+        written.map_err(io_err(&self.index))
+    }
+}
+
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }

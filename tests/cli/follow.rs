@@ -295,6 +295,30 @@ fn a_folder_import_killed_at_any_step_is_all_or_nothing() {
     }
 }
 
+/// Two files of one session name in a folder (a copy, a backup) are not both taken for the
+/// session within one commit: the first is imported, the second refused with a warning.
+#[test]
+fn a_folder_with_two_files_of_one_session_imports_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["projects/app", "backup"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join("5c0375b4.jsonl"), source()).unwrap();
+    }
+    let env = TestEnv::new();
+    let run = env.run(&["import", dir.path().to_str().unwrap()]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("a file of the same session name was imported in this run (skipped)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("1 new, 0 continued, 0 unchanged, 0 not sessions, 1 failed"), "{}", run.stderr);
+    let once = TestEnv::new();
+    once.run(&["import", dir.path().join("backup/5c0375b4.jsonl").to_str().unwrap()]).ok();
+    assert_eq!(stored(&env).len(), stored(&once).len());
+    env.run(&["fsck"]).ok();
+}
+
 /// Events in the store's conversations, all of them.
 fn event_count(env: &TestEnv) -> u64 {
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();

@@ -160,7 +160,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let mode = match (args.list, args.count) {
         (true, _) => search::Mode::Any,
         (_, true) => search::Mode::Count,
-        _ => search::Mode::Hits,
+        _ => search::Mode::Hits(usize::MAX),
     };
     search::search_all(store.root(), &ids, &pattern, &filter, mode, &mut |n, result| {
         printed = print(n, result);

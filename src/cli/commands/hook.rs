@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     match import::follow(&store, &path, Some(Format::ClaudeCode), &options, &ctx.clock)? {
         Followed::Started(done) => ctx.ui.landed(&done.landed),
         Followed::Grew { landed, .. } => landed.iter().for_each(|l| ctx.ui.landed(l)),
-        Followed::Unchanged { .. } => {}
+        Followed::Unchanged { .. } | Followed::TakenOver { .. } => {}
     }
     Ok(())
 }

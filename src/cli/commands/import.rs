@@ -76,6 +76,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 ctx.ui.status(&format!("{name}: nothing new since the last import"));
                 Ok(())
             }
+            import::Followed::TakenOver { name, id } => {
+                writeln!(ctx.ui.stdout(), "{id}")?;
+                ctx.ui.status(&format!("{name}: imported whole before, as {id}; followed from here"));
+                Ok(())
+            }
         };
     }
     // Before the store is opened (and, on a fresh machine, created): a file that fails here
@@ -117,16 +122,35 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
         bar.set_style(style);
     }
     let options = import::Options { title: None, again: false };
-    let (mut started, mut grew, mut unchanged, mut skipped, mut failed) = (0, 0, 0, 0, 0);
+    let (mut started, mut grew, mut unchanged, mut skipped, mut failed, mut taken) = (0, 0, 0, 0, 0, 0);
     let mut events = 0u64;
     // Every session that is new or grew goes into one commit, made at the end under one
     // lock: a folder imports whole or, if that commit fails, not at all.
     let lock = store.lock()?;
     let mut batch = convo::store::Batch::default();
     let mut last_started = None;
+    // A session is known by its file name: a second file of that name in the folder (a
+    // copy, a backup) would be taken for the same session within one commit.
+    let mut sessions = std::collections::HashSet::new();
     for path in &files {
+        let stem = path.file_stem().map(|s| s.to_owned());
+        if sessions.contains(&stem) {
+            failed += 1;
+            ctx.ui.warning(&format!(
+                "{}: a file of the same session name was imported in this run (skipped)",
+                path.display()
+            ));
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            continue;
+        }
         let mut commits = import::Commits::Into(&mut batch);
-        match import::follow_into(&store, &lock, path, format, &options, &ctx.clock, &mut commits) {
+        let followed = import::follow_into(&store, &lock, path, format, &options, &ctx.clock, &mut commits);
+        if followed.is_ok() {
+            sessions.insert(stem);
+        }
+        match followed {
             Ok(import::Followed::Started(done)) => {
                 started += 1;
                 events += done.conversations.iter().map(|(_, s)| s.events).sum::<u64>();
@@ -137,6 +161,7 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
                 events += added + new_parts;
             }
             Ok(import::Followed::Unchanged { .. }) => unchanged += 1,
+            Ok(import::Followed::TakenOver { .. }) => taken += 1,
             Err(import::ImportFailure::Follow(
                 import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
             )) => skipped += 1,
@@ -156,7 +181,7 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
     if !batch.is_empty() {
         let name =
             dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
-        let subject = convo::store::subject::folder(&name, started + grew, events);
+        let subject = convo::store::subject::folder(&name, started + grew + taken, events);
         let committed = store.commit_batch(&lock, batch, &subject, &ctx.clock)?;
         drop(lock);
         if let Some(id) = last_started {
@@ -170,9 +195,10 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
         });
     }
     ctx.ui.status(&format!(
-        "{}: {} files: {started} new, {grew} continued, {unchanged} unchanged, {skipped} not sessions, {failed} failed; {events} events imported",
+        "{}: {} files: {started} new, {grew} continued, {unchanged} unchanged{}, {skipped} not sessions, {failed} failed; {events} events imported",
         dir.display(),
-        files.len()
+        files.len(),
+        if taken > 0 { format!(", {taken} imported whole before and taken over") } else { String::new() }
     ));
     if failed > 0 {
         return Err(CommandError::input(format!("{failed} of {} files could not be imported", files.len()))

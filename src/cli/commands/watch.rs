@@ -66,6 +66,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     ctx.ui.status(&format!("{}: +{} events", path.display(), added + new_parts));
                 }
                 Ok(Followed::Unchanged { .. }) => {}
+                Ok(Followed::TakenOver { id, .. }) => {
+                    ctx.ui.status(&format!("{}: imported whole before, as {id}; followed from here", path.display()));
+                }
                 Err(ImportFailure::Follow(
                     import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
                 )) => {}

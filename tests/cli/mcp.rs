@@ -107,3 +107,57 @@ fn mcp_appends_take_the_store_lock_beside_cli_appends() {
     assert_eq!(commits, (1 + 2 * n).to_string(), "`new`, and one commit per append");
     env.run(&["fsck"]).ok();
 }
+
+/// The server over a bare pipe, without any SDK: it answers the handshake, lists its tools,
+/// runs one, answers an unknown method with JSON-RPC's "method not found" and a line that
+/// is not JSON with nothing, and goes on serving; closing stdin ends it with exit 0. (The
+/// SDK session above is skipped where PyPI cannot be reached; this is not.)
+#[test]
+fn the_server_speaks_json_rpc_on_a_bare_pipe() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    env.new_conversation("piped");
+    let mut child = env
+        .command(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("convo runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str, answer: bool| -> Option<serde_json::Value> {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        answer.then(|| {
+            let mut reply = String::new();
+            stdout.read_line(&mut reply).unwrap();
+            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
+        })
+    };
+    let init = ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
+        true,
+    )
+    .unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "convo", "{init}");
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
+    let tools = ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, true).unwrap();
+    let mut names: Vec<&str> =
+        tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["append", "compact", "fork", "list_conversations", "log", "new_conversation", "search", "show"]);
+    ask("this is not JSON", false);
+    let unknown = ask(r#"{"jsonrpc":"2.0","id":3,"method":"convo/nothing"}"#, true).unwrap();
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let listed = ask(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_conversations","arguments":{}}}"#,
+        true,
+    )
+    .unwrap();
+    assert_eq!(listed["id"], 4);
+    assert_eq!(listed["result"]["structuredContent"]["conversations"][0]["title"], "piped", "{listed}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}

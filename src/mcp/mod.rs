@@ -67,6 +67,10 @@ pub trait Host: Send {
     fn clock(&self) -> &Clock;
     /// The configuration in force for a conversation with `events`.
     fn config(&self, store: &Store, events: &[Event]) -> Result<Resolved, Failure>;
+    /// After an append: what `convo append` does next (with `compaction.auto.enabled`, compact
+    /// when the conversation nears its model's window). Never fails the append, which has
+    /// landed.
+    fn after_append(&self, store: &Store, id: &str);
     /// Append a planned compaction (no model is called: the plan has its summary), with the
     /// user's hooks around it.
     fn compact(
@@ -139,7 +143,14 @@ impl Server {
     /// Append events to a conversation as one commit; all are checked before any is written
     #[tool(annotations(destructive_hint = false))]
     async fn append(&self, Parameters(p): Parameters<tools::AppendParams>) -> CallToolResult {
-        self.call(|host| tools::append(&host.store(true)?, host.clock(), &p))
+        self.call(|host| {
+            let store = host.store(true)?;
+            let appended = tools::append(&store, host.clock(), &p)?;
+            if let Some(id) = appended["id"].as_str() {
+                host.after_append(&store, id);
+            }
+            Ok(appended)
+        })
     }
 
     /// Start a new, empty conversation (the active one stays as it is)

@@ -161,3 +161,53 @@ fn the_server_speaks_json_rpc_on_a_bare_pipe() {
     let status = child.wait().unwrap();
     assert!(status.success());
 }
+
+/// An append through the server is followed by what follows `convo append`: with
+/// `compaction.auto.enabled` and the window nearly full, an automatic compaction.
+#[test]
+fn an_mcp_append_is_followed_by_automatic_compaction_as_the_cli_s_is() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    let id = env.new_conversation("auto");
+    for turn in 0..2 {
+        let long = format!("{} {}", "a question that takes room".repeat(20), turn);
+        env.run(&["append", &id, "--user", &long]).ok();
+        env.run(&["append", &id, "--assistant", &"an answer that takes room too ".repeat(20)]).ok();
+    }
+    let flags = [
+        "compaction.auto.enabled=true",
+        "compaction.auto.min_turns=1",
+        "compaction.keep_last=1",
+        "llm.model=\"ollama/llama3.2\"",
+        "models.\"ollama/llama3.2\".context_window=400",
+    ];
+    let mut args: Vec<&str> = flags.iter().flat_map(|f| ["--config", f]).collect();
+    args.push("mcp");
+    let mut child =
+        env.command(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"append","arguments":{{"id":"{id}","events":[{{"type":"user","content":"next"}}]}}}}}}"#
+    );
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        call.as_str(),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut replies = String::new();
+    for _ in 0..2 {
+        stdout.read_line(&mut replies).unwrap();
+    }
+    assert!(replies.contains(r#""isError":false"#), "{replies}");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let subjects = env.git(&["log", "--format=%s", "-2"]);
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert!(subjects[0].starts_with("compact: \"auto\""), "{subjects:?}");
+    assert!(subjects[1].starts_with("append: \"auto\" turn 2"), "{subjects:?}");
+}

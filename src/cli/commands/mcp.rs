@@ -15,9 +15,10 @@ use crate::cli::command_error::CommandError;
 /// Tools: list_conversations, search, show, append, new_conversation, compact, fork, log.
 /// Results stay small: listings and hits are paged or limited, text comes a window at a
 /// time. Writes take the store's lock as the CLI's do, and a compaction runs your own
-/// hooks.pre_compact and hooks.post_compact; the server never calls a model (a summary is
-/// the agent's own text, or the digest). Logs and warnings go to stderr; stdout is the
-/// protocol. Register it with an agent as `convo mcp` (see the README).
+/// hooks.pre_compact and hooks.post_compact. The compact tool calls no model (its summary
+/// is the agent's own text, or the digest); an append is followed by automatic compaction
+/// as `convo append` is (compaction.auto.enabled). Logs and warnings go to stderr; stdout
+/// is the protocol. Register it with an agent as `convo mcp` (see the README).
 #[derive(clap::Args)]
 pub struct Args {}
 
@@ -46,6 +47,11 @@ impl Host for CliHost {
 
     fn config(&self, store: &Store, events: &[Event]) -> Result<Resolved, Failure> {
         self.ctx.config(store, events).map_err(failure)
+    }
+
+    fn after_append(&self, store: &Store, id: &str) {
+        // Its own failures are warnings on stderr: the append has landed.
+        let _ = self.ctx.auto_compact(store, id, None);
     }
 
     fn compact(

@@ -185,11 +185,10 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
     let outlines = &outlined.outlines;
     let turns = outlined.turns();
     let overlays = overlays(outlined, &turns, extra)?;
-    // The latest call of each id so far: a result answers the latest call with its id
-    // before it (an id can be used twice). Tool names are shared by every item that
-    // names them.
-    let mut calls: HashMap<&str, (usize, Arc<str>)> = HashMap::new();
-    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let numbers = outlined.calls();
+    // The latest call of each id so far, by the id's number: a result answers the latest
+    // call with its id before it (an id can be used twice).
+    let mut latest: Vec<usize> = vec![usize::MAX; numbers.count];
     // Latest first, so the first overlay found with an opinion wins.
     let winner = |index: usize, has_opinion: &dyn Fn(&Compaction) -> bool| {
         overlays.iter().rev().find(|o| o.covers(index) && has_opinion(&o.compaction))
@@ -200,9 +199,8 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
     for (index, outline) in outlines.iter().enumerate() {
         let turn = turns[index];
         let raw = |edit: Edit| Item::Raw { index, edit, turn };
-        if let Shape::ToolCall { call_id, name } = &outline.shape {
-            let name = names.entry(name.as_str()).or_insert_with(|| Arc::from(name.as_str())).clone();
-            calls.insert(call_id.as_str(), (index, name));
+        if let Shape::ToolCall { .. } = &outline.shape {
+            latest[numbers.of[index] as usize] = index;
         }
         match &outline.shape {
             Shape::Compaction => continue,
@@ -237,9 +235,14 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
                 }
                 Decision::Strip { .. } => out.push(raw(Edit::None)),
             },
-            Shape::ToolResult { call_id, .. } => {
+            Shape::ToolResult { .. } => {
                 // A result follows its call's fate, so a pair is never split.
-                let Some((call_index, name)) = calls.get(call_id.as_str()).cloned() else { continue };
+                let call_index = latest[numbers.of[index] as usize];
+                if call_index == usize::MAX {
+                    continue;
+                }
+                // Tool names are shared by every item that names them.
+                let name = numbers.names[numbers.name_of[call_index] as usize].clone();
                 match tool_decision(winner(call_index, &|c| c.has_tool_policy()), &name) {
                     Decision::Keep => out.push(raw(Edit::None)),
                     Decision::Omit => {}
@@ -257,7 +260,7 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
             _ => out.push(raw(Edit::None)),
         }
     }
-    Ok(make_valid(out, outlines))
+    Ok(make_valid(out, outlines, numbers))
 }
 
 /// The view's items as events, from the raw `events` they were decided on.
@@ -566,7 +569,7 @@ impl Waiting {
 
 /// Make the view sendable: drop results without an earlier call and calls that never got a
 /// result, and keep user and assistant turns alternating, starting with the user.
-fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
+fn make_valid(view: Vec<Item>, outlines: &[Outline], numbers: &crate::event::outline::Calls) -> Vec<Item> {
     let shape = |item: &Item| match item {
         Item::Raw { index, .. } => Some(&outlines[*index].shape),
         Item::Synthetic(_) => None,
@@ -578,18 +581,17 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline]) -> Vec<Item> {
     // Pair by occurrence: a result answers the earliest unanswered call with its id; results
     // with no such call, and calls never answered, are left out.
     // Ids are almost always used once: a queue is made only for an id that waits twice.
-    let mut pending: HashMap<&str, Waiting> = HashMap::with_capacity(view.len() / 4);
+    let mut pending: Vec<Waiting> = (0..numbers.count).map(|_| Waiting::None).collect();
+    let number = |item: &Item| match item {
+        Item::Raw { index, .. } => numbers.of[*index] as usize,
+        Item::Synthetic(_) => usize::MAX,
+    };
     // Calls start out dropped until answered; everything else kept until found orphaned.
     let mut keep: Vec<bool> = view.iter().map(|item| !matches!(shape(item), Some(Shape::ToolCall { .. }))).collect();
     for (i, item) in view.iter().enumerate() {
         match shape(item) {
-            Some(Shape::ToolCall { call_id, .. }) => match pending.get_mut(call_id.as_str()) {
-                Some(waiting) => waiting.push(i),
-                None => {
-                    pending.insert(call_id.as_str(), Waiting::One(i));
-                }
-            },
-            Some(Shape::ToolResult { call_id, .. }) => match pending.get_mut(call_id.as_str()).and_then(Waiting::pop) {
+            Some(Shape::ToolCall { .. }) => pending[number(item)].push(i),
+            Some(Shape::ToolResult { .. }) => match pending[number(item)].pop() {
                 Some(call) => keep[call] = true,
                 None => keep[i] = false,
             },

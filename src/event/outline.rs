@@ -85,6 +85,55 @@ pub struct Outlined {
     /// Each compaction event, with its index in `outlines`.
     pub compactions: Vec<(usize, Event)>,
     pub configs: Vec<Event>,
+    /// Call ids and tool names numbered, made the first time a projection asks.
+    calls: std::sync::OnceLock<Calls>,
+}
+
+/// The call ids and tool names of a conversation numbered, so a projection pairs calls with
+/// results by index: hashing every id string again, in each pass, was most of a
+/// projection's time on long conversations.
+#[derive(Debug, Clone, Default)]
+pub struct Calls {
+    /// For each outline, its call id's number (a call or a result), or [`Calls::NONE`].
+    pub of: Vec<u32>,
+    /// How many distinct call ids there are.
+    pub count: usize,
+    /// For each outline, its tool name's number in `names` (a call), or [`Calls::NONE`].
+    pub name_of: Vec<u32>,
+    pub names: Vec<std::sync::Arc<str>>,
+}
+
+impl Calls {
+    pub const NONE: u32 = u32::MAX;
+
+    fn of(outlines: &[Outline]) -> Calls {
+        let mut ids: foldhash::HashMap<&str, u32> = Default::default();
+        let mut names: foldhash::HashMap<&str, u32> = Default::default();
+        let mut calls = Calls {
+            of: Vec::with_capacity(outlines.len()),
+            name_of: Vec::with_capacity(outlines.len()),
+            ..Calls::default()
+        };
+        for outline in outlines {
+            let (id, name) = match &outline.shape {
+                Shape::ToolCall { call_id, name } => (Some(call_id.as_str()), Some(name.as_str())),
+                Shape::ToolResult { call_id, .. } => (Some(call_id.as_str()), None),
+                _ => (None, None),
+            };
+            calls.of.push(id.map_or(Calls::NONE, |id| {
+                let next = ids.len() as u32;
+                *ids.entry(id).or_insert(next)
+            }));
+            calls.name_of.push(name.map_or(Calls::NONE, |name| {
+                *names.entry(name).or_insert_with(|| {
+                    calls.names.push(std::sync::Arc::from(name));
+                    calls.names.len() as u32 - 1
+                })
+            }));
+        }
+        calls.count = ids.len();
+        calls
+    }
 }
 
 impl Outlined {
@@ -99,12 +148,19 @@ impl Outlined {
     /// Add an event's outline; `event` gives the whole event when the outline alone is not
     /// enough (a compaction or config event).
     pub fn push(&mut self, outline: Outline, event: impl FnOnce() -> Event) {
+        // Numbered again, with this one, when next asked.
+        self.calls.take();
         match outline.shape {
             Shape::Compaction => self.compactions.push((self.outlines.len(), event())),
             Shape::Config => self.configs.push(event()),
             _ => {}
         }
         self.outlines.push(outline);
+    }
+
+    /// The call ids and tool names numbered (made once, then kept).
+    pub fn calls(&self) -> &Calls {
+        self.calls.get_or_init(|| Calls::of(&self.outlines))
     }
 
     /// Turn numbers: each user event starts the next turn.

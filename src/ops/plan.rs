@@ -1,8 +1,6 @@
 //! Making a compaction: its range widened around existing summaries, the covered event ids
 //! looked up, and the before/after estimates `--dry-run` prints. Pure: events in, values out.
 
-use foldhash::{HashMap, HashMapExt};
-
 use chrono::{DateTime, Utc};
 
 use crate::compaction::digest;
@@ -455,7 +453,7 @@ impl Bounds {
                 turns[start.min(events.len() - 1)].unwrap_or(0)
             )));
         }
-        unsplit(events, start, end)
+        unsplit(outlined, start, end)
             .ok_or_else(|| nothing(format!("the range holds only part of one tool call and its result ({from_label})")))
     }
 }
@@ -482,27 +480,31 @@ fn recent_tools_end(events: &[Outline], n: u64) -> Option<usize> {
 /// The range `start..=end` shrunk until it holds every tool call it holds a result of and
 /// the reverse: a range never separates a result from its call (a summary would swallow
 /// one and leave the other). `None` when nothing is left.
-pub fn unsplit(events: &[Outline], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
-    // Each call's result: the first result with its id after it (ids can repeat).
-    let mut waiting: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
-    let mut result_of: HashMap<usize, usize> = HashMap::new();
-    let mut call_of: HashMap<usize, usize> = HashMap::new();
-    for (i, e) in events.iter().enumerate() {
+pub fn unsplit(outlined: &Outlined, mut start: usize, mut end: usize) -> Option<(usize, usize)> {
+    // Each call's result: the first result with its id after it (ids can repeat). Calls
+    // are paired by their id's number, not by hashing the ids again.
+    let numbers = outlined.calls();
+    let mut waiting: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); numbers.count];
+    let mut result_of: Vec<usize> = vec![usize::MAX; outlined.outlines.len()];
+    let mut call_of: Vec<usize> = vec![usize::MAX; outlined.outlines.len()];
+    for (i, e) in outlined.outlines.iter().enumerate() {
         match &e.shape {
-            Shape::ToolCall { call_id, .. } => waiting.entry(call_id.as_str()).or_default().push_back(i),
-            Shape::ToolResult { call_id, .. } => {
-                if let Some(call) = waiting.get_mut(call_id.as_str()).and_then(|q| q.pop_front()) {
-                    result_of.insert(call, i);
-                    call_of.insert(i, call);
+            Shape::ToolCall { .. } => waiting[numbers.of[i] as usize].push_back(i),
+            Shape::ToolResult { .. } => {
+                if let Some(call) = waiting[numbers.of[i] as usize].pop_front() {
+                    result_of[call] = i;
+                    call_of[i] = call;
                 }
             }
             _ => {}
         }
     }
+    let call_of = |i: &usize| Some(call_of[*i]).filter(|c| *c != usize::MAX);
+    let result_of = |i: &usize| Some(result_of[*i]).filter(|r| *r != usize::MAX);
     while start <= end {
-        if let Some(result) = (start..=end).rev().find(|i| call_of.get(i).is_some_and(|c| *c < start)) {
+        if let Some(result) = (start..=end).rev().find(|i| call_of(i).is_some_and(|c| c < start)) {
             start = result + 1;
-        } else if let Some(call) = (start..=end).find(|i| result_of.get(i).is_some_and(|r| *r > end)) {
+        } else if let Some(call) = (start..=end).find(|i| result_of(i).is_some_and(|r| r > end)) {
             end = call.checked_sub(1)?;
         } else {
             return Some((start, end));

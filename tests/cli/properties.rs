@@ -181,7 +181,7 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let last = events.len() - 1;
                 let start = from.min(last);
                 let outlined = Outlined::of(&events);
-                let Some((start, end)) = plan::unsplit(&outlined.outlines, start, (start + len).min(last)) else {
+                let Some((start, end)) = plan::unsplit(&outlined, start, (start + len).min(last)) else {
                     continue;
                 };
                 prop_assert!(!splits_a_pair(&events, start, end), "unsplit left a call without its result");

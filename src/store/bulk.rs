@@ -226,7 +226,13 @@ impl Store {
         previous: Option<ObjectId>,
     ) -> Result<()> {
         if let Some(tree) = self.entry_at(tree, &layout::conversation_dir(&a.id))? {
-            let cache = Cache { tree, stats: a.stats, updated: a.before.updated.clone(), last_commit: Some(commit) };
+            let cache = Cache {
+                tree,
+                stats: a.stats,
+                updated: a.before.updated.clone(),
+                last_commit: Some(commit),
+                conversations_at_last: None,
+            };
             self.write_cache(&a.id, &cache);
             self.catalogue_note(&a.id, &cache);
         }

@@ -16,6 +16,10 @@ struct Stored {
     stats: Stats,
     updated: Option<String>,
     last_commit: Option<String>,
+    /// The `conversations` tree at `last_commit`, so that `last_commit` is checked against
+    /// its commit's small root tree instead of the store-sized `conversations` tree.
+    #[serde(default)]
+    conversations_at_last: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -27,6 +31,8 @@ pub(super) struct Cache {
     pub updated: Option<String>,
     /// The newest commit that changed the conversation, head of its `Convo-Previous` chain.
     pub last_commit: Option<ObjectId>,
+    /// The `conversations` tree at `last_commit` (filled in by [`Store::write_cache`]).
+    pub conversations_at_last: Option<ObjectId>,
 }
 
 impl Store {
@@ -42,16 +48,24 @@ impl Store {
             stats: stored.stats,
             updated: stored.updated,
             last_commit: stored.last_commit.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+            conversations_at_last: stored.conversations_at_last.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
         })
     }
 
     /// Best effort: a store we cannot write to still answers, just more slowly.
     pub(super) fn write_cache(&self, id: &str, cache: &Cache) {
+        // The commit's root tree is small (and usually just written): one lookup now
+        // spares each later read a walk of the whole `conversations` tree.
+        let conversations_at_last = cache
+            .last_commit
+            .and_then(|c| self.commit_tree_id(c).ok())
+            .and_then(|root| self.entry_at(root, layout::CONVERSATIONS).ok().flatten());
         let stored = Stored {
             tree: cache.tree.to_string(),
             stats: cache.stats,
             updated: cache.updated.clone(),
             last_commit: cache.last_commit.map(|c| c.to_string()),
+            conversations_at_last: conversations_at_last.map(|c| c.to_string()),
         };
         let dir = self.state_dir().join("cache");
         if super::create_private_dir(&dir).is_ok()
@@ -78,6 +92,7 @@ impl Store {
                 stats: Stats::default(),
                 updated: None,
                 last_commit: None,
+                conversations_at_last: None,
             });
         };
         let previous = self.read_cache(id);
@@ -93,7 +108,7 @@ impl Store {
             events.iter().for_each(|e| stats.add(e));
             updated = events.last().map(|e| e.ts.clone()).or(updated);
         }
-        let cache = Cache { tree, stats, updated, last_commit: None };
+        let cache = Cache { tree, stats, updated, last_commit: None, conversations_at_last: None };
         self.write_cache(id, &cache);
         Ok(cache)
     }

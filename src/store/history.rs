@@ -300,9 +300,18 @@ impl Store {
             && Some(cache.tree) == head_entry
             && let Some(last) = cache.last_commit
             && self.commit_exists(last)
-            && self.entry_at(self.commit_tree_id(last)?, &dir)? == head_entry
         {
-            return Ok(Some(last));
+            // The commit must still hold the conversation as HEAD does: checked by the
+            // `conversations` tree recorded with it (trees never change, so that one holds
+            // the conversation as the cache says), else by looking the conversation up.
+            let root = self.commit_tree_id(last)?;
+            let holds = match cache.conversations_at_last {
+                Some(conversations) => self.entry_at(root, layout::CONVERSATIONS)? == Some(conversations),
+                None => self.entry_at(root, &dir)? == head_entry,
+            };
+            if holds {
+                return Ok(Some(last));
+            }
         }
         let found = self.newest_change(head, &dir)?;
         if let Some(mut cache) = self.read_cache(id)

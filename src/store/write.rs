@@ -82,7 +82,13 @@ impl Store {
         let committed = self.commit(lock, &changes, &message, clock)?;
         let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
         if let Some(tree) = tree {
-            let cache = Cache { tree, stats: Stats::default(), updated: None, last_commit: Some(committed.commit) };
+            let cache = Cache {
+                tree,
+                stats: Stats::default(),
+                updated: None,
+                last_commit: Some(committed.commit),
+                conversations_at_last: None,
+            };
             self.write_cache(&id, &cache);
             self.catalogue_note(&id, &cache);
         }
@@ -177,7 +183,8 @@ impl Store {
         let committed = self.commit(lock, &changes, &message, clock)?;
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
             let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-            let cache = Cache { tree, stats, updated, last_commit: Some(committed.commit) };
+            let cache =
+                Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
             self.write_cache(id, &cache);
             self.catalogue_note(id, &cache);
         }
@@ -298,7 +305,8 @@ impl Store {
         };
         let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(&id))? {
-            let cache = Cache { tree, stats, updated, last_commit: Some(committed.commit) };
+            let cache =
+                Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
             self.write_cache(&id, &cache);
             self.catalogue_note(&id, &cache);
         }

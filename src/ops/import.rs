@@ -407,14 +407,7 @@ pub fn follow_into(
         Some(f) if interop::streams(f) => f,
         _ => return Err(follow_refused(FollowFailure::NotLines { name, format: "this format" })),
     };
-    let roots = if format == Format::ClaudeCode {
-        let mut ignore = |_| {};
-        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
-        interop::claude_code::sidechain_roots(&mut lines)
-            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
-    } else {
-        Default::default()
-    };
+    let roots = sidechain_roots(path, whole, format, &name)?;
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
@@ -565,14 +558,7 @@ fn adopt_whole_import(
         return Err(follow_refused(FollowFailure::NotLines { name, format: format.name() }));
     }
     // How many events the file gives each part: what a follow skips before appending.
-    let roots = if format == Format::ClaudeCode {
-        let mut ignore = |_| {};
-        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
-        interop::claude_code::sidechain_roots(&mut lines)
-            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
-    } else {
-        Default::default()
-    };
+    let roots = sidechain_roots(path, whole, format, &name)?;
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut counts = Counts::default();
@@ -632,6 +618,18 @@ fn blob_sha1(path: &Path, size: u64) -> Result<String> {
     Ok(lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default())
 }
 
+/// A Claude Code session's subagent roots in the file's first `whole` bytes (what the
+/// streaming importer needs before its pass); none for another format.
+fn sidechain_roots(path: &Path, whole: u64, format: Format, name: &str) -> Result<HashMap<String, String>> {
+    if format != Format::ClaudeCode {
+        return Ok(Default::default());
+    }
+    let mut ignore = |_| {};
+    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    interop::claude_code::sidechain_roots(&mut lines)
+        .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })
+}
+
 fn appending_len(a: &crate::store::Appending) -> u64 {
     if a.is_empty() { 0 } else { a.len() as u64 }
 }
@@ -666,14 +664,7 @@ fn start_following(
         Some(f) => return Err(follow_refused(FollowFailure::NotLines { name, format: f.name() })),
         None => return Err(follow_refused(FollowFailure::NotLines { name, format: "an unknown format" })),
     };
-    let roots = if format == Format::ClaudeCode {
-        let mut ignore = |_| {};
-        let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
-        interop::claude_code::sidechain_roots(&mut lines)
-            .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
-    } else {
-        Default::default()
-    };
+    let roots = sidechain_roots(path, whole, format, &name)?;
     let sha1 = prefix_sha1(path, whole)?;
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;

@@ -3,11 +3,12 @@
 //! discarded together, so the store is left as it was.
 //!
 //! A batch commit names each conversation it appended to, with that conversation's
-//! previous commit (`Convo-Appended: ID PREVIOUS`), so `log ID` follows its own chain
-//! through it as through any append; the ones it made are `Convo-Imported`, as an import's.
+//! previous commit and counts (`Convo-Appended: ID PREVIOUS TURNS EVENTS TOKENS`), so
+//! `log ID` follows its own chain through it and shows its sizes as for any append; the
+//! ones it made are `Convo-Imported`, as an import's.
 
 use super::bulk::Appending;
-use super::history::Trailers;
+use super::history::{Appended, Trailers};
 use super::import::Staged;
 use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store};
@@ -76,8 +77,10 @@ impl Store {
             for (a, meta) in &mut batch.appends {
                 changes.extend(self.append_changes(a, meta.as_ref())?);
                 let before = self.last_commit_of(a.id())?;
-                if let Some(commit) = before {
-                    appended.appended.push((a.id().to_owned(), commit));
+                if let Some(previous) = before {
+                    let stats = a.stats();
+                    let counts = Some((stats.turns, stats.events, stats.tokens()));
+                    appended.appended.push(Appended { id: a.id().to_owned(), previous, counts });
                 }
                 previous.push(before);
             }

@@ -50,6 +50,11 @@ impl Appending {
         &self.id
     }
 
+    /// The conversation's counts with what was added so far.
+    pub fn stats(&self) -> crate::event::Stats {
+        self.stats
+    }
+
     /// Whether no event has been added yet.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()

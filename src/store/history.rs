@@ -28,9 +28,18 @@ pub struct Trailers {
     pub compaction: Option<String>,
     /// For a merge: each conversation it brought in, and that conversation's previous commit.
     pub merged: Vec<(String, ObjectId)>,
-    /// For a commit that appends to several conversations (`import DIR`): each one, and its
-    /// previous commit.
-    pub appended: Vec<(String, ObjectId)>,
+    /// For a commit that appends to several conversations (`import DIR`): each one, its
+    /// previous commit, and its counts after the change.
+    pub appended: Vec<Appended>,
+}
+
+/// One conversation a commit appended to among others: `Convo-Appended: ID PREVIOUS TURNS
+/// EVENTS TOKENS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub id: String,
+    pub previous: ObjectId,
+    pub counts: Option<(u64, u64, u64)>,
 }
 
 impl Trailers {
@@ -49,12 +58,28 @@ impl Trailers {
                 "Convo-Events" => t.events = value.parse().ok(),
                 "Convo-Tokens" => t.tokens = value.parse().ok(),
                 "Convo-Compaction" => t.compaction = Some(value.to_owned()),
-                "Convo-Merged" | "Convo-Appended" => {
+                "Convo-Merged" => {
                     if let Some((id, commit)) = value.split_once(' ')
                         && let Ok(commit) = ObjectId::from_hex(commit.trim().as_bytes())
                     {
-                        let list = if key == "Convo-Merged" { &mut t.merged } else { &mut t.appended };
-                        list.push((id.to_owned(), commit));
+                        t.merged.push((id.to_owned(), commit));
+                    }
+                }
+                "Convo-Appended" => {
+                    let words: Vec<&str> = value.split_whitespace().collect();
+                    if let [id, previous, rest @ ..] = words.as_slice()
+                        && let Ok(previous) = ObjectId::from_hex(previous.as_bytes())
+                    {
+                        let counts = match rest {
+                            [turns, events, tokens] => turns
+                                .parse()
+                                .ok()
+                                .zip(events.parse().ok())
+                                .zip(tokens.parse().ok())
+                                .map(|((a, b), c)| (a, b, c)),
+                            _ => None,
+                        };
+                        t.appended.push(Appended { id: (*id).to_owned(), previous, counts });
                     }
                 }
                 _ => {}
@@ -83,8 +108,13 @@ impl Trailers {
         if let Some(compaction) = &self.compaction {
             out += &format!("Convo-Compaction: {compaction}\n");
         }
-        for (id, previous) in &self.appended {
-            out += &format!("Convo-Appended: {id} {previous}\n");
+        for a in &self.appended {
+            match a.counts {
+                Some((turns, events, tokens)) => {
+                    out += &format!("Convo-Appended: {} {} {turns} {events} {tokens}\n", a.id, a.previous);
+                }
+                None => out += &format!("Convo-Appended: {} {}\n", a.id, a.previous),
+            }
         }
         out
     }
@@ -111,6 +141,21 @@ pub struct LogEntry {
 }
 
 impl Store {
+    /// [`Store::log_entry`], as conversation `conversation`'s log shows it: a commit that
+    /// appended to it among others names it, with its counts.
+    fn log_entry_of(&self, id: ObjectId, conversation: &str) -> Result<(LogEntry, Trailers, Vec<ObjectId>)> {
+        let (mut entry, trailers, parents) = self.log_entry(id)?;
+        if entry.conversation.is_none()
+            && let Some(a) = trailers.appended.iter().find(|a| a.id == conversation)
+        {
+            entry.conversation = Some(a.id.clone());
+            if let Some((turns, events, tokens)) = a.counts {
+                (entry.turns, entry.events, entry.tokens) = (Some(turns), Some(events), Some(tokens));
+            }
+        }
+        Ok((entry, trailers, parents))
+    }
+
     fn log_entry(&self, id: ObjectId) -> Result<(LogEntry, Trailers, Vec<ObjectId>)> {
         let commit = self.repo.find_commit(id).map_err(git_err(format!("read commit {id}")))?;
         let decoded = commit.decode().map_err(git_err(format!("decode commit {id}")))?;
@@ -169,7 +214,7 @@ impl Store {
         let mut out = Vec::new();
         let mut next = newest;
         while let Some(commit) = next {
-            let (entry, trailers, parents) = self.log_entry(commit)?;
+            let (entry, trailers, parents) = self.log_entry_of(commit, &following)?;
             out.push(entry);
             let mut merged = trailers.merged.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
             // The side the fork came from has no folder of that name: switch to its source
@@ -186,7 +231,7 @@ impl Store {
                     None => merged = None,
                 }
             }
-            let appended = trailers.appended.iter().find(|(c, _)| *c == following).map(|(_, commit)| *commit);
+            let appended = trailers.appended.iter().find(|a| a.id == following).map(|a| a.previous);
             next = match (trailers.convo_id.as_deref() == Some(following.as_str()), trailers.previous) {
                 (true, Some(previous)) => Some(previous),
                 // A merge that brought this conversation in: continue on the side it came from.
@@ -228,7 +273,7 @@ impl Store {
     pub(super) fn record_log(&self, id: &str, commit: ObjectId, previous: Option<ObjectId>) {
         use std::io::{Read, Seek, SeekFrom, Write};
         let path = self.log_index_path(id);
-        let Ok((entry, _, _)) = self.log_entry(commit) else { return };
+        let Ok((entry, _, _)) = self.log_entry_of(commit, id) else { return };
         let Ok(line) = serde_json::to_string(&entry) else { return };
         let Some(previous) = previous else {
             // A new conversation: its index starts here.
@@ -342,7 +387,14 @@ mod tests {
             tokens: Some(120),
             compaction: Some("01C".into()),
             merged: Vec::new(),
-            appended: vec![("01D".into(), ObjectId::null(gix::hash::Kind::Sha1))],
+            appended: vec![
+                Appended {
+                    id: "01D".into(),
+                    previous: ObjectId::null(gix::hash::Kind::Sha1),
+                    counts: Some((3, 9, 120)),
+                },
+                Appended { id: "01E".into(), previous: ObjectId::null(gix::hash::Kind::Sha1), counts: None },
+            ],
         };
         let message = format!("append: \"x\" turn 2 (+3 events)\n\n{}", t.render());
         assert_eq!(Trailers::parse(&message), t);

@@ -230,12 +230,28 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
                 let id = r["id"].as_str().unwrap();
                 let entries: Vec<serde_json::Value> =
                     serde_json::from_str(env.run(&["log", id, "--format", "json"]).ok()).unwrap();
-                entries.iter().map(|e| e["subject"].as_str().unwrap().replace(name, "DIR")).collect()
+                entries
+                    .iter()
+                    .map(|e| format!("{} {}", e["subject"].as_str().unwrap().replace(name, "DIR"), e["events"]))
+                    .collect()
             })
             .collect()
     };
     let indexed = logs(&env);
     assert!(indexed.iter().any(|log| log.len() == 2 && log[0].starts_with("import: 1 session")), "{indexed:?}");
+    // The batch commit that continued it gives its counts after the change, as an append's.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let continued = rows
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .find(|id| env.run(&["log", id, "--format", "json"]).ok().matches("\"commit\"").count() == 2)
+        .unwrap();
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_str(env.run(&["log", continued, "--format", "json"]).ok()).unwrap();
+    let listed = rows.iter().find(|r| r["id"] == continued).unwrap();
+    assert_eq!(entries[0]["conversation"], continued);
+    assert_eq!(entries[0]["events"], listed["events"], "{entries:?}");
+    assert_eq!(entries[0]["turns"], listed["turns"], "{entries:?}");
     std::fs::remove_dir_all(env.store.join(".git/convo/log")).unwrap();
     assert_eq!(logs(&env), indexed, "rebuilt from the commits alone");
 

@@ -15,24 +15,11 @@ use crate::common::{TestEnv, run_command};
 fn client() -> Option<PathBuf> {
     static INSTALLED: OnceLock<Option<PathBuf>> = OnceLock::new();
     INSTALLED
-        .get_or_init(|| {
-            let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").join("mcp-venv");
-            let out = Command::new("bash")
-                .arg(repo.join(".ci/mcp-client.sh"))
-                .arg("install")
-                .arg(&venv)
-                .stdin(Stdio::null())
-                .output()
-                .expect("bash runs");
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            match out.status.code() {
-                Some(0) => Some(venv.join("bin/python")),
-                Some(10) => {
-                    eprintln!("skipped: {}", stderr.trim().lines().last().unwrap_or_default());
-                    None
-                }
-                _ => panic!("installing the MCP client failed:\n{stderr}"),
+        .get_or_init(|| match crate::common::pypi_venv("mcp-client.sh", "mcp-venv") {
+            Ok(venv) => Some(venv.join("bin/python")),
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                None
             }
         })
         .clone()

@@ -28,31 +28,8 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The venv under the target folder (`CARGO_TARGET_TMPDIR` is `<target>/tmp`).
-fn venv() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").join("llm-venv")
-}
-
 fn install() -> Result<PathBuf, String> {
-    INSTALLED
-        .get_or_init(|| {
-            let venv = venv();
-            let out = Command::new("bash")
-                .arg(repo().join(".ci/llama-server.sh"))
-                .arg("install")
-                .arg(&venv)
-                .stdin(Stdio::null())
-                .output()
-                .expect("bash runs");
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            match out.status.code() {
-                Some(0) => Ok(venv),
-                // Its last line says why (pip's own output comes before it).
-                Some(10) => Err(stderr.trim().lines().last().unwrap_or_default().to_owned()),
-                _ => panic!("installing the llama.cpp server failed:\n{stderr}"),
-            }
-        })
-        .clone()
+    INSTALLED.get_or_init(|| super::pypi_venv("llama-server.sh", "llm-venv")).clone()
 }
 
 impl LlamaServer {

@@ -246,3 +246,26 @@ impl Drop for FakeGit {
         let _ = self.0.wait();
     }
 }
+
+/// Install a test dependency from PyPI with `.ci/SCRIPT install VENV` (a venv under the
+/// target folder, `target/VENV`): the venv, or `Err(why)` when the install is impossible
+/// here (the script's exit 10, its last line saying why); any other failure panics.
+pub fn pypi_venv(script: &str, venv: &str) -> Result<PathBuf, String> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // `CARGO_TARGET_TMPDIR` is `<target>/tmp`.
+    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").join(venv);
+    let out = Command::new("bash")
+        .arg(repo.join(".ci").join(script))
+        .arg("install")
+        .arg(&venv)
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => Ok(venv),
+        // Its last line says why (pip's own output comes before it).
+        Some(10) => Err(stderr.trim().lines().last().unwrap_or_default().to_owned()),
+        _ => panic!("{script} install failed:\n{stderr}"),
+    }
+}

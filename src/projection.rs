@@ -138,7 +138,8 @@ pub fn status_line(name: &str, is_error: bool) -> String {
 }
 
 impl Item {
-    fn turn(&self) -> Option<u64> {
+    /// The raw turn the item stands for (a summary pair: the first turn it replaces).
+    pub fn turn(&self) -> Option<u64> {
         match self {
             Item::Raw { turn, .. } => *turn,
             Item::Synthetic(made) => made.turn,
@@ -265,10 +266,16 @@ fn view_with(outlined: &Outlined, extra: Option<&Event>) -> Result<Vec<Item>, Pr
 
 /// The view's items as events, from the raw `events` they were decided on.
 pub fn materialise(items: &[Item], events: &[Event]) -> Vec<Projected> {
+    materialise_from(items, events, 0)
+}
+
+/// [`materialise`] from the raw events starting at index `first` (a part of the
+/// conversation read alone); every raw item's index must fall in it.
+pub fn materialise_from(items: &[Item], events: &[Event], first: usize) -> Vec<Projected> {
     items
         .iter()
         .map(|item| match item {
-            Item::Raw { index, edit, turn } => apply(edit, *turn, &events[*index]),
+            Item::Raw { index, edit, turn } => apply(edit, *turn, &events[*index - first]),
             Item::Synthetic(made) => Projected {
                 event: Event { id: made.id.clone(), ts: made.ts.clone(), kind: made.kind.clone(), extra: Map::new() },
                 origin: Origin::Synthetic { by: made.by.clone() },

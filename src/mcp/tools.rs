@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::clock::Clock;
-use crate::event::{self, Event, turn_numbers};
+use crate::event::{self, Event};
 use crate::ops::plan::{Conversation, Request};
 use crate::ops::{self, ForkRange};
-use crate::projection::{self, Origin, Projected};
+use crate::projection;
 use crate::render;
 use crate::store::{LogEntry, Store};
 use rmcp::schemars::{self, JsonSchema};
@@ -214,40 +214,65 @@ pub struct ShowParams {
     pub max_chars: Option<u64>,
 }
 
+/// At most this many characters of event text are read for one `show`: a longer turn range
+/// is refused, with the hint to ask for fewer turns.
+const MAX_RANGE_CHARS: u64 = 16 << 20;
+
 /// A conversation (or a turn range of it) as text or JSON lines, a window of it at a time.
+/// Decided from the outline index; only the events of the turns asked for are read.
 pub fn show(store: &Store, p: &ShowParams) -> Result<Value, Failure> {
     let id = store.resolve_or_active(p.id.as_deref())?;
-    let events = store.events(&id)?;
-    let view: Vec<Projected> = if p.compacted.unwrap_or(false) {
-        projection::project(&events)?
-    } else {
-        events
-            .iter()
-            .zip(turn_numbers(&events))
-            .map(|(e, turn)| Projected { event: e.clone(), origin: Origin::Raw, raw_turn: turn })
-            .collect()
-    };
-    let turns = turn_numbers(&events).into_iter().flatten().max().map_or(0, |t| t + 1);
+    let at = store.outlined(&id)?;
+    let outlines = &at.outlined.outlines;
+    let turns = at.outlined.turns();
+    let count = turns.iter().flatten().max().map_or(0, |t| t + 1);
     let ranged = p.from_turn.is_some() || p.to_turn.is_some();
     let (from, to) = (p.from_turn.unwrap_or(0), p.to_turn.unwrap_or(u64::MAX));
     if from > to {
         return Err(Failure::input(format!("from_turn {from} is after to_turn {to}")));
     }
     // Events before the first turn (a system prompt) belong to a view from its start.
-    let shown: Vec<Projected> = view
-        .into_iter()
-        .filter(|v| match v.raw_turn {
-            Some(t) => (from..=to).contains(&t),
-            None => !ranged || from == 0,
+    let wanted = |turn: Option<u64>| match turn {
+        Some(t) => (from..=to).contains(&t),
+        None => !ranged || from == 0,
+    };
+    let compacted = p.compacted.unwrap_or(false);
+    let items: Vec<projection::Item> = if compacted {
+        projection::view(&at.outlined)?.into_iter().filter(|item| wanted(item.turn())).collect()
+    } else {
+        (0..outlines.len())
+            .filter(|i| wanted(turns[*i]))
+            .map(|index| projection::Item::Raw { index, edit: projection::Edit::None, turn: turns[index] })
+            .collect()
+    };
+    let raw: Vec<usize> = items
+        .iter()
+        .filter_map(|item| match item {
+            projection::Item::Raw { index, .. } => Some(*index),
+            projection::Item::Synthetic(_) => None,
         })
         .collect();
+    let (first, last) = (raw.iter().min().copied(), raw.iter().max().copied());
+    let size: u64 = first.map_or(0, |f| outlines[f..=last.unwrap_or(f)].iter().map(|o| o.chars).sum());
+    if size > MAX_RANGE_CHARS {
+        return Err(Failure::input(format!(
+            "the turns asked for hold ~{} characters of text, more than one show reads",
+            render::thousands(size)
+        ))
+        .hint(format!("ask for fewer turns with from_turn and to_turn (the conversation has {count})")));
+    }
+    let events = match (first, last) {
+        (Some(first), Some(last)) => store.events_at_indices(&at, first..=last)?,
+        _ => Vec::new(),
+    };
+    let shown = projection::materialise_from(&items, &events, first.unwrap_or(0));
     let mut bytes = Vec::new();
     match p.format.unwrap_or_default() {
         ShowFormat::Text => {
             let (events, labels) = render::marked(&shown);
             render::conversation(&mut bytes, &events, &labels, false, render::Theme::default())?;
         }
-        ShowFormat::Jsonl if p.compacted.unwrap_or(false) => render::projected_jsonl(&mut bytes, &shown)?,
+        ShowFormat::Jsonl if compacted => render::projected_jsonl(&mut bytes, &shown)?,
         ShowFormat::Jsonl => {
             for v in &shown {
                 bytes.write_all(v.event.to_line().as_bytes())?;
@@ -260,7 +285,7 @@ pub fn show(store: &Store, p: &ShowParams) -> Result<Value, Failure> {
     Ok(json!({
         "id": id,
         "title": title,
-        "turns": turns,
+        "turns": count,
         "events_shown": shown.len(),
         "total_chars": total,
         "next_offset": next,

@@ -35,6 +35,37 @@ pub struct OutlinedAt {
 }
 
 impl Store {
+    /// The events at `range` (indices into `at`'s outlines), read from the segments that
+    /// hold them only: a turn range of a long conversation costs its own bytes.
+    pub fn events_at_indices(&self, at: &OutlinedAt, range: std::ops::RangeInclusive<usize>) -> Result<Vec<Event>> {
+        let mut reader = self.segment_reader();
+        let mut events = Vec::new();
+        let mut first = 0usize;
+        for (path, blob, count) in &at.segments {
+            let next = first + count;
+            if next > *range.start() && first <= *range.end() {
+                let bytes = reader.read(*blob)?;
+                let text = std::str::from_utf8(&bytes)
+                    .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
+                let mut wanted = String::new();
+                for (i, line) in text.lines().enumerate() {
+                    if range.contains(&(first + i)) {
+                        wanted.push_str(line);
+                        wanted.push('\n');
+                    }
+                }
+                let parsed = crate::event::parse_stored(&wanted)
+                    .map_err(|error| StoreError::Corrupt { path: path.clone(), error })?;
+                events.extend(parsed);
+            }
+            if next > *range.end() {
+                break;
+            }
+            first = next;
+        }
+        Ok(events)
+    }
+
     /// Conversation `id` at HEAD, outlined: from the outline index, with the segments it
     /// has no record of read, outlined and recorded.
     /// The last one outlined is kept for the rest of the command, while HEAD holds it.

@@ -216,6 +216,7 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         let plain: Vec<Event> = view.iter().map(|p| p.event.clone()).collect();
         prop_assert_eq!(check_valid(&plain), Ok(()));
         outlines_answer_as_the_events_do(&store, &id, &events, &view)?;
+        a_turn_range_shows_as_the_whole_does(&store, &id, &events, &view)?;
 
         let raw_in_view: Vec<Event> =
             view.iter().filter(|p| p.origin == Origin::Raw).map(|p| p.event.clone()).collect();
@@ -234,6 +235,45 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         }
     }
     drop(lock);
+    Ok(())
+}
+
+/// `convo mcp`'s `show` of a turn range, which reads only the segments holding those turns,
+/// is that range of the whole: raw events and the compacted view alike.
+fn a_turn_range_shows_as_the_whole_does(
+    store: &Store,
+    id: &str,
+    events: &[Event],
+    view: &[projection::Projected],
+) -> Result<(), TestCaseError> {
+    let turns = convo::event::turn_numbers(events);
+    let last = turns.iter().flatten().max().copied().unwrap_or(0);
+    let ranges = [(0, 0), (1, 1), (0, last), (last / 2, last), (1, last.saturating_sub(1))];
+    for (from, to) in ranges.into_iter().filter(|(from, to)| from <= to) {
+        let shown = |compacted: bool| -> String {
+            let params = convo::mcp::tools::ShowParams {
+                id: Some(id.to_owned()),
+                compacted: Some(compacted),
+                from_turn: Some(from),
+                to_turn: Some(to),
+                format: Some(convo::mcp::tools::ShowFormat::Jsonl),
+                max_chars: Some(200_000),
+                ..Default::default()
+            };
+            let result = convo::mcp::tools::show(store, &params).unwrap_or_else(|e| panic!("{}", e.message));
+            result["text"].as_str().unwrap().to_owned()
+        };
+        let in_range = |turn: Option<u64>| match turn {
+            Some(t) => (from..=to).contains(&t),
+            None => from == 0,
+        };
+        let raw: String = events.iter().zip(&turns).filter(|(_, t)| in_range(**t)).map(|(e, _)| e.to_line()).collect();
+        prop_assert_eq!(shown(false), raw, "raw, turns {}-{}", from, to);
+        let part: Vec<projection::Projected> = view.iter().filter(|p| in_range(p.raw_turn)).cloned().collect();
+        let mut compacted = Vec::new();
+        convo::render::projected_jsonl(&mut compacted, &part).unwrap();
+        prop_assert_eq!(shown(true), String::from_utf8(compacted).unwrap(), "compacted, turns {}-{}", from, to);
+    }
     Ok(())
 }
 

@@ -198,3 +198,31 @@ fn an_mcp_append_is_followed_by_automatic_compaction_as_the_cli_s_is() {
     assert!(subjects[0].starts_with("compact: \"auto\""), "{subjects:?}");
     assert!(subjects[1].starts_with("append: \"auto\" turn 2"), "{subjects:?}");
 }
+
+/// A `show` whose turns hold more text than one call reads is refused with a hint to ask
+/// for fewer turns, and the other turns of the same conversation still show.
+#[test]
+fn a_show_of_more_text_than_one_call_reads_is_refused() {
+    use convo::event::{Draft, Kind};
+    use convo::mcp::tools::{ShowParams, show};
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = convo::store::Store::init(&dir.path().join("store")).unwrap();
+    let clock = convo::clock::Clock::fixed(chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap());
+    let lock = store.lock().unwrap();
+    let id = store.create(&lock, Some("big"), &clock).unwrap().id;
+    let huge = "x".repeat((16 << 20) + 1);
+    let drafts = vec![
+        Draft::new(Kind::User { content: huge }),
+        Draft::new(Kind::User { content: "small".into() }),
+        Draft::new(Kind::Assistant { content: "answer".into() }),
+    ];
+    store.append(&lock, &id, drafts, &clock).unwrap();
+    drop(lock);
+    let params = |from: Option<u64>| ShowParams { id: Some(id.clone()), from_turn: from, ..Default::default() };
+    let refused = show(&store, &params(None)).unwrap_err();
+    assert!(refused.message.contains("more than one show reads"), "{}", refused.message);
+    assert!(refused.hint.as_deref().is_some_and(|h| h.contains("the conversation has 2")), "{:?}", refused.hint);
+    let shown = show(&store, &params(Some(1))).unwrap();
+    assert_eq!(shown["events_shown"], 2);
+    assert!(shown["text"].as_str().unwrap().contains("small"));
+}

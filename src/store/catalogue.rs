@@ -158,6 +158,12 @@ impl Store {
             line.push_str(&marker(now));
         }
         self.catalogue_append(line.as_bytes());
+        if let Ok(Some(head)) = self.head_commit_id()
+            && let Ok(parent) = self.repo.find_commit(head).map(|c| c.parent_ids().next().map(|p| p.detach()))
+            && let (Ok(Some(now)), Ok(before)) = (self.conversations_tree(Some(head)), self.conversations_tree(parent))
+        {
+            self.ids_moved(before, now, id);
+        }
     }
 
     /// The last line of the catalogue file, with its newline.
@@ -206,6 +212,9 @@ impl Store {
     /// conversations (an import, a pull, a removal). Best effort, like every cache.
     pub(super) fn catalogue_refresh(&self) {
         let _ = self.catalogue();
+        if let Ok(Some(dir)) = self.head_commit_id().and_then(|head| self.conversations_tree(head)) {
+            self.ids_refresh(dir);
+        }
     }
 
     /// Remove the catalogue; the next reader rebuilds it from HEAD.
@@ -239,7 +248,7 @@ impl Store {
         // must not get its tree certified by lines computed from the one before.
         let conversations = self.conversations_tree(self.head_commit_id()?)?;
         let at_head = match conversations {
-            Some(dir) => self.listing(dir)?.folders(),
+            Some(dir) => self.conversations_in(dir)?,
             None => Vec::new(),
         };
         let bytes = std::fs::read(self.catalogue_path()).unwrap_or_default();

@@ -152,8 +152,8 @@ impl Store {
             if !trees_seen.insert(dir) {
                 continue;
             }
-            for (id, _, is_tree) in self.tree_entries(dir)? {
-                if !is_tree || present.contains(&id) || !known.insert(id.clone()) {
+            for (id, _) in self.conversations_in(dir)? {
+                if present.contains(&id) || !known.insert(id.clone()) {
                     continue;
                 }
                 let title = match self.entry_at(root, &layout::meta_path(&id))? {

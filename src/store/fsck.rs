@@ -98,8 +98,8 @@ impl Store {
             if !seen_trees.insert(dir) {
                 continue;
             }
-            for (id, tree, is_tree) in self.tree_entries(dir)? {
-                if !is_tree || !seen_trees.insert(tree) {
+            for (id, tree) in self.conversations_in(dir)? {
+                if !seen_trees.insert(tree) {
                     continue;
                 }
                 // Layout and parse errors are reported for HEAD above; history is best effort.

@@ -23,6 +23,8 @@ use super::{Result, Store, StoreError, git_err, io_err, layout};
 enum Level {
     Root,
     Conversations,
+    /// A fan folder: the conversations whose ids end in its name.
+    Fan,
     Conversation,
     Events,
     Group,
@@ -63,12 +65,18 @@ fn kind_name(kind: EntryKind) -> &'static str {
     }
 }
 
-/// The layout convo writes: which names a folder at `level` may hold, and of what kind.
-fn expected(level: Level, name: &str) -> Option<(EntryKind, Option<Level>)> {
+/// The layout convo writes: which names a folder at `level`, named `folder`, may hold, and
+/// of what kind. `conversations/` holds fan folders and, in a store from before the fan-out,
+/// conversation folders.
+fn expected(level: Level, folder: &str, name: &str) -> Option<(EntryKind, Option<Level>)> {
     match level {
         Level::Root if name == layout::CONVERSATIONS => Some((EntryKind::Tree, Some(Level::Conversations))),
         Level::Root if name == layout::STORE_CONFIG => Some((EntryKind::Blob, None)),
+        Level::Conversations if layout::is_fan(name) => Some((EntryKind::Tree, Some(Level::Fan))),
         Level::Conversations if layout::is_conversation_id(name) => Some((EntryKind::Tree, Some(Level::Conversation))),
+        Level::Fan if layout::is_conversation_id(name) && layout::fan(name) == folder => {
+            Some((EntryKind::Tree, Some(Level::Conversation)))
+        }
         Level::Conversation if name == layout::META_FILE => Some((EntryKind::Blob, None)),
         Level::Conversation if name == layout::EVENTS_DIR => Some((EntryKind::Tree, Some(Level::Events))),
         Level::Events if layout::parse_group_name(name).is_some() => Some((EntryKind::Tree, Some(Level::Group))),
@@ -80,7 +88,10 @@ fn expected(level: Level, name: &str) -> Option<(EntryKind, Option<Level>)> {
 fn what_belongs(level: Level) -> &'static str {
     match level {
         Level::Root => "only conversations/ and convo.toml belong at the top of a store",
-        Level::Conversations => "only folders named by a conversation id belong in conversations/",
+        Level::Conversations => {
+            "only folders named by the last two characters of a conversation id belong in conversations/"
+        }
+        Level::Fan => "only folders named by a conversation id ending in the folder's name belong here",
         Level::Conversation => "only meta.json and events/ belong in a conversation's folder",
         Level::Events => "only numbered segment folders belong in events/",
         Level::Group => "only numbered .jsonl segments belong in a segment folder",
@@ -131,6 +142,7 @@ impl Store {
             fail_point: None,
             unmarked: Default::default(),
             listings: Default::default(),
+            ids: Default::default(),
             outlined: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
@@ -184,7 +196,10 @@ impl Store {
             Some(known) => self.raw_entries(known)?.into_iter().map(|(name, _, id)| (name, id)).collect(),
             None => HashMap::new(),
         };
-        for (name, kind, id) in self.raw_entries(tree)? {
+        let folder = prefix.rsplit('/').next().unwrap_or_default();
+        let entries = self.raw_entries(tree)?;
+        for (name, kind, id) in &entries {
+            let (name, kind, id) = (name.clone(), *kind, *id);
             let shown = name.to_str_lossy();
             let path = if prefix.is_empty() { shown.to_string() } else { format!("{prefix}/{shown}") };
             let refuse = |reason: String| StoreError::Refused { commit: short(commit), path: path.clone(), reason };
@@ -195,7 +210,7 @@ impl Store {
                 return Err(refuse(format!("{} (convo writes only plain files and folders)", kind_name(kind))));
             }
             let name = String::from_utf8_lossy(&name).into_owned();
-            let Some((want, next)) = expected(level, &name) else {
+            let Some((want, next)) = expected(level, folder, &name) else {
                 return Err(refuse(format!("not a file convo writes ({})", what_belongs(level))));
             };
             if want != kind {
@@ -204,6 +219,27 @@ impl Store {
             if let Some(next) = next {
                 let known = known_entries.get(name.as_bytes()).copied();
                 self.check_tree(commit, id, known, next, &path)?;
+            }
+        }
+        if level == Level::Conversations {
+            // One conversation in two folders (its fan folder and the legacy place): which
+            // one is it? Neither shape is written so by convo.
+            for (name, _, _) in &entries {
+                let name = String::from_utf8_lossy(name);
+                if !layout::is_conversation_id(&name) {
+                    continue;
+                }
+                let fan =
+                    entries.iter().find(|(n, kind, _)| n == layout::fan(&name).as_bytes() && *kind == EntryKind::Tree);
+                if let Some((_, _, fan)) = fan
+                    && self.raw_entries(*fan)?.iter().any(|(n, _, _)| n == name.as_bytes())
+                {
+                    return Err(StoreError::Refused {
+                        commit: short(commit),
+                        path: format!("{prefix}/{name}"),
+                        reason: format!("conversation {name} is also in {prefix}/{}/", layout::fan(&name)),
+                    });
+                }
             }
         }
         Ok(())
@@ -231,7 +267,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        for (id, conversation, _) in self.tree_entries(old_dir)? {
+        for (id, conversation) in self.conversations_in(old_dir)? {
             let dir = layout::conversation_dir(&id);
             match self.entry_at(new, &dir)? {
                 Some(tree) if tree == conversation => continue,
@@ -292,14 +328,17 @@ mod tests {
 
     #[test]
     fn only_convo_layout_is_expected() {
-        assert!(expected(Level::Root, "conversations").is_some());
-        assert!(expected(Level::Root, "convo.toml").is_some());
-        assert!(expected(Level::Root, "src").is_none());
-        assert!(expected(Level::Conversations, "01ARZ3NDEKTSV4RRFFQ69G5FAV").is_some());
-        assert!(expected(Level::Conversations, "01arz3ndektsv4rrffq69g5fav").is_none());
-        assert!(expected(Level::Conversation, "meta.json").is_some());
-        assert!(expected(Level::Events, "0000").is_some());
-        assert!(expected(Level::Group, "000000.jsonl").is_some());
-        assert!(expected(Level::Group, "config").is_none());
+        assert!(expected(Level::Root, "", "conversations").is_some());
+        assert!(expected(Level::Root, "", "convo.toml").is_some());
+        assert!(expected(Level::Root, "", "src").is_none());
+        assert!(expected(Level::Conversations, "conversations", "AV").is_some());
+        assert!(expected(Level::Conversations, "conversations", "01ARZ3NDEKTSV4RRFFQ69G5FAV").is_some());
+        assert!(expected(Level::Conversations, "conversations", "01arz3ndektsv4rrffq69g5fav").is_none());
+        assert!(expected(Level::Fan, "AV", "01ARZ3NDEKTSV4RRFFQ69G5FAV").is_some());
+        assert!(expected(Level::Fan, "AW", "01ARZ3NDEKTSV4RRFFQ69G5FAV").is_none());
+        assert!(expected(Level::Conversation, "X", "meta.json").is_some());
+        assert!(expected(Level::Events, "events", "0000").is_some());
+        assert!(expected(Level::Group, "0000", "000000.jsonl").is_some());
+        assert!(expected(Level::Group, "0000", "config").is_none());
     }
 }

@@ -1,9 +1,16 @@
 //! Where things live inside a store's tree. Pure path arithmetic, no I/O.
 //!
 //! ```text
-//! conversations/<id>/meta.json                       title, created, forked_from
-//! conversations/<id>/events/<group>/<segment>.jsonl  append-only event segments
+//! conversations/<fan>/<id>/meta.json                       title, created, forked_from
+//! conversations/<fan>/<id>/events/<group>/<segment>.jsonl  append-only event segments
 //! ```
+//!
+//! `<fan>` is the id's last two characters (random in a ULID): with 10,000 conversations
+//! the `conversations` tree every commit rewrites holds at most 1,024 short entries (30 KB)
+//! instead of 10,000 (530 KB), and each fan folder about ten. Stores written before the
+//! fan-out hold `conversations/<id>/` directly (the *legacy* shape): readers accept both
+//! shapes, and a writer moves legacy folders into their fan folders under the lock before it
+//! writes ([`Store::lock`](super::Store::lock)), so writers only ever see the fan-out.
 //!
 //! Appending rewrites only the open (last) segment, and only until it holds
 //! [`SEGMENT_BYTES`]; then a new segment starts and the old one is never written again, so a
@@ -30,12 +37,28 @@ pub fn is_conversation_id(name: &str) -> bool {
         && crate::clock::is_ulid(name)
 }
 
+/// The fan folder of conversation `id`: its last two characters (the whole id if shorter,
+/// which no valid id is).
+pub fn fan(id: &str) -> &str {
+    id.get(id.len().saturating_sub(2)..).unwrap_or(id)
+}
+
+/// Whether `name` is a fan folder's name: two characters an id can end with.
+pub fn is_fan(name: &str) -> bool {
+    name.len() == 2 && name.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+}
+
 pub fn conversation_dir(id: &str) -> String {
+    format!("{CONVERSATIONS}/{}/{id}", fan(id))
+}
+
+/// Where conversation `id` lived before the fan-out.
+pub fn legacy_conversation_dir(id: &str) -> String {
     format!("{CONVERSATIONS}/{id}")
 }
 
 pub fn meta_path(id: &str) -> String {
-    format!("{CONVERSATIONS}/{id}/{META_FILE}")
+    format!("{}/{META_FILE}", conversation_dir(id))
 }
 
 pub fn group_name(segment: u64) -> String {
@@ -47,23 +70,38 @@ pub fn segment_name(segment: u64) -> String {
 }
 
 pub fn segment_path(id: &str, segment: u64) -> String {
-    format!("{CONVERSATIONS}/{id}/{EVENTS_DIR}/{}/{}", group_name(segment), segment_name(segment))
+    format!("{}/{EVENTS_DIR}/{}/{}", conversation_dir(id), group_name(segment), segment_name(segment))
+}
+
+/// The conversation a path below `conversations/` belongs to, in either shape, and the
+/// path's parts below the conversation's folder: `conversations/<fan>/<id>/rest...` or the
+/// legacy `conversations/<id>/rest...`. `None` for anything else, including an id in
+/// another id's fan folder.
+pub fn split_conversation_path(rel: &str) -> Option<(&str, Vec<&str>)> {
+    let mut parts = rel.split('/');
+    if parts.next() != Some(CONVERSATIONS) {
+        return None;
+    }
+    let first = parts.next()?;
+    if is_conversation_id(first) {
+        return Some((first, parts.collect()));
+    }
+    let id = parts.next()?;
+    (is_fan(first) && is_conversation_id(id) && fan(id) == first).then(|| (id, parts.collect()))
 }
 
 /// Whether `rel` (slash-separated, from the store's root) is a file convo writes: the
-/// store's `convo.toml`, a conversation's `meta.json`, or an event segment. The working tree
-/// is written only at such paths, whatever a journal or a tree says.
+/// store's `convo.toml`, a conversation's `meta.json`, or an event segment, in either shape.
+/// The working tree is written only at such paths, whatever a journal or a tree says.
 pub fn is_store_path(rel: &str) -> bool {
-    let parts: Vec<&str> = rel.split('/').collect();
-    match parts.as_slice() {
-        [file] => *file == STORE_CONFIG,
-        [top, id, file] => *top == CONVERSATIONS && is_conversation_id(id) && *file == META_FILE,
-        [top, id, events, group, segment] => {
-            *top == CONVERSATIONS
-                && is_conversation_id(id)
-                && *events == EVENTS_DIR
-                && parse_group_name(group).is_some()
-                && parse_segment_name(segment).is_some()
+    if rel == STORE_CONFIG {
+        return true;
+    }
+    let Some((_, rest)) = split_conversation_path(rel) else { return false };
+    match rest.as_slice() {
+        [file] => *file == META_FILE,
+        [events, group, segment] => {
+            *events == EVENTS_DIR && parse_group_name(group).is_some() && parse_segment_name(segment).is_some()
         }
         _ => false,
     }
@@ -106,8 +144,8 @@ mod tests {
 
     #[test]
     fn segment_paths_group_by_sixty_four() {
-        assert_eq!(segment_path("X", 0), "conversations/X/events/0000/000000.jsonl");
-        assert_eq!(segment_path("X", 64), "conversations/X/events/0001/000064.jsonl");
+        assert_eq!(segment_path("XYZ", 0), "conversations/YZ/XYZ/events/0000/000000.jsonl");
+        assert_eq!(segment_path("XYZ", 64), "conversations/YZ/XYZ/events/0001/000064.jsonl");
         assert_eq!(parse_segment_name("000064.jsonl"), Some(64));
         assert_eq!(parse_segment_name("64.jsonl"), None);
         assert_eq!(parse_group_name("0001"), Some(1));
@@ -119,6 +157,11 @@ mod tests {
         assert!(is_store_path("convo.toml"));
         assert!(is_store_path(&meta_path(id)));
         assert!(is_store_path(&segment_path(id, 70)));
+        assert!(is_store_path(&format!("{}/meta.json", legacy_conversation_dir(id))));
+        assert!(is_store_path(&format!("conversations/{id}/events/0001/000070.jsonl")));
+        // An id in another id's fan folder, or a fan folder inside a legacy one.
+        assert!(!is_store_path(&format!("conversations/AB/{id}/meta.json")));
+        assert!(!is_store_path(&format!("conversations/{id}/AV/{id}/meta.json")));
         for bad in [".git/config", "../x", "conversations/../../x", "conversations/x/meta.json", "a/convo.toml"] {
             assert!(!is_store_path(bad), "{bad}");
         }

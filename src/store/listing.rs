@@ -1,14 +1,19 @@
-//! The `conversations` folder, looked up without decoding it: with 10,000 conversations it
-//! is a 530 KB tree object that every command touching one conversation would otherwise
-//! inflate and split into 10,000 strings.
+//! The `conversations` folder and its fan folders, looked up without decoding them, and
+//! the sorted list of HEAD's conversation ids.
 //!
-//! A folder convo wrote holds only conversation folders, and git stores each as
-//! `40000 <26-character id>\0<20-byte id>`: 53 bytes, in id order. Such a tree's raw bytes are
-//! searched in place (binary search, no allocation). The raw bytes of the last folder read
-//! are kept in `.git/convo/listing` (its tree id and length on the first line), so the next command
-//! reads a file instead of inflating the object; like every file under `.git/convo/` it is
-//! disposable and is used only for exactly the tree id it names. Any other tree (another
-//! tool's, a hash other than SHA-1) is decoded the ordinary way.
+//! A folder convo wrote holds only folders whose names have one length (two-character fan
+//! folders in `conversations/`, 26-character ids in a fan folder or a legacy
+//! `conversations/`), and git stores each as `40000 <name>\0<20-byte id>`, in name order.
+//! Such a tree's raw bytes are searched in place (binary search, no allocation). Any other
+//! tree (another tool's, a hash other than SHA-1) is decoded the ordinary way.
+//!
+//! The ids live in many fan folders, so the questions that need them in order (a prefix,
+//! the neighbours that decide an id's shortest unique prefix, every id) read
+//! `.git/convo/ids`: `<conversations tree> <count>\n` and then each id on its own line,
+//! sorted. It is used only while HEAD's `conversations` tree is the one it names, and like
+//! every file under `.git/convo/` it is disposable. A writer that changed one conversation
+//! moves it along under the lock (see [`Store::ids_moved`]); anything else leaves it stale,
+//! and the next reader lists the fan folders again.
 
 use std::sync::Arc;
 
@@ -16,36 +21,47 @@ use gix::ObjectId;
 
 use super::{Result, Store, txn::write_private_file};
 
-const FILE: &str = "listing";
-/// `40000 ` + a ULID + NUL + a SHA-1.
-const ENTRY: usize = 6 + 26 + 1 + 20;
+const FILE: &str = "ids";
+const ID_LEN: usize = 26;
 const MODE: &[u8] = b"40000 ";
 
-/// One decoded `conversations` folder.
+/// One decoded folder of conversations or of fan folders.
 pub(super) enum Listing {
-    /// Raw tree bytes of fixed-size conversation entries, in order.
-    Fixed(Vec<u8>),
+    /// Raw tree bytes of folder entries whose names are `name_len` bytes long, in order.
+    Fixed { bytes: Vec<u8>, name_len: usize },
     /// Anything else: `(name, id, is_tree)` sorted by name.
     Decoded(Vec<(String, ObjectId, bool)>),
 }
 
+/// The size of a fixed entry: `40000 ` + the name + NUL + a SHA-1.
+const fn entry_len(name_len: usize) -> usize {
+    MODE.len() + name_len + 1 + 20
+}
+
 impl Listing {
     fn of_raw(bytes: Vec<u8>) -> Option<Listing> {
-        let fixed = bytes.len().is_multiple_of(ENTRY)
-            && bytes.chunks_exact(ENTRY).all(|e| e.starts_with(MODE) && e[ENTRY - 21] == 0)
-            && bytes.chunks_exact(ENTRY).zip(bytes.chunks_exact(ENTRY).skip(1)).all(|(a, b)| name(a) < name(b));
-        fixed.then_some(Listing::Fixed(bytes))
+        // Only the two lengths convo writes; the first entry's NUL tells which.
+        let name_len = [ID_LEN, 2].into_iter().find(|n| bytes.get(MODE.len() + n) == Some(&0))?;
+        let size = entry_len(name_len);
+        let fixed = bytes.len().is_multiple_of(size)
+            && bytes.chunks_exact(size).all(|e| e.starts_with(MODE) && e[size - 21] == 0)
+            && bytes
+                .chunks_exact(size)
+                .zip(bytes.chunks_exact(size).skip(1))
+                .all(|(a, b)| name(a, name_len) < name(b, name_len));
+        fixed.then_some(Listing::Fixed { bytes, name_len })
     }
 
     /// The object id and kind of entry `wanted`.
     pub(super) fn find(&self, wanted: &str) -> Option<(ObjectId, bool)> {
         match self {
-            Listing::Fixed(bytes) => {
-                let (mut low, mut high) = (0, bytes.len() / ENTRY);
+            Listing::Fixed { bytes, name_len } => {
+                let size = entry_len(*name_len);
+                let (mut low, mut high) = (0, bytes.len() / size);
                 while low < high {
                     let mid = (low + high) / 2;
-                    let entry = &bytes[mid * ENTRY..(mid + 1) * ENTRY];
-                    match name(entry).cmp(wanted.as_bytes()) {
+                    let entry = &bytes[mid * size..(mid + 1) * size];
+                    match name(entry, *name_len).cmp(wanted.as_bytes()) {
                         std::cmp::Ordering::Less => low = mid + 1,
                         std::cmp::Ordering::Greater => high = mid,
                         std::cmp::Ordering::Equal => return Some((oid(entry), true)),
@@ -63,138 +79,252 @@ impl Listing {
     /// `(name, id)` of every folder entry, in name order.
     pub(super) fn folders(&self) -> Vec<(String, ObjectId)> {
         match self {
-            Listing::Fixed(bytes) => {
-                bytes.chunks_exact(ENTRY).map(|e| (String::from_utf8_lossy(name(e)).into_owned(), oid(e))).collect()
-            }
+            Listing::Fixed { bytes, name_len } => bytes
+                .chunks_exact(entry_len(*name_len))
+                .map(|e| (String::from_utf8_lossy(name(e, *name_len)).into_owned(), oid(e)))
+                .collect(),
             Listing::Decoded(entries) => {
                 entries.iter().filter(|(_, _, is_tree)| *is_tree).map(|(n, id, _)| (n.clone(), *id)).collect()
             }
         }
     }
+}
 
-    /// The folder names that start with `prefix`, in order.
-    pub(super) fn with_prefix(&self, prefix: &str) -> Vec<String> {
-        match self {
-            Listing::Fixed(bytes) => {
-                let count = bytes.len() / ENTRY;
-                let (mut low, mut high) = (0, count);
-                while low < high {
-                    let mid = (low + high) / 2;
-                    if name(&bytes[mid * ENTRY..(mid + 1) * ENTRY]) < prefix.as_bytes() {
-                        low = mid + 1;
-                    } else {
-                        high = mid;
-                    }
-                }
-                bytes[low * ENTRY..]
-                    .chunks_exact(ENTRY)
-                    .map(name)
-                    .take_while(|n| n.starts_with(prefix.as_bytes()))
-                    .map(|n| String::from_utf8_lossy(n).into_owned())
-                    .collect()
-            }
-            Listing::Decoded(_) => {
-                self.folders().into_iter().map(|(n, _)| n).filter(|n| n.starts_with(prefix)).collect()
-            }
+/// HEAD's conversation ids, sorted: one line each after the file's header.
+pub(super) struct Ids {
+    text: Vec<u8>,
+}
+
+impl Ids {
+    fn of_sorted<'a>(ids: impl Iterator<Item = &'a str>) -> Ids {
+        let mut text = Vec::new();
+        for id in ids {
+            text.extend_from_slice(id.as_bytes());
+            text.push(b'\n');
         }
+        Ids { text }
     }
 
-    /// The folder names just before and after where `wanted` sorts (itself excluded): all
-    /// that the shortest unique prefix of `wanted` depends on.
-    pub(super) fn neighbours(&self, wanted: &str) -> (Option<String>, Option<String>) {
-        let names: Vec<String> = match self {
-            // Cheap enough for the decoded form, which only other tools' trees take.
-            Listing::Decoded(_) => self.folders().into_iter().map(|(n, _)| n).collect(),
-            Listing::Fixed(bytes) => {
-                let count = bytes.len() / ENTRY;
-                let at = |i: usize| String::from_utf8_lossy(name(&bytes[i * ENTRY..(i + 1) * ENTRY])).into_owned();
-                let (mut low, mut high) = (0, count);
-                while low < high {
-                    let mid = (low + high) / 2;
-                    if name(&bytes[mid * ENTRY..(mid + 1) * ENTRY]) < wanted.as_bytes() {
-                        low = mid + 1;
-                    } else {
-                        high = mid;
-                    }
-                }
-                let after = if low < count && at(low) == wanted { low + 1 } else { low };
-                let before = low.checked_sub(1).map(at);
-                return (before, (after < count).then(|| at(after)));
+    fn len(&self) -> usize {
+        self.text.len() / (ID_LEN + 1)
+    }
+
+    fn at(&self, i: usize) -> &str {
+        std::str::from_utf8(&self.text[i * (ID_LEN + 1)..i * (ID_LEN + 1) + ID_LEN]).unwrap_or_default()
+    }
+
+    /// The first index whose id is not below `key`.
+    fn lower_bound(&self, key: &str) -> usize {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            if self.at(mid) < key {
+                low = mid + 1;
+            } else {
+                high = mid;
             }
-        };
-        let before = names.iter().rfind(|n| n.as_str() < wanted).cloned();
-        let after = names.iter().find(|n| n.as_str() > wanted).cloned();
-        (before, after)
+        }
+        low
+    }
+
+    pub(super) fn all(&self) -> Vec<String> {
+        (0..self.len()).map(|i| self.at(i).to_owned()).collect()
+    }
+
+    pub(super) fn contains(&self, id: &str) -> bool {
+        let at = self.lower_bound(id);
+        at < self.len() && self.at(at) == id
+    }
+
+    /// The ids that start with `prefix`, in order.
+    pub(super) fn with_prefix(&self, prefix: &str) -> Vec<String> {
+        (self.lower_bound(prefix)..self.len())
+            .map(|i| self.at(i))
+            .take_while(|id| id.starts_with(prefix))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The ids just before and after where `wanted` sorts (itself excluded): all that the
+    /// shortest unique prefix of `wanted` depends on.
+    pub(super) fn neighbours(&self, wanted: &str) -> (Option<String>, Option<String>) {
+        let low = self.lower_bound(wanted);
+        let after = if self.contains(wanted) { low + 1 } else { low };
+        let before = low.checked_sub(1).map(|i| self.at(i).to_owned());
+        (before, (after < self.len()).then(|| self.at(after).to_owned()))
+    }
+
+    /// These ids with `id` added.
+    fn with(&self, id: &str) -> Ids {
+        let at = self.lower_bound(id) * (ID_LEN + 1);
+        let mut text = Vec::with_capacity(self.text.len() + ID_LEN + 1);
+        text.extend_from_slice(&self.text[..at]);
+        text.extend_from_slice(id.as_bytes());
+        text.push(b'\n');
+        text.extend_from_slice(&self.text[at..]);
+        Ids { text }
     }
 }
 
-fn name(entry: &[u8]) -> &[u8] {
-    &entry[MODE.len()..MODE.len() + 26]
+fn name(entry: &[u8], name_len: usize) -> &[u8] {
+    &entry[MODE.len()..MODE.len() + name_len]
 }
 
 fn oid(entry: &[u8]) -> ObjectId {
-    ObjectId::from_bytes_or_panic(&entry[ENTRY - 20..])
+    ObjectId::from_bytes_or_panic(&entry[entry.len() - 20..])
 }
 
 impl Store {
-    /// The `conversations` folder `dir`: from this command's memo, else the listing file
-    /// when it names `dir`, else the object (and the file is written for the next command).
+    /// The folder `dir` (the `conversations` folder or a fan folder), decoded once per
+    /// command.
     pub(super) fn listing(&self, dir: ObjectId) -> Result<Arc<Listing>> {
         let mut memo = self.listings.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, listing)) = memo.iter().find(|(id, _)| *id == dir) {
             return Ok(listing.clone());
         }
-        let listing = Arc::new(match self.read_listing_file(dir) {
-            Some(listing) => listing,
-            None => self.decode_listing(dir)?,
-        });
-        // HEAD's and the tree a writer just made are all a command needs at once.
-        if memo.len() >= 2 {
+        let listing = Arc::new(self.decode_listing(dir)?);
+        // HEAD's `conversations` folder and one fan folder, and the two a writer just made,
+        // are all a command needs at once.
+        if memo.len() >= 4 {
             memo.remove(0);
         }
         memo.push((dir, listing.clone()));
         Ok(listing)
     }
 
-    fn read_listing_file(&self, dir: ObjectId) -> Option<Listing> {
-        if dir.kind() != gix::hash::Kind::Sha1 {
-            return None;
-        }
-        let bytes = std::fs::read(self.state_dir().join(FILE)).ok()?;
-        let newline = bytes.iter().position(|b| *b == b'\n')?;
-        let (header, raw) = (&bytes[..newline], &bytes[newline + 1..]);
-        // The length too: a file cut short at an entry's end is still well shaped.
-        (header == format!("{dir} {}", raw.len()).as_bytes()).then(|| Listing::of_raw(raw.to_vec())).flatten()
-    }
-
     fn decode_listing(&self, dir: ObjectId) -> Result<Listing> {
         let data = self.object_data(dir, gix::objs::Kind::Tree)?;
-        if dir.kind() == gix::hash::Kind::Sha1
-            && let Some(listing) = Listing::of_raw(data.clone())
-        {
-            // Only HEAD's folder is worth keeping (fsck and log read older ones), and
-            // keeping it is best effort: a store we cannot write to just answers slower.
-            if self.head_commit_id().ok().flatten().and_then(|c| self.conversations_tree(Some(c)).ok().flatten())
-                == Some(dir)
-            {
-                let mut file = format!("{dir} {}\n", data.len()).into_bytes();
-                file.extend_from_slice(&data);
-                let _ = write_private_file(&self.state_dir(), &self.state_dir().join(FILE), &file);
+        Ok(match Listing::of_raw(data) {
+            Some(listing) if dir.kind() == gix::hash::Kind::Sha1 => listing,
+            _ => {
+                let mut entries = self.tree_entries(dir)?;
+                // Git orders a folder's entries as if folders' names ended in `/`; by name
+                // is what a binary search needs.
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Listing::Decoded(entries)
             }
-            return Ok(listing);
+        })
+    }
+
+    /// The folder of conversation `id` in the `conversations` folder `dir`: in its fan
+    /// folder, else (a store from before the fan-out) directly in `dir`.
+    pub(super) fn locate_in(&self, dir: ObjectId, id: &str) -> Result<Option<ObjectId>> {
+        let top = self.listing(dir)?;
+        if let Some((fan, true)) = top.find(super::layout::fan(id))
+            && let Some((found, true)) = self.listing(fan)?.find(id)
+        {
+            return Ok(Some(found));
         }
-        let mut entries = self.tree_entries(dir)?;
-        // Git orders a folder's entries as if folders' names ended in `/`; by name is what
-        // a binary search needs.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(Listing::Decoded(entries))
+        Ok(top.find(id).filter(|(_, is_tree)| *is_tree).map(|(found, _)| found))
+    }
+
+    /// `(id, folder)` of every conversation in the `conversations` folder `dir`, in id
+    /// order: the fan folders' and any legacy ones (a fan folder's wins over a legacy one
+    /// of the same id, as in [`Store::locate_in`]). Entries of neither shape are not
+    /// conversations; `fsck` reports them.
+    pub(super) fn conversations_in(&self, dir: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+        use super::layout::{fan, is_conversation_id, is_fan};
+        let mut out: Vec<(String, ObjectId)> = Vec::new();
+        let mut legacy = Vec::new();
+        for (name, tree) in self.listing(dir)?.folders() {
+            if is_conversation_id(&name) {
+                legacy.push((name, tree));
+            } else if is_fan(&name) {
+                // Not through the memo: a thousand fan folders would push out the few a
+                // command keeps coming back to.
+                let listing = self.decode_listing(tree)?;
+                out.extend(listing.folders().into_iter().filter(|(id, _)| is_conversation_id(id) && fan(id) == name));
+            }
+        }
+        if !legacy.is_empty() {
+            out.sort();
+            legacy.retain(|(id, _)| out.binary_search_by(|(o, _)| o.as_str().cmp(id)).is_err());
+            out.extend(legacy);
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// HEAD's conversation ids, sorted: from this command's memo, else the ids file when it
+    /// names HEAD's `conversations` folder, else from the folders (and the file is
+    /// written for the next command).
+    pub(super) fn ids(&self) -> Result<Arc<Ids>> {
+        let Some(dir) = self.conversations_tree(self.head_commit_id()?)? else {
+            return Ok(Arc::new(Ids { text: Vec::new() }));
+        };
+        let mut memo = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, ids)) = memo.as_ref()
+            && *at == dir
+        {
+            return Ok(ids.clone());
+        }
+        let ids = Arc::new(match self.read_ids_file(dir) {
+            Some(ids) => ids,
+            None => {
+                let all = self.conversations_in(dir)?;
+                let ids = Ids::of_sorted(all.iter().map(|(id, _)| id.as_str()));
+                // Best effort: a store we cannot write to just answers slower.
+                self.write_ids_file(dir, &ids);
+                ids
+            }
+        });
+        *memo = Some((dir, ids.clone()));
+        Ok(ids)
+    }
+
+    fn read_ids_file(&self, dir: ObjectId) -> Option<Ids> {
+        let bytes = std::fs::read(self.state_dir().join(FILE)).ok()?;
+        let newline = bytes.iter().position(|b| *b == b'\n')?;
+        let (header, text) = (&bytes[..newline], &bytes[newline + 1..]);
+        let ids = Ids { text: text.to_vec() };
+        // The count too: a file cut short at a line's end is still well shaped.
+        let whole = text.len().is_multiple_of(ID_LEN + 1) && header == format!("{dir} {}", ids.len()).as_bytes();
+        // Sorted, or a binary search would miss ids.
+        (whole && (1..ids.len()).all(|i| ids.at(i - 1) < ids.at(i))).then_some(ids)
+    }
+
+    /// Write the ids file for the `conversations` folder `dir` unless it describes it
+    /// already. Best effort.
+    pub(super) fn ids_refresh(&self, dir: ObjectId) {
+        if self.read_ids_file(dir).is_none()
+            && let Ok(all) = self.conversations_in(dir)
+        {
+            self.write_ids_file(dir, &Ids::of_sorted(all.iter().map(|(id, _)| id.as_str())));
+        }
+    }
+
+    fn write_ids_file(&self, dir: ObjectId, ids: &Ids) {
+        let mut file = format!("{dir} {}\n", ids.len()).into_bytes();
+        file.extend_from_slice(&ids.text);
+        let _ = write_private_file(&self.state_dir(), &self.state_dir().join(FILE), &file);
+    }
+
+    /// Move the ids file along after a commit that changed only conversation `id`, from
+    /// the `conversations` folder `before` to `after`; called under the lock. When `id` is
+    /// not new the ids are the same, so only the header changes, rewritten in place: a
+    /// reader that catches it half written finds a tree id that is not HEAD's and lists
+    /// the folders itself. A file that did not describe `before` is made afresh, so that
+    /// readers (a refused command among them) find it in step and write nothing.
+    pub(super) fn ids_moved(&self, before: Option<ObjectId>, after: ObjectId, id: &str) {
+        use std::os::unix::fs::FileExt as _;
+        let Some(ids) = before.and_then(|before| self.read_ids_file(before)) else {
+            self.ids_refresh(after);
+            return;
+        };
+        if ids.contains(id) {
+            let path = self.state_dir().join(FILE);
+            let header = format!("{after} {}", ids.len());
+            if let Ok(file) = super::txn::private_options().write(true).open(&path) {
+                let _ = file.write_at(header.as_bytes(), 0);
+            }
+        } else {
+            self.write_ids_file(after, &ids.with(id));
+        }
     }
 
     /// HEAD's conversation ids that start with `prefix`.
     pub(super) fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        let Some(root) = self.head_tree_id()? else { return Ok(Vec::new()) };
-        let Some(dir) = self.entry_at(root, super::layout::CONVERSATIONS)? else { return Ok(Vec::new()) };
-        Ok(self.listing(dir)?.with_prefix(prefix))
+        Ok(self.ids()?.with_prefix(prefix))
     }
 
     /// Whether HEAD holds conversation `id`.
@@ -209,9 +339,7 @@ impl Store {
     /// The ids just before and after `id` among HEAD's conversations: what its shortest
     /// unique prefix depends on, without listing all of them.
     pub fn id_neighbours(&self, id: &str) -> Result<Vec<String>> {
-        let Some(root) = self.head_tree_id()? else { return Ok(Vec::new()) };
-        let Some(dir) = self.entry_at(root, super::layout::CONVERSATIONS)? else { return Ok(Vec::new()) };
-        let (before, after) = self.listing(dir)?.neighbours(id);
+        let (before, after) = self.ids()?.neighbours(id);
         Ok(before.into_iter().chain(after).collect())
     }
 }
@@ -221,6 +349,7 @@ mod tests {
     use super::*;
 
     fn entry(id: &str, byte: u8) -> Vec<u8> {
+        // A fan folder's name or an id.
         let mut e = MODE.to_vec();
         e.extend_from_slice(id.as_bytes());
         e.push(0);
@@ -235,13 +364,27 @@ mod tests {
         let listing = Listing::of_raw(raw).expect("fixed");
         assert_eq!(listing.find(ids[1]), Some((ObjectId::from_bytes_or_panic(&[2; 20]), true)));
         assert_eq!(listing.find("01ARZ3NDEKTSV4RRFFQ69G5FA3"), None);
-        assert_eq!(listing.neighbours(ids[1]), (Some(ids[0].into()), Some(ids[2].into())));
-        assert_eq!(listing.neighbours("01ARZ3NDEKTSV4RRFFQ69G5FA3"), (Some(ids[0].into()), Some(ids[1].into())));
-        assert_eq!(listing.neighbours(ids[0]), (None, Some(ids[1].into())));
         assert_eq!(listing.folders().len(), 3);
-        assert_eq!(listing.with_prefix("01ARZ3NDEKTSV4RRFFQ69G5FA"), ids.to_vec());
-        assert_eq!(listing.with_prefix("01ARZ3NDEKTSV4RRFFQ69G5FA5"), vec![ids[1].to_owned()]);
-        assert!(listing.with_prefix("02").is_empty());
+        let fans = [entry("A1", 1), entry("A5", 2), entry("ZZ", 3)].concat();
+        let listing = Listing::of_raw(fans).expect("fixed");
+        assert_eq!(listing.find("A5"), Some((ObjectId::from_bytes_or_panic(&[2; 20]), true)));
+        assert_eq!(listing.find("A3"), None);
+    }
+
+    #[test]
+    fn ids_answer_prefixes_and_neighbours() {
+        let ids = ["01ARZ3NDEKTSV4RRFFQ69G5FA1", "01ARZ3NDEKTSV4RRFFQ69G5FA9"];
+        let ids = Ids::of_sorted(ids.into_iter()).with("01ARZ3NDEKTSV4RRFFQ69G5FA5");
+        let all = ids.all();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[1], "01ARZ3NDEKTSV4RRFFQ69G5FA5");
+        assert_eq!(ids.neighbours(&all[1]), (Some(all[0].clone()), Some(all[2].clone())));
+        assert_eq!(ids.neighbours("01ARZ3NDEKTSV4RRFFQ69G5FA3"), (Some(all[0].clone()), Some(all[1].clone())));
+        assert_eq!(ids.neighbours(&all[0]), (None, Some(all[1].clone())));
+        assert_eq!(ids.with_prefix("01ARZ3NDEKTSV4RRFFQ69G5FA"), all);
+        assert_eq!(ids.with_prefix("01ARZ3NDEKTSV4RRFFQ69G5FA5"), vec![all[1].clone()]);
+        assert!(ids.with_prefix("02").is_empty());
+        assert!(ids.contains(&all[2]) && !ids.contains("01ARZ3NDEKTSV4RRFFQ69G5FA3"));
     }
 
     #[test]

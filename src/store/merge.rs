@@ -86,6 +86,8 @@ impl Store {
             let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
             let removed = before.difference(&after).cloned().collect();
             self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
+            // A remote an older convo wrote: its tree moves into the fan-out here too.
+            self.fan_out(lock)?;
             return Ok(Integrated::FastForward {
                 commit: theirs,
                 conversations: self.conversation_count(theirs)?,
@@ -96,19 +98,18 @@ impl Store {
     }
 
     fn conversation_ids_in(&self, commit: ObjectId) -> Result<BTreeSet<String>> {
-        let tree = self.commit_tree_id(commit)?;
+        self.ids_in_tree(self.commit_tree_id(commit)?)
+    }
+
+    fn ids_in_tree(&self, tree: ObjectId) -> Result<BTreeSet<String>> {
         Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
-            Some(dir) => self.tree_entries(dir)?.into_iter().map(|(n, _, _)| n).collect(),
+            Some(dir) => self.conversations_in(dir)?.into_iter().map(|(id, _)| id).collect(),
             None => BTreeSet::new(),
         })
     }
 
     fn conversation_count(&self, commit: ObjectId) -> Result<usize> {
-        let tree = self.commit_tree_id(commit)?;
-        Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
-            Some(dir) => self.tree_entries(dir)?.len(),
-            None => 0,
-        })
+        Ok(self.conversation_ids_in(commit)?.len())
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
@@ -140,6 +141,9 @@ impl Store {
             None => empty,
         };
         let (o_tree, t_tree) = (self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?);
+        // Ours is in the fan-out shape (the lock saw to it); theirs may not be, and the
+        // merged tree is built on theirs.
+        let t_tree = self.fanned_tree(t_tree)?.map_or(t_tree, |(tree, _)| tree);
         let mut editor = self.repo.edit_tree(t_tree).map_err(git_err("edit tree"))?;
         let mut trailers: Vec<String> = Vec::new();
         let mut kept_remote = Vec::new();
@@ -169,14 +173,8 @@ impl Store {
             }
         }
 
-        let ids = |tree: ObjectId| -> Result<BTreeSet<String>> {
-            Ok(match self.entry_at(tree, layout::CONVERSATIONS)? {
-                Some(dir) => self.tree_entries(dir)?.into_iter().map(|(n, _, _)| n).collect(),
-                None => BTreeSet::new(),
-            })
-        };
-        let mut all = ids(o_tree)?;
-        all.extend(ids(t_tree)?);
+        let mut all = self.ids_in_tree(o_tree)?;
+        all.extend(self.ids_in_tree(t_tree)?);
         let mut diverged = Vec::new();
         let mut kept_local = Vec::new();
         let (mut removed, mut revived, mut kept_removed) = (Vec::new(), Vec::new(), Vec::new());

@@ -10,6 +10,7 @@ mod batch;
 mod bulk;
 mod cache;
 mod catalogue;
+mod fan_out;
 mod fix;
 mod fsck;
 mod gitlocks;
@@ -166,6 +167,7 @@ pub struct Store {
     unmarked: std::sync::atomic::AtomicBool,
     /// Decoded `conversations` folders by tree id (see [`Store::listing`]).
     listings: std::sync::Mutex<Vec<(ObjectId, std::sync::Arc<listing::Listing>)>>,
+    ids: std::sync::Mutex<Option<(ObjectId, std::sync::Arc<listing::Ids>)>>,
     /// The last conversation outlined, by its id and tree id (see [`Store::outlined`]): a
     /// compaction plans from it and its append checks ids against it.
     outlined: std::sync::Mutex<Option<(String, ObjectId, std::sync::Arc<OutlinedAt>)>>,
@@ -231,6 +233,7 @@ impl Store {
             fail_point: None,
             unmarked: Default::default(),
             listings: Default::default(),
+            ids: Default::default(),
             outlined: Default::default(),
         })
     }
@@ -303,9 +306,17 @@ impl Store {
             match name.as_str() {
                 layout::STORE_CONFIG if !is_tree => {}
                 layout::CONVERSATIONS if is_tree => {
-                    for (id, _, is_tree) in self.tree_entries(id)? {
-                        if !is_tree || !layout::is_conversation_id(&id) {
-                            return Ok(foreign(&format!("{}/{id}", layout::CONVERSATIONS)));
+                    for (name, fan, is_tree) in self.tree_entries(id)? {
+                        let here = format!("{}/{name}", layout::CONVERSATIONS);
+                        if !is_tree || !(layout::is_conversation_id(&name) || layout::is_fan(&name)) {
+                            return Ok(foreign(&here));
+                        }
+                        if layout::is_fan(&name) {
+                            for (id, _, is_tree) in self.tree_entries(fan)? {
+                                if !is_tree || !layout::is_conversation_id(&id) || layout::fan(&id) != name {
+                                    return Ok(foreign(&format!("{here}/{id}")));
+                                }
+                            }
                         }
                     }
                 }
@@ -377,8 +388,11 @@ impl Store {
     }
 
     fn commit_tree_id(&self, commit: ObjectId) -> Result<ObjectId> {
-        let commit = self.repo.find_commit(commit).map_err(git_err(format!("read commit {commit}")))?;
-        commit.tree_id().map(|id| id.detach()).map_err(git_err("read commit tree"))
+        // Through `object_data`: HEAD's commit is what a `git gc` beside convo packs first.
+        let data = self.object_data(commit, gix::objs::Kind::Commit)?;
+        gix::objs::CommitRefIter::from_bytes(&data, commit.kind())
+            .tree_id()
+            .map_err(git_err(format!("read the tree of commit {commit}")))
     }
 
     /// The bytes of object `id` of `kind`. An object a `git gc` beside convo has just packed
@@ -419,20 +433,22 @@ impl Store {
 
     /// The id of the object at `path` (slash-separated) below `tree`, if any.
     fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
-        // Paths into one conversation go through the memo of the `conversations` folder,
-        // which is decoded once per command, not once per lookup.
-        if let Some(rest) = path.strip_prefix(layout::CONVERSATIONS).and_then(|r| r.strip_prefix('/')) {
-            let (id, tail) = rest.split_once('/').map_or((rest, None), |(id, tail)| (id, Some(tail)));
+        // Paths into one conversation (in the fan-out shape) go through the memo of the
+        // `conversations` folder and its fan folders, which are decoded once per command,
+        // not once per lookup; a conversation not in its fan folder is looked for where a
+        // store from before the fan-out keeps it (see `layout`).
+        if let Some((id, rest)) = layout::split_conversation_path(path)
+            && path.starts_with(&layout::conversation_dir(id))
+        {
             let top = self.object_data(tree, gix::objs::Kind::Tree)?;
             let Some((dir, true)) = Store::entry_in(&top, layout::CONVERSATIONS) else {
                 // No folder there (or a file by its name, in a tree another tool wrote).
                 return Ok(None);
             };
-            let Some((found, is_tree)) = self.listing(dir)?.find(id) else { return Ok(None) };
-            return match tail {
-                None => Ok(Some(found)),
-                Some(tail) if is_tree => self.entry_at(found, tail),
-                Some(_) => Ok(None),
+            let Some(found) = self.locate_in(dir, id)? else { return Ok(None) };
+            return match rest.is_empty() {
+                true => Ok(Some(found)),
+                false => self.entry_at(found, &rest.join("/")),
             };
         }
         let mut at = tree;
@@ -490,10 +506,10 @@ impl Store {
         let Some(root) = self.head_tree_id()? else {
             return Ok(Vec::new());
         };
-        let Some(dir) = self.entry_at(root, layout::CONVERSATIONS)? else {
+        if self.entry_at(root, layout::CONVERSATIONS)?.is_none() {
             return Ok(Vec::new());
-        };
-        Ok(self.listing(dir)?.folders().into_iter().map(|(n, _)| n).collect())
+        }
+        Ok(self.ids()?.all())
     }
 
     pub fn meta(&self, id: &str) -> Result<Meta> {

@@ -129,6 +129,8 @@ impl Store {
         if orphaned {
             self.recover(&lock)?;
         }
+        // Writers write only the fan-out shape: a store from before it moves first.
+        self.fan_out(&lock)?;
         Ok(lock)
     }
 
@@ -272,6 +274,20 @@ impl Store {
         gix::actor::Signature { name, email, time: gix::date::Time { seconds: now.timestamp(), offset: 0 } }
     }
 
+    /// [`signature`](Self::signature) dated as `commit` was committed: for the commits convo
+    /// makes on its own, which no clock of the user's asked for.
+    pub(super) fn signature_as_of(&self, commit: ObjectId) -> Result<gix::actor::Signature> {
+        let seconds = self
+            .repo
+            .find_commit(commit)
+            .map_err(git_err(format!("read {commit}")))?
+            .time()
+            .map_err(git_err(format!("read the time of {commit}")))?
+            .seconds;
+        let clock = Clock::fixed(chrono::DateTime::from_timestamp(seconds, 0).unwrap_or_default());
+        Ok(self.signature(&clock))
+    }
+
     /// Move HEAD from `expected` to `target` (a fast-forward, or a merge commit made with
     /// [`Store::write_commit`]) and mirror every file that differs between the two trees into
     /// the working tree and index, journalled like any commit.
@@ -283,6 +299,18 @@ impl Store {
         subject: &str,
         clock: &Clock,
     ) -> Result<()> {
+        self.advance_as(lock, expected, target, subject, &self.signature(clock))
+    }
+
+    /// [`advance`](Self::advance) with the reflog's signature given.
+    pub(super) fn advance_as(
+        &self,
+        lock: &Lock,
+        expected: ObjectId,
+        target: ObjectId,
+        subject: &str,
+        signature: &gix::actor::Signature,
+    ) -> Result<()> {
         let (mut old, mut new) = (std::collections::HashMap::new(), std::collections::HashMap::new());
         self.collect_blobs(self.commit_tree_id(expected)?, "", &mut old)?;
         self.collect_blobs(self.commit_tree_id(target)?, "", &mut new)?;
@@ -292,10 +320,11 @@ impl Store {
         paths.sort();
         self.await_branch_lock()?;
         self.write_journal(&paths)?;
-        if let Err(e) = self.move_head(Some(expected), target, &self.signature(clock), subject) {
+        if let Err(e) = self.move_head(Some(expected), target, signature, subject) {
             let _ = std::fs::remove_file(self.journal_path());
             return Err(e);
         }
+        self.fail(FailPoint::Committed);
         self.replay_journal(lock)?;
         self.catalogue_refresh();
         self.maybe_gc();
@@ -514,7 +543,9 @@ impl Store {
             index.sort_entries();
         }
         if !removed.is_empty() {
-            index.remove_entries(|_, path, _| removed.iter().any(|r| path == r.as_bytes()));
+            // A set: the fan-out of a big legacy store removes every path there is.
+            let removed: std::collections::HashSet<&[u8]> = removed.iter().map(|r| r.as_bytes()).collect();
+            index.remove_entries(|_, path, _| removed.contains(path.as_bytes()));
         }
         self.write_index(&mut index, lock)
     }

@@ -349,12 +349,11 @@ fn short(commit: ObjectId) -> String {
 fn scan_file(path: &str, commit: Option<ObjectId>, data: &[u8], published: Option<Vec<u8>>, out: &mut Vec<Finding>) {
     let text = String::from_utf8_lossy(data);
     let in_commit = commit.map(|c| format!(" in commit {}", short(c))).unwrap_or_default();
-    let parts: Vec<&str> = path.split('/').collect();
-    let conversation = match parts.as_slice() {
-        [layout::CONVERSATIONS, id, ..] => Some(*id),
-        _ => None,
+    let (conversation, rest) = match layout::split_conversation_path(path) {
+        Some((id, rest)) => (Some(id), rest),
+        None => (None, Vec::new()),
     };
-    let is_segment = conversation.is_some() && parts.get(2) == Some(&layout::EVENTS_DIR) && path.ends_with(".jsonl");
+    let is_segment = conversation.is_some() && rest.first() == Some(&layout::EVENTS_DIR) && path.ends_with(".jsonl");
     if let (true, Some(id)) = (is_segment, conversation) {
         let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
         let known: std::collections::HashSet<&str> = published.lines().collect();
@@ -378,8 +377,8 @@ fn scan_file(path: &str, commit: Option<ObjectId>, data: &[u8], published: Optio
         }
         return;
     }
-    let name = match (conversation, parts.last()) {
-        (Some(id), Some(file)) if parts.len() == 3 => format!("conversation {id} {file}"),
+    let name = match (conversation, rest.as_slice()) {
+        (Some(id), [file]) => format!("conversation {id} {file}"),
         _ => path.to_owned(),
     };
     match serde_json::from_str::<serde_json::Value>(&text) {

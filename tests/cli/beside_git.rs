@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::common::{FakeGit, TestEnv, run_command};
+use crate::common::{FakeGit, TestEnv, conversation_dir, run_command};
 
 fn git_in(store: &Path) -> Command {
     let mut git = Command::new("git");
@@ -232,6 +232,6 @@ fn the_git_index_is_patched_in_place_or_written_whole_and_git_agrees() {
     assert!(checksum(&index));
     clean(&env, "after a patch again");
     // The index git reads holds every event.
-    let shown = env.git(&["show", &format!(":conversations/{id}/events/0000/000000.jsonl")]);
+    let shown = env.git(&["show", &format!(":{}/events/0000/000000.jsonl", conversation_dir(&id))]);
     assert_eq!(shown.lines().count(), 4);
 }

@@ -196,38 +196,46 @@ fn a_pull_and_a_reset_bring_the_catalogue_up_to_date() {
     b.run(&["show", "delta"]).fails_with(4);
 }
 
-/// `.git/convo/listing` (the raw `conversations` folder of HEAD, kept so a command need not
-/// inflate it) is used only for the tree id it names and only when it is shaped as git
-/// writes such a folder; anything else is read from the object again.
+/// `.git/convo/ids` (HEAD's conversation ids in order, kept so a prefix or a short id
+/// need not list every fan folder) is used only for the `conversations` tree it names and
+/// only when it is whole and sorted; anything else is listed from the folders again.
 #[test]
-fn a_damaged_listing_file_is_never_believed() {
+fn a_damaged_ids_file_is_never_believed() {
     let env = three_conversations();
-    let listing = env.store.join(".git/convo/listing");
+    let ids = env.store.join(".git/convo/ids");
     let expected = full_read(&env);
     env.run(&["show", "beta"]).ok();
-    let good = std::fs::read(&listing).expect("a read keeps HEAD's folder");
+    let good = std::fs::read(&ids).expect("a read keeps HEAD's ids");
     let header_len = good.iter().position(|b| *b == b'\n').unwrap() + 1;
-    let (header, raw) = good.split_at(header_len);
-    let mut swapped = raw.to_vec();
-    // Entries out of order: not what git writes.
-    let (first, second) = swapped.split_at_mut(53);
-    first.swap_with_slice(&mut second[..53]);
+    let (header, lines) = good.split_at(header_len);
+    let mut swapped = lines.to_vec();
+    // Ids out of order: a binary search would miss one.
+    let (first, second) = swapped.split_at_mut(27);
+    first.swap_with_slice(&mut second[..27]);
     for (what, bytes) in [
         ("truncated", good[..good.len() - 7].to_vec()),
-        // Cut at an entry's end: still shaped as git writes a folder, but short.
-        ("an entry short", good[..good.len() - 53].to_vec()),
+        // Cut at a line's end: still well shaped, but short.
+        ("an id short", good[..good.len() - 27].to_vec()),
         ("out of order", [header, &swapped].concat()),
-        ("another tree", [format!("{} {}\n", "0".repeat(40), raw.len()).as_bytes(), raw].concat()),
-        ("no header", raw.to_vec()),
+        ("another tree", [format!("{} 3\n", "0".repeat(40)).as_bytes(), lines].concat()),
+        ("no header", lines.to_vec()),
     ] {
-        std::fs::write(&listing, &bytes).unwrap();
+        std::fs::write(&ids, &bytes).unwrap();
         agrees_with_a_full_read(&env, what);
         assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected, "{what}");
         for id in ["alpha", "beta", "gamma"] {
             env.run(&["log", id]).ok();
         }
+        // By prefix: the ids file is what answers it.
+        let list: serde_json::Value = serde_json::from_str(&expected).unwrap();
+        for c in list.as_array().unwrap() {
+            let id = c["id"].as_str().unwrap();
+            let by_prefix = env.run(&["show", &id[..24], "--format", "jsonl"]).ok().to_owned();
+            assert_eq!(by_prefix, env.run(&["show", id, "--format", "jsonl"]).ok(), "{what}");
+        }
     }
-    std::fs::remove_file(&listing).unwrap();
+    std::fs::remove_file(&ids).unwrap();
     env.run(&["append", "gamma", "--user", "after"]).ok();
-    agrees_with_a_full_read(&env, "after a write with no listing file");
+    agrees_with_a_full_read(&env, "after a write with no ids file");
+    assert!(ids.exists(), "the write made it again");
 }

@@ -1,6 +1,6 @@
 //! End-to-end: the real binary in a sealed environment, whole outputs compared.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, conversation_dir};
 
 fn record_sample(env: &TestEnv) -> String {
     let id = env.new_conversation("fix login");
@@ -25,7 +25,7 @@ fn new_prints_id_commit_and_subject() {
     --- stdout
     01KDVDQ4K00000000000000001
     --- stderr
-    [01KDVDQ4K00000000000000001 1975846] new: "fix login"
+    [01KDVDQ4K00000000000000001 411a14d] new: "fix login"
     "#);
     assert_eq!(env.git_status(), "");
 }
@@ -41,7 +41,7 @@ fn append_prints_what_it_added() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 758dde1] append: "fix login" turn 0 (+3 events)
+    [01KDVDQ4K00000000000000001 7ed6d97] append: "fix login" turn 0 (+3 events)
         turn 0  user        01KDVDRZ600000000000000001
         turn 0  tool_call   01KDVDRZ600000000000000002 ls c9
         turn 0  tool_result 01KDVDRZ600000000000000003 c9 error
@@ -50,7 +50,7 @@ fn append_prints_what_it_added() {
     insta::assert_snapshot!(env.transcript(&generated), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 864fbee] append: "fix login" turn 0 (+1 event)
+    [01KDVDQ4K00000000000000001 0df1af2] append: "fix login" turn 0 (+1 event)
         turn 0  tool_call   01KDVDTSS00000000000000002 ls call_01KDVDTSS00000000000000001
     "#);
 }
@@ -129,7 +129,7 @@ fn log_of_one_conversation_skips_the_others() {
     assert_eq!(env.run(&["log", &a, "--oneline"]).ok(), log_a);
 
     // A commit by another tool touching the conversation joins its history.
-    std::fs::write(env.store.join(format!("conversations/{a}/NOTES")), "by hand\n").unwrap();
+    std::fs::write(env.store.join(format!("{}/NOTES", conversation_dir(&a))), "by hand\n").unwrap();
     env.git(&["add", "."]);
     env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "notes by hand"]);
     env.run(&["append", &a, "--user", "after"]).ok();
@@ -210,7 +210,7 @@ fn the_first_write_creates_the_default_store() {
     let default = env.home().join(".local/share/convo");
     assert_eq!(
         out.stderr,
-        format!("Created convo store in {}\n[{} d371331] new: \"first\"\n", default.display(), out.stdout.trim_end())
+        format!("Created convo store in {}\n[{} 68351f6] new: \"first\"\n", default.display(), out.stdout.trim_end())
     );
     let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
     insta::assert_snapshot!(listed.ok(), @"* 01KD first  0 turns  0 events  ~0 tok  2026-01-01 00:00");
@@ -238,9 +238,9 @@ fn init_is_idempotent_and_store_files_are_private() {
     env.run(&["append", "--user", "secret"]).ok();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&env.store), 0o700);
-    assert_eq!(mode(&env.store.join(format!("conversations/{id}"))), 0o700);
-    assert_eq!(mode(&env.store.join(format!("conversations/{id}/meta.json"))), 0o600);
-    assert_eq!(mode(&env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"))), 0o600);
+    assert_eq!(mode(&env.store.join(conversation_dir(&id))), 0o700);
+    assert_eq!(mode(&env.store.join(format!("{}/meta.json", conversation_dir(&id)))), 0o600);
+    assert_eq!(mode(&env.store.join(format!("{}/events/0000/000000.jsonl", conversation_dir(&id)))), 0o600);
     assert_eq!(env.git_status(), "");
 }
 
@@ -282,8 +282,8 @@ fn fsck_reports_every_problem_and_exits_one() {
     let id = record_sample(&env);
     env.run(&["fsck"]).ok();
     // Commit damage with plain git: a torn line, a result without its call.
-    let segment = format!("conversations/{id}/events/0000/000001.jsonl");
-    std::fs::create_dir_all(env.store.join(format!("conversations/{id}/events/0000"))).unwrap();
+    let segment = format!("{}/events/0000/000001.jsonl", conversation_dir(&id));
+    std::fs::create_dir_all(env.store.join(format!("{}/events/0000", conversation_dir(&id)))).unwrap();
     std::fs::write(
         env.store.join(&segment),
         "{\"id\":\"z1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"tool_result\",\"call_id\":\"ghost\",\"content\":\"\"}\n{\"id\":",
@@ -291,13 +291,13 @@ fn fsck_reports_every_problem_and_exits_one() {
     .unwrap();
     env.git(&["add", "."]);
     env.git(&["-c", "user.name=H", "-c", "user.email=h@x", "commit", "-qm", "damage"]);
-    std::fs::write(env.store.join(format!("conversations/{id}/meta.json")), "{}").unwrap();
+    std::fs::write(env.store.join(format!("{}/meta.json", conversation_dir(&id))), "{}").unwrap();
     let out = env.run(&["fsck"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
         exit 1
         --- stdout
-        conversations/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
-        conversations/01KDVDQ4K00000000000000001/meta.json: working tree file differs from HEAD
+        conversations/01/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
+        conversations/01/01KDVDQ4K00000000000000001/meta.json: working tree file differs from HEAD
         --- stderr
         error: 2 problems found
         "#);
@@ -305,7 +305,7 @@ fn fsck_reports_every_problem_and_exits_one() {
     insta::assert_snapshot!(env.transcript(&env.run(&["show"])), @r#"
         exit 5
         --- stderr
-        error: conversations/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
+        error: conversations/01/01KDVDQ4K00000000000000001/events/0000/000001.jsonl: line 2: torn last line (no trailing newline)
         hint: `convo fsck` lists every problem in the store
         "#);
 }
@@ -320,10 +320,10 @@ fn show_jsonl_copies_stored_lines_but_refuses_what_convo_did_not_write() {
     let stored = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let files: String = ["000000.jsonl"]
         .iter()
-        .map(|f| std::fs::read_to_string(env.store.join(format!("conversations/{id}/events/0000/{f}"))).unwrap())
+        .map(|f| std::fs::read_to_string(env.store.join(format!("{}/events/0000/{f}", conversation_dir(&id)))).unwrap())
         .collect();
     assert_eq!(stored, files, "the stored bytes, as they are");
-    let segment = format!("conversations/{id}/events/0000/000001.jsonl");
+    let segment = format!("{}/events/0000/000001.jsonl", conversation_dir(&id));
     for (what, line) in [
         (
             "a carriage return between tokens",

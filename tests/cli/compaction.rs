@@ -1,7 +1,7 @@
 //! Compaction end to end: compact, --dry-run, --undo, show --compacted, diff, log, fork,
 //! config, and bad input that must leave the store as it was.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, conversation_dir};
 
 /// A conversation of `turns` turns, each: user, reasoning, a read and an edit, assistant.
 fn record(env: &TestEnv, title: &str, turns: usize) -> String {
@@ -32,14 +32,14 @@ fn compact_from_last_to_minus_three() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 88dbd4a] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
+    [01KDVDQ4K00000000000000001 9af08be] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
     "#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "-p", "strip", "--from", "--to", "-1"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 554ff6b] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
+    [01KDVDQ4K00000000000000001 e4d3e43] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
     "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
@@ -147,7 +147,7 @@ fn undo_restores_the_view_and_log_shows_it() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 bcd0692] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
+    [01KDVDQ4K00000000000000001 a7df07e] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
@@ -165,7 +165,7 @@ fn summaries_widen_over_summaries_they_overlap() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 1e4f4c6] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
+    [01KDVDQ4K00000000000000001 c173483] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
     note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
@@ -268,10 +268,10 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVDWMC00000000000000001
     --- stderr
-    [01KDVDWMC00000000000000001 1d7b96e] fork: "copy" from "source" turn 0 (+282 events)
+    [01KDVDWMC00000000000000001 190a7a2] fork: "copy" from "source" turn 0 (+282 events)
     "#);
     let blobs = |id: &str| -> Vec<String> {
-        env.git(&["ls-tree", "-r", "HEAD", &format!("conversations/{id}/events")])
+        env.git(&["ls-tree", "-r", "HEAD", &format!("{}/events", conversation_dir(id))])
             .lines()
             .map(|l| l.split_whitespace().nth(2).unwrap().to_owned())
             .collect()
@@ -289,11 +289,11 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE24500000000000000001
     --- stderr
-    [01KDVE24500000000000000001 bb2d1c8] fork: "source (fork)" from "source" turn 30 (+72 events)
+    [01KDVE24500000000000000001 cc6daf5] fork: "source (fork)" from "source" turn 30 (+72 events)
     "#);
     let tail = out.ok().lines().next().unwrap().to_owned();
     let meta: serde_json::Value =
-        serde_json::from_str(&env.git(&["show", &format!("HEAD:conversations/{tail}/meta.json")])).unwrap();
+        serde_json::from_str(&env.git(&["show", &format!("HEAD:{}/meta.json", conversation_dir(&tail))])).unwrap();
     assert_eq!(meta["forked_from"], serde_json::json!({"id": source, "turn": 30}));
     assert_eq!(meta["title"], "source (fork)");
     let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
@@ -315,8 +315,8 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE9EH00000000000000001
     --- stderr
-    [01KDVE9EH00000000000000001 22ff529] fork: "source (fork)" from "source" turn 35 (+36 events)
-    [01KDVE9EH00000000000000001 b9331ce] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~647 -> 447 tokens
+    [01KDVE9EH00000000000000001 b24da27] fork: "source (fork)" from "source" turn 35 (+36 events)
+    [01KDVE9EH00000000000000001 4145c5f] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~647 -> 447 tokens
     "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
@@ -342,7 +342,7 @@ fn config_layers_and_where_they_come_from() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a253feb] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
+    [01KDVDQ4K00000000000000001 8b7419d] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
     "#);
 
     // A bad key is refused before anything is written, naming the key.
@@ -421,7 +421,7 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 9397662] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
+    [01KDVDQ4K00000000000000001 063e7eb] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
     "#);
     insta::assert_snapshot!("digest_show_compacted", env.run(&["show", "--compacted"]).ok());
     // A profile may ask for a digest too; a summary widens over the one it overlaps.
@@ -439,7 +439,7 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 378fa97] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
+    [01KDVDQ4K00000000000000001 26ceb20] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
     note: turns 2-2 widened to 0-2 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
@@ -473,7 +473,7 @@ fn digest_undo_restores_the_view() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 4e31336] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
+    [01KDVDQ4K00000000000000001 0d27856] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
 }
@@ -486,7 +486,7 @@ fn digest_over_budget_leaves_out_the_oldest_turns() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 79c84f1] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
+    [01KDVDQ4K00000000000000001 db7526d] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let summary: Vec<serde_json::Value> = view

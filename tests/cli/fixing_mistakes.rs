@@ -24,13 +24,13 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDWMC00000000000000001 4fd82a8] rename: "second" -> "second take"
+    [01KDVDWMC00000000000000001 e351027] rename: "second" -> "second take"
     "#);
     let out = env.run(&["rename", &first[..12], "first, renamed"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 0947d29] rename: "first" -> "first, renamed"
+    [01KDVDQ4K00000000000000001 6742e72] rename: "first" -> "first, renamed"
     "#);
     insta::assert_snapshot!(env.run(&["list"]).ok(), @"
       01KDVDQ first, renamed  1 turn  2 events  ~2 tok  2026-01-01 00:03
@@ -79,7 +79,7 @@ fn rm_hides_a_conversation_and_restore_brings_it_back_as_it_was() {
     insta::assert_snapshot!(env.transcript(&rm), @r#"
     exit 0
     --- stderr
-    [01KDVDWMC00000000000000001 50191c0] rm: "second"
+    [01KDVDWMC00000000000000001 bd3e912] rm: "second"
     `convo restore 01KDVDWMC00000000000000001` brings it back
     "#);
     insta::assert_snapshot!(env.run(&["list"]).ok(), @"  01KD first  1 turn  2 events  ~2 tok  2026-01-01 00:03");
@@ -94,19 +94,19 @@ fn rm_hides_a_conversation_and_restore_brings_it_back_as_it_was() {
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
 
-    insta::assert_snapshot!(env.run(&["restore", "--list"]).ok(), @r#"01KDVDWMC00000000000000001 3bebacc "second""#);
+    insta::assert_snapshot!(env.run(&["restore", "--list"]).ok(), @r#"01KDVDWMC00000000000000001 16bce7f "second""#);
     let restore = env.run(&["restore", &second[..12]]);
     insta::assert_snapshot!(env.transcript(&restore), @r#"
     exit 0
     --- stderr
-    [01KDVDWMC00000000000000001 a42a036] restore: "second" from 3bebacc
+    [01KDVDWMC00000000000000001 10c2c34] restore: "second" from 16bce7f
     "#);
     assert_eq!(env.run(&["show", &second, "--format", "jsonl"]).ok(), shown);
     insta::assert_snapshot!(env.run(&["log", &second, "--oneline"]).ok(), @r#"
-    a42a036 2026-01-01 restore: "second" from 3bebacc [1 turn, 1 event, ~2 tokens (chars/4)]
-    50191c0 2026-01-01 rm: "second"
-    3bebacc 2026-01-01 append: "second" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]
-    c291c99 2026-01-01 new: "second" [0 turns, 0 events, ~0 tokens (chars/4)]
+    10c2c34 2026-01-01 restore: "second" from 16bce7f [1 turn, 1 event, ~2 tokens (chars/4)]
+    bd3e912 2026-01-01 rm: "second"
+    16bce7f 2026-01-01 append: "second" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]
+    f4ee8e0 2026-01-01 new: "second" [0 turns, 0 events, ~0 tokens (chars/4)]
     "#);
     assert_eq!(env.run(&["restore", "--list"]).ok(), "");
     assert_eq!(env.git_status(), "");
@@ -148,7 +148,7 @@ fn rm_of_several_is_one_commit_and_an_unknown_name_removes_nothing() {
     insta::assert_snapshot!(env.transcript(&both), @r#"
     exit 0
     --- stderr
-    [bdeab28] rm: 2 conversations ("first", "second")
+    [cf0b07b] rm: 2 conversations ("first", "second")
     `convo restore ID` brings one back; `convo restore --list` lists them
     "#);
     assert_eq!(env.run(&["list"]).ok(), "");
@@ -167,7 +167,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Fast-forward to a6b4bb6 (0 conversations)
+    Fast-forward to 27fa7c3 (0 conversations)
     removed: 01KDVDQ4K00000000000000001: the remote's line removes it; `convo restore 01KDVDQ4K00000000000000001` brings it back
     ");
     assert_eq!(w.b.run(&["list"]).ok(), "");
@@ -181,7 +181,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     insta::assert_snapshot!(w.a.transcript(&pull), @"
     exit 0
     --- stdout
-    Fast-forward to 37d43c3 (1 conversation)
+    Fast-forward to fa054ef (1 conversation)
     ");
     assert_eq!(event_lines(&w.a), ours);
 }
@@ -197,7 +197,7 @@ fn a_removal_there_and_appends_here_keep_the_appends() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged 4580d66 (0 conversations updated)
+    Merged 87fde8a (0 conversations updated)
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
     assert_eq!(event_lines(&w.b), ours);
@@ -214,7 +214,7 @@ fn a_removal_here_and_appends_there_bring_it_back_with_the_appends() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged f459d06 (1 conversation updated)
+    Merged de40773 (1 conversation updated)
     restored: 01KDVDQ4K00000000000000001: you removed it and the remote's line appended to it; it is back
     ");
     assert_eq!(event_lines(&w.b), event_lines(&w.a));
@@ -233,7 +233,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged 8f64f80 (1 conversation updated)
+    Merged 3b35849 (1 conversation updated)
     ");
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD b's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     assert_eq!(event_lines(&w.b), event_lines(&w.a));
@@ -248,7 +248,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged 68ae611 (1 conversation updated)
+    Merged 9a51aff (1 conversation updated)
     ");
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD a's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     w.b.run(&["fsck"]).ok();
@@ -272,7 +272,7 @@ fn a_remote_that_removes_and_re_adds_a_conversation_with_other_events_is_diverte
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stdout
-    Merged ff7f2b4 (1 conversation updated)
+    Merged a32ef49 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -289,7 +289,7 @@ fn a_remote_that_rewrites_a_conversation_we_removed_does_not_bring_it_back() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged be03438 (0 conversations updated)
+    Merged 8d58aa3 (0 conversations updated)
     kept removed: 01KDVDQ4K00000000000000001: the remote's line rewrites events of this conversation you removed
     ");
     assert_eq!(w.b.run(&["list"]).ok(), "");
@@ -367,7 +367,7 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD a77fc15 -> 9adea80
+    Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD 1fd866b -> 4815fc6
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     // Gone from every object, loose or packed, and from the working tree.
@@ -427,7 +427,7 @@ fn redact_of_a_named_text_replaces_it_in_titles_and_messages_too() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 346c193 -> 961a29c
+    Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 88496b2 -> 11bc566
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains("hunter2-secret"));
@@ -455,7 +455,7 @@ fn redact_refuses_what_a_remote_already_has_and_changes_nothing() {
     insta::assert_snapshot!(env.transcript(&refused), @"
     exit 3
     --- stderr
-    error: refusing to redact: commit a77fc15 conversations/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
+    error: refusing to redact: commit 1fd866b conversations/01/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
     hint: it has left this machine: rotate the key (revoke it where it was issued and make a new one)
     hint: nothing was rewritten; redact rewrites only commits no remote has
     ");
@@ -463,7 +463,7 @@ fn redact_refuses_what_a_remote_already_has_and_changes_nothing() {
     insta::assert_snapshot!(env.transcript(&named), @"
     exit 3
     --- stderr
-    error: refusing to redact: commit a77fc15 conversations/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
+    error: refusing to redact: commit 1fd866b conversations/01/01KDVDQ4K00000000000000001/events/0000/000000.jsonl already holds it, and a remote has that commit
     hint: it has left this machine: rotate the key (revoke it where it was issued and make a new one)
     hint: nothing was rewritten; redact rewrites only commits no remote has
     ");
@@ -495,7 +495,7 @@ fn redact_in_a_store_never_pushed_rewrites_from_the_first_commit() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD a07a91a -> e067b73
+    Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD 7f3c1b7 -> 8ada4f1
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains(TOKEN));
@@ -521,7 +521,7 @@ fn redact_secrets_takes_out_every_kind_the_push_scan_finds() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c916577 -> 8d423e6
+    Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c9546d2 -> 5f273f3
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     warning: still found: conversation 01KDVDQ4K00000000000000001 event 01KDVEJKG00000000000000001 content: url-credentials (URL-encoded)
     hint: name the text itself: `convo redact TEXT`

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::{TestEnv, bare};
+use crate::common::{TestEnv, bare, conversation_dir, fan};
 
 /// git with no user or system config, in `dir`, fed `stdin`; a fixed date, so the hostile
 /// commits (and every hash after them) are the same on every run.
@@ -175,9 +175,9 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
     let config = blob(&w.hub, &planted_config(&marker));
     let text = blob(&w.hub, b"written outside the store\n");
     let git_dir = write_tree(&w.hub, &[("100644".into(), b"config".to_vec(), config.clone())]);
-    let meta_dir = ["conversations", w.id.as_str()];
-    let events = ["conversations", w.id.as_str(), "events"];
-    let segment_dir = ["conversations", w.id.as_str(), "events", "0000"];
+    let meta_dir = ["conversations", fan(&w.id), w.id.as_str()];
+    let events = ["conversations", fan(&w.id), w.id.as_str(), "events"];
+    let segment_dir = ["conversations", fan(&w.id), w.id.as_str(), "events", "0000"];
     let conversations_blob = blob(&w.hub, b"not a folder\n");
     // (what, where it goes, the entry, the path the error must name)
     let cases: Vec<(&str, &[&str], Entry, String)> = vec![
@@ -187,35 +187,40 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
             "`.git` in a segment folder",
             &segment_dir,
             ("40000".into(), b".git".to_vec(), git_dir.clone()),
-            format!("conversations/{}/events/0000/.git", w.id),
+            format!("{}/events/0000/.git", conversation_dir(&w.id)),
         ),
         ("`..` entry", &[], ("100644".into(), b"..".to_vec(), text.clone()), "..".into()),
-        ("`.` entry", &meta_dir, ("40000".into(), b".".to_vec(), git_dir.clone()), format!("conversations/{}/.", w.id)),
+        (
+            "`.` entry",
+            &meta_dir,
+            ("40000".into(), b".".to_vec(), git_dir.clone()),
+            format!("{}/.", conversation_dir(&w.id)),
+        ),
         ("backslash name", &[], ("100644".into(), b"..\\outside.txt".to_vec(), text.clone()), "..\\outside.txt".into()),
         ("absolute name", &[], ("100644".into(), b"/tmp/x".to_vec(), text.clone()), "/tmp/x".into()),
         (
             "symlinked meta.json",
             &meta_dir,
             ("120000".into(), b"meta.json".to_vec(), blob(&w.hub, outside.to_str().unwrap().as_bytes())),
-            format!("conversations/{}/meta.json", w.id),
+            format!("{}/meta.json", conversation_dir(&w.id)),
         ),
         (
             "symlinked events folder",
             &meta_dir,
             ("120000".into(), b"events".to_vec(), blob(&w.hub, w.root.to_str().unwrap().as_bytes())),
-            format!("conversations/{}/events", w.id),
+            format!("{}/events", conversation_dir(&w.id)),
         ),
         (
             "gitlink",
             &events,
             ("160000".into(), b"0001".to_vec(), w.tip.clone()),
-            format!("conversations/{}/events/0001", w.id),
+            format!("{}/events/0001", conversation_dir(&w.id)),
         ),
         (
             "executable segment",
             &segment_dir,
             ("100755".into(), b"000009.jsonl".to_vec(), text.clone()),
-            format!("conversations/{}/events/0000/000009.jsonl", w.id),
+            format!("{}/events/0000/000009.jsonl", conversation_dir(&w.id)),
         ),
         (
             "conversations as a file",
@@ -233,7 +238,7 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
             "non-UTF-8 name",
             &meta_dir,
             ("100644".into(), b"\xffmeta.json".to_vec(), text.clone()),
-            format!("conversations/{}/\u{fffd}meta.json", w.id),
+            format!("{}/\u{fffd}meta.json", conversation_dir(&w.id)),
         ),
         ("a foreign file", &[], ("100644".into(), b"run.sh".to_vec(), text.clone()), "run.sh".into()),
     ];
@@ -281,8 +286,8 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
 /// The layout-preserving segment of `tree` for the conversation, with `edit` applied to its
 /// text; returns the new root tree.
 pub(crate) fn edit_segment(w: &World, tree: &str, edit: impl Fn(&str) -> String) -> String {
-    let dir = ["conversations", w.id.as_str(), "events", "0000"];
-    let segment = format!("{tree}:conversations/{}/events/0000/000000.jsonl", w.id);
+    let dir = ["conversations", fan(&w.id), w.id.as_str(), "events", "0000"];
+    let segment = format!("{tree}:{}/events/0000/000000.jsonl", conversation_dir(&w.id));
     let text = git_str(&w.hub, &["cat-file", "blob", &segment]) + "\n";
     let edited = blob(&w.hub, edit(&text).as_bytes());
     with_entry(&w.hub, tree, &dir, ("100644".into(), b"000000.jsonl".to_vec(), edited))
@@ -300,7 +305,7 @@ fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
     insta::assert_snapshot!(w.b.transcript(&out), @r#"
     exit 0
     --- stdout
-    Merged d96f7ea (1 conversation updated)
+    Merged a5ed551 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -310,7 +315,7 @@ fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
     insta::assert_snapshot!(w.b.transcript(&fsck), @"
     exit 1
     --- stdout
-    conversations/01KDVDQ4K00000000000000001: event id `01KDVDRZ600000000000000001` names different content in commits d96f7ea and 9f53474
+    conversations/01/01KDVDQ4K00000000000000001: event id `01KDVDRZ600000000000000001` names different content in commits a5ed551 and b1a054a
     --- stderr
     error: 1 problem found
     ");
@@ -337,7 +342,7 @@ fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stdout
-    Merged 408d562 (1 conversation updated)
+    Merged 237a130 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE658SF00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -369,7 +374,7 @@ fn a_remote_that_drops_a_conversation_we_appended_to_does_not_drop_ours() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stdout
-    Merged 3819489 (0 conversations updated)
+    Merged c1faf68 (0 conversations updated)
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
     assert_eq!(event_lines(&w.b), ours);
@@ -394,7 +399,7 @@ fn a_symlink_in_the_working_tree_is_refused_and_reported() {
     let w = World::new();
     let elsewhere = w.root.join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    let events = w.b.store.join(format!("conversations/{}/events", w.id));
+    let events = w.b.store.join(format!("{}/events", conversation_dir(&w.id)));
     std::fs::rename(&events, elsewhere.join("events")).unwrap();
     std::os::unix::fs::symlink(elsewhere.join("events"), &events).unwrap();
     let head = w.b.git(&["rev-parse", "HEAD"]);
@@ -404,9 +409,9 @@ fn a_symlink_in_the_working_tree_is_refused_and_reported() {
     assert_eq!(
         out.fails_with(5),
         format!(
-            "error: conversations/{}/events: is a symlink; convo does not follow symlinks inside a store\n\
+            "error: {}/events: is a symlink; convo does not follow symlinks inside a store\n\
              hint: replace the symlink with the real folder or file; `convo fsck` lists every problem\n",
-            w.id
+            conversation_dir(&w.id)
         )
     );
     assert_eq!(w.b.git(&["rev-parse", "HEAD"]), head, "nothing was committed");
@@ -415,7 +420,7 @@ fn a_symlink_in_the_working_tree_is_refused_and_reported() {
     assert_eq!(fsck.code, 1);
     assert_eq!(
         fsck.stdout,
-        format!("conversations/{}/events: symlink in the working tree; convo never follows it\n", w.id)
+        format!("{}/events: symlink in the working tree; convo never follows it\n", conversation_dir(&w.id))
     );
 }
 
@@ -453,7 +458,7 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stdout
-    Merged ea55947 (1 conversation updated)
+    Merged a44dcda (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE6554900000000000000001
     "#);
     let hub_before = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);

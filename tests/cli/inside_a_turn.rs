@@ -63,7 +63,7 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 61e5b7f] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 200 bytes] ~2,570 -> 1,588 tokens
+    [01KDVDQ4K00000000000000001 c192d23] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 200 bytes] ~2,570 -> 1,588 tokens
     "#);
     // Big results before the last 5 calls are replaced, small ones and the exempt TodoWrite
     // stay; the last 5 calls, the prompt and every assistant text are verbatim.
@@ -109,7 +109,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 bb8915d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
+    [01KDVDQ4K00000000000000001 9ce617d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
     "#);
     // Three more calls arrive; `--from last` starts right after the first compaction.
     let more: String = (6..9)
@@ -126,7 +126,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 627fb6d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
+    [01KDVDQ4K00000000000000001 94a4c57] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     system  1 lines, first: You are a coding agent.
@@ -202,7 +202,7 @@ fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 d26f078] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
+    [01KDVDQ4K00000000000000001 d309eb9] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let results: Vec<String> = view
@@ -238,7 +238,7 @@ fn keep_first_leaves_the_task_statement_and_the_middle_is_compacted() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 13de9ce] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
+    [01KDVDQ4K00000000000000001 8a4f09b] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: ask 0
@@ -349,7 +349,7 @@ fn seed_002_micro_compaction_vector() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 349e5ce] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,496 tokens
+    [01KDVDQ4K00000000000000001 7d19bea] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,496 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: Find the config loader and follow the sk
@@ -398,10 +398,10 @@ fn seed_004_keep_first_middle_and_recent_sections() {
     insta::assert_snapshot!(format!("{}{}", env.transcript(&middle), env.transcript(&recent)), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 c259ee5] compact: "sections" turns 2-3 [summary by convo/digest] ~1,272 -> 1,007 tokens
+    [01KDVDQ4K00000000000000001 67cdcd9] compact: "sections" turns 2-3 [summary by convo/digest] ~1,272 -> 1,007 tokens
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a9fd3f5] compact: "sections" turns 4-7 [strip reasoning, truncate tool output to 4 lines] ~1,007 -> 647 tokens
+    [01KDVDQ4K00000000000000001 46cc130] compact: "sections" turns 4-7 [strip reasoning, truncate tool output to 4 lines] ~1,007 -> 647 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: step 0

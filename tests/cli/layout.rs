@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, conversation_dir};
 
 /// A realistic agent conversation from the shared generator (CI has ../shared beside the
 /// checkout).
@@ -62,7 +62,7 @@ fn a_generated_conversation_round_trips_and_closed_segments_are_never_rewritten(
     }
     assert_eq!(stored, given);
 
-    let files = env.git(&["ls-files", &format!("conversations/{id}/events")]);
+    let files = env.git(&["ls-files", &format!("{}/events", conversation_dir(&id))]);
     let segments: Vec<&str> = files.lines().collect();
     assert!(segments.len() > 20, "expected many segments, got {}", segments.len());
     for path in &segments {
@@ -83,7 +83,7 @@ fn an_unknown_event_type_in_a_stored_file_is_carried_through() {
     let id = env.new_conversation("future");
     env.run(&["append", "--user", "hi"]).ok();
     // A newer convo wrote a type this one does not know.
-    let segment = env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"));
+    let segment = env.store.join(format!("{}/events/0000/000000.jsonl", conversation_dir(&id)));
     let line = "{\"id\":\"f1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"hologram\",\"beam\":{\"on\":true}}\n";
     let mut bytes = std::fs::read(&segment).unwrap();
     bytes.extend_from_slice(line.as_bytes());

@@ -54,12 +54,12 @@ fn query_streams_the_answer_and_records_the_turn() {
     // [ID] MESSAGE: the conversation named by its title.
     let out = query(&env, &server, &["--model", "test/small", "llm", "Anything else?"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        Shipped.
-        --- stderr
-        [01KDVDQ4K00000000000000001 703150a] query: "llm" turn 2 (+2 events) via test/small
-        "#);
+    exit 0
+    --- stdout
+    Shipped.
+    --- stderr
+    [01KDVDQ4K00000000000000001 61ffaa0] query: "llm" turn 2 (+2 events) via test/small
+    "#);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -171,13 +171,13 @@ fn a_cut_stream_keeps_what_arrived_marked_interrupted() {
     let server = Server::start(vec![openai_stream(&["Half an ", "answ"], true)]);
     let out = query(&env, &server, &["--model", "test/small", "Go on"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        Half an answ
-        --- stderr
-        warning: the answer was interrupted; what arrived is kept, marked interrupted
-        [01KDVDQ4K00000000000000001 5472250] query: "llm" turn 2 (+2 events) via test/small (interrupted)
-        "#);
+    exit 0
+    --- stdout
+    Half an answ
+    --- stderr
+    warning: the answer was interrupted; what arrived is kept, marked interrupted
+    [01KDVDQ4K00000000000000001 5a7109a] query: "llm" turn 2 (+2 events) via test/small (interrupted)
+    "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
     assert_eq!(last["content"], "Half an answ");
@@ -344,7 +344,7 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 86c1db7] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 89508ff] query: "llm" turn 2 (+2 events) via test/small
     "#);
     // A 500-token window is passed: compaction of turns 0-2 (keep the last one).
     let out = query_with(&env, &server, &auto(500), &["--model", "test/small", "two"]);
@@ -353,12 +353,12 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     --- stdout
     noted
     --- stderr
-    [01KDVDQ4K00000000000000001 2907596] query: "llm" turn 3 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 4630939] query: "llm" turn 3 (+2 events) via test/small
     [context compacted by micro: turns 0-2, ~445 -> ~341 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    4d3ccf2 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
-    2907596 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
+    2d3cff0 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    4630939 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
 
@@ -402,7 +402,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 bcdab6f] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+    [01KDVDQ4K00000000000000001 e4e6cdc] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
     "#);
 
     let requests = server.requests();
@@ -546,7 +546,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 3aa3b04] append: "llm" turn 2 (+1 event)
+    [01KDVDQ4K00000000000000001 287544f] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
     [context compacted by tool-calls: turns 0-1, ~442 -> ~225 tokens]
     "#);
@@ -558,7 +558,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 240f433] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 7d275a5] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }
@@ -630,7 +630,7 @@ fn odd_provider_tool_calls_leave_the_conversation_readable() {
     --- stdout
 
     --- stderr
-    [01KDVDQ4K00000000000000001 0ef663c] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 bffde4e] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
@@ -947,13 +947,13 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     --- stderr
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
     [context compacted: turns 0-0, ~441 -> ~304 tokens]
-    [01KDVDQ4K00000000000000001 77b6fc9] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 43aa4a3] query: "llm" turn 2 (+2 events) via test/small
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
     [context compacted: turns 1-1, ~306 -> ~218 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    15459db 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~306 -> 218 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
-    77b6fc9 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
+    e318f75 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~306 -> 218 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
+    43aa4a3 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
     "#);
     env.run(&["fsck"]).ok();
     // Three requests: a summary call that failed, the query, another that failed.
@@ -994,7 +994,7 @@ fn an_answer_cut_off_at_the_cap_is_marked_and_warned_about() {
     --- stderr
     warning: the answer was cut off at max_tokens 4096 (finish_reason "length"); it is kept, marked so
     hint: raise models."test/small".max_output_tokens for longer answers
-    [01KDVDQ4K00000000000000001 b3fdf50] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 9d39644] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
@@ -1129,7 +1129,7 @@ fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending()
     fits now
     --- stderr
     [context compacted by micro: turns 0-0, ~441 -> ~382 tokens]
-    [01KDVDQ4K00000000000000001 e838672] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 7e6e286] query: "llm" turn 2 (+2 events) via test/small
     "#);
     assert_eq!(server.requests().len(), 1);
 }
@@ -1172,7 +1172,7 @@ fn a_context_overflow_from_the_server_compacts_and_retries_once() {
     --- stderr
     [context compacted by summary: turns 0-0, ~441 -> ~304 tokens]
     the server found the conversation over its context: compacted, sending again
-    [01KDVDQ4K00000000000000001 124575d] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 c61ba96] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

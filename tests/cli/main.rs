@@ -16,6 +16,7 @@ mod catalogue;
 mod commands;
 mod compaction;
 mod docs;
+mod fan_out;
 mod fixing_mistakes;
 mod follow;
 mod grep;

@@ -3,7 +3,7 @@
 //! differently from a read without it, whatever happened to it: deleted, torn, damaged,
 //! garbage, left behind by a pull or a reset, or grown by many appends.
 
-use crate::common::{TestEnv, bare};
+use crate::common::{TestEnv, bare, conversation_dir};
 
 fn index(env: &TestEnv, id: &str) -> std::path::PathBuf {
     env.store.join(".git/convo/outline").join(id)
@@ -171,7 +171,7 @@ fn stored_lines_read_the_same_loose_or_packed_and_a_damaged_object_is_an_error()
 
     // A segment written loose again, then damaged on disk: refused, never printed half-read.
     env.run(&["append", &id, "--user", "one more"]).ok();
-    let open = env.git(&["rev-parse", &format!("HEAD:conversations/{id}/events/0000")]);
+    let open = env.git(&["rev-parse", &format!("HEAD:{}/events/0000", conversation_dir(&id))]);
     let listing = env.git(&["ls-tree", open.trim()]);
     let blob = listing.lines().last().unwrap().split_whitespace().nth(2).unwrap().to_owned();
     let object = env.store.join(".git/objects").join(&blob[..2]).join(&blob[2..]);

@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{TestEnv, run_command};
+use crate::common::{TestEnv, conversation_dir, run_command};
 
 fn store_with_history() -> (TestEnv, String) {
     let env = TestEnv::new();
@@ -252,7 +252,7 @@ fn stale_git_locks_and_a_torn_worktree_file_are_recovered() {
     assert_ne!(run_command(cmd, "").code, 0);
     // What a killed writer might leave: git lock files and a half-written segment.
     std::fs::write(env.store.join(".git/index.lock"), b"").unwrap();
-    let segment = env.store.join(format!("conversations/{id}/events/0000/000000.jsonl"));
+    let segment = env.store.join(format!("{}/events/0000/000000.jsonl", conversation_dir(&id)));
     let bytes = std::fs::read(&segment).unwrap();
     std::fs::write(&segment, &bytes[..bytes.len() - 7]).unwrap();
 
@@ -295,7 +295,7 @@ fn kill_nine_at_random_moments_loses_no_committed_event() {
 #[test]
 fn a_hand_edited_working_file_is_replaced_not_appended_to() {
     let (env, id) = store_with_history();
-    let segment = format!("conversations/{id}/events/0000/000000.jsonl");
+    let segment = format!("{}/events/0000/000000.jsonl", conversation_dir(&id));
     let edited = std::fs::read_to_string(env.store.join(&segment)).unwrap().replace("hello", "HELLO");
     std::fs::write(env.store.join(&segment), edited).unwrap();
     env.run(&["append", "--user", "next"]).ok();

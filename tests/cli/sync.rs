@@ -65,17 +65,17 @@ fn round_trip(url: &str) {
             "#);
         let pulled = b.run(&["pull"]);
         insta::assert_snapshot!(hub_dir(b.transcript(&pulled)), @r#"
-            exit 0
-            --- stdout
-            Merged 11df983 (2 conversations updated)
-            diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE65AM200000000000000001
-            "#);
+        exit 0
+        --- stdout
+        Merged 6cc440d (2 conversations updated)
+        diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE65AM200000000000000001
+        "#);
         b.run(&["push"]).ok();
-        insta::assert_snapshot!(hub_dir(a.transcript(&a.run(&["pull"]))), @r#"
-            exit 0
-            --- stdout
-            Fast-forward to 11df983 (4 conversations)
-            "#);
+        insta::assert_snapshot!(hub_dir(a.transcript(&a.run(&["pull"]))), @"
+        exit 0
+        --- stdout
+        Fast-forward to 6cc440d (4 conversations)
+        ");
     }
 
     let (pairs_a, messages_a) = contents(&a);
@@ -99,7 +99,7 @@ fn round_trip(url: &str) {
 fn fork_meta(env: &TestEnv) -> String {
     let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let fork = list.as_array().unwrap().iter().find(|c| c["title"] == "shared (diverged)").expect("a fork");
-    format!("conversations/{}/meta.json", fork["id"].as_str().unwrap())
+    format!("{}/meta.json", crate::common::conversation_dir(fork["id"].as_str().unwrap()))
 }
 
 #[test]
@@ -407,14 +407,14 @@ fn log_of_a_diverged_fork_reaches_back_through_the_merge() {
     b.run(&["pull"]).ok();
 
     let meta = fork_meta(&b);
-    let fork = meta.split('/').nth(1).unwrap();
+    let fork = meta.split('/').nth(2).unwrap();
     // The merge, b's own append (now the fork's), then the history both sides share.
     insta::assert_snapshot!(b.run(&["log", fork, "--oneline", "--color", "never"]).ok(), @r#"
-        dd6b790 2026-01-05 merge: origin/main (1 conversation updated, 1 diverged into forks)
-        43af61e 2026-01-05 append: "shared" turn 1 (+1 event) [2 turns, 2 events, ~3 tokens (chars/4)]
-        989dcc2 2026-01-01 append: "shared" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]
-        9478681 2026-01-01 new: "shared" [0 turns, 0 events, ~0 tokens (chars/4)]
-        "#);
+    39c3848 2026-01-05 merge: origin/main (1 conversation updated, 1 diverged into forks)
+    4246ed9 2026-01-05 append: "shared" turn 1 (+1 event) [2 turns, 2 events, ~3 tokens (chars/4)]
+    09dd0c6 2026-01-01 append: "shared" turn 0 (+1 event) [1 turn, 1 event, ~2 tokens (chars/4)]
+    bf209d3 2026-01-01 new: "shared" [0 turns, 0 events, ~0 tokens (chars/4)]
+    "#);
 }
 
 /// A fetch goes through a quarantine repository, but the store's own git config (credential
@@ -483,12 +483,12 @@ fn fetch_and_push_report_what_they_did() {
     $ convo fetch
     exit 0
     --- stderr
-    origin/main is up to date (9478681)
+    origin/main is up to date (bf209d3)
 
     $ convo fetch
     exit 0
     --- stderr
-    origin/main: 9478681..cde133d
+    origin/main: bf209d3..28befb0
 
     $ convo -q fetch
     exit 0

@@ -269,3 +269,13 @@ pub fn pypi_venv(script: &str, venv: &str) -> Result<PathBuf, String> {
         _ => panic!("{script} install failed:\n{stderr}"),
     }
 }
+
+/// The fan folder of conversation `id` in a store's tree: its last two characters.
+pub fn fan(id: &str) -> &str {
+    &id[id.len() - 2..]
+}
+
+/// Where conversation `id`'s folder is, from the store's root.
+pub fn conversation_dir(id: &str) -> String {
+    format!("conversations/{}/{id}", fan(id))
+}

@@ -186,8 +186,9 @@ def rare_phrase(sources: list[Path]) -> tuple[str, int]:
 def event_bytes(store: Path) -> tuple[int, int]:
     """Total size and number of the files under conversations/*/events/."""
     total = files = 0
-    stack = [e.path for e in os.scandir(store / "conversations") if e.is_dir()]
-    stack = [os.path.join(p, "events") for p in stack]
+    # conversations/<fan>/<id>/events: the fan folders, then the conversations in each.
+    fans = [e.path for e in os.scandir(store / "conversations") if e.is_dir()]
+    stack = [os.path.join(e.path, "events") for f in fans for e in os.scandir(f) if e.is_dir()]
     while stack:
         path = stack.pop()
         try:
@@ -231,7 +232,7 @@ def build(b: Bench, n: int, k: int, turns: int, delta_depth: int) -> Store:
         sources.append(source)
         tid = b.new_conversation(scratch, f"template {t}")
         b.convo(scratch, "append", tid, stdin=source.read_bytes())
-        tdir = scratch / "conversations" / tid
+        tdir = scratch / "conversations" / tid[-2:] / tid
         files = {p.relative_to(tdir).as_posix(): p.read_bytes()
                  for p in sorted(tdir.rglob("*")) if p.is_file() and p.name != "meta.json"}
         if not files:
@@ -280,7 +281,7 @@ def build(b: Bench, n: int, k: int, turns: int, delta_depth: int) -> Store:
                     created=created.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
         trailing = "\n" if meta_text.endswith("\n") else ""
         mdata = (json.dumps(meta, indent=2, ensure_ascii=False) + trailing).encode()
-        prefix = f"conversations/{cid}/".encode()
+        prefix = f"conversations/{cid[-2:]}/{cid}/".encode()
         chunks.append(b"M 100644 inline %smeta.json\ndata %d\n" % (prefix, len(mdata))
                       + mdata + b"\n")
         for rel in files:
@@ -349,7 +350,7 @@ def rg_counts(path: Path) -> tuple[int, int]:
     for line in path.read_text().splitlines():
         file, _, n = line.rpartition(":")
         parts = Path(file).parts
-        convs.add(parts[parts.index("conversations") + 1])
+        convs.add(parts[parts.index("conversations") + 2])
         total += int(n)
     return len(convs), total
 

@@ -383,7 +383,7 @@ class Fixtures:
         scratch = b.new_store("template")
         tid = b.new_conversation(scratch, "template")
         b.convo(scratch, "append", tid, stdin=self.prose.turn())
-        tdir = scratch / "conversations" / tid
+        tdir = scratch / "conversations" / tid[-2:] / tid
         meta_text = (tdir / "meta.json").read_text()
         meta = json.loads(meta_text)
         files = {p.relative_to(tdir).as_posix(): p.read_bytes()
@@ -416,7 +416,8 @@ class Fixtures:
             m = dict(meta, title=f"conversation {i:05d}",
                      created=created.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
             mdata = (json.dumps(m, indent=2, ensure_ascii=False) + trailing).encode()
-            prefix = f"conversations/{cid}/".encode()
+            # convo's layout: conversations/<last two characters of the id>/<id>/.
+            prefix = f"conversations/{cid[-2:]}/{cid}/".encode()
             chunks.append(b"M 100644 inline %smeta.json\ndata %d\n" % (prefix, len(mdata))
                           + mdata + b"\n")
             for rel in files:

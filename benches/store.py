@@ -249,7 +249,7 @@ def git_dir_breakdown(store: Path) -> dict[str, int]:
 
 def jsonl_bytes(store: Path) -> int:
     """Raw bytes of the event files in the working tree."""
-    return sum(p.stat().st_size for p in (store / "conversations").glob("*/events/*/*.jsonl"))
+    return sum(p.stat().st_size for p in (store / "conversations").glob("*/*/events/*/*.jsonl"))
 
 
 def filesystem_of(path: Path) -> str:
@@ -312,11 +312,11 @@ class GitAnchor:
             self.__dict__.pop(attr, None)
 
     def _segment_path(self, n: int) -> Path:
-        return (self.repo / "conversations" / self.cid / "events"
+        return (self.repo / "conversations" / self.cid[-2:] / self.cid / "events"
                 / f"{n // SEGMENTS_PER_GROUP:04}" / f"{n:06}.jsonl")
 
     def _open_segment(self) -> int:
-        names = (self.repo / "conversations" / self.cid / "events").glob("*/*.jsonl")
+        names = (self.repo / "conversations" / self.cid[-2:] / self.cid / "events").glob("*/*.jsonl")
         return max((int(p.stem) for p in names), default=0)
 
     def script(self, lines: list[str]) -> list[str]:
@@ -422,7 +422,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
         print(f"  history {size:>6,} turns: convo {convo_ms:7.2f} ms   git add+commit "
               f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of 5 rounds of 8)")
 
-    segments = len(list((store / "conversations" / cid / "events").glob("*/*.jsonl")))
+    segments = len(list((store / "conversations" / cid[-2:] / cid / "events").glob("*/*.jsonl")))
     print(f"  store after the run: {history:,} turns in {segments:,} segments, "
           f"{fmt_bytes(jsonl_bytes(store))} of JSONL")
     growth = medians[10_000][0] / medians[100][0]
@@ -522,7 +522,7 @@ def bench_log(bench: Bench, turns: Turns, conversations: int = 50,
         for i in range(3 + bench.reps):
             c = timed(lambda: bench.convo(store, "log", cid, "--no-pager"))
             g = timed(lambda: bench.git(store, "log", "--oneline", "--",
-                                        f"conversations/{cid}"))
+                                        f"conversations/{cid[-2:]}/{cid}"))
             if i >= 3:
                 convo_ms.append(c)
                 git_ms.append(g)

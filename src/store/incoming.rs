@@ -143,6 +143,7 @@ impl Store {
             unmarked: Default::default(),
             listings: Default::default(),
             ids: Default::default(),
+            small: Default::default(),
             outlined: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)

@@ -1,22 +1,34 @@
-//! The git index patched in place, for the common write: an append changes one or two files
-//! the index already has an entry for, and in a store of 10,000 conversations the index is
-//! 2.5 MB that gix would decode, re-encode and hash whole (a third of such an append).
+//! The git index patched, for the common write: an append changes one or two files the
+//! index already has an entry for (or adds a segment), and in a store of 10,000
+//! conversations the index is 2.5 MB that gix would decode, re-encode and hash whole.
 //!
 //! An entry's stat data and object id sit at fixed offsets and keep their size, so they are
-//! rewritten where they are, and the trailing checksum is zeroed instead of recomputed: git
-//! reads a null checksum as "not computed" (`index.skipHash`, git 2.40), and convo's own
-//! reads skip it. Anything else (a path without an entry, an extension such as git's cache
-//! tree, which would go stale, an index version other than 2 or 3) is left to the whole
-//! write. Pure: bytes in, bytes out.
+//! rewritten where they are; a new path's entry is put where it sorts and the count in the
+//! header goes up. The new index is described as pieces (ranges of the old one kept as they
+//! are, and new bytes), so it is written from a mapping of the old one without copying it
+//! in memory first. The trailing checksum is zeroed instead of recomputed: git reads a null
+//! checksum as "not computed" (`index.skipHash`, git 2.40), and convo's own reads skip it.
+//! Anything else (a conflicted or removed path, an extension such as git's cache tree, which
+//! would go stale, an index version other than 2 or 3) is left to the whole write. Pure:
+//! bytes in, pieces out.
+
+use std::ops::Range;
 
 use gix::ObjectId;
 use gix::index::entry::Stat;
 
-/// One entry to rewrite: its path, the blob it now holds, and the file's stat.
+/// One entry to rewrite or add: its path, the blob it now holds, and the file's stat.
 pub(super) struct Update<'a> {
     pub path: &'a str,
     pub id: ObjectId,
     pub stat: Stat,
+}
+
+/// A part of the new index: bytes of the old one, or new bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Piece {
+    Keep(Range<usize>),
+    New(Vec<u8>),
 }
 
 const HEADER: usize = 12;
@@ -28,9 +40,9 @@ const STAGE_MASK: u16 = 0x3000;
 /// A regular, non-executable file: what convo writes.
 const MODE_FILE: u32 = 0o100644;
 
-/// `index` with each of `updates` written into its entry and the checksum zeroed, or `None`
-/// when the index must be written whole.
-pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Option<Vec<u8>> {
+/// `index` with each of `updates` written into its entry (or added as a new one) and the
+/// checksum zeroed, as pieces to write in order; `None` when the index must be written whole.
+pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Option<Vec<Piece>> {
     if updates.is_empty() || index.len() < HEADER + hash_len || &index[..4] != b"DIRC" {
         return None;
     }
@@ -40,8 +52,17 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
     }
     let count = u32::from_be_bytes(index[8..12].try_into().ok()?) as usize;
     let body_end = index.len() - hash_len;
-    let mut out = index.to_vec();
+    let mut order: Vec<usize> = (0..updates.len()).collect();
+    order.sort_by(|a, b| updates[*a].path.cmp(updates[*b].path));
+    if order.windows(2).any(|w| updates[w[0]].path == updates[w[1]].path) {
+        return None;
+    }
+    // New paths in index order: each goes before the first entry that sorts after it.
+    let mut inserts: Vec<usize> = Vec::new();
     let mut found = vec![false; updates.len()];
+    // (offset, bytes) to put into the old index, in order: rewritten entries and insertions.
+    let mut edits: Vec<(usize, Option<usize>, Vec<u8>)> = Vec::new();
+    let mut next_new = 0;
     let mut at = HEADER;
     for _ in 0..count {
         let fixed = at + STAT_BYTES + hash_len;
@@ -55,13 +76,25 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
             n => n as usize,
         };
         let name = index.get(name_at..name_at + name_len)?;
+        // Paths not yet placed that sort before this one are new: they go here.
+        while next_new < order.len() && updates[order[next_new]].path.as_bytes() < name {
+            let i = order[next_new];
+            if !found[i] {
+                found[i] = true;
+                inserts.push(i);
+                edits.push((at, None, new_entry(&updates[i], hash_len)?));
+            }
+            next_new += 1;
+        }
         if let Some(i) = updates.iter().position(|u| u.path.as_bytes() == name) {
             // A conflicted path has several entries: the whole write resolves it.
             if flags & STAGE_MASK != 0 || found[i] {
                 return None;
             }
             found[i] = true;
-            write_entry(&mut out[at..fixed], &updates[i], hash_len);
+            let mut entry = index[at..fixed].to_vec();
+            write_entry(&mut entry, &updates[i], hash_len);
+            edits.push((at, Some(fixed), entry));
         }
         // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
         let base = name_at - at;
@@ -72,11 +105,61 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
     }
     // Extensions follow the entries: one convo did not write (git's cache tree, say) could
     // go stale.
-    if at != body_end || !found.iter().all(|f| *f) {
+    if at != body_end {
         return None;
     }
-    out[body_end..].fill(0);
-    Some(out)
+    for &i in &order[next_new..] {
+        if !found[i] {
+            found[i] = true;
+            inserts.push(i);
+            edits.push((body_end, None, new_entry(&updates[i], hash_len)?));
+        }
+    }
+    let mut header = index[..HEADER].to_vec();
+    header[8..12].copy_from_slice(&u32::try_from(count + inserts.len()).ok()?.to_be_bytes());
+    let mut pieces = vec![Piece::New(header)];
+    let mut kept = HEADER;
+    for (offset, replaced_end, bytes) in edits {
+        if offset > kept {
+            pieces.push(Piece::Keep(kept..offset));
+        }
+        pieces.push(Piece::New(bytes));
+        kept = replaced_end.unwrap_or(offset);
+    }
+    if body_end > kept {
+        pieces.push(Piece::Keep(kept..body_end));
+    }
+    pieces.push(Piece::New(vec![0; hash_len]));
+    Some(pieces)
+}
+
+/// The bytes of `pieces` over `index`, joined (what a write of them puts in the file).
+#[cfg(test)]
+pub(super) fn join(index: &[u8], pieces: &[Piece]) -> Vec<u8> {
+    pieces
+        .iter()
+        .flat_map(|p| match p {
+            Piece::Keep(range) => index[range.clone()].to_vec(),
+            Piece::New(bytes) => bytes.clone(),
+        })
+        .collect()
+}
+
+/// A whole version 2 entry for a path the index does not have: stat, object id, flags (the
+/// name's length, stage 0), the name, NUL padding to a multiple of 8 bytes.
+fn new_entry(update: &Update, hash_len: usize) -> Option<Vec<u8>> {
+    let name = update.path.as_bytes();
+    // Longer names are stored with the mask and found by their NUL: left to gix.
+    if name.len() >= NAME_MASK as usize || name.contains(&0) {
+        return None;
+    }
+    let fixed = STAT_BYTES + hash_len;
+    let size = (fixed + 2 + name.len() + 8) & !7;
+    let mut entry = vec![0u8; size];
+    write_entry(&mut entry[..fixed], update, hash_len);
+    entry[fixed..fixed + 2].copy_from_slice(&(name.len() as u16).to_be_bytes());
+    entry[fixed + 2..fixed + 2 + name.len()].copy_from_slice(name);
+    Some(entry)
 }
 
 /// The stat data, mode and object id of one entry (`entry`: its first 40 + hash bytes).
@@ -150,7 +233,7 @@ mod tests {
             .enumerate()
             .map(|(n, p)| Update { path: p, id: id(200 + n as u8), stat: stat(900 + n as u32) })
             .collect();
-        let after = patched(&before, &updates, 20).expect("patchable");
+        let after = join(&before, &patched(&before, &updates, 20).expect("patchable"));
         assert_eq!(after.len(), before.len());
         assert_eq!(&after[after.len() - 20..], &[0u8; 20], "the checksum is zeroed");
 
@@ -169,13 +252,47 @@ mod tests {
     }
 
     #[test]
+    fn new_paths_are_inserted_where_they_sort() {
+        let paths: Vec<String> = vec!["b".into(), "conversations/AB/x/events/0000/000001.jsonl".into(), "d".into()];
+        let before = index(&paths);
+        let added = ["a", "c", "conversations/AB/x/events/0000/000002.jsonl", "e"];
+        let mut updates: Vec<Update> = added
+            .iter()
+            .enumerate()
+            .map(|(n, p)| Update { path: p, id: id(100 + n as u8), stat: stat(50 + n as u32) })
+            .collect();
+        updates.push(Update { path: "d", id: id(99), stat: stat(99) });
+        let after = join(&before, &patched(&before, &updates, 20).expect("patchable"));
+        let got = decode(&after);
+        let mut all: Vec<String> = paths.iter().cloned().chain(added.iter().map(|p| p.to_string())).collect();
+        all.sort();
+        let names: Vec<String> = got.entries().iter().map(|e| e.path(&got).to_string()).collect();
+        assert_eq!(names, all);
+        for u in &updates {
+            let e = got.entry_by_path_and_stage(u.path.as_bytes().as_bstr(), Stage::Unconflicted).unwrap();
+            assert_eq!((e.id, e.stat, e.mode), (u.id, u.stat, Mode::FILE), "{}", u.path);
+        }
+        // What git itself reads back.
+        let dir = tempfile::tempdir().unwrap();
+        let git =
+            |args: &[&str]| std::process::Command::new("git").args(args).current_dir(dir.path()).output().unwrap();
+        assert!(git(&["init", "-q"]).status.success());
+        std::fs::write(dir.path().join(".git/index"), &after).unwrap();
+        let listed = git(&["ls-files", "-s"]);
+        assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+        assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), all.len());
+    }
+
+    #[test]
     fn what_cannot_be_patched_is_left_to_the_whole_write() {
         let paths: Vec<String> = vec!["a".into(), "b".into()];
         let bytes = index(&paths);
         let update = |p: &'static str| vec![Update { path: p, id: id(9), stat: stat(9) }];
         assert!(patched(&bytes, &update("a"), 20).is_some());
-        assert!(patched(&bytes, &update("c"), 20).is_none(), "a new path needs an entry inserted");
         assert!(patched(&bytes, &[], 20).is_none());
+        // The same path twice.
+        let twice: Vec<Update> = update("a").into_iter().chain(update("a")).collect();
+        assert!(patched(&bytes, &twice, 20).is_none());
         // An extension after the entries (git's cache tree, say).
         let mut with_extension = bytes[..bytes.len() - 20].to_vec();
         with_extension.extend_from_slice(b"TREE\0\0\0\0");

@@ -168,6 +168,9 @@ pub struct Store {
     /// Decoded `conversations` folders by tree id (see [`Store::listing`]).
     listings: std::sync::Mutex<Vec<(ObjectId, std::sync::Arc<listing::Listing>)>>,
     ids: std::sync::Mutex<Option<(ObjectId, std::sync::Arc<listing::Ids>)>>,
+    /// Small objects read in this command, by id: HEAD's commit and root tree and a
+    /// conversation's folders are looked at a dozen times by one append.
+    small: std::sync::Mutex<Vec<(ObjectId, gix::objs::Kind, Vec<u8>)>>,
     /// The last conversation outlined, by its id and tree id (see [`Store::outlined`]): a
     /// compaction plans from it and its append checks ids against it.
     outlined: std::sync::Mutex<Option<(String, ObjectId, std::sync::Arc<OutlinedAt>)>>,
@@ -234,6 +237,7 @@ impl Store {
             unmarked: Default::default(),
             listings: Default::default(),
             ids: Default::default(),
+            small: Default::default(),
             outlined: Default::default(),
         })
     }
@@ -399,6 +403,28 @@ impl Store {
     /// and pruned can be missing from this command's view of the object database: it is
     /// looked for again, at last through a fresh view, before it counts as missing.
     pub(super) fn object_data(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
+        // Objects never change: a small one read before is the same bytes.
+        const SMALL: usize = 2048;
+        if kind != gix::objs::Kind::Blob
+            && let Ok(memo) = self.small.lock()
+            && let Some((_, _, data)) = memo.iter().find(|(i, k, _)| *i == id && *k == kind)
+        {
+            return Ok(data.clone());
+        }
+        let data = self.object_data_uncached(id, kind)?;
+        if kind != gix::objs::Kind::Blob
+            && data.len() <= SMALL
+            && let Ok(mut memo) = self.small.lock()
+        {
+            if memo.len() >= 32 {
+                memo.remove(0);
+            }
+            memo.push((id, kind, data.clone()));
+        }
+        Ok(data)
+    }
+
+    fn object_data_uncached(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
         let what = || format!("read {kind} {id}");
         let find = |repo: &gix::Repository| -> std::result::Result<Vec<u8>, String> {
             let object = repo.find_object(id).map_err(|e| e.to_string())?;

@@ -490,9 +490,13 @@ impl Store {
             }
             with_stat
         };
-        // The common write (an append): every path has an entry already, rewritten in place.
+        // The common write (an append): every path has an entry already or is new, and the
+        // index is written from a mapping of the old one with those entries patched.
+        // SAFETY: git and convo replace the index by renaming a new file over it, never
+        // write it in place, and we hold `index.lock`: the mapped bytes do not change.
         if now.iter().all(Option::is_some)
-            && let Ok(bytes) = std::fs::read(&index_path)
+            && let Ok(file) = File::open(&index_path)
+            && let Ok(bytes) = unsafe { memmap2::Mmap::map(&file) }
         {
             let updates: Vec<super::index_patch::Update> = paths
                 .iter()
@@ -500,8 +504,8 @@ impl Store {
                 .filter_map(|(path, now)| now.map(|(id, stat)| super::index_patch::Update { path, id, stat }))
                 .collect();
             let hash_len = self.repo.object_hash().len_in_bytes();
-            if let Some(patched) = super::index_patch::patched(&bytes, &updates, hash_len) {
-                return lock.replace_index(&patched);
+            if let Some(pieces) = super::index_patch::patched(&bytes, &updates, hash_len) {
+                return lock.replace_index_with(&bytes, &pieces);
             }
         }
         let mut index = if !index_path.exists() {
@@ -693,6 +697,24 @@ struct IndexLock {
 }
 
 impl IndexLock {
+    /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and rename
+    /// them over the index.
+    fn replace_index_with(mut self, old: &[u8], pieces: &[super::index_patch::Piece]) -> Result<()> {
+        use super::index_patch::Piece;
+        let len = pieces.iter().map(|p| if let Piece::Keep(r) = p { r.len() } else { 0 }).sum::<usize>()
+            + pieces.iter().map(|p| if let Piece::New(b) = p { b.len() } else { 0 }).sum::<usize>();
+        preallocate(&self.file, len);
+        let written = pieces
+            .iter()
+            .try_for_each(|p| match p {
+                Piece::Keep(range) => self.file.write_all(&old[range.clone()]),
+                Piece::New(bytes) => self.file.write_all(bytes),
+            })
+            .and_then(|()| std::fs::rename(&self.path, &self.index));
+        self.done = written.is_ok();
+        written.map_err(io_err(&self.index))
+    }
+
     /// Write `bytes` (blocks preallocated, see [`preallocate`]) and rename them over the index.
     fn replace_index(mut self, bytes: &[u8]) -> Result<()> {
         preallocate(&self.file, bytes.len());

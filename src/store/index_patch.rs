@@ -86,12 +86,15 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
             }
             next_new += 1;
         }
-        if let Some(i) = updates.iter().position(|u| u.path.as_bytes() == name) {
+        // Both in path order: only the next update can be this entry's.
+        if next_new < order.len() && updates[order[next_new]].path.as_bytes() == name {
+            let i = order[next_new];
             // A conflicted path has several entries: the whole write resolves it.
             if flags & STAGE_MASK != 0 || found[i] {
                 return None;
             }
             found[i] = true;
+            next_new += 1;
             let mut entry = index[at..fixed].to_vec();
             write_entry(&mut entry, &updates[i], hash_len);
             edits.push((at, Some(fixed), entry));

@@ -110,7 +110,11 @@ impl Ids {
     }
 
     fn at(&self, i: usize) -> &str {
-        std::str::from_utf8(&self.text[i * (ID_LEN + 1)..i * (ID_LEN + 1) + ID_LEN]).unwrap_or_default()
+        std::str::from_utf8(self.raw(i)).unwrap_or_default()
+    }
+
+    fn raw(&self, i: usize) -> &[u8] {
+        &self.text[i * (ID_LEN + 1)..i * (ID_LEN + 1) + ID_LEN]
     }
 
     /// The first index whose id is not below `key`.
@@ -280,7 +284,7 @@ impl Store {
         // The count too: a file cut short at a line's end is still well shaped.
         let whole = text.len().is_multiple_of(ID_LEN + 1) && header == format!("{dir} {}", ids.len()).as_bytes();
         // Sorted, or a binary search would miss ids.
-        (whole && (1..ids.len()).all(|i| ids.at(i - 1) < ids.at(i))).then_some(ids)
+        (whole && (1..ids.len()).all(|i| ids.raw(i - 1) < ids.raw(i))).then_some(ids)
     }
 
     /// Write the ids file for the `conversations` folder `dir` unless it describes it

@@ -613,10 +613,31 @@ impl Store {
     fn segments_in(&self, root: ObjectId, id: &str) -> Result<Vec<(String, ObjectId)>> {
         let mut out = Vec::new();
         for (group, tree) in self.groups_in(root, id)? {
-            let segments = self.group_segments(id, group, tree)?;
-            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
+            self.push_segment_paths(id, group, tree, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// `(path, blob)` of each segment of one folder, appended to `out`. Paths are built
+    /// from one prefix: a long conversation has thousands.
+    fn push_segment_paths(
+        &self,
+        id: &str,
+        group: u64,
+        tree: ObjectId,
+        out: &mut Vec<(String, ObjectId)>,
+    ) -> Result<()> {
+        let segments = self.group_segments(id, group, tree)?;
+        let prefix = layout::segment_path(id, group * layout::SEGMENTS_PER_GROUP);
+        let prefix = &prefix[..prefix.len() - layout::segment_name(0).len()];
+        out.reserve(segments.len());
+        for (n, oid) in segments {
+            let mut path = String::with_capacity(prefix.len() + 12);
+            path.push_str(prefix);
+            path.push_str(&layout::segment_name(n));
+            out.push((path, oid));
+        }
+        Ok(())
     }
 
     /// The segment folders of a conversation in tree `root`, ascending: `(group, tree)`.
@@ -631,8 +652,7 @@ impl Store {
     pub(super) fn segments_of(&self, dir: ObjectId, id: &str) -> Result<Vec<(String, ObjectId)>> {
         let mut out = Vec::new();
         for (group, tree) in self.groups_of(dir, id)? {
-            let segments = self.group_segments(id, group, tree)?;
-            out.extend(segments.into_iter().map(|(n, oid)| (layout::segment_path(id, n), oid)));
+            self.push_segment_paths(id, group, tree, &mut out)?;
         }
         Ok(out)
     }
@@ -656,11 +676,17 @@ impl Store {
 
     /// The segments of one folder, ascending: `(segment number, blob)`.
     fn group_segments(&self, id: &str, group: u64, tree: ObjectId) -> Result<Vec<(u64, ObjectId)>> {
-        let mut segments: Vec<(u64, ObjectId)> = Vec::new();
-        for (name, oid, is_tree) in self.tree_entries(tree)? {
-            match layout::parse_segment_name(&name) {
-                Some(n) if !is_tree => segments.push((n, oid)),
+        let mut segments: Vec<(u64, ObjectId)> = Vec::with_capacity(layout::SEGMENTS_PER_GROUP as usize);
+        // Decoded in place: a long conversation has thousands of segments, and a string per
+        // name showed in the profile of `compact`.
+        let data = self.object_data(tree, gix::objs::Kind::Tree)?;
+        for entry in gix::objs::TreeRefIter::from_bytes(&data, tree.kind()) {
+            let e = entry.map_err(git_err(format!("decode tree {tree}")))?;
+            let name = std::str::from_utf8(e.filename).ok();
+            match name.and_then(layout::parse_segment_name) {
+                Some(n) if !e.mode.is_tree() => segments.push((n, e.oid.to_owned())),
                 _ => {
+                    let name = e.filename.to_string();
                     let dir = format!(
                         "{}/{}/{}",
                         layout::conversation_dir(id),

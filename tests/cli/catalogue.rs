@@ -239,3 +239,35 @@ fn a_damaged_ids_file_is_never_believed() {
     agrees_with_a_full_read(&env, "after a write with no ids file");
     assert!(ids.exists(), "the write made it again");
 }
+
+/// Writers keep `.git/convo/ids` in step with HEAD: an append moves its header along, a new
+/// conversation is inserted, so a read after a write never lists the fan folders again.
+#[test]
+fn writers_keep_the_ids_file_in_step() {
+    let env = three_conversations();
+    let ids = env.store.join(".git/convo/ids");
+    let check = |what: &str| {
+        let text = std::fs::read_to_string(&ids).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        let mut expected: Vec<String> =
+            list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+        expected.sort();
+        let conversations = env.git(&["rev-parse", "HEAD:conversations"]);
+        let header = format!("{} {}", conversations.trim(), expected.len());
+        assert_eq!(text, format!("{header}\n{}\n", expected.join("\n")), "{what}");
+    };
+    check("after three conversations");
+    for (what, args) in [
+        ("an append", vec!["append", "gamma", "--user", "four"]),
+        ("another append", vec!["append", "alpha", "--assistant", "five"]),
+        ("a rename", vec!["rename", "beta", "bravo"]),
+    ] {
+        let before = std::fs::metadata(&ids).unwrap();
+        env.run(&args).ok();
+        check(what);
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!(std::fs::metadata(&ids).unwrap().ino(), before.ino(), "{what}: the header moved in place");
+    }
+    env.new_conversation("delta");
+    check("a new conversation");
+}

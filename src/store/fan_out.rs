@@ -37,7 +37,7 @@ impl Store {
                 let old = layout::legacy_conversation_dir(id);
                 editor.remove(old.as_str()).map_err(git_err(format!("move {old}")))?;
                 let new = layout::conversation_dir(id);
-                if !self.in_fan(root, id)? {
+                if !self.in_fan(dir, id)? {
                     editor.upsert(new.as_str(), EntryKind::Tree, *tree).map_err(git_err(format!("move {old}")))?;
                 }
             }
@@ -46,11 +46,10 @@ impl Store {
         Ok(Some((tree, legacy.into_iter().map(|(id, _)| id).collect())))
     }
 
-    /// Whether conversation `id` is in its fan folder in `root` (not just somewhere).
-    fn in_fan(&self, root: ObjectId, id: &str) -> Result<bool> {
-        let Some(fan) = self.entry_at(root, &format!("{}/{}", layout::CONVERSATIONS, layout::fan(id)))? else {
-            return Ok(false);
-        };
+    /// Whether conversation `id` is in its fan folder in the `conversations` folder `dir`
+    /// (not just somewhere). Through the listings: a big legacy folder is decoded once.
+    fn in_fan(&self, dir: ObjectId, id: &str) -> Result<bool> {
+        let Some((fan, true)) = self.listing(dir)?.find(layout::fan(id)) else { return Ok(false) };
         Ok(self.listing(fan)?.find(id).is_some())
     }
 
@@ -61,8 +60,9 @@ impl Store {
         let Some(head) = self.head_commit_id()? else { return Ok(()) };
         let Some((tree, moved)) = self.fanned_tree(self.commit_tree_id(head)?)? else { return Ok(()) };
         // HEAD may not have been checked yet (a clone locks before it checks out): nothing
-        // of a tree convo would refuse is moved or written out.
-        self.check_incoming(head, None)?;
+        // convo would refuse in the folder it moves is moved or written out. Only that
+        // folder: a file someone added beside it with git is none of the move's business.
+        self.check_conversations(head)?;
         let subject = format!(
             "store: move {} conversation{} into fan-out folders",
             moved.len(),

@@ -182,6 +182,15 @@ impl Store {
         self.check_tree(commit, tree, known, Level::Root, "")
     }
 
+    /// [`check_incoming`](Self::check_incoming) of `commit`'s `conversations` folder alone.
+    pub(crate) fn check_conversations(&self, commit: ObjectId) -> Result<()> {
+        let top = self.object_data(self.commit_tree_id(commit)?, gix::objs::Kind::Tree)?;
+        match Store::entry_in(&top, layout::CONVERSATIONS) {
+            Some((dir, true)) => self.check_tree(commit, dir, None, Level::Conversations, layout::CONVERSATIONS),
+            _ => Ok(()),
+        }
+    }
+
     fn check_tree(
         &self,
         commit: ObjectId,
@@ -199,6 +208,19 @@ impl Store {
         };
         let folder = prefix.rsplit('/').next().unwrap_or_default();
         let entries = self.raw_entries(tree)?;
+        // A name twice in one folder (git never writes one; `git fsck` reports it): which
+        // entry a reader takes would depend on how it looks.
+        let mut names = std::collections::HashSet::with_capacity(entries.len());
+        for (name, _, _) in &entries {
+            if !names.insert(name.as_slice()) {
+                let shown = name.to_str_lossy();
+                return Err(StoreError::Refused {
+                    commit: short(commit),
+                    path: if prefix.is_empty() { shown.to_string() } else { format!("{prefix}/{shown}") },
+                    reason: "the name appears twice in its folder".into(),
+                });
+            }
+        }
         for (name, kind, id) in &entries {
             let (name, kind, id) = (name.clone(), *kind, *id);
             let shown = name.to_str_lossy();

@@ -312,10 +312,11 @@ impl Store {
     pub(super) fn ids_moved(&self, before: Option<ObjectId>, after: ObjectId, id: &str) {
         use std::os::unix::fs::FileExt as _;
         let path = self.state_dir().join(FILE);
-        // An id `before` held already (an append): the ids are the same, so only the header
-        // moves, and the 270 KB of a 10,000-conversation store need not be read.
+        let change = before.and_then(|before| self.ids_change(before, after, id));
+        // The same ids (an append): only the header moves, and the 270 KB of a
+        // 10,000-conversation store need not be read.
         if let Some(before) = before
-            && matches!(self.locate_in(before, id), Ok(Some(_)))
+            && change == Some(false)
             && let Ok(file) = super::txn::private_options().read(true).write(true).open(&path)
             && let Ok(len) = file.metadata().map(|m| m.len())
         {
@@ -331,18 +332,39 @@ impl Store {
                 return;
             }
         }
-        let Some(ids) = before.and_then(|before| self.read_ids_file(before)) else {
-            self.ids_refresh(after);
-            return;
-        };
-        if ids.contains(id) {
-            let header = format!("{after} {}", ids.len());
-            if let Ok(file) = super::txn::private_options().write(true).open(&path) {
-                let _ = file.write_at(header.as_bytes(), 0);
-            }
-        } else {
-            self.write_ids_file(after, &ids.with(id));
+        match (change, before.and_then(|before| self.read_ids_file(before))) {
+            (Some(true), Some(ids)) if !ids.contains(id) => self.write_ids_file(after, &ids.with(id)),
+            (Some(false), Some(ids)) => self.write_ids_file(after, &ids),
+            // A commit that changed more (an import's, a pull's), or no file to start from.
+            _ => self.ids_refresh(after),
         }
+    }
+
+    /// How the ids of the `conversations` folder `after` differ from those of `before`,
+    /// known from the folders without listing them all: `Some(false)` the same, `Some(true)`
+    /// `id` added and nothing else, `None` anything else.
+    fn ids_change(&self, before: ObjectId, after: ObjectId, id: &str) -> Option<bool> {
+        let fan = super::layout::fan(id);
+        let (was, now) = (self.listing(before).ok()?.folders(), self.listing(after).ok()?.folders());
+        let others = |folders: &[(String, ObjectId)]| -> Vec<(String, ObjectId)> {
+            folders.iter().filter(|(name, _)| name != fan).cloned().collect()
+        };
+        if others(&was) != others(&now) {
+            return None;
+        }
+        let names = |folders: &[(String, ObjectId)]| -> Option<Vec<String>> {
+            match folders.iter().find(|(name, _)| name == fan) {
+                Some((_, tree)) => Some(self.listing(*tree).ok()?.folders().into_iter().map(|(n, _)| n).collect()),
+                None => Some(Vec::new()),
+            }
+        };
+        let (was, mut now) = (names(&was)?, names(&now)?);
+        if was == now {
+            return Some(false);
+        }
+        let at = now.iter().position(|n| n == id)?;
+        now.remove(at);
+        (was == now).then_some(true)
     }
 
     /// HEAD's conversation ids that start with `prefix`.

@@ -27,6 +27,13 @@ impl Store {
     pub fn outgoing(&self, published: Option<ObjectId>, each: &mut dyn FnMut(Outgoing) -> Result<()>) -> Result<()> {
         let Some(head) = self.head_commit_id()? else { return Ok(()) };
         let published_tree = published.map(|c| self.commit_tree_id(c)).transpose()?;
+        // A remote an older convo wrote holds `conversations/<id>/`: compared by path with
+        // HEAD's fan folders, everything it has would read as unpublished (and its secrets
+        // be found again). Its tree in the new shape shares every conversation's subtree.
+        let published_tree = match published_tree {
+            Some(tree) => Some(self.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned)),
+            None => None,
+        };
         let walk =
             self.repo.rev_walk([head]).with_hidden(published).all().map_err(git_err("walk the commits to push"))?;
         let mut commits = Vec::new();

@@ -13,6 +13,13 @@ use crate::hostile_remotes::{Entry, commit, git_str, read_tree, write_tree};
 /// A new commit on HEAD of the git repository `repo` whose tree is HEAD's in the shape a
 /// convo from before the fan-out wrote, checked out with `git reset --hard`.
 fn make_legacy(repo: &Path) -> String {
+    let legacy = legacy_commit(repo);
+    git_str(repo, &["reset", "-q", "--hard", &legacy]);
+    legacy
+}
+
+/// A new commit on HEAD of `repo` (bare or not) in the legacy shape; nothing moves.
+fn legacy_commit(repo: &Path) -> String {
     let head = git_str(repo, &["rev-parse", "HEAD"]);
     let conversations = git_str(repo, &["rev-parse", "HEAD:conversations"]);
     let mut flat: Vec<Entry> = Vec::new();
@@ -27,9 +34,7 @@ fn make_legacy(repo: &Path) -> String {
         entry.2 = flat.clone();
     }
     let tree = write_tree(repo, &root);
-    let legacy = commit(repo, &tree, Some(&head), "a store from before the fan-out");
-    git_str(repo, &["reset", "-q", "--hard", &legacy]);
-    legacy
+    commit(repo, &tree, Some(&head), "a store from before the fan-out")
 }
 
 /// Every path of HEAD's tree, one per line.
@@ -101,6 +106,45 @@ fn a_store_from_before_the_fan_out_reads_the_same_and_moves_with_its_first_write
     assert_eq!(after[1].lines().skip(1).collect::<Vec<_>>(), before[1].lines().collect::<Vec<_>>());
     assert!(after[2].starts_with(&before[2]) && after[2].lines().count() == before[2].lines().count() + 1);
     assert_eq!(after[4..], before[4..], "beta is as it was");
+}
+
+/// Files someone added beside `conversations/` with git are none of the move's business:
+/// they neither stop it nor move.
+#[test]
+fn a_legacy_store_with_a_file_added_by_git_still_moves() {
+    let (env, a, b) = two_conversations();
+    std::fs::create_dir_all(env.store.join("notes")).unwrap();
+    std::fs::write(env.store.join("notes/todo.txt"), "by hand\n").unwrap();
+    env.git(&["add", "notes/todo.txt"]);
+    env.git(&["-c", "user.name=me", "-c", "user.email=me@example.com", "commit", "-q", "-m", "notes by hand"]);
+    make_legacy(&env.store);
+    env.run(&["append", &a, "--user", "four"]).ok();
+    assert!(tracked(&env).contains(&"notes/todo.txt".to_owned()));
+    assert_eq!(std::fs::read_to_string(env.store.join("notes/todo.txt")).unwrap(), "by hand\n");
+    for path in tracked(&env).iter().filter(|p| p.starts_with("conversations/")) {
+        let id = if path.contains(&a) { &a } else { &b };
+        assert!(path.starts_with(&format!("{}/", conversation_dir(id))), "{path}");
+    }
+    assert_eq!(env.git_status(), "");
+}
+
+/// After the move, what the remote (still in the old shape) has is not published again: a
+/// secret pushed on purpose before is not found again by the next push's scan.
+#[test]
+fn a_push_to_a_remote_from_before_the_fan_out_scans_only_what_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let (a, alpha, _) = two_conversations();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["append", &alpha, "--user", "the key is sk_live_4eC39HqLyjWDarjtT1zdp7dcQQ"]).ok();
+    a.run(&["push"]).fails_with(3);
+    a.run(&["push", "--allow-secrets"]).ok();
+    // An older convo elsewhere pushed the same store in its shape.
+    let legacy = legacy_commit(&hub);
+    git_str(&hub, &["update-ref", "refs/heads/main", &legacy]);
+    a.run(&["pull"]).ok();
+    a.run(&["append", &alpha, "--user", "nothing secret"]).ok();
+    a.run(&["push"]).ok();
 }
 
 #[test]
@@ -189,6 +233,15 @@ fn a_fetched_tree_with_a_conversation_in_two_places_or_the_wrong_fan_is_refused(
             "not a file convo writes",
         ),
     ];
+    let mut cases = cases;
+    // The same fan folder twice, the second holding the conversation again.
+    let mut twice = read_tree(&hub, &conversations);
+    twice.push((
+        "40000".into(),
+        fan(&alpha).as_bytes().to_vec(),
+        write_tree(&hub, &[("40000".into(), alpha.as_bytes().to_vec(), folder.clone())]),
+    ));
+    cases.push((twice, format!("conversations/{}", fan(&alpha)), "appears twice"));
     for (mut entries, named, reason) in cases {
         entries.sort_by(|a, b| a.1.cmp(&b.1));
         let conversations = write_tree(&hub, &entries);

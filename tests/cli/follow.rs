@@ -395,3 +395,39 @@ fn watch_imports_a_session_as_it_grows_and_commits_what_it_saw_on_ctrl_c() {
     assert_eq!(stored(&env), stored(&whole_import), "{stderr}");
     env.run(&["fsck"]).ok();
 }
+
+/// One import commit that continues a session and adds another changes two conversations:
+/// the ids file (prefixes, short ids, and what a later import checks for sessions it has
+/// already) must list both afterwards, so a third run imports nothing twice.
+#[test]
+fn a_folder_import_that_continues_one_session_and_adds_another_keeps_the_ids_in_step() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let codex = std::fs::read_dir(root.join("codex")).unwrap().next().unwrap().unwrap().path();
+    let whole = source();
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("projects/my-app");
+    std::fs::create_dir_all(&projects).unwrap();
+    let claude = projects.join("5c0375b4.jsonl");
+    let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(29).unwrap().0 + 1;
+    std::fs::write(&claude, &whole[..cut]).unwrap();
+
+    let env = TestEnv::new();
+    let folder = dir.path().to_str().unwrap();
+    env.run(&["import", folder]).ok();
+    env.run(&["list"]).ok();
+    std::fs::write(&claude, &whole).unwrap();
+    std::fs::create_dir_all(dir.path().join("sessions/2026/11/25")).unwrap();
+    std::fs::copy(&codex, dir.path().join("sessions/2026/11/25").join(codex.file_name().unwrap())).unwrap();
+    let second = env.run(&["import", folder]);
+    assert!(second.stderr.contains("1 new, 1 continued"), "{}", second.stderr);
+
+    let text = std::fs::read_to_string(env.store.join(".git/convo/ids")).unwrap();
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut ids: Vec<String> = list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    ids.sort();
+    let header = format!("{} {}", env.git(&["rev-parse", "HEAD:conversations"]).trim(), ids.len());
+    assert_eq!(text, format!("{header}\n{}\n", ids.join("\n")));
+    let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+    env.run(&["import", folder]).ok();
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), listed, "nothing imported twice");
+}

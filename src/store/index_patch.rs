@@ -6,8 +6,9 @@
 //! rewritten where they are; a new path's entry is put where it sorts and the count in the
 //! header goes up. The new index is described as pieces (ranges of the old one kept as they
 //! are, and new bytes), so it is written from a mapping of the old one without copying it
-//! in memory first. The trailing checksum is zeroed instead of recomputed: git reads a null
-//! checksum as "not computed" (`index.skipHash`, git 2.40), and convo's own reads skip it.
+//! in memory first. The pieces stop before the trailing checksum: the writer puts a null
+//! one (git reads it as "not computed", `index.skipHash`, git 2.40, and convo's own reads
+//! skip it), or hashes the pieces for a shared index (see `split_index`).
 //! Anything else (a conflicted or removed path, an extension such as git's cache tree, which
 //! would go stale, an index version other than 2 or 3) is left to the whole write. Pure:
 //! bytes in, pieces out.
@@ -31,19 +32,29 @@ pub(super) enum Piece {
     New(Vec<u8>),
 }
 
-const HEADER: usize = 12;
+impl Piece {
+    /// Its bytes, `source` being the index it keeps ranges of.
+    pub(super) fn bytes<'a>(&'a self, source: &'a [u8]) -> &'a [u8] {
+        match self {
+            Piece::Keep(range) => &source[range.clone()],
+            Piece::New(bytes) => bytes,
+        }
+    }
+}
+
+pub(super) const HEADER: usize = 12;
 /// ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each).
-const STAT_BYTES: usize = 40;
+pub(super) const STAT_BYTES: usize = 40;
 const FLAG_EXTENDED: u16 = 0x4000;
 const NAME_MASK: u16 = 0x0fff;
 const STAGE_MASK: u16 = 0x3000;
 /// A regular, non-executable file: what convo writes.
 const MODE_FILE: u32 = 0o100644;
 
-/// `index` with each of `updates` written into its entry (or added as a new one) and the
-/// checksum zeroed, as pieces to write in order; `None` when the index must be written whole.
-pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Option<Vec<Piece>> {
-    if updates.is_empty() || index.len() < HEADER + hash_len || &index[..4] != b"DIRC" {
+/// The version, entry count and end of the body (where the trailing checksum starts) of a
+/// version 2 or 3 index; `None` for anything else (version 4 compresses paths).
+pub(super) fn header(index: &[u8], hash_len: usize) -> Option<(u32, usize, usize)> {
+    if index.len() < HEADER + hash_len || &index[..4] != b"DIRC" {
         return None;
     }
     let version = u32::from_be_bytes(index[4..8].try_into().ok()?);
@@ -51,12 +62,75 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
         return None;
     }
     let count = u32::from_be_bytes(index[8..12].try_into().ok()?) as usize;
-    let body_end = index.len() - hash_len;
-    let mut order: Vec<usize> = (0..updates.len()).collect();
-    order.sort_by(|a, b| updates[*a].path.cmp(updates[*b].path));
-    if order.windows(2).any(|w| updates[w[0]].path == updates[w[1]].path) {
+    Some((version, count, index.len() - hash_len))
+}
+
+/// One entry of an index, where it lies in the file.
+pub(super) struct RawEntry<'a> {
+    pub start: usize,
+    /// The end of its stat data and object id: what [`write_entry`] rewrites.
+    pub fixed: usize,
+    pub end: usize,
+    pub flags: u16,
+    pub name: &'a [u8],
+}
+
+impl RawEntry<'_> {
+    pub(super) fn is_conflicted(&self) -> bool {
+        self.flags & STAGE_MASK != 0
+    }
+}
+
+/// The entry that starts at `at`, if a whole one does before `body_end`.
+pub(super) fn entry_at(
+    index: &[u8],
+    at: usize,
+    version: u32,
+    hash_len: usize,
+    body_end: usize,
+) -> Option<RawEntry<'_>> {
+    let fixed = at + STAT_BYTES + hash_len;
+    let flags = u16::from_be_bytes(index.get(fixed..fixed + 2)?.try_into().ok()?);
+    let mut name_at = fixed + 2;
+    if version == 3 && flags & FLAG_EXTENDED != 0 {
+        name_at += 2;
+    }
+    let name_len = match flags & NAME_MASK {
+        NAME_MASK => memchr::memchr(0, index.get(name_at..body_end)?)?,
+        n => n as usize,
+    };
+    let name = index.get(name_at..name_at + name_len)?;
+    // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+    let end = at + ((name_at - at + name_len + 8) & !7);
+    (end <= body_end).then_some(RawEntry { start: at, fixed, end, flags, name })
+}
+
+/// The extensions between `from` (the end of the entries) and `body_end`: signature and
+/// the range of its data; `None` when they do not fill the space exactly.
+pub(super) fn extensions(index: &[u8], mut from: usize, body_end: usize) -> Option<Vec<([u8; 4], Range<usize>)>> {
+    let mut found = Vec::new();
+    while from < body_end {
+        let signature: [u8; 4] = index.get(from..from + 4)?.try_into().ok()?;
+        let len = u32::from_be_bytes(index.get(from + 4..from + 8)?.try_into().ok()?) as usize;
+        let data = from + 8..(from + 8).checked_add(len)?;
+        if data.end > body_end {
+            return None;
+        }
+        from = data.end;
+        found.push((signature, data));
+    }
+    Some(found)
+}
+
+/// `index` with each of `updates` written into its entry (or added as a new one), as
+/// pieces to write in order, without the trailing checksum (the writer adds it); `None`
+/// when the index must be written whole.
+pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Option<Vec<Piece>> {
+    if updates.is_empty() {
         return None;
     }
+    let (version, count, body_end) = header(index, hash_len)?;
+    let order = sorted(updates)?;
     // New paths in index order: each goes before the first entry that sorts after it.
     let mut inserts: Vec<usize> = Vec::new();
     let mut found = vec![false; updates.len()];
@@ -65,19 +139,9 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
     let mut next_new = 0;
     let mut at = HEADER;
     for _ in 0..count {
-        let fixed = at + STAT_BYTES + hash_len;
-        let flags = u16::from_be_bytes(index.get(fixed..fixed + 2)?.try_into().ok()?);
-        let mut name_at = fixed + 2;
-        if version == 3 && flags & FLAG_EXTENDED != 0 {
-            name_at += 2;
-        }
-        let name_len = match flags & NAME_MASK {
-            NAME_MASK => memchr::memchr(0, index.get(name_at..body_end)?)?,
-            n => n as usize,
-        };
-        let name = index.get(name_at..name_at + name_len)?;
+        let entry = entry_at(index, at, version, hash_len, body_end)?;
         // Paths not yet placed that sort before this one are new: they go here.
-        while next_new < order.len() && updates[order[next_new]].path.as_bytes() < name {
+        while next_new < order.len() && updates[order[next_new]].path.as_bytes() < entry.name {
             let i = order[next_new];
             if !found[i] {
                 found[i] = true;
@@ -87,24 +151,19 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
             next_new += 1;
         }
         // Both in path order: only the next update can be this entry's.
-        if next_new < order.len() && updates[order[next_new]].path.as_bytes() == name {
+        if next_new < order.len() && updates[order[next_new]].path.as_bytes() == entry.name {
             let i = order[next_new];
             // A conflicted path has several entries: the whole write resolves it.
-            if flags & STAGE_MASK != 0 || found[i] {
+            if entry.is_conflicted() || found[i] {
                 return None;
             }
             found[i] = true;
             next_new += 1;
-            let mut entry = index[at..fixed].to_vec();
-            write_entry(&mut entry, &updates[i], hash_len);
-            edits.push((at, Some(fixed), entry));
+            let mut bytes = index[at..entry.fixed].to_vec();
+            write_entry(&mut bytes, &updates[i], hash_len);
+            edits.push((at, Some(entry.fixed), bytes));
         }
-        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-        let base = name_at - at;
-        at += (base + name_len + 8) & !7;
-        if at > body_end {
-            return None;
-        }
+        at = entry.end;
     }
     // Extensions follow the entries: one convo did not write (git's cache tree, say) could
     // go stale.
@@ -118,9 +177,7 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
             edits.push((body_end, None, new_entry(&updates[i], hash_len)?));
         }
     }
-    let mut header = index[..HEADER].to_vec();
-    header[8..12].copy_from_slice(&u32::try_from(count + inserts.len()).ok()?.to_be_bytes());
-    let mut pieces = vec![Piece::New(header)];
+    let mut pieces = vec![Piece::New(header_bytes(version, count + inserts.len())?)];
     let mut kept = HEADER;
     for (offset, replaced_end, bytes) in edits {
         if offset > kept {
@@ -132,25 +189,36 @@ pub(super) fn patched(index: &[u8], updates: &[Update], hash_len: usize) -> Opti
     if body_end > kept {
         pieces.push(Piece::Keep(kept..body_end));
     }
-    pieces.push(Piece::New(vec![0; hash_len]));
     Some(pieces)
 }
 
-/// The bytes of `pieces` over `index`, joined (what a write of them puts in the file).
+/// The indices of `updates` in path order; `None` when a path comes twice.
+pub(super) fn sorted(updates: &[Update]) -> Option<Vec<usize>> {
+    let mut order: Vec<usize> = (0..updates.len()).collect();
+    order.sort_by(|a, b| updates[*a].path.cmp(updates[*b].path));
+    (!order.windows(2).any(|w| updates[w[0]].path == updates[w[1]].path)).then_some(order)
+}
+
+/// An index header: signature, version, entry count.
+pub(super) fn header_bytes(version: u32, count: usize) -> Option<Vec<u8>> {
+    let mut header = b"DIRC".to_vec();
+    header.extend_from_slice(&version.to_be_bytes());
+    header.extend_from_slice(&u32::try_from(count).ok()?.to_be_bytes());
+    Some(header)
+}
+
+/// The bytes of `pieces` over `index`, joined, and a null SHA-1 checksum: what the index
+/// writer puts in the file.
 #[cfg(test)]
 pub(super) fn join(index: &[u8], pieces: &[Piece]) -> Vec<u8> {
-    pieces
-        .iter()
-        .flat_map(|p| match p {
-            Piece::Keep(range) => index[range.clone()].to_vec(),
-            Piece::New(bytes) => bytes.clone(),
-        })
-        .collect()
+    let mut bytes: Vec<u8> = pieces.iter().flat_map(|p| p.bytes(index).to_vec()).collect();
+    bytes.extend_from_slice(&[0; 20]);
+    bytes
 }
 
 /// A whole version 2 entry for a path the index does not have: stat, object id, flags (the
 /// name's length, stage 0), the name, NUL padding to a multiple of 8 bytes.
-fn new_entry(update: &Update, hash_len: usize) -> Option<Vec<u8>> {
+pub(super) fn new_entry(update: &Update, hash_len: usize) -> Option<Vec<u8>> {
     let name = update.path.as_bytes();
     // Longer names are stored with the mask and found by their NUL: left to gix.
     if name.len() >= NAME_MASK as usize || name.contains(&0) {
@@ -166,7 +234,7 @@ fn new_entry(update: &Update, hash_len: usize) -> Option<Vec<u8>> {
 }
 
 /// The stat data, mode and object id of one entry (`entry`: its first 40 + hash bytes).
-fn write_entry(entry: &mut [u8], update: &Update, hash_len: usize) {
+pub(super) fn write_entry(entry: &mut [u8], update: &Update, hash_len: usize) {
     let s = &update.stat;
     let words =
         [s.ctime.secs, s.ctime.nsecs, s.mtime.secs, s.mtime.nsecs, s.dev, s.ino, MODE_FILE, s.uid, s.gid, s.size];

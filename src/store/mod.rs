@@ -25,6 +25,7 @@ mod outgoing;
 mod outlines;
 mod refs;
 mod rewrite;
+mod split_index;
 mod stream;
 pub mod subject;
 mod txn;

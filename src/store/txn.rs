@@ -507,7 +507,34 @@ impl Store {
                 .collect();
             let hash_len = self.repo.object_hash().len_in_bytes();
             if let Some(pieces) = super::index_patch::patched(&bytes, &updates, hash_len) {
-                return lock.replace_index_with(&bytes, &pieces);
+                if let Some((version, ..)) = super::index_patch::header(&bytes, hash_len)
+                    && self.split_index_wanted(bytes.len())
+                {
+                    return self.reshare(lock, &bytes, &pieces, version, None);
+                }
+                return lock.replace_index_with(&bytes, &pieces, hash_len);
+            }
+            if self.split_index_wanted(0)
+                && let Some(link) = super::split_index::link(&bytes, hash_len)
+                && let Ok(file) = File::open(self.shared_index_path(link.shared))
+                // Mapped lazily: an append to paths the split index has reads only the
+                // shared index's first and last page.
+                && let Ok(shared) = unsafe { memmap2::Mmap::map(&file) }
+                && let Some(outcome) = super::split_index::patched(
+                    &bytes,
+                    &link,
+                    &shared,
+                    &updates,
+                    hash_len,
+                    self.split_index_max_percent(),
+                )
+            {
+                return match outcome {
+                    super::split_index::Outcome::Split(index) => lock.replace_index(&index),
+                    super::split_index::Outcome::Reshare { pieces, version } => {
+                        self.reshare(lock, &shared, &pieces, version, Some(link.shared))
+                    }
+                };
             }
         }
         let mut index = if !index_path.exists() {
@@ -554,6 +581,76 @@ impl Store {
             index.remove_entries(|_, path, _| removed.contains(path.as_bytes()));
         }
         self.write_index(&mut index, lock)
+    }
+
+    /// Whether an append splits the index (see `split_index`): as git's `core.splitIndex`
+    /// says when it is set; otherwise when the whole index is `SPLIT_FROM` bytes or more
+    /// (`index_len` 0: keep an index split that is).
+    fn split_index_wanted(&self, index_len: usize) -> bool {
+        /// Below this, replacing the whole index costs about as much as the split's
+        /// bookkeeping (2,000 to 5,000 entries).
+        const SPLIT_FROM: usize = 512 * 1024;
+        match self.repo.config_snapshot().boolean("core.splitIndex") {
+            Some(wanted) => wanted,
+            None => index_len == 0 || index_len >= SPLIT_FROM,
+        }
+    }
+
+    /// git's `splitIndex.maxPercentChange`: 20 unless set between 0 and 100, as git reads it.
+    fn split_index_max_percent(&self) -> u32 {
+        let set = self.repo.config_snapshot().integer("splitIndex.maxPercentChange");
+        set.and_then(|p| u32::try_from(p).ok()).filter(|p| *p <= 100).unwrap_or(20)
+    }
+
+    fn shared_index_path(&self, id: ObjectId) -> PathBuf {
+        self.repo.git_dir().join(format!("sharedindex.{id}"))
+    }
+
+    /// Write `pieces` (of `source`) as a new shared index named by its checksum, then the
+    /// index as an empty split index over it; then remove the shared indexes nothing links
+    /// to: all but the new one and `previous`, which a reader that read the index just
+    /// replaced may still be about to open.
+    fn reshare(
+        &self,
+        lock: IndexLock,
+        source: &[u8],
+        pieces: &[super::index_patch::Piece],
+        version: u32,
+        previous: Option<ObjectId>,
+    ) -> Result<()> {
+        let kind = self.repo.object_hash();
+        let mut hasher = gix::hash::hasher(kind);
+        for piece in pieces {
+            hasher.update(piece.bytes(source));
+        }
+        let id = hasher.try_finalize().map_err(git_err("hash the shared index"))?;
+        let target = self.shared_index_path(id);
+        let tmp_dir = self.state_dir().join("tmp");
+        create_private_dir(&tmp_dir)?;
+        let tmp = tmp_dir.join(format!("{}-sharedindex", std::process::id()));
+        let mut file = private_options().write(true).truncate(true).open(&tmp).map_err(io_err(&tmp))?;
+        preallocate(&file, pieces.iter().map(|p| p.bytes(source).len()).sum::<usize>() + kind.len_in_bytes());
+        pieces
+            .iter()
+            .try_for_each(|p| file.write_all(p.bytes(source)))
+            .and_then(|()| file.write_all(id.as_slice()))
+            .map_err(io_err(&tmp))?;
+        drop(file);
+        std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
+        let split = super::split_index::empty(version, id, kind.len_in_bytes())
+            .ok_or_else(|| StoreError::Git { context: "write the split index".into(), message: "too large".into() })?;
+        lock.replace_index(&split)?;
+        let keep = [Some(id), previous].map(|id| id.map(|id| format!("sharedindex.{id}")));
+        if let Ok(dir) = std::fs::read_dir(self.repo.git_dir()) {
+            for entry in dir.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with("sharedindex.") && !keep.iter().flatten().any(|k| *k == name) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A whole new index for `tree`. A file's stat is recorded only when its content is what
@@ -699,19 +796,16 @@ struct IndexLock {
 }
 
 impl IndexLock {
-    /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and rename
-    /// them over the index.
-    fn replace_index_with(mut self, old: &[u8], pieces: &[super::index_patch::Piece]) -> Result<()> {
-        use super::index_patch::Piece;
-        let len = pieces.iter().map(|p| if let Piece::Keep(r) = p { r.len() } else { 0 }).sum::<usize>()
-            + pieces.iter().map(|p| if let Piece::New(b) = p { b.len() } else { 0 }).sum::<usize>();
+    /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and a null
+    /// checksum, and rename them over the index.
+    fn replace_index_with(mut self, old: &[u8], pieces: &[super::index_patch::Piece], hash_len: usize) -> Result<()> {
+        let len = pieces.iter().map(|p| p.bytes(old).len()).sum::<usize>() + hash_len;
         preallocate(&self.file, len);
         let written = pieces
             .iter()
-            .try_for_each(|p| match p {
-                Piece::Keep(range) => self.file.write_all(&old[range.clone()]),
-                Piece::New(bytes) => self.file.write_all(bytes),
-            })
+            .try_for_each(|p| self.file.write_all(p.bytes(old)))
+            // A null checksum: "not computed" (see `index_patch`).
+            .and_then(|()| self.file.write_all(&vec![0; hash_len]))
             .and_then(|()| std::fs::rename(&self.path, &self.index));
         self.done = written.is_ok();
         written.map_err(io_err(&self.index))

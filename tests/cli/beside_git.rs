@@ -235,3 +235,110 @@ fn the_git_index_is_patched_in_place_or_written_whole_and_git_agrees() {
     let shown = env.git(&["show", &format!(":{}/events/0000/000000.jsonl", conversation_dir(&id))]);
     assert_eq!(shown.lines().count(), 4);
 }
+
+/// The shared index `.git/index` links to, when it is split: the file must exist.
+fn linked_shared_index(env: &TestEnv) -> Option<String> {
+    let index = std::fs::read(env.store.join(".git/index")).unwrap();
+    let body = &index[..index.len() - 20];
+    let at = body.windows(4).rposition(|w| w == b"link")?;
+    let hex: String = body[at + 8..at + 28].iter().map(|b| format!("{b:02x}")).collect();
+    let name = format!("sharedindex.{hex}");
+    assert!(env.store.join(".git").join(&name).exists(), "{name} is linked but missing");
+    Some(name)
+}
+
+fn shared_indexes(env: &TestEnv) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(env.store.join(".git"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sharedindex."))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every path of HEAD in the index with HEAD's blob, and git sees no change.
+fn index_matches_head(env: &TestEnv, when: &str) {
+    let tree: Vec<String> = env
+        .git(&["ls-tree", "-r", "HEAD"])
+        .lines()
+        .map(|l| {
+            let (meta, path) = l.split_once('\t').unwrap();
+            let mut meta = meta.split(' ');
+            format!("{} {} 0\t{path}", meta.next().unwrap(), meta.nth(1).unwrap())
+        })
+        .collect();
+    let index: Vec<String> = env.git(&["ls-files", "-s"]).lines().map(str::to_owned).collect();
+    assert_eq!(index, tree, "{when}");
+    assert_eq!(env.git_status(), "", "{when}");
+}
+
+/// With git's `core.splitIndex` (or, unset, in a big store), an append writes only what
+/// changed into `.git/index` and links a shared index for the rest; git reads the pair as
+/// the whole index. At `splitIndex.maxPercentChange` the two merge into a new shared index
+/// and older ones go. `core.splitIndex false` un-splits it, and a lost shared index costs a
+/// rebuild, not the append.
+#[test]
+fn appends_split_the_git_index_as_core_split_index_says_and_git_agrees() {
+    let env = TestEnv::new();
+    let a = env.new_conversation("split a");
+    let b = env.new_conversation("split b");
+    let long = "words of a long turn ".repeat(300);
+    env.run(&["append", &a, "--user", &long]).ok();
+    assert!(linked_shared_index(&env).is_none() && shared_indexes(&env).is_empty(), "a small store is not split");
+
+    env.git(&["config", "core.splitIndex", "true"]);
+    // Never merged: the split index gathers every change (rewritten and new segments).
+    env.git(&["config", "splitIndex.maxPercentChange", "100"]);
+    for n in 0..8 {
+        let id = if n % 3 == 2 { &b } else { &a };
+        env.run(&["append", id, "--user", &format!("{n} {long}")]).ok();
+        index_matches_head(&env, &format!("split, append {n}"));
+        assert!(linked_shared_index(&env).is_some(), "append {n} left the index split");
+    }
+    assert_eq!(shared_indexes(&env).len(), 1, "one shared index all along");
+    assert!(env.git(&["ls-files"]).lines().any(|p| p.ends_with("000002.jsonl")), "segments were added");
+
+    // Merged as soon as anything changes: a new shared index each time, and at most the
+    // one before it kept (a reader of the index just replaced may still open it).
+    env.git(&["config", "splitIndex.maxPercentChange", "0"]);
+    for n in 0..3 {
+        let before = linked_shared_index(&env).unwrap();
+        env.run(&["append", &a, "--user", &format!("merged {n}")]).ok();
+        let now = linked_shared_index(&env).unwrap();
+        assert_ne!(now, before, "a new shared index");
+        assert_eq!(shared_indexes(&env), {
+            let mut kept = vec![before, now];
+            kept.sort();
+            kept
+        });
+        index_matches_head(&env, &format!("merged, append {n}"));
+    }
+    env.git(&["fsck", "--no-progress"]);
+    env.run(&["fsck"]).ok();
+
+    // A shared index lost: the append lands, and the index is rebuilt from HEAD.
+    env.git(&["config", "--unset", "splitIndex.maxPercentChange"]);
+    for name in shared_indexes(&env) {
+        std::fs::remove_file(env.store.join(".git").join(name)).unwrap();
+    }
+    env.run(&["append", &b, "--user", "after the loss"]).ok();
+    index_matches_head(&env, "after the loss");
+    env.run(&["append", &b, "--user", "split again"]).ok();
+    assert!(linked_shared_index(&env).is_some());
+    index_matches_head(&env, "split again");
+
+    // git's own split index, with its cache tree beside the link: written whole.
+    env.git(&["update-index", "--split-index"]);
+    env.run(&["append", &a, "--user", "after git's split"]).ok();
+    index_matches_head(&env, "after git's split");
+
+    // Turned off: the next append writes the whole index.
+    env.git(&["config", "core.splitIndex", "false"]);
+    env.run(&["append", &a, "--user", "unsplit"]).ok();
+    assert!(linked_shared_index(&env).is_none(), "core.splitIndex false un-splits");
+    index_matches_head(&env, "unsplit");
+    let shown = env.run(&["show", &a, "--format", "jsonl"]).ok().lines().count();
+    assert_eq!(shown, 1 + 6 + 3 + 2);
+}

@@ -76,6 +76,39 @@ impl Listing {
         }
     }
 
+    /// This folder's raw tree with folder `wanted` pointing at `id`: its entry's id
+    /// replaced, or a new entry put where it sorts. `None` for a decoded listing, or a name
+    /// of another length.
+    pub(super) fn with_folder(&self, wanted: &str, id: ObjectId) -> Option<Vec<u8>> {
+        let Listing::Fixed { bytes, name_len } = self else { return None };
+        if wanted.len() != *name_len || id.as_slice().len() != 20 || wanted.contains(['/', '\0']) {
+            return None;
+        }
+        let size = entry_len(*name_len);
+        let entry = |i: usize| &bytes[i * size..(i + 1) * size];
+        // The first entry not below `wanted`.
+        let (mut at, mut high) = (0, bytes.len() / size);
+        while at < high {
+            let mid = (at + high) / 2;
+            if name(entry(mid), *name_len) < wanted.as_bytes() {
+                at = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        let mut out = bytes.clone();
+        if at < bytes.len() / size && name(entry(at), *name_len) == wanted.as_bytes() {
+            out[(at + 1) * size - 20..(at + 1) * size].copy_from_slice(id.as_slice());
+        } else {
+            let mut new = MODE.to_vec();
+            new.extend_from_slice(wanted.as_bytes());
+            new.push(0);
+            new.extend_from_slice(id.as_slice());
+            out.splice(at * size..at * size, new);
+        }
+        Some(out)
+    }
+
     /// `(name, id)` of every folder entry, in name order.
     pub(super) fn folders(&self) -> Vec<(String, ObjectId)> {
         match self {
@@ -194,6 +227,20 @@ impl Store {
         }
         memo.push((dir, listing.clone()));
         Ok(listing)
+    }
+
+    /// Remember the listing of folder `dir`, whose raw tree `bytes` this command wrote, so
+    /// reading it back costs nothing.
+    pub(super) fn remember_listing(&self, dir: ObjectId, bytes: Vec<u8>) {
+        let Some(listing) = Listing::of_raw(bytes) else { return };
+        let mut memo = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.iter().any(|(id, _)| *id == dir) {
+            return;
+        }
+        if memo.len() >= 4 {
+            memo.remove(0);
+        }
+        memo.push((dir, Arc::new(listing)));
     }
 
     fn decode_listing(&self, dir: ObjectId) -> Result<Listing> {
@@ -414,6 +461,43 @@ mod tests {
         let listing = Listing::of_raw(fans).expect("fixed");
         assert_eq!(listing.find("A5"), Some((ObjectId::from_bytes_or_panic(&[2; 20]), true)));
         assert_eq!(listing.find("A3"), None);
+    }
+
+    /// What git writes for folders `names` (id bytes `byte`), through gix's own encoder.
+    fn tree_of(folders: &[(&str, u8)]) -> Vec<u8> {
+        let mut tree = gix::objs::Tree::empty();
+        for (name, byte) in folders {
+            tree.entries.push(gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Tree.into(),
+                filename: (*name).into(),
+                oid: ObjectId::from_bytes_or_panic(&[*byte; 20]),
+            });
+        }
+        tree.entries.sort();
+        let mut bytes = Vec::new();
+        gix::objs::WriteTo::write_to(&tree, &mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn a_folder_set_in_raw_bytes_is_the_tree_git_would_write() {
+        let listing = Listing::of_raw(tree_of(&[("A1", 1), ("A5", 2), ("ZZ", 3)])).expect("fixed");
+        let id = |b: u8| ObjectId::from_bytes_or_panic(&[b; 20]);
+        assert_eq!(listing.with_folder("A5", id(9)).unwrap(), tree_of(&[("A1", 1), ("A5", 9), ("ZZ", 3)]));
+        for (new, expected) in [
+            ("00", tree_of(&[("00", 9), ("A1", 1), ("A5", 2), ("ZZ", 3)])),
+            ("A3", tree_of(&[("A1", 1), ("A3", 9), ("A5", 2), ("ZZ", 3)])),
+            ("ZZZ", Vec::new()),
+            ("Zz", tree_of(&[("A1", 1), ("A5", 2), ("ZZ", 3), ("Zz", 9)])),
+        ] {
+            let got = listing.with_folder(new, id(9));
+            if expected.is_empty() {
+                assert_eq!(got, None, "a name of another length");
+            } else {
+                assert_eq!(got.unwrap(), expected, "{new}");
+            }
+        }
+        assert_eq!(Listing::Decoded(Vec::new()).with_folder("A1", id(1)), None);
     }
 
     #[test]

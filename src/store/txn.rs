@@ -171,38 +171,24 @@ impl Store {
         let (tree, commit) = self.gc_proof(|| {
             written.clear();
             now.clear();
-            let mut editor = self.repo.edit_tree(base_tree).map_err(git_err("edit tree"))?;
             for change in changes {
-                if let Some(blob) = change.blob {
-                    if change.append_from.is_none() {
-                        written.push((change.path.as_str(), blob));
+                let blob = match (change.blob, &change.bytes) {
+                    (Some(blob), _) => Some(blob),
+                    (None, Some(bytes)) => {
+                        Some(self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?.detach())
                     }
-                    now.push(Some(blob));
-                    editor
-                        .upsert(change.path.as_str(), EntryKind::Blob, blob)
-                        .map_err(git_err(format!("add {}", change.path)))?;
-                    continue;
+                    (None, None) => None,
+                };
+                // A reopened segment holds lines convo may not have written (a pull's):
+                // only segments written whole are known good.
+                if let Some(blob) = blob
+                    && change.append_from.is_none()
+                {
+                    written.push((change.path.as_str(), blob));
                 }
-                match &change.bytes {
-                    Some(bytes) => {
-                        let blob = self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?;
-                        // A reopened segment holds lines convo may not have written (a
-                        // pull's): only segments written whole are known good.
-                        if change.append_from.is_none() {
-                            written.push((change.path.as_str(), blob.detach()));
-                        }
-                        now.push(Some(blob.detach()));
-                        editor
-                            .upsert(change.path.as_str(), EntryKind::Blob, blob.detach())
-                            .map_err(git_err(format!("add {}", change.path)))?;
-                    }
-                    None => {
-                        now.push(None);
-                        editor.remove(change.path.as_str()).map_err(git_err(format!("remove {}", change.path)))?;
-                    }
-                }
+                now.push(blob);
             }
-            let tree = editor.write().map_err(git_err("write tree"))?.detach();
+            let tree = self.write_edited_tree(base_tree, changes, &now)?;
             let commit = gix::objs::Commit {
                 message: message.into(),
                 tree,
@@ -234,6 +220,56 @@ impl Store {
         }
         let gc = self.maybe_gc();
         Ok(Committed { commit, tree, landed: Landed { gc, warning: None } })
+    }
+
+    /// `base` with each of `changes` holding what `now` says (`None`: removed), written.
+    /// When they all lie in one fan folder `conversations` already has (an append), only
+    /// that folder goes through gix's tree editor, and the `conversations` tree (1,024
+    /// entries, 30 KB in a big store) gets the folder's new id in its raw bytes and is
+    /// remembered: neither this commit nor the reads after it inflate and decode it again.
+    fn write_edited_tree(&self, base: ObjectId, changes: &[Change], now: &[Option<ObjectId>]) -> Result<ObjectId> {
+        let fan_of = |path: &str| {
+            let rest = path.strip_prefix(layout::CONVERSATIONS)?.strip_prefix('/')?;
+            let (fan, inside) = rest.split_once('/')?;
+            (!inside.is_empty()).then_some((fan.to_owned(), inside.to_owned()))
+        };
+        let one_fan = changes
+            .iter()
+            .map(|c| fan_of(&c.path))
+            .collect::<Option<Vec<_>>>()
+            .filter(|fans| fans.windows(2).all(|w| w[0].0 == w[1].0) && now.iter().all(Option::is_some));
+        if let Some(fans) = one_fan
+            && let Some((fan, _)) = fans.first()
+            && let Some((conversations, true)) =
+                Store::entry_in(&self.object_data(base, gix::objs::Kind::Tree)?, layout::CONVERSATIONS)
+            && let listing = self.listing(conversations)?
+            && let Some((fan_tree, true)) = listing.find(fan)
+        {
+            let mut editor = self.repo.edit_tree(fan_tree).map_err(git_err("edit tree"))?;
+            // Every change holds a blob (checked above).
+            for ((_, inside), blob) in fans.iter().zip(now.iter().flatten()) {
+                editor.upsert(inside.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {inside}")))?;
+            }
+            let fan_tree = editor.write().map_err(git_err("write tree"))?.detach();
+            if let Some(bytes) = listing.with_folder(fan, fan_tree) {
+                let conversations = gix::objs::Write::write_buf(&self.repo.objects, gix::objs::Kind::Tree, &bytes)
+                    .map_err(git_err("write tree"))?;
+                self.remember_listing(conversations, bytes);
+                let mut root = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
+                root.upsert(layout::CONVERSATIONS, EntryKind::Tree, conversations)
+                    .map_err(git_err("add conversations"))?;
+                return Ok(root.write().map_err(git_err("write tree"))?.detach());
+            }
+        }
+        let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
+        for (change, blob) in changes.iter().zip(now) {
+            match blob {
+                Some(blob) => editor.upsert(change.path.as_str(), EntryKind::Blob, *blob),
+                None => editor.remove(change.path.as_str()),
+            }
+            .map_err(git_err(format!("change {}", change.path)))?;
+        }
+        Ok(editor.write().map_err(git_err("write tree"))?.detach())
     }
 
     /// The working tree and index half of a commit, then the journal's removal.

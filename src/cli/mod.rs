@@ -185,6 +185,15 @@ impl Ctx {
         }
     }
 
+    /// Leave `value` to the process's exit instead of dropping it, at the end of a command
+    /// that read a long conversation: freeing its 38,000 outlines (150,000 allocations)
+    /// took a fifth of `compact --dry-run` on 55 MB, and gives memory back to no one. Only
+    /// for values whose drop does nothing else (a `Store` holds no lock or file), and only
+    /// once per process: commands run once, then `main` exits.
+    pub fn keep_until_exit<T>(&self, value: T) {
+        std::mem::forget(value);
+    }
+
     /// A status line on stderr, unless `--quiet` (see [`Ui::status`]).
     pub fn note(&self, message: &str) {
         self.ui.status(message);

@@ -156,11 +156,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let choice =
         SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes, force: args.force };
     if args.dry_run {
-        let (store, id, config, planned, choice) = (&store, &id, &config, &planned, &choice);
         let verbose = args.verbose;
-        return dry_run::run(ctx, dry_run::DryRun { store, id, conversation, config, planned, choice, verbose });
+        let (s, id, config, planned, choice) = (&store, &id, &config, &planned, &choice);
+        let shown = dry_run::run(ctx, dry_run::DryRun { store: s, id, conversation, config, planned, choice, verbose });
+        ctx.keep_until_exit(store);
+        return shown;
     }
     let (appended, planned) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
+    ctx.keep_until_exit(store);
     let c = &planned.prepared.compaction;
     ctx.ui.commit(&CommitReport {
         conversation: Some(&id),

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::short::Short;
 use super::{Event, Kind, LineError, parse_stored, validate_event_id};
 
 /// An event's type, with the fields the projection matches on.
@@ -24,8 +25,8 @@ pub enum Shape {
     User,
     Assistant,
     Reasoning,
-    ToolCall { call_id: String, name: String },
-    ToolResult { call_id: String, is_error: bool },
+    ToolCall { call_id: Short, name: Short },
+    ToolResult { call_id: Short, is_error: bool },
     Config,
     Compaction,
     Other,
@@ -33,8 +34,8 @@ pub enum Shape {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outline {
-    pub id: String,
-    pub ts: String,
+    pub id: Short,
+    pub ts: Short,
     pub shape: Shape,
     /// [`Event::visible_chars`].
     pub chars: u64,
@@ -60,16 +61,23 @@ impl Outline {
                     serde_json::Value::Object(map) if map.is_empty() => 0,
                     other => other.to_string().len() as u64,
                 };
-                (Shape::ToolCall { call_id: call_id.clone(), name: name.clone() }, size)
+                (Shape::ToolCall { call_id: Short::new(call_id), name: Short::new(name) }, size)
             }
             Kind::ToolResult { call_id, is_error, content } => {
-                (Shape::ToolResult { call_id: call_id.clone(), is_error: *is_error }, content.len() as u64)
+                (Shape::ToolResult { call_id: Short::new(call_id), is_error: *is_error }, content.len() as u64)
             }
             Kind::Config { .. } => (Shape::Config, 0),
             Kind::Compaction => (Shape::Compaction, 0),
             Kind::Other(_) => (Shape::Other, 0),
         };
-        Outline { id: event.id.clone(), ts: event.ts.clone(), shape, chars: event.visible_chars(), size, span: None }
+        Outline {
+            id: Short::new(&event.id),
+            ts: Short::new(&event.ts),
+            shape,
+            chars: event.visible_chars(),
+            size,
+            span: None,
+        }
     }
 
     pub fn is_user(&self) -> bool {
@@ -255,13 +263,13 @@ fn outline_line(line: &str) -> Option<Outline> {
             };
             let size = if f.arguments.is_some_and(|a| a.get() == "{}") { 0 } else { raw_len };
             let chars = name.chars().count() as u64 + raw_chars;
-            (Shape::ToolCall { call_id: call_id.into_owned(), name: name.into_owned() }, chars, size, Some(at))
+            (Shape::ToolCall { call_id: Short::new(&call_id), name: Short::new(&name) }, chars, size, Some(at))
         }
         "tool_result" => {
             let call_id = f.call_id?;
             let content = f.content?;
             let (chars, bytes) = decoded_size(content.get())?;
-            let shape = Shape::ToolResult { call_id: call_id.into_owned(), is_error: f.is_error.unwrap_or(false) };
+            let shape = Shape::ToolResult { call_id: Short::new(&call_id), is_error: f.is_error.unwrap_or(false) };
             (shape, chars, bytes, Some(span(content)?))
         }
         // Their fields are read in full where they are needed (config layers, records).
@@ -270,7 +278,7 @@ fn outline_line(line: &str) -> Option<Outline> {
         "compaction" => (Shape::Compaction, 0, 0, None),
         _ => (Shape::Other, 0, 0, None),
     };
-    Some(Outline { id: f.id.into_owned(), ts: f.ts.into_owned(), shape, chars, size, span: at })
+    Some(Outline { id: Short::new(&f.id), ts: Short::new(&f.ts), shape, chars, size, span: at })
 }
 
 /// Characters and bytes of the string a JSON string literal (quotes included) decodes to;

@@ -73,8 +73,8 @@ pub fn build(
     Compaction {
         from_turn: turn(start),
         to_turn: turn(end),
-        from_event: events[start].id.clone(),
-        to_event: events[end].id.clone(),
+        from_event: events[start].id.to_string(),
+        to_event: events[end].id.to_string(),
         summary: policies.summary,
         reasoning: policies.reasoning,
         tool_calls: policies.tool_calls,

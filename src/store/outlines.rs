@@ -19,6 +19,7 @@ use gix::ObjectId;
 
 use super::{Result, Store, StoreError, create_private_dir, txn::private_options, txn::write_private_file};
 use crate::event::outline::{Outline, Outlined, Shape, outline_segment};
+use crate::event::short::Short;
 use crate::event::{self, Event};
 
 const DIR: &str = "outline";
@@ -292,15 +293,15 @@ fn decode(payload: &[u8]) -> std::result::Result<Vec<(Outline, Option<Event>)>, 
         } else {
             None
         };
-        let (id, ts) = (r.text()?.to_owned(), r.text()?.to_owned());
+        let (id, ts) = (Short::new(r.text()?), Short::new(r.text()?));
         let mut whole = None;
         let shape = match tag {
             0 => Shape::System,
             1 => Shape::User,
             2 => Shape::Assistant,
             3 => Shape::Reasoning,
-            4 => Shape::ToolCall { call_id: r.text()?.to_owned(), name: r.text()?.to_owned() },
-            5 => Shape::ToolResult { call_id: r.text()?.to_owned(), is_error: flags & 1 != 0 },
+            4 => Shape::ToolCall { call_id: Short::new(r.text()?), name: Short::new(r.text()?) },
+            5 => Shape::ToolResult { call_id: Short::new(r.text()?), is_error: flags & 1 != 0 },
             6 | 7 => {
                 let line = format!("{}\n", r.text()?);
                 whole = Some(event::parse_stored(&line).map_err(|_| Undecodable)?.pop().ok_or(Undecodable)?);

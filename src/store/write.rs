@@ -375,7 +375,7 @@ impl Store {
             if let Shape::ToolCall { call_id, .. } = &outline.shape
                 && call_ids.contains(&call_id.as_str())
             {
-                used.insert(call_id.clone());
+                used.insert(call_id.to_string());
             }
         }
         Ok(used)

@@ -109,24 +109,27 @@ impl Store {
             .sum();
         out.outlined.outlines.reserve(known.min(file.len()));
         for (segment, blob) in segments {
-            let decoded = records.get(&blob).and_then(|payload| decode(payload).ok());
-            let outlines = match decoded {
-                Some(outlines) => {
+            // Decoded straight onto the conversation's outlines: a vector per segment (1,400
+            // of them) cost an allocation and a copy of each outline.
+            let decoded = records.get(&blob).and_then(|payload| decode_onto(payload, &mut out.outlined).ok());
+            let count = match decoded {
+                Some(count) => {
                     live += records[&blob].len() + HEADER;
-                    outlines
+                    count
                 }
                 None => {
                     let outlines = self.outline_blob(&segment, blob)?;
                     let payload = encode(&outlines);
                     live += payload.len() + HEADER;
                     fresh.push(record(blob, &payload));
-                    outlines
+                    let count = outlines.len();
+                    for (outline, line) in outlines {
+                        out.outlined.push(outline, || line.expect("compaction and config lines are recorded"));
+                    }
+                    count
                 }
             };
-            out.segments.push((segment, blob, outlines.len()));
-            for (outline, line) in outlines {
-                out.outlined.push(outline, || line.expect("compaction and config lines are recorded"));
-            }
+            out.segments.push((segment, blob, count));
         }
         // Best effort: an index that cannot be written only costs the next reader time.
         let _ = self.note_outlines(&path, &file[..whole], &fresh, (&used, live));
@@ -276,13 +279,38 @@ fn encode(outlines: &[(Outline, Option<Event>)]) -> Vec<u8> {
     out
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 struct Undecodable;
 
 fn decode(payload: &[u8]) -> std::result::Result<Vec<(Outline, Option<Event>)>, Undecodable> {
+    let mut out = Vec::new();
+    decode_with(payload, |outline, whole| out.push((outline, whole)))?;
+    Ok(out)
+}
+
+/// A record's outlines pushed onto `outlined`, and how many; a record that does not decode
+/// leaves `outlined` as it was.
+fn decode_onto(payload: &[u8], outlined: &mut Outlined) -> std::result::Result<usize, Undecodable> {
+    let before = (outlined.outlines.len(), outlined.compactions.len(), outlined.configs.len());
+    let decoded = decode_with(payload, |outline, whole| {
+        // `decode_with` parses the whole line of every compaction and config.
+        outlined.push(outline, || whole.unwrap_or_else(|| unreachable!("compaction and config lines are recorded")))
+    });
+    if decoded.is_err() {
+        outlined.outlines.truncate(before.0);
+        outlined.compactions.truncate(before.1);
+        outlined.configs.truncate(before.2);
+    }
+    decoded
+}
+
+/// Each outline of a record, in order, with the whole event for a compaction or config.
+fn decode_with(
+    payload: &[u8],
+    mut each: impl FnMut(Outline, Option<Event>),
+) -> std::result::Result<usize, Undecodable> {
     let mut r = Reader { bytes: payload, at: 0 };
     let count = r.varint()? as usize;
-    let mut out = Vec::with_capacity(count.min(payload.len()));
     for _ in 0..count {
         let tag = r.byte()?;
         let flags = r.byte()?;
@@ -310,12 +338,12 @@ fn decode(payload: &[u8]) -> std::result::Result<Vec<(Outline, Option<Event>)>, 
             8 => Shape::Other,
             _ => return Err(Undecodable),
         };
-        out.push((Outline { id, ts, shape, chars, size, span }, whole));
+        each(Outline { id, ts, shape, chars, size, span }, whole);
     }
     if r.at != payload.len() {
         return Err(Undecodable);
     }
-    Ok(out)
+    Ok(count)
 }
 
 fn varint(out: &mut Vec<u8>, mut n: u64) {
@@ -389,6 +417,15 @@ mod tests {
             .collect();
         let payload = encode(&outlines);
         assert_eq!(decode(&payload).unwrap(), outlines);
+        // Onto a conversation's outlines: all of a record, or (one that fails part way,
+        // after two outlines) nothing of it.
+        let mut outlined = Outlined::default();
+        assert_eq!(decode_onto(&payload, &mut outlined), Ok(3));
+        assert_eq!((outlined.outlines.len(), outlined.configs.len()), (3, 1));
+        let mut cut = payload.clone();
+        cut.truncate(payload.len() - 2);
+        assert_eq!(decode_onto(&cut, &mut outlined), Err(Undecodable));
+        assert_eq!((outlined.outlines.len(), outlined.configs.len(), outlined.compactions.len()), (3, 1, 0));
         let blob = ObjectId::from_bytes_or_panic(&[7; 20]);
         let mut file = record(blob, &payload);
         assert_eq!(records(&file).0.len(), 1);

@@ -134,7 +134,17 @@ pub enum Edit {
 
 /// `[compacted] Bash: success`: what a stripped result reads.
 pub fn status_line(name: &str, is_error: bool) -> String {
-    format!("[compacted] {name}: {}", if is_error { "error" } else { "success" })
+    format!("[compacted] {name}: {}", status_word(is_error))
+}
+
+fn status_word(is_error: bool) -> &'static str {
+    if is_error { "error" } else { "success" }
+}
+
+/// The characters of [`status_line`], counted without making it: every stripped result of
+/// a long conversation is measured twice per estimate.
+fn status_line_chars(name: &str, is_error: bool) -> u64 {
+    ("[compacted] ".len() + name.chars().count() + ": ".len() + status_word(is_error).len()) as u64
 }
 
 impl Item {
@@ -157,7 +167,7 @@ impl Item {
             },
             Item::Raw { index, edit: Edit::StatusLine { name, .. }, .. } => {
                 let is_error = matches!(outlines[*index].shape, Shape::ToolResult { is_error: true, .. });
-                Some(status_line(name, is_error).chars().count() as u64)
+                Some(status_line_chars(name, is_error))
             }
             Item::Raw { edit: Edit::Truncate { .. }, .. } => None,
             Item::Synthetic(made) => Some(
@@ -726,4 +736,18 @@ pub fn compare_chars(b: &BTreeMap<Option<u64>, u64>, a: &BTreeMap<Option<u64>, u
         })
         .collect();
     Estimate { turns, before: tokens(b.values().sum()), after: tokens(a.values().sum()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_line_is_measured_as_it_reads() {
+        for name in ["Bash", "", "Ünïcödé_tøøl", "mcp__server__tool"] {
+            for is_error in [false, true] {
+                assert_eq!(status_line_chars(name, is_error), status_line(name, is_error).chars().count() as u64);
+            }
+        }
+    }
 }

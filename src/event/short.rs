@@ -32,10 +32,27 @@ impl Short {
         }
     }
 
+    /// `bytes` as a string, if they are UTF-8. Short ASCII (every id and time convo writes)
+    /// is checked a word at a time: the general check was a tenth of decoding outlines.
+    pub fn from_utf8(bytes: &[u8]) -> Option<Short> {
+        if bytes.len() <= INLINE {
+            let mut padded = [0u8; 32];
+            padded[..bytes.len()].copy_from_slice(bytes);
+            let high =
+                padded.chunks_exact(8).fold(0, |acc, w| acc | u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])));
+            if high & 0x8080_8080_8080_8080 == 0 {
+                let mut inline = [0u8; INLINE];
+                inline.copy_from_slice(&padded[..INLINE]);
+                return Some(Short(Repr::Inline { len: bytes.len() as u8, bytes: inline }));
+            }
+        }
+        std::str::from_utf8(bytes).ok().map(Short::new)
+    }
+
     pub fn as_str(&self) -> &str {
         match &self.0 {
             // SAFETY: the bytes are those of a `&str` copied whole in `new` (a UTF-8 string
-            // cut at its own length) and never changed after.
+            // cut at its own length), or ASCII checked in `from_utf8`, and never changed.
             Repr::Inline { len, bytes } => unsafe { std::str::from_utf8_unchecked(&bytes[..*len as usize]) },
             Repr::Heap(text) => text,
         }
@@ -158,6 +175,17 @@ mod tests {
             assert_eq!(format!("{short:?}"), format!("{text:?}"));
         }
         assert!(matches!(Short::new(&"z".repeat(30)).0, Repr::Inline { .. }));
+        for text in ["", "2026-11-26T08:30:32.123Z", "é∂ƒ☃", &long, &"a".repeat(30)] {
+            assert_eq!(Short::from_utf8(text.as_bytes()), Some(Short::new(text)));
+        }
+        // Not UTF-8, short and long, and a high byte in each word of the ASCII check.
+        assert_eq!(Short::from_utf8(b"\xff"), None);
+        assert_eq!(Short::from_utf8(&[b'a'; 40].iter().copied().chain([0xC3]).collect::<Vec<u8>>()), None);
+        for at in [0, 7, 8, 15, 23, 29] {
+            let mut bytes = [b'x'; 30];
+            bytes[at] = 0x80;
+            assert_eq!(Short::from_utf8(&bytes), None, "{at}");
+        }
         assert!(matches!(Short::new(&long).0, Repr::Heap(_)));
         assert!(Short::new("a") < Short::new(&"b".repeat(40)));
         let map: std::collections::HashMap<Short, u8> = [(Short::new("key"), 1)].into_iter().collect();

@@ -66,7 +66,29 @@ pub fn group_name(segment: u64) -> String {
 }
 
 pub fn segment_name(segment: u64) -> String {
-    format!("{segment:06}.jsonl")
+    let mut name = String::with_capacity(12);
+    push_segment_name(&mut name, segment);
+    name
+}
+
+/// [`segment_name`] onto `out`, without the formatting machinery: a long conversation
+/// names thousands of segments on every read.
+pub fn push_segment_name(out: &mut String, segment: u64) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    let mut n = segment;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // At least six digits, zero-padded.
+    let start = at.min(digits.len() - 6);
+    out.extend(digits[start..].iter().map(|d| char::from(*d)));
+    out.push_str(".jsonl");
 }
 
 pub fn segment_path(id: &str, segment: u64) -> String {
@@ -149,6 +171,10 @@ mod tests {
         assert_eq!(parse_segment_name("000064.jsonl"), Some(64));
         assert_eq!(parse_segment_name("64.jsonl"), None);
         assert_eq!(parse_group_name("0001"), Some(1));
+        for n in [0, 7, 64, 999_999, 1_000_000, 123_456_789, u64::MAX] {
+            assert_eq!(segment_name(n), format!("{n:06}.jsonl"));
+            assert_eq!(parse_segment_name(&segment_name(n)), Some(n));
+        }
     }
 
     #[test]

@@ -500,7 +500,8 @@ impl Store {
         let data = self.object_data(tree, gix::objs::Kind::Tree)?;
         let mut entries = Vec::new();
         for entry in gix::objs::TreeRefIter::from_bytes(&data, gix::hash::Kind::Sha1) {
-            let e = entry.map_err(git_err(format!("decode tree {tree}")))?;
+            // The context made only on an error: formatting it per entry showed in profiles.
+            let e = entry.map_err(|e| git_err(format!("decode tree {tree}"))(e))?;
             entries.push((e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()));
         }
         Ok(entries)
@@ -635,7 +636,7 @@ impl Store {
         for (n, oid) in segments {
             let mut path = String::with_capacity(prefix.len() + 12);
             path.push_str(prefix);
-            path.push_str(&layout::segment_name(n));
+            layout::push_segment_name(&mut path, n);
             out.push((path, oid));
         }
         Ok(())
@@ -682,7 +683,7 @@ impl Store {
         // name showed in the profile of `compact`.
         let data = self.object_data(tree, gix::objs::Kind::Tree)?;
         for entry in gix::objs::TreeRefIter::from_bytes(&data, tree.kind()) {
-            let e = entry.map_err(git_err(format!("decode tree {tree}")))?;
+            let e = entry.map_err(|e| git_err(format!("decode tree {tree}"))(e))?;
             let name = std::str::from_utf8(e.filename).ok();
             match name.and_then(layout::parse_segment_name) {
                 Some(n) if !e.mode.is_tree() => segments.push((n, e.oid.to_owned())),

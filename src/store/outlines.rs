@@ -321,15 +321,15 @@ fn decode_with(
         } else {
             None
         };
-        let (id, ts) = (Short::new(r.text()?), Short::new(r.text()?));
+        let (id, ts) = (r.short()?, r.short()?);
         let mut whole = None;
         let shape = match tag {
             0 => Shape::System,
             1 => Shape::User,
             2 => Shape::Assistant,
             3 => Shape::Reasoning,
-            4 => Shape::ToolCall { call_id: Short::new(r.text()?), name: Short::new(r.text()?) },
-            5 => Shape::ToolResult { call_id: Short::new(r.text()?), is_error: flags & 1 != 0 },
+            4 => Shape::ToolCall { call_id: r.short()?, name: r.short()? },
+            5 => Shape::ToolResult { call_id: r.short()?, is_error: flags & 1 != 0 },
             6 | 7 => {
                 let line = format!("{}\n", r.text()?);
                 whole = Some(event::parse_stored(&line).map_err(|_| Undecodable)?.pop().ok_or(Undecodable)?);
@@ -384,11 +384,20 @@ impl<'a> Reader<'a> {
     }
 
     fn text(&mut self) -> std::result::Result<&'a str, Undecodable> {
+        std::str::from_utf8(self.raw_text()?).map_err(|_| Undecodable)
+    }
+
+    /// A string as an outline keeps it (see [`Short::from_utf8`]).
+    fn short(&mut self) -> std::result::Result<Short, Undecodable> {
+        Short::from_utf8(self.raw_text()?).ok_or(Undecodable)
+    }
+
+    fn raw_text(&mut self) -> std::result::Result<&'a [u8], Undecodable> {
         let len = usize::try_from(self.varint()?).map_err(|_| Undecodable)?;
         let end = self.at.checked_add(len).ok_or(Undecodable)?;
-        let s = std::str::from_utf8(self.bytes.get(self.at..end).ok_or(Undecodable)?).map_err(|_| Undecodable)?;
+        let bytes = self.bytes.get(self.at..end).ok_or(Undecodable)?;
         self.at = end;
-        Ok(s)
+        Ok(bytes)
     }
 }
 

@@ -6,9 +6,9 @@
 //! rewritten where they are; a new path's entry is put where it sorts and the count in the
 //! header goes up. The new index is described as pieces (ranges of the old one kept as they
 //! are, and new bytes), so it is written from a mapping of the old one without copying it
-//! in memory first. The pieces stop before the trailing checksum: the writer puts a null
-//! one (git reads it as "not computed", `index.skipHash`, git 2.40, and convo's own reads
-//! skip it), or hashes the pieces for a shared index (see `split_index`).
+//! in memory first. The pieces stop before the trailing checksum, which the writer hashes
+//! from them: a git that read the index checks it before writing back what it refreshed, so
+//! a null one (which git reads as "not computed") would let it overwrite a newer index.
 //! Anything else (a conflicted or removed path, an extension such as git's cache tree, which
 //! would go stale, an index version other than 2 or 3) is left to the whole write. Pure:
 //! bytes in, pieces out.
@@ -207,12 +207,14 @@ pub(super) fn header_bytes(version: u32, count: usize) -> Option<Vec<u8>> {
     Some(header)
 }
 
-/// The bytes of `pieces` over `index`, joined, and a null SHA-1 checksum: what the index
-/// writer puts in the file.
+/// The bytes of `pieces` over `index`, joined, and their SHA-1: what the index writer puts
+/// in the file.
 #[cfg(test)]
 pub(super) fn join(index: &[u8], pieces: &[Piece]) -> Vec<u8> {
     let mut bytes: Vec<u8> = pieces.iter().flat_map(|p| p.bytes(index).to_vec()).collect();
-    bytes.extend_from_slice(&[0; 20]);
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(&bytes);
+    bytes.extend_from_slice(hasher.try_finalize().unwrap().as_slice());
     bytes
 }
 
@@ -306,7 +308,9 @@ mod tests {
             .collect();
         let after = join(&before, &patched(&before, &updates, 20).expect("patchable"));
         assert_eq!(after.len(), before.len());
-        assert_eq!(&after[after.len() - 20..], &[0u8; 20], "the checksum is zeroed");
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(&after[..after.len() - 20]);
+        assert_eq!(hasher.try_finalize().unwrap().as_slice(), &after[after.len() - 20..], "the checksum is the body's");
 
         let mut expected = decode(&before);
         for u in &updates {

@@ -34,7 +34,8 @@ pub(super) struct Link<'a> {
 /// What an update of a split index comes to.
 #[derive(Debug)]
 pub(super) enum Outcome {
-    /// A new split index over the same shared index, whole, with a null checksum.
+    /// A new split index over the same shared index, without its checksum (the writer
+    /// hashes it: a racing git's check that the index did not change compares checksums).
     Split(Vec<u8>),
     /// So much changed that the two merge into a new shared index: its pieces over the old
     /// shared index, without the checksum (the writer hashes the pieces and names the file
@@ -138,7 +139,7 @@ pub(super) fn patched(
         percent => own.len() * 100 > total * percent as usize,
     };
     if !reshare {
-        return Some(Outcome::Split(split_bytes(link.version, &own, link.shared, &deleted, hash_len)?));
+        return Some(Outcome::Split(split_bytes(link.version, &own, link.shared, &deleted)?));
     }
     let version = shared_version.max(link.version);
     let mut pieces = vec![Piece::New(index_patch::header_bytes(version, total)?)];
@@ -163,20 +164,14 @@ pub(super) fn patched(
     Some(Outcome::Reshare { pieces, version })
 }
 
-/// A split index with no entries of its own, over the shared index `shared`: what follows
-/// writing a new shared index.
-pub(super) fn empty(version: u32, shared: ObjectId, hash_len: usize) -> Option<Vec<u8>> {
-    split_bytes(version, &[], shared, &[], hash_len)
+/// A split index with no entries of its own, over the shared index `shared`, without its
+/// checksum: what follows writing a new shared index.
+pub(super) fn empty(version: u32, shared: ObjectId) -> Option<Vec<u8>> {
+    split_bytes(version, &[], shared, &[])
 }
 
-/// A whole split index: header, `own` entries, the `link` extension, a null checksum.
-fn split_bytes(
-    version: u32,
-    own: &[(&[u8], Cow<[u8]>)],
-    shared: ObjectId,
-    deleted: &[bool],
-    hash_len: usize,
-) -> Option<Vec<u8>> {
+/// A split index without its checksum: header, `own` entries, the `link` extension.
+fn split_bytes(version: u32, own: &[(&[u8], Cow<[u8]>)], shared: ObjectId, deleted: &[bool]) -> Option<Vec<u8>> {
     let mut out = index_patch::header_bytes(version, own.len())?;
     for (_, bytes) in own {
         out.extend_from_slice(bytes);
@@ -188,7 +183,6 @@ fn split_bytes(
     out.extend_from_slice(b"link");
     out.extend_from_slice(&u32::try_from(link.len()).ok()?.to_be_bytes());
     out.extend_from_slice(&link);
-    out.resize(out.len() + hash_len, 0);
     Some(out)
 }
 
@@ -232,6 +226,14 @@ mod tests {
         let mut bytes = Vec::new();
         gix::index::File::from_state(state, "unused").write_to(&mut bytes, Default::default()).unwrap();
         bytes
+    }
+
+    /// `body` and its checksum, as the index writer puts them.
+    fn hashed(mut body: Vec<u8>) -> Vec<u8> {
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(&body);
+        body.extend_from_slice(hasher.try_finalize().unwrap().as_slice());
+        body
     }
 
     /// `pieces` over `source` written as a shared index in `git_dir`: its checksum.
@@ -278,7 +280,7 @@ mod tests {
         let pieces = index_patch::patched(&before, std::slice::from_ref(&first), 20).unwrap();
         model.insert(first.path.into(), (first.id, first.stat));
         let mut shared_id = share(&git_dir, &before, &pieces);
-        let mut split = empty(2, shared_id, 20).unwrap();
+        let mut split = hashed(empty(2, shared_id).unwrap());
         std::fs::write(git_dir.join("index"), &split).unwrap();
         reads_as(&git_dir, &model, "just split");
 
@@ -307,12 +309,12 @@ mod tests {
             match patched(&split, &link, &shared, &updates, 20, percent).expect("updatable") {
                 Outcome::Split(bytes) => {
                     assert!(round < 7);
-                    split = bytes;
+                    split = hashed(bytes);
                 }
                 Outcome::Reshare { pieces, version } => {
                     assert_eq!(round, 7);
                     shared_id = share(&git_dir, &shared, &pieces);
-                    split = empty(version, shared_id, 20).unwrap();
+                    split = hashed(empty(version, shared_id).unwrap());
                 }
             }
             std::fs::write(git_dir.join("index"), &split).unwrap();
@@ -345,7 +347,7 @@ mod tests {
         let pieces = vec![Piece::Keep(0..shared_body.len() - 20)];
         let shared_id = share(dir.path(), &shared_body, &pieces);
         let shared = std::fs::read(dir.path().join(format!("sharedindex.{shared_id}"))).unwrap();
-        let split = empty(2, shared_id, 20).unwrap();
+        let split = hashed(empty(2, shared_id).unwrap());
         let update = [Update { path: "p1", id: id(9), stat: stat(9) }];
         assert!(patched(&split, &link(&split, 20).unwrap(), &shared, &update, 20, 20).is_some());
         // A shared index that is not the one linked (its checksum differs).
@@ -372,7 +374,7 @@ mod tests {
         bare.extend_from_slice(shared_id.as_slice());
         bare.extend_from_slice(&[0; 20]);
         assert!(link(&bare, 20).is_none());
-        let null = empty(2, ObjectId::null(gix::hash::Kind::Sha1), 20).unwrap();
+        let null = hashed(empty(2, ObjectId::null(gix::hash::Kind::Sha1)).unwrap());
         assert!(link(&null, 20).is_none());
     }
 }

@@ -546,9 +546,9 @@ impl Store {
                 if let Some((version, ..)) = super::index_patch::header(&bytes, hash_len)
                     && self.split_index_wanted(bytes.len())
                 {
-                    return self.reshare(lock, &bytes, &pieces, version, None);
+                    return self.reshare(lock, &bytes, &pieces, version);
                 }
-                return lock.replace_index_with(&bytes, &pieces, hash_len);
+                return lock.replace_index_with(&bytes, &pieces, self.repo.object_hash());
             }
             if self.split_index_wanted(0)
                 && let Some(link) = super::split_index::link(&bytes, hash_len)
@@ -566,9 +566,14 @@ impl Store {
                 )
             {
                 return match outcome {
-                    super::split_index::Outcome::Split(index) => lock.replace_index(&index),
+                    super::split_index::Outcome::Split(body) => {
+                        // Used again: kept from expiring (see `reshare`), as git keeps it.
+                        let _ = File::open(self.shared_index_path(link.shared))
+                            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+                        lock.replace_index_hashed(&body, self.repo.object_hash())
+                    }
                     super::split_index::Outcome::Reshare { pieces, version } => {
-                        self.reshare(lock, &shared, &pieces, version, Some(link.shared))
+                        self.reshare(lock, &shared, &pieces, version)
                     }
                 };
             }
@@ -638,21 +643,38 @@ impl Store {
         set.and_then(|p| u32::try_from(p).ok()).filter(|p| *p <= 100).unwrap_or(20)
     }
 
+    /// How long a shared index nothing uses is kept: git's `splitIndex.sharedIndexExpire`
+    /// (`now`, `never`, or an age such as `2.weeks.ago`), two weeks by default; `None`: never
+    /// removed.
+    fn shared_index_expiry(&self) -> Option<std::time::Duration> {
+        const DEFAULT: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
+        let config = self.repo.config_snapshot();
+        let Some(set) = config.string("splitIndex.sharedIndexExpire") else { return Some(DEFAULT) };
+        match set.to_string().trim() {
+            "now" => Some(std::time::Duration::ZERO),
+            "never" => None,
+            age => {
+                let age = age.replace('.', " ");
+                let age = age.trim().strip_suffix("ago").unwrap_or(&age).trim();
+                Some(humantime::parse_duration(age).unwrap_or(DEFAULT))
+            }
+        }
+    }
+
     fn shared_index_path(&self, id: ObjectId) -> PathBuf {
         self.repo.git_dir().join(format!("sharedindex.{id}"))
     }
 
     /// Write `pieces` (of `source`) as a new shared index named by its checksum, then the
-    /// index as an empty split index over it; then remove the shared indexes nothing links
-    /// to: all but the new one and `previous`, which a reader that read the index just
-    /// replaced may still be about to open.
+    /// index as an empty split index over it; then remove the shared indexes unused for
+    /// `splitIndex.sharedIndexExpire`, as git does (another index file, or a git that read
+    /// the index before this write, may still link one).
     fn reshare(
         &self,
         lock: IndexLock,
         source: &[u8],
         pieces: &[super::index_patch::Piece],
         version: u32,
-        previous: Option<ObjectId>,
     ) -> Result<()> {
         let kind = self.repo.object_hash();
         let mut hasher = gix::hash::hasher(kind);
@@ -673,15 +695,23 @@ impl Store {
             .map_err(io_err(&tmp))?;
         drop(file);
         std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
-        let split = super::split_index::empty(version, id, kind.len_in_bytes())
+        let split = super::split_index::empty(version, id)
             .ok_or_else(|| StoreError::Git { context: "write the split index".into(), message: "too large".into() })?;
-        lock.replace_index(&split)?;
-        let keep = [Some(id), previous].map(|id| id.map(|id| format!("sharedindex.{id}")));
-        if let Ok(dir) = std::fs::read_dir(self.repo.git_dir()) {
+        lock.replace_index_hashed(&split, kind)?;
+        let expire = self.shared_index_expiry();
+        let now = std::time::SystemTime::now();
+        let keep = format!("sharedindex.{id}");
+        if let Some(expire) = expire
+            && let Ok(dir) = std::fs::read_dir(self.repo.git_dir())
+        {
             for entry in dir.flatten() {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
-                if name.starts_with("sharedindex.") && !keep.iter().flatten().any(|k| *k == name) {
+                let unused_for = entry.metadata().and_then(|m| m.modified()).map(|t| now.duration_since(t));
+                if name.starts_with("sharedindex.")
+                    && *name != keep
+                    && matches!(unused_for, Ok(Ok(unused)) if unused >= expire)
+                {
                     let _ = std::fs::remove_file(entry.path());
                 }
             }
@@ -832,16 +862,41 @@ struct IndexLock {
 }
 
 impl IndexLock {
-    /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and a null
-    /// checksum, and rename them over the index.
-    fn replace_index_with(mut self, old: &[u8], pieces: &[super::index_patch::Piece], hash_len: usize) -> Result<()> {
-        let len = pieces.iter().map(|p| p.bytes(old).len()).sum::<usize>() + hash_len;
+    /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and their
+    /// checksum, and rename them over the index. The checksum is what a git that read the
+    /// index compares before it writes back what it refreshed: a null one would match any
+    /// index convo wrote meanwhile, which git would then overwrite with its stale view.
+    fn replace_index_with(
+        mut self,
+        old: &[u8],
+        pieces: &[super::index_patch::Piece],
+        kind: gix::hash::Kind,
+    ) -> Result<()> {
+        let len = pieces.iter().map(|p| p.bytes(old).len()).sum::<usize>() + kind.len_in_bytes();
         preallocate(&self.file, len);
+        let mut hasher = gix::hash::hasher(kind);
         let written = pieces
             .iter()
-            .try_for_each(|p| self.file.write_all(p.bytes(old)))
-            // A null checksum: "not computed" (see `index_patch`).
-            .and_then(|()| self.file.write_all(&vec![0; hash_len]))
+            .try_for_each(|p| {
+                hasher.update(p.bytes(old));
+                self.file.write_all(p.bytes(old))
+            })
+            .and_then(|()| self.file.write_all(hasher.try_finalize().map_err(std::io::Error::other)?.as_slice()))
+            .and_then(|()| std::fs::rename(&self.path, &self.index));
+        self.done = written.is_ok();
+        written.map_err(io_err(&self.index))
+    }
+
+    /// Write `body` and its checksum, and rename them over the index.
+    fn replace_index_hashed(mut self, body: &[u8], kind: gix::hash::Kind) -> Result<()> {
+        let mut hasher = gix::hash::hasher(kind);
+        hasher.update(body);
+        let checksum = hasher.try_finalize().map_err(git_err("hash the index"))?;
+        preallocate(&self.file, body.len() + checksum.as_slice().len());
+        let written = self
+            .file
+            .write_all(body)
+            .and_then(|()| self.file.write_all(checksum.as_slice()))
             .and_then(|()| std::fs::rename(&self.path, &self.index));
         self.done = written.is_ok();
         written.map_err(io_err(&self.index))

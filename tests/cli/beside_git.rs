@@ -195,23 +195,19 @@ fn a_branch_lock_a_live_git_holds_is_waited_for_and_never_deleted() {
     env.run(&["fsck"]).ok();
 }
 
-/// An append patches the git index in place (its checksum left null, as `index.skipHash`
-/// writes it); an index git rewrote with an extension convo does not keep up (the cache tree
-/// `git write-tree` adds) is written whole instead. Either way git sees a clean store, and
-/// its fsck and `diff --cached` agree with HEAD.
+/// An append patches the git index in place; an index git rewrote with an extension convo
+/// does not keep up (the cache tree `git write-tree` adds) is written whole instead. Either
+/// way git sees a clean store, and its fsck and `diff --cached` agree with HEAD.
 #[test]
 fn the_git_index_is_patched_in_place_or_written_whole_and_git_agrees() {
     let env = TestEnv::new();
     let id = env.new_conversation("index");
     env.run(&["append", &id, "--user", "first"]).ok();
     let index = env.store.join(".git/index");
-    let checksum = |path: &Path| {
-        let bytes = std::fs::read(path).unwrap();
-        bytes[bytes.len() - 20..].iter().all(|b| *b == 0)
-    };
     // The second append changes only a file the index has an entry for.
+    let before = index_checksum(&env);
     env.run(&["append", &id, "--user", "second"]).ok();
-    assert!(checksum(&index), "patched in place: the checksum is null");
+    assert_ne!(index_checksum(&env), before, "patched, with its own checksum");
     let clean = |env: &TestEnv, when: &str| {
         assert_eq!(env.git_status(), "", "{when}");
         assert_eq!(env.git(&["diff", "--cached", "--name-only"]), "", "{when}");
@@ -225,15 +221,25 @@ fn the_git_index_is_patched_in_place_or_written_whole_and_git_agrees() {
     let with_tree = std::fs::read(&index).unwrap();
     assert!(with_tree.windows(4).any(|w| w == b"TREE"), "git wrote its cache tree");
     env.run(&["append", &id, "--user", "third"]).ok();
-    assert!(!checksum(&index), "written whole by gix, with its checksum");
     assert!(!std::fs::read(&index).unwrap().windows(4).any(|w| w == b"TREE"), "the stale cache tree is gone");
     clean(&env, "after the whole write");
     env.run(&["append", &id, "--user", "fourth"]).ok();
-    assert!(checksum(&index));
     clean(&env, "after a patch again");
     // The index git reads holds every event.
     let shown = env.git(&["show", &format!(":{}/events/0000/000000.jsonl", conversation_dir(&id))]);
     assert_eq!(shown.lines().count(), 4);
+}
+
+/// The checksum that ends `.git/index`, checked to be the SHA-1 of what precedes it. A git
+/// that read the index compares it before writing back what it refreshed: were it null, or
+/// unchanged by a write, that git would overwrite convo's newer index with its stale view.
+fn index_checksum(env: &TestEnv) -> Vec<u8> {
+    let index = std::fs::read(env.store.join(".git/index")).unwrap();
+    let (body, checksum) = index.split_at(index.len() - 20);
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(body);
+    assert_eq!(hasher.try_finalize().unwrap().as_slice(), checksum, "the index ends with its own SHA-1");
+    checksum.to_vec()
 }
 
 /// The shared index `.git/index` links to, when it is split: the file must exist.
@@ -293,7 +299,9 @@ fn appends_split_the_git_index_as_core_split_index_says_and_git_agrees() {
     env.git(&["config", "splitIndex.maxPercentChange", "100"]);
     for n in 0..8 {
         let id = if n % 3 == 2 { &b } else { &a };
+        let before = index_checksum(&env);
         env.run(&["append", id, "--user", &format!("{n} {long}")]).ok();
+        assert_ne!(index_checksum(&env), before, "append {n}: a new checksum");
         index_matches_head(&env, &format!("split, append {n}"));
         assert!(linked_shared_index(&env).is_some(), "append {n} left the index split");
     }
@@ -303,18 +311,26 @@ fn appends_split_the_git_index_as_core_split_index_says_and_git_agrees() {
     // Merged as soon as anything changes: a new shared index each time, and at most the
     // one before it kept (a reader of the index just replaced may still open it).
     env.git(&["config", "splitIndex.maxPercentChange", "0"]);
+    let mut made = shared_indexes(&env);
     for n in 0..3 {
         let before = linked_shared_index(&env).unwrap();
+        let checksum = index_checksum(&env);
         env.run(&["append", &a, "--user", &format!("merged {n}")]).ok();
+        assert_ne!(index_checksum(&env), checksum);
         let now = linked_shared_index(&env).unwrap();
         assert_ne!(now, before, "a new shared index");
-        assert_eq!(shared_indexes(&env), {
-            let mut kept = vec![before, now];
-            kept.sort();
-            kept
-        });
+        made.push(now);
+        made.sort();
+        // Unused ones are kept for `splitIndex.sharedIndexExpire` (two weeks), as git keeps
+        // them for a git that read the index before, or another index file.
+        assert_eq!(shared_indexes(&env), made);
         index_matches_head(&env, &format!("merged, append {n}"));
     }
+    // Expired at once: only the one in use is left after the next merge. One in use is
+    // kept fresh by every append that writes a split index over it.
+    env.git(&["config", "splitIndex.sharedIndexExpire", "now"]);
+    env.run(&["append", &a, "--user", "expired"]).ok();
+    assert_eq!(shared_indexes(&env), vec![linked_shared_index(&env).unwrap()]);
     env.git(&["fsck", "--no-progress"]);
     env.run(&["fsck"]).ok();
 
@@ -340,5 +356,48 @@ fn appends_split_the_git_index_as_core_split_index_says_and_git_agrees() {
     assert!(linked_shared_index(&env).is_none(), "core.splitIndex false un-splits");
     index_matches_head(&env, "unsplit");
     let shown = env.run(&["show", &a, "--format", "jsonl"]).ok().lines().count();
-    assert_eq!(shown, 1 + 6 + 3 + 2);
+    assert_eq!(shown, 1 + 6 + 3 + 3);
+}
+
+/// A git that read the index before an append (`git status`, held by strace just before it
+/// takes `index.lock` to write back what it refreshed) must not then write its stale view
+/// over convo's newer index: git compares the checksum it read with the file's, so every
+/// index convo writes carries its own (a null one, git's "not computed", matched anything).
+/// Both shapes: the whole index patched, and a split one.
+#[test]
+fn a_git_status_that_read_the_index_before_an_append_does_not_write_over_it() {
+    for split in [false, true] {
+        let env = TestEnv::new();
+        let id = env.new_conversation("raced");
+        if split {
+            env.git(&["config", "core.splitIndex", "true"]);
+        }
+        env.run(&["append", &id, "--user", "first"]).ok();
+        env.run(&["append", &id, "--user", "second"]).ok();
+        // The segment's stat no longer what the index holds (its bytes are): git's refresh
+        // updates the entry, and so writes the index back.
+        let segment = env.store.join(conversation_dir(&id)).join("events/0000/000000.jsonl");
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options().write(true).open(&segment).unwrap().set_modified(an_hour_ago).unwrap();
+        let lock = env.store.join(".git/index.lock");
+        let mut status = Command::new("strace");
+        status
+            .args(["-f", "-o", "/dev/null", "-e", "inject=openat:delay_enter=2000000", "-P"])
+            .arg(&lock)
+            .args(["git", "status", "--porcelain"])
+            .current_dir(&env.store)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let started = std::time::Instant::now();
+        let mut status = status.spawn().expect("strace runs (.ci/test installs it)");
+        // git reads the index and refreshes it, then waits two seconds to take the lock.
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        env.run(&["append", &id, "--user", "while git waits"]).ok();
+        assert!(status.wait().unwrap().success());
+        assert!(started.elapsed() >= std::time::Duration::from_secs(2), "git was held at its lock");
+        index_matches_head(&env, if split { "split" } else { "whole" });
+        env.run(&["fsck"]).ok();
+    }
 }

@@ -123,9 +123,11 @@ impl Listing {
     }
 }
 
-/// HEAD's conversation ids, sorted: one line each after the file's header.
+/// HEAD's conversation ids, sorted: one line each, from `start` of `text` (after the ids
+/// file's header, kept in place: a copy of 270 KB showed in a `log`).
 pub(super) struct Ids {
     text: Vec<u8>,
+    start: usize,
 }
 
 impl Ids {
@@ -135,11 +137,15 @@ impl Ids {
             text.extend_from_slice(id.as_bytes());
             text.push(b'\n');
         }
-        Ids { text }
+        Ids { text, start: 0 }
+    }
+
+    fn lines(&self) -> &[u8] {
+        &self.text[self.start..]
     }
 
     fn len(&self) -> usize {
-        self.text.len() / (ID_LEN + 1)
+        self.lines().len() / (ID_LEN + 1)
     }
 
     fn at(&self, i: usize) -> &str {
@@ -147,7 +153,7 @@ impl Ids {
     }
 
     fn raw(&self, i: usize) -> &[u8] {
-        &self.text[i * (ID_LEN + 1)..i * (ID_LEN + 1) + ID_LEN]
+        &self.lines()[i * (ID_LEN + 1)..i * (ID_LEN + 1) + ID_LEN]
     }
 
     /// The first index whose id is not below `key`.
@@ -194,12 +200,13 @@ impl Ids {
     /// These ids with `id` added.
     fn with(&self, id: &str) -> Ids {
         let at = self.lower_bound(id) * (ID_LEN + 1);
-        let mut text = Vec::with_capacity(self.text.len() + ID_LEN + 1);
-        text.extend_from_slice(&self.text[..at]);
+        let lines = self.lines();
+        let mut text = Vec::with_capacity(lines.len() + ID_LEN + 1);
+        text.extend_from_slice(&lines[..at]);
         text.extend_from_slice(id.as_bytes());
         text.push(b'\n');
-        text.extend_from_slice(&self.text[at..]);
-        Ids { text }
+        text.extend_from_slice(&lines[at..]);
+        Ids { text, start: 0 }
     }
 }
 
@@ -301,7 +308,7 @@ impl Store {
     /// written for the next command).
     pub(super) fn ids(&self) -> Result<Arc<Ids>> {
         let Some(dir) = self.conversations_tree(self.head_commit_id()?)? else {
-            return Ok(Arc::new(Ids { text: Vec::new() }));
+            return Ok(Arc::new(Ids { text: Vec::new(), start: 0 }));
         };
         let mut memo = self.ids.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((at, ids)) = memo.as_ref()
@@ -326,10 +333,13 @@ impl Store {
     fn read_ids_file(&self, dir: ObjectId) -> Option<Ids> {
         let bytes = std::fs::read(self.state_dir().join(FILE)).ok()?;
         let newline = bytes.iter().position(|b| *b == b'\n')?;
-        let (header, text) = (&bytes[..newline], &bytes[newline + 1..]);
-        let ids = Ids { text: text.to_vec() };
+        let expected = format!("{dir} ");
+        let count = bytes[..newline]
+            .strip_prefix(expected.as_bytes())
+            .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok());
+        let ids = Ids { text: bytes, start: newline + 1 };
         // The count too: a file cut short at a line's end is still well shaped.
-        let whole = text.len().is_multiple_of(ID_LEN + 1) && header == format!("{dir} {}", ids.len()).as_bytes();
+        let whole = ids.lines().len().is_multiple_of(ID_LEN + 1) && count == Some(ids.len());
         // Sorted, or a binary search would miss ids.
         (whole && (1..ids.len()).all(|i| ids.raw(i - 1) < ids.raw(i))).then_some(ids)
     }
@@ -346,7 +356,7 @@ impl Store {
 
     fn write_ids_file(&self, dir: ObjectId, ids: &Ids) {
         let mut file = format!("{dir} {}\n", ids.len()).into_bytes();
-        file.extend_from_slice(&ids.text);
+        file.extend_from_slice(ids.lines());
         let _ = write_private_file(&self.state_dir(), &self.state_dir().join(FILE), &file);
     }
 

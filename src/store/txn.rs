@@ -252,7 +252,16 @@ impl Store {
             }
             let fan_tree = editor.write().map_err(git_err("write tree"))?.detach();
             if let Some(bytes) = listing.with_folder(fan, fan_tree) {
-                let conversations = gix::objs::Write::write_buf(&self.repo.objects, gix::objs::Kind::Tree, &bytes)
+                // Stored, not deflated (zlib level 0): the tree is mostly 20-byte ids, which
+                // do not compress, and every commit in a big store reads and writes it; at
+                // level 1 inflating its 30 KB alone was a fifth of a `log`. `git gc` packs
+                // it compressed like any other object.
+                let stored = gix::odb::loose::Store::at_opts(
+                    self.repo.objects.store_ref().path(),
+                    self.repo.object_hash(),
+                    gix::odb::loose::Options { compression: gix_zlib::Compression::NONE, ..Default::default() },
+                );
+                let conversations = gix::objs::Write::write_buf(&stored, gix::objs::Kind::Tree, &bytes)
                     .map_err(git_err("write tree"))?;
                 self.remember_listing(conversations, bytes);
                 let mut root = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;

@@ -3,12 +3,25 @@
 //! It lets `list` and `append` skip reading every event. Any mismatch with HEAD (a pull, a
 //! `git reset`, a cache from another version) means a miss and a recount from the events,
 //! so the cache can be deleted at any time without loss.
+//!
+//! Every append rewrites its conversation's file, in place: a new file renamed over it
+//! made the filesystem allocate an inode (and free one) per append, which on ext4 here cost
+//! as much as the rest of the cache. A reader can therefore meet a half-written file (a
+//! concurrent append, a crash): the file carries a checksum of its fields, and one that
+//! does not match, or does not parse, is a miss.
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use super::{Result, Store, layout, txn::write_private_file};
+use super::{Result, Store, layout, txn::private_options};
 use crate::event::Stats;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Checked {
+    /// The SHA-1 (hex, first 16 characters) of `stored` as written.
+    check: String,
+    stored: Box<serde_json::value::RawValue>,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Stored {
@@ -42,7 +55,11 @@ impl Store {
 
     pub(super) fn read_cache(&self, id: &str) -> Option<Cache> {
         let bytes = std::fs::read(self.cache_path(id)).ok()?;
-        let stored: Stored = serde_json::from_slice(&bytes).ok()?;
+        let checked: Checked = serde_json::from_slice(&bytes).ok()?;
+        if checked.check != check_of(checked.stored.get().as_bytes()) {
+            return None;
+        }
+        let stored: Stored = serde_json::from_str(checked.stored.get()).ok()?;
         Some(Cache {
             tree: ObjectId::from_hex(stored.tree.as_bytes()).ok()?,
             stats: stored.stats,
@@ -69,9 +86,11 @@ impl Store {
         };
         let dir = self.state_dir().join("cache");
         if super::create_private_dir(&dir).is_ok()
-            && let Ok(bytes) = serde_json::to_vec(&stored)
+            && let Ok(stored) = serde_json::to_string(&stored)
+            && let Ok(stored) = serde_json::value::RawValue::from_string(stored)
+            && let Ok(bytes) = serde_json::to_vec(&Checked { check: check_of(stored.get().as_bytes()), stored })
         {
-            let _ = write_private_file(&self.state_dir(), &self.cache_path(id), &bytes);
+            let _ = write_in_place(&self.cache_path(id), &bytes);
         }
     }
 
@@ -112,4 +131,21 @@ impl Store {
         self.write_cache(id, &cache);
         Ok(cache)
     }
+}
+
+/// The first 16 hex digits of the SHA-1 of `bytes`: enough to tell a torn file.
+fn check_of(bytes: &[u8]) -> String {
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(bytes);
+    hasher.try_finalize().map(|id| id.to_string()[..16].to_owned()).unwrap_or_default()
+}
+
+/// Overwrite `path` with `bytes` in its own inode (made on first use), then cut it to
+/// their length: a reader in between sees a file that does not check out (see the
+/// module's doc).
+fn write_in_place(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt as _;
+    let file = private_options().write(true).open(path)?;
+    file.write_all_at(bytes, 0)?;
+    file.set_len(bytes.len() as u64)
 }

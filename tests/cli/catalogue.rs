@@ -271,3 +271,34 @@ fn writers_keep_the_ids_file_in_step() {
     env.new_conversation("delta");
     check("a new conversation");
 }
+
+/// The per-conversation cache is rewritten in place (one file for the conversation's life:
+/// a new file per append made ext4 allocate an inode each time), so a reader can meet it
+/// half written, or torn by a crash. One whose fields do not match its checksum, or that
+/// does not parse, is a miss and a recount, never an answer.
+#[test]
+fn the_conversation_cache_is_rewritten_in_place_and_a_torn_one_is_never_believed() {
+    use std::os::unix::fs::MetadataExt as _;
+    let env = TestEnv::new();
+    let id = env.new_conversation("cached");
+    env.run(&["append", &id, "--user", "one"]).ok();
+    let cache = env.store.join(".git/convo/cache").join(format!("{id}.json"));
+    let inode = std::fs::metadata(&cache).unwrap().ino();
+    env.run(&["append", &id, "--assistant", "two"]).ok();
+    assert_eq!(std::fs::metadata(&cache).unwrap().ino(), inode, "rewritten in place");
+    let good = std::fs::read_to_string(&cache).unwrap();
+    assert!(good.contains(r#""turns":1,"#), "{good}");
+    let damaged = [
+        ("fields changed, checksum not", good.replacen(r#""turns":1,"#, r#""turns":5,"#, 1)),
+        ("cut short", good[..good.len() / 2].to_owned()),
+        ("the old file's tail after a shorter new one", format!("{good}{}", &good[good.len() - 30..])),
+    ];
+    for (n, (what, bytes)) in damaged.into_iter().enumerate() {
+        std::fs::write(&cache, bytes).unwrap();
+        // The turn number an append prints comes from the counts: 1, 2, 3 whatever the file said.
+        let out = env.run(&["append", &id, "--user", &format!("after {what}")]);
+        out.ok();
+        assert!(out.stderr.contains(&format!("turn {} (+1 event)", n + 1)), "{what}: {}", out.stderr);
+        agrees_with_a_full_read(&env, what);
+    }
+}

@@ -18,9 +18,6 @@ use super::{Result, Store, StoreError, git_err, layout, subject};
 use crate::clock::Clock;
 use crate::event::{Draft, IdSet, Kind, Shape, Stats};
 
-/// Segments written by this process, to trim the allocator every 32 (see `write_segment`).
-static WRITTEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// An append under way (see the module's doc).
 pub struct Appending {
     id: String,
@@ -250,18 +247,11 @@ impl Store {
     pub(super) fn write_segment(&self, bytes: &[u8]) -> Result<(ObjectId, bool)> {
         let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
             .map_err(git_err("hash segment"))?;
-        let existed = self.repo.has_object(id);
-        let blob = self.gc_proof(|| Ok(self.repo.write_blob(bytes).map_err(git_err("write segment"))?.detach()))?;
-        // Every object gets a fresh zlib state (gix's loose writer); glibc serves those large
-        // aligned blocks from mmapped regions it keeps after they are freed, so a long write
-        // would grow by ~250 KB an object. Hand the free memory back now and then.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 32 == 31 {
-            // SAFETY: malloc_trim only releases free memory; it touches no live allocation.
-            unsafe {
-                libc::malloc_trim(0);
-            }
-        }
+        // Without refreshing gix's view of the packs: a new blob (nearly every one) is in
+        // none, and a refresh re-reads `objects/pack`. A blob only a new pack holds gets a
+        // loose copy this append may remove again, which leaves the packed one.
+        let existed = self.repo.objects.exists_without_refresh(&id);
+        let blob = self.write_loose(gix::objs::Kind::Blob, bytes)?;
         Ok((blob, !existed))
     }
 

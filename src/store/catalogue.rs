@@ -147,7 +147,7 @@ impl Store {
         let Ok(meta) = self.meta_of(cache.tree, id) else { return };
         let Some(mut line) = Entry::of(meta, cache).line(id, cache.tree) else { return };
         if let Ok(Some(head)) = self.head_commit_id()
-            && let Ok(parent) = self.repo.find_commit(head).map(|c| c.parent_ids().next().map(|p| p.detach()))
+            && let Ok(parent) = self.first_parent(head)
             && let (Ok(Some(now)), Ok(before)) = (self.conversations_tree(Some(head)), self.conversations_tree(parent))
             && match before {
                 Some(before) => self.catalogue_tail().as_deref() == Some(marker(before).as_str()),
@@ -159,7 +159,7 @@ impl Store {
         }
         self.catalogue_append(line.as_bytes());
         if let Ok(Some(head)) = self.head_commit_id()
-            && let Ok(parent) = self.repo.find_commit(head).map(|c| c.parent_ids().next().map(|p| p.detach()))
+            && let Ok(parent) = self.first_parent(head)
             && let (Ok(Some(now)), Ok(before)) = (self.conversations_tree(Some(head)), self.conversations_tree(parent))
         {
             self.ids_moved(before, now, id);

@@ -83,7 +83,7 @@ impl Store {
     /// of `stat` calls, so every write can afford to ask.
     fn likely_git_locks(&self) -> bool {
         let git_dir = self.repo.git_dir();
-        let branch = self.repo.head_name().ok().flatten().map(|n| format!("{}.lock", n.as_bstr()));
+        let branch = self.head_branch().ok().flatten().map(|n| format!("{}.lock", n.as_bstr()));
         FIXED.iter().map(|r| git_dir.join(r)).chain(branch.map(|b| git_dir.join(b))).any(|p| p.exists())
     }
 

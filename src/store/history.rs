@@ -157,8 +157,9 @@ impl Store {
     }
 
     fn log_entry(&self, id: ObjectId) -> Result<(LogEntry, Trailers, Vec<ObjectId>)> {
-        let commit = self.repo.find_commit(id).map_err(git_err(format!("read commit {id}")))?;
-        let decoded = commit.decode().map_err(git_err(format!("decode commit {id}")))?;
+        let data = self.object_data(id, gix::objs::Kind::Commit)?;
+        let decoded =
+            gix::objs::CommitRef::from_bytes(&data, id.kind()).map_err(git_err(format!("decode commit {id}")))?;
         let message = decoded.message.to_string();
         let trailers = Trailers::parse(&message);
         let committer = decoded.committer().map_err(git_err(format!("read committer of {id}")))?;

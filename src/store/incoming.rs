@@ -145,6 +145,8 @@ impl Store {
             ids: Default::default(),
             small: Default::default(),
             outlined: Default::default(),
+            head: Default::default(),
+            loose: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }

@@ -20,6 +20,7 @@ mod incoming;
 mod index_patch;
 pub mod layout;
 mod listing;
+mod loose;
 mod merge;
 mod outgoing;
 mod outlines;
@@ -158,6 +159,9 @@ pub struct Summary {
     pub forked_from: Option<ForkedFrom>,
 }
 
+/// The largest commit or tree [`Store::object_data`] keeps for the rest of a command.
+const SMALL_OBJECT: usize = 2048;
+
 pub struct Store {
     root: PathBuf,
     repo: gix::Repository,
@@ -175,6 +179,11 @@ pub struct Store {
     /// The last conversation outlined, by its id and tree id (see [`Store::outlined`]): a
     /// compaction plans from it and its append checks ids against it.
     outlined: std::sync::Mutex<Option<(String, ObjectId, std::sync::Arc<OutlinedAt>)>>,
+    /// HEAD as read while this process holds the write lock (see [`txn::HeadMemo`]).
+    head: std::sync::Arc<std::sync::Mutex<txn::HeadMemo>>,
+    /// Loose objects are written through one zlib state, made at the first write, with the
+    /// store's loose compression level (see [`loose`]).
+    loose: std::sync::Mutex<Option<(loose::LooseWriter, i32)>>,
 }
 
 /// The git config key (in the repository's own `.git/config`) that makes a repository a
@@ -240,6 +249,8 @@ impl Store {
             ids: Default::default(),
             small: Default::default(),
             outlined: Default::default(),
+            head: Default::default(),
+            loose: Default::default(),
         })
     }
 
@@ -387,9 +398,36 @@ impl Store {
         self.commit_tree_id(commit).map(Some)
     }
 
+    /// The commit HEAD names. Under the write lock it is read once: only this process
+    /// moves it then, and [`Store::move_head`] keeps the memo in step.
     fn head_commit_id(&self) -> Result<Option<ObjectId>> {
+        if let Some(commit) = self.head.lock().ok().and_then(|memo| memo.commit()) {
+            return Ok(commit);
+        }
+        let commit = self.read_head_commit_id()?;
+        if let Ok(mut memo) = self.head.lock() {
+            memo.remember_commit(commit);
+        }
+        Ok(commit)
+    }
+
+    /// [`head_commit_id`](Self::head_commit_id) from the files, whatever the memo holds.
+    fn read_head_commit_id(&self) -> Result<Option<ObjectId>> {
         let head = self.repo.head().map_err(git_err("read HEAD"))?;
         Ok(head.id().map(|id| id.detach()))
+    }
+
+    /// The branch HEAD points at (`None`: detached), memoised under the write lock as
+    /// [`head_commit_id`](Self::head_commit_id) is.
+    fn head_branch(&self) -> Result<Option<gix::refs::FullName>> {
+        if let Some(branch) = self.head.lock().ok().and_then(|memo| memo.branch()) {
+            return Ok(branch);
+        }
+        let branch = self.repo.head_name().map_err(git_err("read HEAD"))?;
+        if let Ok(mut memo) = self.head.lock() {
+            memo.remember_branch(branch.clone());
+        }
+        Ok(branch)
     }
 
     fn commit_tree_id(&self, commit: ObjectId) -> Result<ObjectId> {
@@ -405,7 +443,6 @@ impl Store {
     /// looked for again, at last through a fresh view, before it counts as missing.
     pub(super) fn object_data(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
         // Objects never change: a small one read before is the same bytes.
-        const SMALL: usize = 2048;
         if kind != gix::objs::Kind::Blob
             && let Ok(memo) = self.small.lock()
             && let Some((_, _, data)) = memo.iter().find(|(i, k, _)| *i == id && *k == kind)
@@ -413,16 +450,30 @@ impl Store {
             return Ok(data.clone());
         }
         let data = self.object_data_uncached(id, kind)?;
+        self.remember_small(id, kind, &data);
+        Ok(data)
+    }
+
+    /// Keep a small commit or tree for [`object_data`](Self::object_data): one read, or
+    /// written by this command (whose next steps read the commit and trees they wrote).
+    pub(super) fn remember_small(&self, id: ObjectId, kind: gix::objs::Kind, data: &[u8]) {
         if kind != gix::objs::Kind::Blob
-            && data.len() <= SMALL
+            && data.len() <= SMALL_OBJECT
             && let Ok(mut memo) = self.small.lock()
+            && !memo.iter().any(|(i, _, _)| *i == id)
         {
             if memo.len() >= 32 {
                 memo.remove(0);
             }
-            memo.push((id, kind, data.clone()));
+            memo.push((id, kind, data.to_vec()));
         }
-        Ok(data)
+    }
+
+    /// The first parent of `commit`, if it has one.
+    pub(super) fn first_parent(&self, commit: ObjectId) -> Result<Option<ObjectId>> {
+        let data = self.object_data(commit, gix::objs::Kind::Commit)?;
+        let parent = gix::objs::CommitRefIter::from_bytes(&data, commit.kind()).parent_ids().next();
+        Ok(parent)
     }
 
     fn object_data_uncached(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {

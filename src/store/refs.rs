@@ -13,14 +13,14 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 use super::txn::{preallocate, private_options};
-use super::{Result, Store, StoreError, git_err, io_err};
+use super::{Result, Store, StoreError, io_err};
 
 impl Store {
     /// Wait, before anything of a commit is written, while a live git holds the branch's
     /// lock (see [`Store::wait_for_branch_lock`]): a commit refused for it then leaves the
     /// store as it was.
     pub(super) fn await_branch_lock(&self) -> Result<()> {
-        let Ok(Some(branch)) = self.repo.head_name() else { return Ok(()) };
+        let Ok(Some(branch)) = self.head_branch() else { return Ok(()) };
         let lock_path = self.repo.git_dir().join(format!("{}.lock", branch.as_bstr().to_str_lossy()));
         if lock_path.exists() { self.wait_for_branch_lock(&lock_path, std::time::Instant::now()) } else { Ok(()) }
     }
@@ -34,7 +34,7 @@ impl Store {
         subject: &str,
     ) -> Result<()> {
         let git_dir = self.repo.git_dir().to_owned();
-        let branch = self.repo.head_name().map_err(git_err("read HEAD"))?;
+        let branch = self.head_branch()?;
         let name = branch.as_ref().map_or_else(|| "HEAD".to_owned(), |n| n.as_bstr().to_str_lossy().into_owned());
         let path = git_dir.join(&name);
         let lock_path = git_dir.join(format!("{name}.lock"));
@@ -59,8 +59,10 @@ impl Store {
             }
         };
         let result = (|| {
-            let current = self.head_commit_id()?;
+            // From the files: the memo is this process's view, the lock file is the truth.
+            let current = self.read_head_commit_id()?;
             if current != expected {
+                self.forget_head();
                 return Err(StoreError::Git {
                     context: format!("move {name}"),
                     message: format!(
@@ -89,7 +91,11 @@ impl Store {
                 let mut file = private_options().append(true).open(&log).map_err(io_err(&log))?;
                 file.write_all(entry.as_bytes()).map_err(io_err(&log))?;
             }
-            std::fs::rename(&lock_path, &path).map_err(io_err(&path))
+            std::fs::rename(&lock_path, &path).map_err(io_err(&path))?;
+            if let Ok(mut memo) = self.head.lock() {
+                memo.remember_commit(Some(new));
+            }
+            Ok(())
         })();
         if result.is_err() {
             let _ = std::fs::remove_file(&lock_path);

@@ -30,6 +30,52 @@ use crate::clock::Clock;
 /// Proof that the caller holds the store's write lock.
 pub struct Lock {
     _file: File,
+    head: std::sync::Arc<std::sync::Mutex<HeadMemo>>,
+}
+
+impl Drop for Lock {
+    /// The memo goes before the lock does: once another writer can commit, HEAD is only
+    /// what the files say.
+    fn drop(&mut self) {
+        if let Ok(mut memo) = self.head.lock() {
+            *memo = HeadMemo::default();
+        }
+    }
+}
+
+/// HEAD's branch and commit, read once while the write lock is held. An append resolved
+/// HEAD through gix a dozen times (open, read and close HEAD and the branch, stat
+/// `packed-refs`: 200 system calls); under the lock only this process moves HEAD
+/// ([`Store::move_head`] updates the memo, and checks the files before it moves). Without
+/// the lock nothing is remembered: a long-running reader (`watch`, `mcp`) would otherwise
+/// keep a stale HEAD.
+#[derive(Default)]
+pub(super) struct HeadMemo {
+    held: bool,
+    branch: Option<Option<gix::refs::FullName>>,
+    commit: Option<Option<ObjectId>>,
+}
+
+impl HeadMemo {
+    pub(super) fn commit(&self) -> Option<Option<ObjectId>> {
+        if self.held { self.commit } else { None }
+    }
+
+    pub(super) fn branch(&self) -> Option<Option<gix::refs::FullName>> {
+        if self.held { self.branch.clone() } else { None }
+    }
+
+    pub(super) fn remember_commit(&mut self, commit: Option<ObjectId>) {
+        if self.held {
+            self.commit = Some(commit);
+        }
+    }
+
+    pub(super) fn remember_branch(&mut self, branch: Option<gix::refs::FullName>) {
+        if self.held {
+            self.branch = Some(branch);
+        }
+    }
 }
 
 /// Where a commit can be interrupted in tests, in the order the steps run.
@@ -105,6 +151,14 @@ pub struct Landed {
 }
 
 impl Store {
+    /// Drop what the memo says of HEAD: another program moved it under the lock.
+    pub(super) fn forget_head(&self) {
+        if let Ok(mut memo) = self.head.lock() {
+            memo.commit = None;
+            memo.branch = None;
+        }
+    }
+
     pub(super) fn journal_path(&self) -> PathBuf {
         self.state_dir().join("txn")
     }
@@ -117,7 +171,11 @@ impl Store {
         let path = dir.join("lock");
         let file = private_options().read(true).write(true).truncate(false).open(&path).map_err(io_err(&path))?;
         file.lock().map_err(io_err(&path))?;
-        let lock = Lock { _file: file };
+        // Whatever was read before the lock may be another writer's past.
+        if let Ok(mut memo) = self.head.lock() {
+            *memo = HeadMemo { held: true, ..HeadMemo::default() };
+        }
+        let lock = Lock { _file: file, head: self.head.clone() };
         // A store from before the marker becomes a marked one with its first write.
         if self.unmarked.swap(false, std::sync::atomic::Ordering::Relaxed) {
             self.set_up()?;
@@ -174,9 +232,7 @@ impl Store {
             for change in changes {
                 let blob = match (change.blob, &change.bytes) {
                     (Some(blob), _) => Some(blob),
-                    (None, Some(bytes)) => {
-                        Some(self.repo.write_blob(bytes).map_err(git_err(format!("write {}", change.path)))?.detach())
-                    }
+                    (None, Some(bytes)) => Some(self.write_loose(gix::objs::Kind::Blob, bytes)?),
                     (None, None) => None,
                 };
                 // A reopened segment holds lines convo may not have written (a pull's):
@@ -198,7 +254,7 @@ impl Store {
                 parents: parent.into_iter().collect(),
                 extra_headers: Vec::new(),
             };
-            let commit = self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach();
+            let commit = self.write_commit_object(&commit)?;
             Ok((tree, commit))
         })?;
         if let Err(e) = self.move_head(parent, commit, &signature, message.lines().next().unwrap_or("")) {
@@ -245,40 +301,41 @@ impl Store {
             && let listing = self.listing(conversations)?
             && let Some((fan_tree, true)) = listing.find(fan)
         {
-            let mut editor = self.repo.edit_tree(fan_tree).map_err(git_err("edit tree"))?;
+            let mut editor = self.tree_editor(fan_tree)?;
             // Every change holds a blob (checked above).
             for ((_, inside), blob) in fans.iter().zip(now.iter().flatten()) {
-                editor.upsert(inside.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {inside}")))?;
+                editor.upsert(inside.split('/'), EntryKind::Blob, *blob).map_err(git_err(format!("add {inside}")))?;
             }
-            let fan_tree = editor.write().map_err(git_err("write tree"))?.detach();
+            let fan_tree = self.write_tree_edits(&mut editor)?;
             if let Some(bytes) = listing.with_folder(fan, fan_tree) {
                 // Stored, not deflated (zlib level 0): the tree is mostly 20-byte ids, which
                 // do not compress, and every commit in a big store reads and writes it; at
                 // level 1 inflating its 30 KB alone was a fifth of a `log`. `git gc` packs
                 // it compressed like any other object.
-                let stored = gix::odb::loose::Store::at_opts(
-                    self.repo.objects.store_ref().path(),
-                    self.repo.object_hash(),
-                    gix::odb::loose::Options { compression: gix_zlib::Compression::NONE, ..Default::default() },
-                );
-                let conversations = gix::objs::Write::write_buf(&stored, gix::objs::Kind::Tree, &bytes)
-                    .map_err(git_err("write tree"))?;
+                let conversations = self.write_loose_at(gix::objs::Kind::Tree, &bytes, Some(0))?;
                 self.remember_listing(conversations, bytes);
-                let mut root = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
-                root.upsert(layout::CONVERSATIONS, EntryKind::Tree, conversations)
+                let mut root = self.tree_editor(base)?;
+                root.upsert([layout::CONVERSATIONS], EntryKind::Tree, conversations)
                     .map_err(git_err("add conversations"))?;
-                return Ok(root.write().map_err(git_err("write tree"))?.detach());
+                return self.write_tree_edits(&mut root);
             }
         }
-        let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
+        let mut editor = self.tree_editor(base)?;
         for (change, blob) in changes.iter().zip(now) {
             match blob {
-                Some(blob) => editor.upsert(change.path.as_str(), EntryKind::Blob, *blob),
-                None => editor.remove(change.path.as_str()),
+                Some(blob) => editor.upsert(change.path.split('/'), EntryKind::Blob, *blob),
+                None => editor.remove(change.path.split('/')),
             }
             .map_err(git_err(format!("change {}", change.path)))?;
         }
-        Ok(editor.write().map_err(git_err("write tree"))?.detach())
+        self.write_tree_edits(&mut editor)
+    }
+
+    /// Write `commit` as a loose object (see [`Store::write_loose`]).
+    pub(super) fn write_commit_object(&self, commit: &gix::objs::Commit) -> Result<ObjectId> {
+        let mut bytes = Vec::new();
+        gix::objs::WriteTo::write_to(commit, &mut bytes).map_err(io_err("commit"))?;
+        self.write_loose(gix::objs::Kind::Commit, &bytes)
     }
 
     /// The working tree and index half of a commit, then the journal's removal.
@@ -925,5 +982,58 @@ impl Drop for IndexLock {
         if !self.done {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn note(text: &str) -> Change {
+        let path = format!("{}/meta.json", layout::conversation_dir("01KDVDQ4K00000000000000001"));
+        Change { path, bytes: Some(format!(r#"{{"title":"{text}","created":"c"}}"#).into()), ..Change::default() }
+    }
+
+    #[test]
+    fn a_head_another_program_moves_under_the_lock_is_never_written_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
+        let lock = store.lock().unwrap();
+        store.commit(&lock, &[note("one")], "one", &clock).unwrap();
+        // The memo now says HEAD is "one"; git moves it behind convo's back.
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "outside"]);
+        let outside = git(dir.path(), &["rev-parse", "HEAD"]);
+        let err = store.commit(&lock, &[note("two")], "two", &clock).err().expect("the commit must be refused");
+        assert!(err.to_string().contains("while convo was committing"), "{err}");
+        assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), outside);
+        // Refused once, the files are read again: the next commit goes on top of git's.
+        store.commit(&lock, &[note("three")], "three", &clock).unwrap();
+        assert_eq!(git(dir.path(), &["rev-parse", "HEAD~1"]), outside);
+    }
+
+    #[test]
+    fn what_the_lock_remembered_of_head_goes_with_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
+        let lock = store.lock().unwrap();
+        let committed = store.commit(&lock, &[note("one")], "one", &clock).unwrap().commit;
+        assert_eq!(store.head_commit_id().unwrap(), Some(committed));
+        drop(lock);
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "after the lock"]);
+        let after = git(dir.path(), &["rev-parse", "HEAD"]);
+        assert_eq!(store.head_commit_id().unwrap().map(|id| id.to_string()), Some(after));
     }
 }

@@ -34,7 +34,9 @@ Measurements
    `git commit -q -m MSG`, two processes, timed together.  Each side runs as a `sh` loop of
    8 operations (as a user or an agent runs commands; this keeps Python's own ~1 ms per
    spawned process out of both sides), the two sides alternating by round, and the median
-   of 5 rounds is reported, so drift in machine load hits both alike.
+   of 5 rounds is reported, so drift in machine load hits both alike.  The CPU time
+   (user + system) of each side's processes is printed beside the wall time, for
+   information: it is the steadier of the two on a busy machine.
    Targets: convo/git <= 0.25 and latency@10,000 / latency@100 <= 1.5.
 
 2. Storage (`storage`).  Automatic gc is off (`gc.auto 0` right after `convo init`), and
@@ -62,6 +64,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -222,6 +225,18 @@ def timed(fn) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def timed_with_cpu(fn) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, of the child processes fn() waited for) of
+    fn(), in milliseconds. CPU time is the steadier figure on a busy machine; wall time also
+    holds what the processes waited for (the disk: a filesystem mounted with `discard`
+    waits for the device on every freed block)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(fn)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
 def git_dir_bytes(store: Path) -> int:
     """Sum of file sizes under .git, except .git/convo (a local, disposable cache)."""
     git_dir = store / ".git"
@@ -369,12 +384,14 @@ def shell_quote(text: str) -> str:
 
 
 def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
-                        anchor: GitAnchor, rounds: int = 5, per_round: int = 8) -> tuple[float, float]:
+                        anchor: GitAnchor, rounds: int = 5,
+                        per_round: int = 8) -> tuple[float, float, float, float]:
     """Mean ms of one single-turn `convo append` and of one git anchor append, taken as
     the median over `rounds` of `per_round` operations run back to back by one `sh`, the
     two sides alternating by round. A shell loop is how a user or an agent runs commands;
-    it keeps Python's own process-spawning cost (about 1 ms a process) out of both sides."""
-    convo_ms, git_ms = [], []
+    it keeps Python's own process-spawning cost (about 1 ms a process) out of both sides.
+    Returns wall ms (convo, git), then CPU ms (convo, git; the `sh` included on both)."""
+    convo_ms, git_ms, convo_cpu, git_cpu = [], [], [], []
     env = {**bench.env, "CONVO_DIR": str(store)}
     for r in range(rounds + 1):
         inputs, git_lines = [], []
@@ -387,14 +404,18 @@ def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
         convo_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --color never append {cid} < {shell_quote(str(p))}"
                                   for p in inputs)
         git_script = "\n".join(git_lines)
-        c = timed(lambda: subprocess.run(["sh", "-ec", convo_script], env=env, check=True,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        g = timed(lambda: subprocess.run(["sh", "-ec", git_script], cwd=anchor.repo, env=bench.env, check=True,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        c, c_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", convo_script], env=env, check=True,
+                                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        g, g_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", git_script], cwd=anchor.repo, env=bench.env,
+                                                         check=True, stdout=subprocess.DEVNULL,
+                                                         stderr=subprocess.DEVNULL))
         if r > 0:  # the first round warms caches
             convo_ms.append(c / per_round)
             git_ms.append(g / per_round)
-    return statistics.median(convo_ms), statistics.median(git_ms)
+            convo_cpu.append(c_cpu / per_round)
+            git_cpu.append(g_cpu / per_round)
+    return (statistics.median(convo_ms), statistics.median(git_ms),
+            statistics.median(convo_cpu), statistics.median(git_cpu))
 
 
 def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
@@ -406,7 +427,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     anchor.mirror("new conversation")
 
     history = 0
-    medians = {}
+    medians, cpu = {}, {}
     for size in (100, 10_000):
         start = time.perf_counter()
         while history < size:
@@ -415,12 +436,15 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
             anchor.mirror(f"append {batch} turns")
             history += batch
         progress(f"history of {history} turns built in {time.perf_counter() - start:.1f} s")
-        convo_ms, git_ms = measure_append_pair(bench, turns, store, cid, anchor)
+        convo_ms, git_ms, convo_cpu, git_cpu = measure_append_pair(bench, turns, store, cid, anchor)
         medians[size] = (convo_ms, git_ms)
+        cpu[size] = (convo_cpu, git_cpu)
         # The measured appends (warm-up included) add to the history.
         history += 6 * 8
         print(f"  history {size:>6,} turns: convo {convo_ms:7.2f} ms   git add+commit "
               f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of 5 rounds of 8)")
+        print(f"  {'':>21} CPU: convo {convo_cpu:7.2f} ms   git add+commit "
+              f"{git_cpu:7.2f} ms   convo/git {convo_cpu / git_cpu:.4g}   (user + system)")
 
     segments = len(list((store / "conversations" / cid[-2:] / cid / "events").glob("*/*.jsonl")))
     print(f"  store after the run: {history:,} turns in {segments:,} segments, "
@@ -434,6 +458,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     results.append(Result("append latency@10k / @100", growth, "<= 1.5", growth <= 1.5))
     info = [Result(f"append latency @{size:,} ({who})", medians[size][i], "info", True, "ms")
             for size in medians for i, who in enumerate(("convo", "git anchor"))]
+    info += [Result(f"append CPU convo/git @{size:,} turns", c / g, "info", True) for size, (c, g) in cpu.items()]
     return info + results
 
 

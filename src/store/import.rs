@@ -180,7 +180,7 @@ impl Store {
         self.write_journal(&paths)?;
         if let Err(e) = self.move_head(parent, commit, &self.signature(clock), subject) {
             // HEAD did not move: no journal to leave (the caller discards the objects).
-            let _ = std::fs::remove_file(self.journal_path());
+            let _ = self.clear_journal();
             return Err(e);
         }
         let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();

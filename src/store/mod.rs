@@ -224,7 +224,7 @@ impl Store {
                 return Err(StoreError::ForeignRepository { path: root.to_owned(), why });
             }
         }
-        if store.journal_path().exists() {
+        if store.journal_pending() {
             // Taking the lock waits out a writer that is still running; recovery then
             // happens only if the journal is really orphaned.
             store.lock()?;

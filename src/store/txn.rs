@@ -4,11 +4,11 @@
 //! A write takes an exclusive `flock` on `.git/convo/lock` (the kernel drops it when the
 //! holder dies, so there is no stale lock to clean up), then:
 //!
-//! 1. writes the journal `.git/convo/txn` naming every path it will touch;
+//! 1. writes the journal `.git/convo/journal` naming every path it will touch;
 //! 2. writes blobs and trees, then the commit, then moves HEAD's branch with a
 //!    compare-and-swap (the commit point: before it nothing is visible, after it all is);
 //! 3. mirrors the touched files into the working tree and the index;
-//! 4. deletes the journal.
+//! 4. blanks the journal.
 //!
 //! Whoever finds an orphaned journal (under the lock) replays step 3 from HEAD, which is
 //! right whether or not the commit landed. Reads use HEAD's tree, never the working tree, so
@@ -117,7 +117,7 @@ pub enum GcOutcome {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Journal {
+pub(super) struct Journal {
     paths: Vec<String>,
 }
 
@@ -159,8 +159,72 @@ impl Store {
         }
     }
 
+    /// `.git/convo/journal`: the paths a commit under way touches, written in place at its
+    /// start and blanked (overwritten with spaces) at its end. A blank or missing file means
+    /// no commit is under way. Kept rather than made and removed per commit: on ext4 a new
+    /// file costs an inode allocation that skips every inode freed in the last minute, and
+    /// each removal adds one to skip.
+    ///
+    /// A journal that is not JSON is a torn write of one, by a writer that died writing
+    /// it, before it wrote anything else: it names nothing to repair.
     pub(super) fn journal_path(&self) -> PathBuf {
+        self.state_dir().join("journal")
+    }
+
+    /// `.git/convo/txn`: where convo kept the journal before, a new file each commit,
+    /// removed at its end. One an older convo left is still replayed (and removed).
+    fn legacy_journal_path(&self) -> PathBuf {
         self.state_dir().join("txn")
+    }
+
+    /// The journal of a commit a writer did not finish, if any.
+    pub(super) fn pending_journal(&self) -> Result<Option<Journal>> {
+        let legacy = self.legacy_journal_path();
+        match std::fs::read(&legacy) {
+            Ok(bytes) => {
+                return serde_json::from_slice(&bytes).map(Some).map_err(|e| StoreError::BadFile {
+                    path: legacy.display().to_string(),
+                    message: format!("unreadable journal ({e})"),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(legacy)(e)),
+        }
+        let path = self.journal_path();
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        Ok(serde_json::from_slice(&bytes).ok())
+    }
+
+    /// Whether a writer left a commit unfinished.
+    pub(super) fn journal_pending(&self) -> bool {
+        // An unreadable legacy journal counts: taking the lock then reports it.
+        self.pending_journal().map_or(true, |journal| journal.is_some())
+    }
+
+    /// End the journal: blank it in place (and remove an older convo's).
+    pub(super) fn clear_journal(&self) -> Result<()> {
+        let legacy = self.legacy_journal_path();
+        match std::fs::remove_file(&legacy) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(legacy)(e)),
+            _ => {}
+        }
+        let path = self.journal_path();
+        let file = match std::fs::OpenOptions::new().write(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        let len = file.metadata().map_err(io_err(&path))?.len() as usize;
+        // Spaces, not a truncation: the file keeps its block, so nothing is freed.
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&vec![b' '; len], 0).map_err(io_err(path))
     }
 
     /// Take the write lock, waiting for another writer to finish, and repair what a killed
@@ -182,7 +246,7 @@ impl Store {
         }
         // What a killed writer or a killed git left: its gc still running, its git locks.
         self.reap_orphaned_gc();
-        let orphaned = self.journal_path().exists();
+        let orphaned = self.journal_pending();
         self.clear_stale_git_locks(orphaned);
         if orphaned {
             self.recover(&lock)?;
@@ -215,9 +279,7 @@ impl Store {
         }
         self.await_branch_lock()?;
         let journal = Journal { paths: changes.iter().map(|c| c.path.clone()).collect() };
-        let journal_bytes = serde_json::to_vec(&journal)
-            .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
-        write_journal_file(&self.state_dir(), &self.journal_path(), &journal_bytes)?;
+        self.write_journal(&journal.paths)?;
         self.fail(FailPoint::Journal);
 
         let signature = self.signature(clock);
@@ -259,7 +321,7 @@ impl Store {
         })?;
         if let Err(e) = self.move_head(parent, commit, &signature, message.lines().next().unwrap_or("")) {
             // HEAD did not move: there is nothing to mirror, so no journal to leave.
-            let _ = std::fs::remove_file(self.journal_path());
+            let _ = self.clear_journal();
             return Err(e);
         }
         self.fail(FailPoint::Committed);
@@ -357,7 +419,7 @@ impl Store {
         self.fail(FailPoint::Worktree);
         self.sync_index_to(paths, now, tree)?;
         self.fail(FailPoint::Index);
-        std::fs::remove_file(self.journal_path()).map_err(io_err(self.journal_path()))
+        self.clear_journal()
     }
 
     /// Author and committer: the user's git identity when configured, else convo's own, so a
@@ -423,7 +485,7 @@ impl Store {
         self.await_branch_lock()?;
         self.write_journal(&paths)?;
         if let Err(e) = self.move_head(Some(expected), target, signature, subject) {
-            let _ = std::fs::remove_file(self.journal_path());
+            let _ = self.clear_journal();
             return Err(e);
         }
         self.fail(FailPoint::Committed);
@@ -455,10 +517,19 @@ impl Store {
     }
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
+    /// Written in place over the blank journal, padded with spaces to its length, so no
+    /// stale byte of a longer earlier journal is left after it.
     pub(crate) fn write_journal(&self, paths: &[String]) -> Result<()> {
-        let bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() })
+        let mut bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() })
             .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
-        write_journal_file(&self.state_dir(), &self.journal_path(), &bytes)
+        let path = self.journal_path();
+        let file = private_options().write(true).truncate(false).open(&path).map_err(io_err(&path))?;
+        let len = file.metadata().map_err(io_err(&path))?.len() as usize;
+        if bytes.len() < len {
+            bytes.resize(len, b' ');
+        }
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&bytes, 0).map_err(io_err(path))
     }
 
     /// Mirror the journalled paths from HEAD into the working tree and index, then drop the
@@ -471,12 +542,10 @@ impl Store {
     /// a killed writer left are taken over by [`Store::lock`] first, and only when no git
     /// could be holding them.
     fn recover(&self, _lock: &Lock) -> Result<()> {
-        let path = self.journal_path();
-        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
-        let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| StoreError::BadFile {
-            path: path.display().to_string(),
-            message: format!("unreadable journal ({e})"),
-        })?;
+        let Some(journal) = self.pending_journal()? else {
+            // Blank, or torn by a writer that died writing it: nothing to repair.
+            return self.clear_journal();
+        };
         // convo journals only its own paths; anything else in the file was not written by
         // convo and is never acted on.
         let paths: Vec<String> = journal.paths.into_iter().filter(|p| layout::is_store_path(p)).collect();
@@ -491,7 +560,7 @@ impl Store {
         self.sync_index(&paths, tree)?;
         let tmp = self.state_dir().join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::remove_file(&path).map_err(io_err(&path))
+        self.clear_journal()
     }
 
     /// Bring a working-tree file from its committed bytes `bytes[..committed]` to `bytes` by
@@ -895,27 +964,12 @@ pub(super) fn private_options() -> std::fs::OpenOptions {
 /// Write `bytes` to `target` through a temporary file in `state_dir` and a rename, so readers
 /// see the old file or the new one, never a torn one.
 pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
-    write_private_file_as(state_dir, target, bytes, true)
-}
-
-/// The journal, written as [`write_private_file`] writes but without preallocating: `txn`
-/// is absent when it is written (nothing is replaced, so ext4 does not flush it on the
-/// rename) and it is removed a few milliseconds later. Left to delayed allocation its data
-/// never gets a block; a preallocated block had to be freed at its removal, which on a
-/// filesystem mounted with `discard` waits for the disk (~0.1 ms every commit).
-fn write_journal_file(state_dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
-    write_private_file_as(state_dir, target, bytes, false)
-}
-
-fn write_private_file_as(state_dir: &Path, target: &Path, bytes: &[u8], allocate: bool) -> Result<()> {
     let tmp_dir = state_dir.join("tmp");
     create_private_dir(&tmp_dir)?;
     let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = tmp_dir.join(format!("{}-{name}", std::process::id()));
     let mut file = private_options().write(true).truncate(true).open(&tmp).map_err(io_err(&tmp))?;
-    if allocate {
-        preallocate(&file, bytes.len());
-    }
+    preallocate(&file, bytes.len());
     file.write_all(bytes).map_err(io_err(&tmp))?;
     drop(file);
     std::fs::rename(&tmp, target).map_err(io_err(target))

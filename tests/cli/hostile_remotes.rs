@@ -383,15 +383,19 @@ fn a_remote_that_drops_a_conversation_we_appended_to_does_not_drop_ours() {
 
 #[test]
 fn a_planted_journal_writes_nothing_outside_convo_paths() {
-    let w = World::new();
-    let journal = w.b.store.join(".git/convo/txn");
-    std::fs::write(&journal, r#"{"paths":[".git/config","../outside.txt","conversations/../../x"]}"#).unwrap();
-    let config = std::fs::read(w.b.store.join(".git/config")).unwrap();
-    w.b.run(&["append", "--user", "after the journal"]).ok();
-    assert_eq!(std::fs::read(w.b.store.join(".git/config")).unwrap(), config);
-    assert!(!w.b.root.join("outside.txt").exists());
-    assert!(!journal.exists());
-    w.b.run(&["fsck"]).ok();
+    // Where convo keeps its journal, and where an older convo kept it.
+    for name in ["journal", "txn"] {
+        let w = World::new();
+        let journal = w.b.store.join(".git/convo").join(name);
+        std::fs::write(&journal, r#"{"paths":[".git/config","../outside.txt","conversations/../../x"]}"#).unwrap();
+        let config = std::fs::read(w.b.store.join(".git/config")).unwrap();
+        w.b.run(&["append", "--user", "after the journal"]).ok();
+        assert_eq!(std::fs::read(w.b.store.join(".git/config")).unwrap(), config, "{name}");
+        assert!(!w.b.root.join("outside.txt").exists(), "{name}");
+        let left = std::fs::read(&journal).unwrap_or_default();
+        assert!(left.iter().all(u8::is_ascii_whitespace), "{name}: {}", String::from_utf8_lossy(&left));
+        w.b.run(&["fsck"]).ok();
+    }
 }
 
 #[test]

@@ -235,13 +235,75 @@ fn a_writer_killed_at_any_step_leaves_a_usable_store() {
         assert_ne!(out.code, 0, "{step}: the process should have died");
         let shown = env.run(&["show", "--format", "jsonl"]);
         assert_eq!(shown.ok().contains("the last words"), landed, "{step}");
-        assert!(!env.store.join(".git/convo/txn").exists(), "{step}: journal left behind");
+        assert_journal_blank(&env, step);
         env.run(&["fsck"]).ok();
         assert_eq!(env.git_status(), "", "{step}");
         // And the store keeps working.
         env.run(&["append", "--user", "after"]).ok();
         env.run(&["fsck"]).ok();
     }
+}
+
+/// The journal is kept between commits, blank when no commit is under way.
+fn assert_journal_blank(env: &TestEnv, step: &str) {
+    let journal = std::fs::read(env.store.join(".git/convo/journal")).unwrap_or_default();
+    assert!(
+        journal.iter().all(u8::is_ascii_whitespace),
+        "{step}: journal left behind: {}",
+        String::from_utf8_lossy(&journal)
+    );
+    assert!(!env.store.join(".git/convo/txn").exists(), "{step}: an older convo's journal left behind");
+}
+
+/// The journal is rewritten in place: written over a longer one that was never blanked (a
+/// torn one, which names nothing), it must not read as torn in turn, and go unreplayed, for
+/// the bytes the longer one left after it.
+#[test]
+fn a_journal_written_over_a_longer_torn_one_is_still_replayed() {
+    let (env, _) = store_with_history();
+    let journal = env.store.join(".git/convo/journal");
+    std::fs::write(&journal, "x".repeat(4096)).unwrap();
+    let mut cmd = env.command(&["append", "--user", "the last words"]);
+    cmd.env("CONVO_TEST_FAIL_AT", "committed");
+    assert_ne!(run_command(cmd, "").code, 0, "the process should have died");
+    assert_ne!(env.git_status(), "", "the working tree should lag behind HEAD");
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("the last words"));
+    assert_eq!(env.git_status(), "");
+    assert_journal_blank(&env, "after the replay");
+    env.run(&["fsck"]).ok();
+}
+
+/// A journal that is not JSON was torn by a writer that died writing it, before it wrote
+/// anything else: it names nothing, and the next writer goes on.
+#[test]
+fn a_torn_journal_names_nothing_and_the_next_writer_goes_on() {
+    let (env, _) = store_with_history();
+    let head = env.git(&["rev-parse", "HEAD"]);
+    std::fs::write(env.store.join(".git/convo/journal"), r#"{"paths":["conversations/"#).unwrap();
+    env.run(&["show", "--format", "jsonl"]).ok();
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    env.run(&["append", "--user", "after a torn journal"]).ok();
+    assert_journal_blank(&env, "after the append");
+    assert_eq!(env.git_status(), "");
+    env.run(&["fsck"]).ok();
+}
+
+/// A journal an older convo left (`.git/convo/txn`, a file of its own) is replayed too.
+#[test]
+fn an_older_convos_journal_is_replayed_and_removed() {
+    let (env, _) = store_with_history();
+    let mut cmd = env.command(&["append", "--user", "the last words"]);
+    cmd.env("CONVO_TEST_FAIL_AT", "committed");
+    assert_ne!(run_command(cmd, "").code, 0, "the process should have died");
+    // As the older convo would have left it.
+    let journal = env.store.join(".git/convo/journal");
+    std::fs::write(env.store.join(".git/convo/txn"), std::fs::read(&journal).unwrap()).unwrap();
+    std::fs::remove_file(&journal).unwrap();
+    assert_ne!(env.git_status(), "");
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("the last words"));
+    assert_eq!(env.git_status(), "");
+    assert_journal_blank(&env, "after the replay");
+    env.run(&["fsck"]).ok();
 }
 
 #[test]

@@ -370,7 +370,9 @@ impl Store {
     }
 
     fn commit_exists(&self, id: ObjectId) -> bool {
-        self.repo.find_commit(id).is_ok()
+        // Mostly the commit before this command's, read already; else a loose object's
+        // `stat` answers without reading it.
+        self.remembered(id) || self.repo.objects.exists_without_refresh(&id) || self.repo.find_commit(id).is_ok()
     }
 }
 

@@ -178,7 +178,7 @@ impl Store {
         let tree: gix::objs::Tree = gix::objs::TreeRef::from_bytes(&data, self.repo.object_hash())
             .map_err(git_err(format!("read tree {id}")))?
             .into();
-        Ok(gix::objs::tree::Editor::new(tree, &self.repo.objects, self.repo.object_hash()))
+        Ok(gix::objs::tree::Editor::new(tree, self, self.repo.object_hash()))
     }
 
     /// Write what `editor` changed, bottom up; the new root tree's id.
@@ -195,6 +195,22 @@ impl Store {
             gix::objs::WriteTo::write_to(tree, &mut bytes).map_err(io_err("tree"))?;
             self.write_loose(gix::objs::Kind::Tree, &bytes)
         })
+    }
+}
+
+/// What a tree editor reads the subtrees it descends into with: the store's memo of small
+/// objects ([`Store::object_data`]), which the same command has mostly read already (an
+/// append reads a conversation's folders to check its ids, then edits them).
+impl gix::objs::Find for Store {
+    fn try_find<'a>(&self, id: &gix::hash::oid, buffer: &'a mut Vec<u8>) -> gix::Result<Option<gix::objs::Data<'a>>> {
+        match self.object_data(id.to_owned(), gix::objs::Kind::Tree) {
+            Ok(data) => {
+                *buffer = data;
+                Ok(Some(gix::objs::Data::new(buffer, gix::objs::Kind::Tree, self.repo.object_hash())))
+            }
+            // Not a tree, or not there: as the object database says.
+            Err(_) => self.repo.objects.try_find(id, buffer),
+        }
     }
 }
 

@@ -161,6 +161,8 @@ pub struct Summary {
 
 /// The largest commit or tree [`Store::object_data`] keeps for the rest of a command.
 const SMALL_OBJECT: usize = 2048;
+/// The largest blob it keeps: a `meta.json`, which one append reads three times.
+const SMALL_BLOB: usize = 512;
 
 pub struct Store {
     root: PathBuf,
@@ -443,8 +445,7 @@ impl Store {
     /// looked for again, at last through a fresh view, before it counts as missing.
     pub(super) fn object_data(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
         // Objects never change: a small one read before is the same bytes.
-        if kind != gix::objs::Kind::Blob
-            && let Ok(memo) = self.small.lock()
+        if let Ok(memo) = self.small.lock()
             && let Some((_, _, data)) = memo.iter().find(|(i, k, _)| *i == id && *k == kind)
         {
             return Ok(data.clone());
@@ -454,11 +455,13 @@ impl Store {
         Ok(data)
     }
 
-    /// Keep a small commit or tree for [`object_data`](Self::object_data): one read, or
-    /// written by this command (whose next steps read the commit and trees they wrote).
+    /// Keep a small commit or tree, or a `meta.json`-sized blob, for
+    /// [`object_data`](Self::object_data): one read, or written by this command (whose next
+    /// steps read the commit and trees they wrote). Segments are left out: they are bigger,
+    /// and a command reading many would push the rest out.
     pub(super) fn remember_small(&self, id: ObjectId, kind: gix::objs::Kind, data: &[u8]) {
-        if kind != gix::objs::Kind::Blob
-            && data.len() <= SMALL_OBJECT
+        let limit = if kind == gix::objs::Kind::Blob { SMALL_BLOB } else { SMALL_OBJECT };
+        if data.len() <= limit
             && let Ok(mut memo) = self.small.lock()
             && !memo.iter().any(|(i, _, _)| *i == id)
         {
@@ -467,6 +470,11 @@ impl Store {
             }
             memo.push((id, kind, data.to_vec()));
         }
+    }
+
+    /// Whether object `id` is in the memo of [`remember_small`](Self::remember_small).
+    pub(super) fn remembered(&self, id: ObjectId) -> bool {
+        self.small.lock().is_ok_and(|memo| memo.iter().any(|(i, _, _)| *i == id))
     }
 
     /// The first parent of `commit`, if it has one.

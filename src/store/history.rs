@@ -370,9 +370,9 @@ impl Store {
     }
 
     fn commit_exists(&self, id: ObjectId) -> bool {
-        // Mostly the commit before this command's, read already; else a loose object's
-        // `stat` answers without reading it.
-        self.remembered(id) || self.repo.objects.exists_without_refresh(&id) || self.repo.find_commit(id).is_ok()
+        // A loose object's `stat` answers without reading it. Not the memo: a long-running
+        // `watch` keeps its store for hours, and a remembered object can be pruned since.
+        self.repo.objects.exists_without_refresh(&id) || self.repo.find_commit(id).is_ok()
     }
 }
 

@@ -101,8 +101,45 @@ impl LooseWriter {
     }
 
     /// Put `self.out` in place as object `id`: a temporary file beside the fan folders,
-    /// renamed to `xx/<rest>` (the fan folder made when missing, as a gc may remove it).
+    /// renamed to `xx/<rest>`. A `git gc` beside convo may remove the fan folder when it is
+    /// empty (it is made again) or, with `--prune=now`, the temporary file itself (it is
+    /// written again): a few tries, then the error.
     fn publish(&mut self, id: ObjectId) -> Result<(), LooseError> {
+        let hex = id.to_hex().to_string();
+        let fan = self.objects.join(&hex[..2]);
+        let path = fan.join(&hex[2..]);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let temporary = self.temporary()?;
+            match std::fs::rename(&temporary, &path) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 4 => {
+                    if temporary.exists() {
+                        use std::os::unix::fs::DirBuilderExt;
+                        match std::fs::DirBuilder::new().mode(0o700).create(&fan) {
+                            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                                let _ = std::fs::remove_file(&temporary);
+                                return Err(LooseError::Io { path: fan, source: e });
+                            }
+                            _ => {}
+                        }
+                        if std::fs::rename(&temporary, &path).is_ok() {
+                            return Ok(());
+                        }
+                        let _ = std::fs::remove_file(&temporary);
+                    }
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&temporary);
+                    return Err(LooseError::Io { path, source: e });
+                }
+            }
+        }
+    }
+
+    /// `self.out` written to a new temporary file in the objects folder; its path.
+    fn temporary(&self) -> Result<PathBuf, LooseError> {
         // `tmp_obj_`: git's own prefix, which its gc clears when a killed writer left one.
         let n = TEMPORARIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let temporary = self.objects.join(format!("tmp_obj_convo_{}_{n}", std::process::id()));
@@ -110,42 +147,23 @@ impl LooseWriter {
             let path = path.to_owned();
             move |source| LooseError::Io { path, source }
         };
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&temporary);
-            let mut file = match create() {
-                // Only a dead process that had this pid can have left it.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let _ = std::fs::remove_file(&temporary);
-                    create()
-                }
-                other => other,
-            }
-            .map_err(io(&temporary))?;
-            if let Err(e) = file.write_all(&self.out) {
-                drop(file);
+        use std::os::unix::fs::OpenOptionsExt;
+        let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&temporary);
+        let mut file = match create() {
+            // Only a dead process that had this pid can have left it.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let _ = std::fs::remove_file(&temporary);
-                return Err(io(&temporary)(e));
-            }
-        }
-        let hex = id.to_hex().to_string();
-        let fan = self.objects.join(&hex[..2]);
-        let path = fan.join(&hex[2..]);
-        let renamed = match std::fs::rename(&temporary, &path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                use std::os::unix::fs::DirBuilderExt;
-                match std::fs::DirBuilder::new().mode(0o700).create(&fan) {
-                    Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-                    _ => std::fs::rename(&temporary, &path),
-                }
+                create()
             }
             other => other,
-        };
-        if let Err(e) = renamed {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(io(&path)(e));
         }
-        Ok(())
+        .map_err(io(&temporary))?;
+        if let Err(e) = file.write_all(&self.out) {
+            drop(file);
+            let _ = std::fs::remove_file(&temporary);
+            return Err(io(&temporary)(e));
+        }
+        Ok(temporary)
     }
 }
 
@@ -188,7 +206,7 @@ impl Store {
             // Names are convo's own (ids, fan folders, segment numbers), but a tree is
             // never written with a name git would refuse to check out.
             for entry in &tree.entries {
-                gix::validate::path::component(entry.filename.as_ref(), None, Default::default())
+                gix::validate::path::component(entry.filename.as_ref(), None, PROTECT)
                     .map_err(git_err(format!("write tree entry {}", entry.filename)))?;
             }
             bytes.clear();
@@ -197,6 +215,15 @@ impl Store {
         })
     }
 }
+
+/// The names a tree convo writes must not hold: git's defaults on this platform
+/// (`core.protectNTFS` on, `core.protectHFS` on macOS only, Windows names on Windows), so a
+/// name another tool put in the tree and git accepts here never stops convo's commits.
+const PROTECT: gix::validate::path::component::Options = gix::validate::path::component::Options {
+    protect_windows: cfg!(windows),
+    protect_hfs: cfg!(target_os = "macos"),
+    protect_ntfs: true,
+};
 
 /// What a tree editor reads the subtrees it descends into with: the store's memo of small
 /// objects ([`Store::object_data`]), which the same command has mostly read already (an

@@ -472,11 +472,6 @@ impl Store {
         }
     }
 
-    /// Whether object `id` is in the memo of [`remember_small`](Self::remember_small).
-    pub(super) fn remembered(&self, id: ObjectId) -> bool {
-        self.small.lock().is_ok_and(|memo| memo.iter().any(|(i, _, _)| *i == id))
-    }
-
     /// The first parent of `commit`, if it has one.
     pub(super) fn first_parent(&self, commit: ObjectId) -> Result<Option<ObjectId>> {
         let data = self.object_data(commit, gix::objs::Kind::Commit)?;

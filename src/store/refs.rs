@@ -13,7 +13,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 use super::txn::{preallocate, private_options};
-use super::{Result, Store, StoreError, io_err};
+use super::{Result, Store, StoreError, git_err, io_err};
 
 impl Store {
     /// Wait, before anything of a commit is written, while a live git holds the branch's
@@ -34,7 +34,9 @@ impl Store {
         subject: &str,
     ) -> Result<()> {
         let git_dir = self.repo.git_dir().to_owned();
-        let branch = self.head_branch()?;
+        // From the file, not the memo: a `git checkout` under convo's lock may have moved
+        // HEAD to another branch at the same commit, which the check below cannot tell.
+        let branch = self.repo.head_name().map_err(git_err("read HEAD"))?;
         let name = branch.as_ref().map_or_else(|| "HEAD".to_owned(), |n| n.as_bstr().to_str_lossy().into_owned());
         let path = git_dir.join(&name);
         let lock_path = git_dir.join(format!("{name}.lock"));
@@ -93,6 +95,7 @@ impl Store {
             }
             std::fs::rename(&lock_path, &path).map_err(io_err(&path))?;
             if let Ok(mut memo) = self.head.lock() {
+                memo.remember_branch(branch.clone());
                 memo.remember_commit(Some(new));
             }
             Ok(())

@@ -166,7 +166,8 @@ impl Store {
     /// each removal adds one to skip.
     ///
     /// A journal that is not JSON is a torn write of one, by a writer that died writing
-    /// it, before it wrote anything else: it names nothing to repair.
+    /// it, before it wrote anything else: it names nothing to repair. JSON of another shape
+    /// (a future convo's) is refused, not guessed at.
     pub(super) fn journal_path(&self) -> PathBuf {
         self.state_dir().join("journal")
     }
@@ -177,38 +178,56 @@ impl Store {
         self.state_dir().join("txn")
     }
 
-    /// The journal of a commit a writer did not finish, if any.
+    /// The paths of the commit a writer did not finish, if any: the journal's, and an
+    /// older convo's (both are replayed when both are there).
     pub(super) fn pending_journal(&self) -> Result<Option<Journal>> {
-        let legacy = self.legacy_journal_path();
-        match std::fs::read(&legacy) {
-            Ok(bytes) => {
-                return serde_json::from_slice(&bytes).map(Some).map_err(|e| StoreError::BadFile {
-                    path: legacy.display().to_string(),
-                    message: format!("unreadable journal ({e})"),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(legacy)(e)),
-        }
-        let path = self.journal_path();
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err(path)(e)),
+        let unreadable = |path: &Path, e: &dyn std::fmt::Display| StoreError::BadFile {
+            path: path.display().to_string(),
+            message: format!("unreadable journal ({e})"),
         };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(None);
-        }
-        Ok(serde_json::from_slice(&bytes).ok())
+        let legacy_path = self.legacy_journal_path();
+        let legacy: Option<Journal> = match read_journal_file(&legacy_path)? {
+            Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| unreadable(&legacy_path, &e))?),
+            None => None,
+        };
+        let path = self.journal_path();
+        let current: Option<Journal> = match read_journal_file(&path)? {
+            Some(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => match serde_json::from_slice(&bytes) {
+                Ok(journal) => Some(journal),
+                // Torn: not JSON at all. Whole JSON that is not a journal is not ours to skip.
+                Err(e) if serde_json::from_slice::<serde_json::Value>(&bytes).is_ok() => {
+                    return Err(unreadable(&path, &e));
+                }
+                Err(_) => None,
+            },
+            _ => None,
+        };
+        Ok(match (legacy, current) {
+            (Some(mut legacy), Some(current)) => {
+                legacy.paths.extend(current.paths);
+                Some(legacy)
+            }
+            (legacy, current) => legacy.or(current),
+        })
     }
 
-    /// Whether a writer left a commit unfinished.
+    /// Whether a writer left a commit unfinished. Reads only the journal's first byte when
+    /// it is blank (a journal is written, and blanked, from its start).
     pub(super) fn journal_pending(&self) -> bool {
-        // An unreadable legacy journal counts: taking the lock then reports it.
-        self.pending_journal().map_or(true, |journal| journal.is_some())
+        let blank = || -> std::io::Result<bool> {
+            use std::os::unix::fs::FileExt;
+            let file = open_journal(&self.journal_path(), false)?;
+            let mut first = [0u8; 1];
+            Ok(file.read_at(&mut first, 0)? == 0 || first[0].is_ascii_whitespace())
+        };
+        let legacy = std::fs::symlink_metadata(self.legacy_journal_path()).is_ok();
+        // Anything unreadable counts: taking the lock then reports it.
+        legacy || !blank().unwrap_or_else(|e| e.kind() == std::io::ErrorKind::NotFound)
     }
 
-    /// End the journal: blank it in place (and remove an older convo's).
+    /// End the journal: blank it in place (and remove an older convo's). One that a big
+    /// commit (a clone, an import) made long is cut back, so later commits do not write
+    /// and read its length each time.
     pub(super) fn clear_journal(&self) -> Result<()> {
         let legacy = self.legacy_journal_path();
         match std::fs::remove_file(&legacy) {
@@ -216,15 +235,18 @@ impl Store {
             _ => {}
         }
         let path = self.journal_path();
-        let file = match std::fs::OpenOptions::new().write(true).open(&path) {
+        let file = match open_journal(&path, true) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io_err(path)(e)),
+            Err(e) => return Err(journal_err(&path, e)),
         };
-        let len = file.metadata().map_err(io_err(&path))?.len() as usize;
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        if len > JOURNAL_KEPT {
+            return file.set_len(0).map_err(io_err(path));
+        }
         // Spaces, not a truncation: the file keeps its block, so nothing is freed.
         use std::os::unix::fs::FileExt;
-        file.write_all_at(&vec![b' '; len], 0).map_err(io_err(path))
+        file.write_all_at(&vec![b' '; len as usize], 0).map_err(io_err(path))
     }
 
     /// Take the write lock, waiting for another writer to finish, and repair what a killed
@@ -518,14 +540,16 @@ impl Store {
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
     /// Written in place over the blank journal, padded with spaces to its length, so no
-    /// stale byte of a longer earlier journal is left after it.
+    /// stale byte of a longer earlier one (a torn one, never blanked) is left after it.
     pub(crate) fn write_journal(&self, paths: &[String]) -> Result<()> {
         let mut bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() })
             .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
         let path = self.journal_path();
-        let file = private_options().write(true).truncate(false).open(&path).map_err(io_err(&path))?;
+        let file = open_journal(&path, true).map_err(|e| journal_err(&path, e))?;
         let len = file.metadata().map_err(io_err(&path))?.len() as usize;
-        if bytes.len() < len {
+        if len > bytes.len() + JOURNAL_KEPT as usize {
+            file.set_len(0).map_err(io_err(&path))?;
+        } else if bytes.len() < len {
             bytes.resize(len, b' ');
         }
         use std::os::unix::fs::FileExt;
@@ -961,6 +985,49 @@ pub(super) fn private_options() -> std::fs::OpenOptions {
     options
 }
 
+/// Past this length a blanked journal is cut back to nothing (see [`Store::clear_journal`]).
+const JOURNAL_KEPT: u64 = 4096;
+
+/// The journal at `path`, never through a symlink and only if it is a regular file: it is
+/// written in place, and a planted link must not aim that write (or a read of a device)
+/// anywhere else. Made private when `write`.
+fn open_journal(path: &Path, write: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut options = if write { private_options() } else { std::fs::OpenOptions::new() };
+    let file = options.read(true).write(write).truncate(false).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if write && meta.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
+/// A journal file's bytes; `None` when there is none.
+fn read_journal_file(path: &Path) -> Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let mut file = match open_journal(path, false) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(journal_err(path, e)),
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io_err(path))?;
+    Ok(Some(bytes))
+}
+
+/// A journal that is a symlink (O_NOFOLLOW's ELOOP) is reported as one; other failures as
+/// what they are.
+fn journal_err(path: &Path, e: std::io::Error) -> StoreError {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        StoreError::Symlink { path: path.display().to_string() }
+    } else {
+        StoreError::Io { path: path.to_owned(), source: e }
+    }
+}
+
 /// Write `bytes` to `target` through a temporary file in `state_dir` and a rename, so readers
 /// see the old file or the new one, never a torn one.
 pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
@@ -1090,6 +1157,21 @@ mod tests {
         // Refused once, the files are read again: the next commit goes on top of git's.
         store.commit(&lock, &[note("three")], "three", &clock).unwrap();
         assert_eq!(git(dir.path(), &["rev-parse", "HEAD~1"]), outside);
+    }
+
+    #[test]
+    fn a_commit_under_the_lock_lands_on_the_branch_head_names_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
+        let lock = store.lock().unwrap();
+        let one = store.commit(&lock, &[note("one")], "one", &clock).unwrap().commit.to_string();
+        // The memo says `main`; git switches HEAD to a new branch at the same commit.
+        git(dir.path(), &["checkout", "-q", "-b", "other"]);
+        let two = store.commit(&lock, &[note("two")], "two", &clock).unwrap().commit.to_string();
+        assert_eq!(git(dir.path(), &["rev-parse", "refs/heads/other"]), two);
+        assert_eq!(git(dir.path(), &["rev-parse", "refs/heads/main"]), one);
+        assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
     }
 
     #[test]

@@ -280,12 +280,76 @@ fn a_torn_journal_names_nothing_and_the_next_writer_goes_on() {
     let (env, _) = store_with_history();
     let head = env.git(&["rev-parse", "HEAD"]);
     std::fs::write(env.store.join(".git/convo/journal"), r#"{"paths":["conversations/"#).unwrap();
-    env.run(&["show", "--format", "jsonl"]).ok();
-    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    assert!(!env.run(&["show", "--format", "jsonl"]).ok().is_empty());
     env.run(&["append", "--user", "after a torn journal"]).ok();
+    assert_eq!(env.git(&["rev-parse", "HEAD~1"]), head);
     assert_journal_blank(&env, "after the append");
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
+}
+
+/// Both journals at once (an older convo left one, this one was killed after its commit):
+/// the paths of both are replayed.
+#[test]
+fn both_journals_are_replayed_when_both_are_there() {
+    let (env, id) = store_with_history();
+    let mut cmd = env.command(&["append", "--user", "the last words"]);
+    cmd.env("CONVO_TEST_FAIL_AT", "committed");
+    assert_ne!(run_command(cmd, "").code, 0, "the process should have died");
+    let meta = format!("{}/meta.json", conversation_dir(&id));
+    std::fs::write(env.store.join(".git/convo/txn"), format!(r#"{{"paths":["{meta}"]}}"#)).unwrap();
+    std::fs::write(env.store.join(&meta), "edited by hand").unwrap();
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("the last words"));
+    assert_eq!(env.git_status(), "", "both journals' paths are back as HEAD has them");
+    assert_journal_blank(&env, "after the replay");
+    env.run(&["fsck"]).ok();
+}
+
+/// A journal a big commit made long is cut back when it is blanked, so later commits do
+/// not write and read its whole length.
+#[test]
+fn a_long_journal_is_cut_back_when_it_ends() {
+    let (env, _) = store_with_history();
+    std::fs::write(env.store.join(".git/convo/journal"), " ".repeat(1 << 20)).unwrap();
+    env.run(&["append", "--user", "after a long journal"]).ok();
+    let len = std::fs::metadata(env.store.join(".git/convo/journal")).unwrap().len();
+    assert!(len <= 4096, "the journal stayed {len} bytes");
+    assert_journal_blank(&env, "after the append");
+}
+
+/// The journal is written in place: a symlink there must not aim that write anywhere. It
+/// is refused, and what it points at is untouched.
+#[test]
+fn a_journal_that_is_a_symlink_is_refused_and_its_target_untouched() {
+    let (env, _) = store_with_history();
+    let victim = env.root.join("victim.txt");
+    std::fs::write(&victim, "important data").unwrap();
+    let journal = env.store.join(".git/convo/journal");
+    let _ = std::fs::remove_file(&journal);
+    std::os::unix::fs::symlink(&victim, &journal).unwrap();
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let out = env.run(&["append", "--user", "through the link"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("journal: is a symlink; convo does not follow symlinks inside a store"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "important data");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing was committed");
+}
+
+/// A journal in a shape this convo does not know (a later convo's) is not taken for a torn
+/// one and skipped: it is reported.
+#[test]
+fn a_journal_of_another_shape_is_reported_not_skipped() {
+    let (env, _) = store_with_history();
+    let journal = env.store.join(".git/convo/journal");
+    std::fs::write(&journal, r#"{"version":2,"changes":[]}"#).unwrap();
+    let out = env.run(&["append", "--user", "after it"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("unreadable journal"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), r#"{"version":2,"changes":[]}"#);
 }
 
 /// A journal an older convo left (`.git/convo/txn`, a file of its own) is replayed too.

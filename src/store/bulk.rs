@@ -251,7 +251,7 @@ impl Store {
         // none, and a refresh re-reads `objects/pack`. A blob only a new pack holds gets a
         // loose copy this append may remove again, which leaves the packed one.
         let existed = self.repo.objects.exists_without_refresh(&id);
-        let blob = self.gc_proof(|| self.write_loose(gix::objs::Kind::Blob, bytes))?;
+        let blob = self.gc_proof(|| self.write_loose_hashed(gix::objs::Kind::Blob, bytes, id))?;
         Ok((blob, !existed))
     }
 

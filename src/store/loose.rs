@@ -51,9 +51,19 @@ impl LooseWriter {
     }
 
     /// Write `data` as an object of `kind`, deflated at `level`; its id.
-    pub(super) fn write(&mut self, kind: gix::objs::Kind, data: &[u8], level: i32) -> Result<ObjectId, LooseError> {
-        let id = gix::objs::compute_hash(self.hash, kind, data)
-            .map_err(|e| LooseError::Hash { kind, message: e.to_string() })?;
+    /// `id`: when the caller has hashed `data` already.
+    pub(super) fn write(
+        &mut self,
+        kind: gix::objs::Kind,
+        data: &[u8],
+        level: i32,
+        id: Option<ObjectId>,
+    ) -> Result<ObjectId, LooseError> {
+        let id = match id {
+            Some(id) => id,
+            None => gix::objs::compute_hash(self.hash, kind, data)
+                .map_err(|e| LooseError::Hash { kind, message: e.to_string() })?,
+        };
         let header = gix::objs::encode::loose_header(kind, data.len() as u64);
         self.deflate(kind, &header, data, level)?;
         self.publish(id)?;
@@ -175,6 +185,21 @@ impl Store {
 
     /// [`write_loose`](Self::write_loose) at zlib `level` (`None`: the store's).
     pub(super) fn write_loose_at(&self, kind: gix::objs::Kind, data: &[u8], level: Option<i32>) -> Result<ObjectId> {
+        self.write_loose_as(kind, data, level, None)
+    }
+
+    /// [`write_loose`](Self::write_loose) of `data` the caller has hashed to `id`.
+    pub(super) fn write_loose_hashed(&self, kind: gix::objs::Kind, data: &[u8], id: ObjectId) -> Result<ObjectId> {
+        self.write_loose_as(kind, data, None, Some(id))
+    }
+
+    fn write_loose_as(
+        &self,
+        kind: gix::objs::Kind,
+        data: &[u8],
+        level: Option<i32>,
+        known: Option<ObjectId>,
+    ) -> Result<ObjectId> {
         let mut writer = self.loose.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let (writer, default) = writer.get_or_insert_with(|| {
             let objects = self.repo.objects.store_ref().path();
@@ -182,7 +207,7 @@ impl Store {
         });
         let level = level.unwrap_or(*default);
         let id = writer
-            .write(kind, data, level)
+            .write(kind, data, level, known)
             .map_err(|e| StoreError::Git { context: "write object".into(), message: e.to_string() })?;
         self.remember_small(id, kind, data);
         Ok(id)
@@ -282,7 +307,7 @@ mod tests {
             (gix::objs::Kind::Blob, b"hello\n".to_vec(), 1),
         ];
         for (kind, data, level) in &inputs {
-            let id = writer.write(*kind, data, *level).unwrap();
+            let id = writer.write(*kind, data, *level, None).unwrap();
             assert_eq!(id, gix::objs::compute_hash(repo.object_hash(), *kind, data).unwrap());
             let object = repo.find_object(id).unwrap();
             assert_eq!((object.kind, &object.data), (*kind, data));
@@ -301,7 +326,7 @@ mod tests {
         let (_dir, repo) = repo();
         let objects = repo.objects.store_ref().path().to_owned();
         let mut writer = LooseWriter::new(&objects, repo.object_hash());
-        let id = writer.write(gix::objs::Kind::Blob, b"fan", 1).unwrap();
+        let id = writer.write(gix::objs::Kind::Blob, b"fan", 1, None).unwrap();
         assert!(objects.join(&id.to_hex().to_string()[..2]).is_dir());
         // A fan folder that is a file: the rename fails, and the temporary file goes.
         let data = b"blocked";
@@ -309,7 +334,7 @@ mod tests {
         let fan = objects.join(&blocked.to_hex().to_string()[..2]);
         let _ = std::fs::remove_dir_all(&fan);
         std::fs::write(&fan, "").unwrap();
-        let err = writer.write(gix::objs::Kind::Blob, data, 1).unwrap_err();
+        let err = writer.write(gix::objs::Kind::Blob, data, 1, None).unwrap_err();
         assert!(err.to_string().starts_with("write loose object"), "{err}");
         let left = std::fs::read_dir(&objects)
             .unwrap()

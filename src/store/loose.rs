@@ -25,9 +25,10 @@ use super::{Result, Store, StoreError, git_err, io_err};
 pub(super) struct LooseWriter {
     objects: PathBuf,
     hash: gix::hash::Kind,
-    /// Compressors by level: the store's loose level, and stored (0) for the
-    /// `conversations` tree.
-    compressors: Vec<(i32, Compress)>,
+    /// Compressors by level (the store's loose level, and stored (0) for the
+    /// `conversations` tree), each with whether it has been used since it was made: a new
+    /// one needs no reset, which clears zlib-rs's 128 KB hash table.
+    compressors: Vec<(i32, Compress, bool)>,
     /// The compressed object, reused.
     out: Vec<u8>,
 }
@@ -73,16 +74,18 @@ impl LooseWriter {
     /// `header` then `data` as one zlib stream into `self.out`.
     fn deflate(&mut self, kind: gix::objs::Kind, header: &[u8], data: &[u8], level: i32) -> Result<(), LooseError> {
         let failed = |message: String| LooseError::Compress { kind, message };
-        let at = match self.compressors.iter().position(|(l, _)| *l == level) {
+        let at = match self.compressors.iter().position(|(l, _, _)| *l == level) {
             Some(at) => at,
             None => {
                 let compression = Compression::new(level).ok_or_else(|| failed(format!("no zlib level {level}")))?;
-                self.compressors.push((level, Compress::new(compression)));
+                self.compressors.push((level, Compress::new(compression), false));
                 self.compressors.len() - 1
             }
         };
-        let compress = &mut self.compressors[at].1;
-        compress.reset();
+        let (_, compress, used) = &mut self.compressors[at];
+        if std::mem::replace(used, true) {
+            compress.reset();
+        }
         self.out.clear();
         // zlib's bound for one stream, so a single call mostly suffices; the loop covers the rest.
         self.out.reserve(header.len() + data.len() + (data.len() >> 12) + (data.len() >> 14) + 64);

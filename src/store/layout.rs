@@ -37,6 +37,14 @@ pub fn is_conversation_id(name: &str) -> bool {
         && crate::clock::is_ulid(name)
 }
 
+/// Whether some conversation id could start with `prefix`: 1 to 26 characters of the
+/// alphabet ids are written in (Crockford's base 32, upper case: no I, L, O or U). A title
+/// that could not is looked up without reading the ids at all.
+pub fn could_start_id(prefix: &str) -> bool {
+    (1..=26).contains(&prefix.len())
+        && prefix.bytes().all(|b| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b)))
+}
+
 /// The fan folder of conversation `id`: its last two characters (the whole id if shorter,
 /// which no valid id is).
 pub fn fan(id: &str) -> &str {
@@ -163,6 +171,20 @@ pub fn pack_lines(next_or_open: u64, open_len: usize, lines: &[String]) -> Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_prefix_of_an_id_could_start_one_and_a_title_with_other_letters_cannot() {
+        let clock = crate::clock::Clock::fixed(chrono::Utc::now());
+        for _ in 0..50 {
+            let id = clock.new_id();
+            assert!(is_conversation_id(&id));
+            assert!((1..=id.len()).all(|n| could_start_id(&id[..n])), "{id}");
+        }
+        for title in ["SCALE TARGET", "NOTES", "BUGFIX", "01ARZ3NDEKTSV4RRFFQ69G5FA1X", "", "01-"] {
+            assert!(!could_start_id(title), "{title}");
+        }
+        assert!(could_start_id("DEADBEEF"));
+    }
 
     #[test]
     fn segment_paths_group_by_sixty_four() {

@@ -766,7 +766,7 @@ impl Store {
             return Ok(query.to_owned());
         }
         let upper = query.to_ascii_uppercase();
-        let by_prefix = if upper.is_empty() { Vec::new() } else { self.ids_with_prefix(&upper)? };
+        let by_prefix = if layout::could_start_id(&upper) { self.ids_with_prefix(&upper)? } else { Vec::new() };
         let matches: Vec<String> = if by_prefix.is_empty() { self.titled(query)? } else { by_prefix };
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap_or_default()),

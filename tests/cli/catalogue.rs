@@ -1,5 +1,6 @@
-//! The catalogue (`.git/convo/catalogue`): `list` and title resolution read it instead of
-//! every conversation, so it must never answer differently from a full read of HEAD,
+//! The catalogue (`.git/convo/catalogue`) and its titles file (`.git/convo/titles`): `list`
+//! and title resolution read them instead of every conversation, so they must never answer
+//! differently from a full read of HEAD,
 //! whatever happened to it: deleted, corrupted, left behind by a pull or a reset, or by a
 //! writer killed at any step.
 
@@ -9,16 +10,27 @@ fn catalogue(env: &TestEnv) -> std::path::PathBuf {
     env.store.join(".git/convo/catalogue")
 }
 
+fn titles(env: &TestEnv) -> std::path::PathBuf {
+    env.store.join(".git/convo/titles")
+}
+
 /// `list --format json` with every derived file dropped first: what a full read of HEAD says.
 fn full_read(env: &TestEnv) -> String {
     let state = env.store.join(".git/convo");
-    let saved = std::fs::read(catalogue(env)).ok();
-    let _ = std::fs::remove_file(catalogue(env));
+    let saved: Vec<_> = [catalogue(env), titles(env)].map(|f| (std::fs::read(&f).ok(), f)).into();
+    for (_, file) in &saved {
+        let _ = std::fs::remove_file(file);
+    }
     let _ = std::fs::remove_dir_all(state.join("cache"));
     let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
-    // Put the catalogue under test back, so the caller goes on testing it, not a fresh one.
-    if let Some(bytes) = saved {
-        std::fs::write(catalogue(env), bytes).unwrap();
+    // Put the files under test back, so the caller goes on testing them, not fresh ones.
+    for (bytes, file) in saved {
+        match bytes {
+            Some(bytes) => std::fs::write(file, bytes).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(file);
+            }
+        }
     }
     listed
 }
@@ -45,8 +57,8 @@ fn agrees_with_a_full_read(env: &TestEnv, when: &str) {
     assert_eq!(listed, expected, "{when}: the catalogue answered differently from HEAD");
 }
 
-fn ends_with_a_marker(env: &TestEnv) -> bool {
-    let text = std::fs::read_to_string(catalogue(env)).unwrap_or_default();
+fn ends_with_a_marker(file: &std::path::Path) -> bool {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
     text.lines().last().is_some_and(|l| l.starts_with("#\t"))
 }
 
@@ -66,10 +78,14 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     let env = three_conversations();
     assert!(catalogue(&env).exists(), "new and append write catalogue lines");
     agrees_with_a_full_read(&env, "after appends");
-    // A full pass certified HEAD; each one-conversation writer keeps it certified.
-    assert!(ends_with_a_marker(&env));
+    // A full pass certified HEAD; each one-conversation writer keeps both files certified.
+    assert!(ends_with_a_marker(&catalogue(&env)) && ends_with_a_marker(&titles(&env)));
     env.run(&["append", "beta", "--user", "four"]).ok();
-    assert!(ends_with_a_marker(&env), "an append keeps the marker");
+    assert!(ends_with_a_marker(&catalogue(&env)), "an append keeps the marker");
+    assert!(ends_with_a_marker(&titles(&env)), "and the titles file's");
+    let last = std::fs::read_to_string(titles(&env)).unwrap();
+    let line = last.lines().rev().nth(1).unwrap();
+    assert!(line.ends_with("\t\t{\"title\":\"beta\"}"), "a titles line holds the title alone: {line}");
     agrees_with_a_full_read(&env, "after an append on a certified catalogue");
     env.run(&["rename", "alpha", "alpha two"]).ok();
     agrees_with_a_full_read(&env, "after a rename");
@@ -99,12 +115,18 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
 }
 
 #[test]
-fn a_deleted_or_corrupt_catalogue_is_rebuilt_from_head() {
+fn a_deleted_or_corrupt_catalogue_or_titles_file_is_rebuilt_from_head() {
     let env = three_conversations();
     let expected = full_read(&env);
+    for file in [catalogue(&env), titles(&env)] {
+        damage_and_read(&env, &file, &expected);
+    }
+}
+
+fn damage_and_read(env: &TestEnv, file: &std::path::Path, expected: &str) {
     env.run(&["list"]).ok();
     // The entry lines alone: without the marker that certifies them, as after a crash.
-    let good: Vec<u8> = std::fs::read_to_string(catalogue(&env))
+    let good: Vec<u8> = std::fs::read_to_string(file)
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -141,17 +163,20 @@ fn a_deleted_or_corrupt_catalogue_is_rebuilt_from_head() {
         }),
     ];
     for (what, bytes) in damaged {
-        if what == "deleted" {
-            std::fs::remove_file(catalogue(&env)).unwrap();
+        let what = format!("{}: {what}", file.display());
+        if bytes.is_empty() {
+            std::fs::remove_file(file).unwrap();
         } else {
-            std::fs::write(catalogue(&env), &bytes).unwrap();
+            std::fs::write(file, &bytes).unwrap();
         }
-        let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
-        assert_eq!(listed, expected, "{what}");
+        // By title first: the lookup must not believe what it finds.
         env.run(&["show", "alpha"]).ok();
         env.run(&["show", "forged"]).fails_with(4);
-        // The next read finds a catalogue that holds again.
+        let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+        assert_eq!(listed, expected, "{what}");
+        // The next read finds files that hold again.
         assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected, "{what}, read twice");
+        env.run(&["show", "alpha"]).ok();
     }
 }
 

@@ -103,10 +103,13 @@ impl Store {
         };
         // The commit has landed: the caches are only kept in step, and one that is not is
         // rebuilt by the next read (a failure here must not read as a failed import).
+        // A commit of several conversations certifies the catalogue only once all their
+        // lines are in: by a refresh, not line by line.
+        let alone = batch.appends.len() == 1 && batch.made.is_empty();
         for ((a, _), previous) in batch.appends.iter().zip(previous) {
-            let _ = self.note_appended(a, committed.commit, committed.tree, previous);
+            let _ = self.note_appended(a, committed.commit, committed.tree, previous, alone);
         }
-        if !batch.made.is_empty() {
+        if !alone {
             self.catalogue_refresh();
         }
         Ok(BatchCommit { commit: committed.commit, landed: committed.landed })

@@ -226,6 +226,7 @@ impl Store {
         commit: ObjectId,
         tree: ObjectId,
         previous: Option<ObjectId>,
+        alone: bool,
     ) -> Result<()> {
         if let Some(tree) = self.entry_at(tree, &layout::conversation_dir(&a.id))? {
             let cache = Cache {
@@ -236,7 +237,7 @@ impl Store {
                 conversations_at_last: None,
             };
             self.write_cache(&a.id, &cache);
-            self.catalogue_note(&a.id, &cache);
+            self.catalogue_note(&a.id, &cache, alone);
         }
         self.record_log(&a.id, commit, previous);
         Ok(())
@@ -309,7 +310,7 @@ impl Store {
                 return Err(e);
             }
         };
-        self.note_appended(&a, committed.commit, committed.tree, previous)?;
+        self.note_appended(&a, committed.commit, committed.tree, previous, true)?;
         Ok(BulkAppended { commit: committed.commit, subject, added: a.added, stats: a.stats, landed: committed.landed })
     }
 }

@@ -165,32 +165,23 @@ impl Store {
     /// Record what a writer just committed for conversation `id` (its new tree and counts).
     /// Best effort: a line that does not make it is computed by the next reader.
     ///
-    /// Every writer that calls this changed only conversation `id` in its commit: when the
-    /// file was complete for the commit's parent, it is complete for the commit once this
-    /// line is in, so the line goes in with the new marker.
-    pub(super) fn catalogue_note(&self, id: &str, cache: &Cache) {
+    /// `alone`: the commit changed only conversation `id`. Then a file that was complete
+    /// for the commit's parent is complete for the commit once this line is in, so the line
+    /// goes in with the new marker; otherwise the caller refreshes both files afterwards.
+    pub(super) fn catalogue_note(&self, id: &str, cache: &Cache, alone: bool) {
         let Ok(meta) = self.meta_of(cache.tree, id) else { return };
         let entry = Entry::of(meta, cache);
         let Some(line) = entry.line(id, cache.tree) else { return };
         let Some(titled) = serde_json::to_string(&TitleOnly { title: entry.title }).ok() else { return };
         let titled = format!("{id}\t\t{titled}\n");
-        let trees = self.head_commit_id().ok().flatten().and_then(|head| {
+        // A commit that changed other conversations too certifies nothing here: its caller
+        // refreshes both files once every line is in.
+        let trees = alone.then(|| self.head_commit_id().ok().flatten()).flatten().and_then(|head| {
             let parent = self.first_parent(head).ok()?;
             Some((self.conversations_tree(Some(head)).ok()??, self.conversations_tree(parent).ok()?))
         });
-        // Each file's marker moves only if that file certified the parent.
-        for (path, mut line) in [(self.catalogue_path(), line), (self.titles_path(), titled)] {
-            if let Some((now, before)) = trees
-                && match before {
-                    Some(before) => tail_of(&path).as_deref() == Some(marker(before).as_str()),
-                    // The first conversation: an empty file described the empty store.
-                    None => std::fs::metadata(&path).map_or(true, |m| m.len() == 0),
-                }
-            {
-                line.push_str(&marker(now));
-            }
-            append_to(&path, line.as_bytes());
-        }
+        note_to(&self.catalogue_path(), &line, trees);
+        note_to(&self.titles_path(), &titled, trees);
         if let Some((now, before)) = trees {
             self.ids_moved(before, now, id);
         }
@@ -312,10 +303,18 @@ impl Store {
         } else if let Some(head_marker) = &head_marker
             && (!fresh.added.is_empty() || !fresh.text.ends_with(head_marker.as_str()))
         {
-            append_to(&self.catalogue_path(), format!("{}{head_marker}", fresh.added).as_bytes());
+            // Certified only if no writer appended since the text was read.
+            let expected = fresh.text.len() as u64;
+            with_file(&self.catalogue_path(), |len, _| {
+                let marker = if len == expected { head_marker.as_str() } else { "" };
+                format!("{}{marker}", fresh.added)
+            });
         }
+        // The titles file is written whole when it certifies anything but HEAD, unless HEAD
+        // moved since the text was read (a writer then keeps the file in step).
         if let Some(head_marker) = head_marker
             && tail_of(&self.titles_path()).as_deref() != Some(head_marker.as_str())
+            && self.conversations_tree(self.head_commit_id()?)? == conversations
         {
             let mut titles = String::new();
             for (id, json) in fresh.entries() {
@@ -328,37 +327,71 @@ impl Store {
     }
 }
 
-/// Append `bytes` (whole lines) to the catalogue or titles file at `path`, in one write.
-fn append_to(path: &std::path::Path, bytes: &[u8]) {
-    use std::io::{Read as _, Seek as _};
-    let file = super::txn::private_options().create(true).read(true).append(true).open(path);
-    if let Ok(mut file) = file {
-        // A line torn by a crash has no newline: end it, so it cannot run into (and
-        // take down) the line written now.
-        let mut last = [b'\n'];
-        let torn =
-            file.seek(std::io::SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] != b'\n';
-        let mut batch = Vec::with_capacity(bytes.len() + 1);
-        if torn {
-            batch.push(b'\n');
+/// Append `line` to the catalogue or titles file at `path`, with the marker of `now` after
+/// it when the file's last line is the marker of `before` (`None`: the file is empty, as
+/// before the store's first conversation): a file that certified the parent certifies the
+/// commit once this line is in.
+fn note_to(path: &std::path::Path, line: &str, trees: Option<(ObjectId, Option<ObjectId>)>) {
+    with_file(path, |len, tail| {
+        let certifies = match trees {
+            Some((_, Some(before))) => tail == Some(marker(before).as_str()),
+            Some((_, None)) => len == 0,
+            None => false,
+        };
+        match trees {
+            Some((now, _)) if certifies => format!("{line}{}", marker(now)),
+            _ => line.to_owned(),
         }
-        batch.extend_from_slice(bytes);
-        let _ = file.write_all(&batch);
+    });
+}
+
+/// Append what `make` returns (whole lines) to the file at `path` in one write, `make`
+/// seeing the file's length and last line as they are then. The look and the write go
+/// through one open file under its `flock`: two appenders cannot both judge the same last
+/// line, and a reader renaming a rewritten file into place meanwhile leaves this write in
+/// the file it replaced, so the new file certifies the reader's tree (not HEAD's, which
+/// moved) and is not believed.
+fn with_file(path: &std::path::Path, make: impl FnOnce(u64, Option<&str>) -> String) {
+    let Ok(mut file) = super::txn::private_options().create(true).read(true).append(true).open(path) else {
+        return;
+    };
+    if file.lock().is_err() {
+        return;
     }
+    let Ok(len) = file.metadata().map(|m| m.len()) else { return };
+    let (tail, torn) = tail_in(&file, len);
+    let bytes = make(len, tail.as_deref());
+    // A line torn by a crash has no newline: end it, so it cannot run into (and take
+    // down) the line written now.
+    let mut batch = Vec::with_capacity(bytes.len() + 1);
+    if torn {
+        batch.push(b'\n');
+    }
+    batch.extend_from_slice(bytes.as_bytes());
+    let _ = file.write_all(&batch);
+}
+
+/// The last line of `file` (`len` bytes), with its newline, and whether the file ends in
+/// a torn line (no newline).
+fn tail_in(file: &std::fs::File, len: u64) -> (Option<String>, bool) {
+    use std::os::unix::fs::FileExt as _;
+    let from = len.saturating_sub(128);
+    let mut tail = vec![0; (len - from) as usize];
+    let Ok(()) = file.read_exact_at(&mut tail, from) else { return (None, false) };
+    let torn = tail.last().is_some_and(|b| *b != b'\n');
+    // The window may begin inside a character of an earlier line: only the last line is
+    // decoded.
+    let Some(body) = tail.strip_suffix(b"\n") else { return (None, torn) };
+    let start = memchr::memrchr(b'\n', body).map_or(0, |i| i + 1);
+    let line = (start > 0 || from == 0).then(|| String::from_utf8(tail[start..].to_vec()).ok()).flatten();
+    (line, torn)
 }
 
 /// The last line of the file at `path`, with its newline.
 fn tail_of(path: &std::path::Path) -> Option<String> {
-    use std::io::{Read as _, Seek as _};
-    let mut file = std::fs::File::open(path).ok()?;
+    let file = std::fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
-    let from = len.saturating_sub(128);
-    file.seek(std::io::SeekFrom::Start(from)).ok()?;
-    let mut tail = String::new();
-    file.read_to_string(&mut tail).ok()?;
-    let body = tail.strip_suffix('\n')?;
-    let start = body.rfind('\n').map_or(0, |i| i + 1);
-    (start > 0 || from == 0).then(|| tail[start..].to_owned())
+    tail_in(&file, len).0
 }
 
 /// The line that says the lines before it describe exactly the conversations of one
@@ -449,6 +482,48 @@ fn titled_lines(text: &[u8], finder: &aho_corasick::AhoCorasick, title: &str, fo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tree(byte: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[byte; 20])
+    }
+
+    #[test]
+    fn a_writer_certifies_only_the_file_it_looked_at_even_when_a_reader_replaces_it_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TITLES);
+        let (before, now, reader) = (tree(1), tree(2), tree(3));
+        std::fs::write(&path, format!("A\t\t{{\"title\":\"a\"}}\n{}", marker(before))).unwrap();
+        // The writer saw its parent's marker; then a reader renames its own rewrite (for
+        // another tree) into place before the writer's bytes go in.
+        with_file(&path, |len, tail| {
+            assert_eq!(tail, Some(marker(before).as_str()));
+            assert!(len > 0);
+            let fresh = dir.path().join("fresh");
+            std::fs::write(&fresh, format!("A\t\t{{\"title\":\"a\"}}\n{}", marker(reader))).unwrap();
+            std::fs::rename(&fresh, &path).unwrap();
+            format!("B\t\t{{\"title\":\"b\"}}\n{}", marker(now))
+        });
+        // The writer's marker must not certify the reader's file, which lacks its line.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with(&marker(reader)), "{text}");
+        assert!(!text.contains(&marker(now)), "{text}");
+    }
+
+    #[test]
+    fn the_last_line_is_found_whatever_the_window_cuts_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TITLES);
+        // A title of multi-byte characters longer than the window before the marker.
+        let title = "é".repeat(200);
+        std::fs::write(&path, format!("A\t\t{{\"title\":\"{title}\"}}\n{}", marker(tree(7)))).unwrap();
+        assert_eq!(tail_of(&path), Some(marker(tree(7))));
+        // A torn last line has no tail, and is ended before the next line goes in.
+        std::fs::write(&path, format!("{}A\t\t{{\"ti", marker(tree(7)))).unwrap();
+        assert_eq!(tail_of(&path), None);
+        note_to(&path, "B\t\t{}\n", Some((tree(8), Some(tree(7)))));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("{\"ti\nB\t\t{}\n"), "{text:?}");
+    }
 
     /// A reader that hands out a few bytes at a time, so lines straddle every read.
     struct Trickle<'a>(&'a [u8], usize);

@@ -61,7 +61,7 @@ impl Store {
         if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
             let cache = Cache { tree, last_commit: Some(committed.commit), ..before };
             self.write_cache(id, &cache);
-            self.catalogue_note(id, &cache);
+            self.catalogue_note(id, &cache, true);
         }
         self.record_log(id, committed.commit, previous);
         Ok(Some(Fixed { commit: committed.commit, subject, landed: committed.landed }))

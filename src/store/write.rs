@@ -90,7 +90,7 @@ impl Store {
                 conversations_at_last: None,
             };
             self.write_cache(&id, &cache);
-            self.catalogue_note(&id, &cache);
+            self.catalogue_note(&id, &cache, true);
         }
         self.record_log(&id, committed.commit, None);
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
@@ -186,7 +186,7 @@ impl Store {
             let cache =
                 Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
             self.write_cache(id, &cache);
-            self.catalogue_note(id, &cache);
+            self.catalogue_note(id, &cache, true);
         }
         self.record_log(id, committed.commit, previous);
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
@@ -308,7 +308,7 @@ impl Store {
             let cache =
                 Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
             self.write_cache(&id, &cache);
-            self.catalogue_note(&id, &cache);
+            self.catalogue_note(&id, &cache, true);
         }
         self.record_log(&id, committed.commit, None);
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })

@@ -153,9 +153,12 @@ impl Store {
         let fresh = self.catalogue()?;
         let mut ids = Vec::new();
         for (id, json) in fresh.entries() {
-            if json.contains(&needle)
-                && serde_json::from_str::<TitleOnly>(json).is_ok_and(|t| t.title.as_deref() == Some(title))
-            {
+            let matches = match serde_json::from_str::<TitleOnly>(json) {
+                Ok(entry) => json.contains(&needle) && entry.title.as_deref() == Some(title),
+                // Edited between the full pass and now: ask the conversation, as `list` does.
+                Err(_) => self.summary(id)?.title.as_deref() == Some(title),
+            };
+            if matches {
                 ids.push(id.to_owned());
             }
         }
@@ -314,12 +317,12 @@ impl Store {
         // moved since the text was read (a writer then keeps the file in step).
         if let Some(head_marker) = head_marker
             && tail_of(&self.titles_path()).as_deref() != Some(head_marker.as_str())
-            && self.conversations_tree(self.head_commit_id()?)? == conversations
+            && self.head_commit_id().ok().flatten().and_then(|head| self.conversations_tree(Some(head)).ok())
+                == Some(conversations)
+            // Every entry must give its line: a file missing one must not be certified.
+            && let Some(lines) = fresh.entries().map(|(id, json)| title_line(id, json)).collect::<Option<Vec<_>>>()
         {
-            let mut titles = String::new();
-            for (id, json) in fresh.entries() {
-                titles.push_str(&title_line(id, json).unwrap_or_default());
-            }
+            let mut titles = lines.concat();
             titles.push_str(&head_marker);
             let _ = write_private_file(&self.state_dir(), &self.titles_path(), titles.as_bytes());
         }
@@ -361,11 +364,12 @@ fn with_file(path: &std::path::Path, make: impl FnOnce(u64, Option<&str>) -> Str
     let Ok(len) = file.metadata().map(|m| m.len()) else { return };
     let (tail, torn) = tail_in(&file, len);
     let bytes = make(len, tail.as_deref());
-    // A line torn by a crash has no newline: end it, so it cannot run into (and take
-    // down) the line written now.
-    let mut batch = Vec::with_capacity(bytes.len() + 1);
+    // A line torn by a crash has no newline: end it with a tab first, so it cannot run
+    // into (and take down) the line written now, nor pass for a line (a tab in a line's
+    // JSON marks lines run together, which readers skip).
+    let mut batch = Vec::with_capacity(bytes.len() + 2);
     if torn {
-        batch.push(b'\n');
+        batch.extend_from_slice(b"\t\n");
     }
     batch.extend_from_slice(bytes.as_bytes());
     let _ = file.write_all(&batch);
@@ -522,7 +526,7 @@ mod tests {
         assert_eq!(tail_of(&path), None);
         note_to(&path, "B\t\t{}\n", Some((tree(8), Some(tree(7)))));
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.ends_with("{\"ti\nB\t\t{}\n"), "{text:?}");
+        assert!(text.ends_with("{\"ti\t\nB\t\t{}\n"), "{text:?}");
     }
 
     /// A reader that hands out a few bytes at a time, so lines straddle every read.

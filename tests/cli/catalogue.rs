@@ -181,6 +181,28 @@ fn damage_and_read(env: &TestEnv, file: &std::path::Path, expected: &str) {
 }
 
 #[test]
+fn a_torn_catalogue_line_a_writer_ends_never_loses_a_title() {
+    let env = three_conversations();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&full_read(&env)).unwrap();
+    let alpha = rows.iter().find(|r| r["title"] == "alpha").unwrap()["id"].as_str().unwrap().to_owned();
+    env.run(&["list"]).ok();
+    // A reader's append cut short (killed, disk full): the file ends inside `gamma`'s line,
+    // whose tree is HEAD's; no titles file yet.
+    let text = std::fs::read_to_string(catalogue(&env)).unwrap();
+    let line = text.lines().find(|l| l.contains("\"gamma\"")).unwrap();
+    let cut = &line[..line.find('{').unwrap() + 4];
+    let kept: String = text.lines().filter(|l| !l.starts_with('#') && *l != line).map(|l| format!("{l}\n")).collect();
+    std::fs::write(catalogue(&env), format!("{kept}{cut}")).unwrap();
+    std::fs::remove_file(titles(&env)).unwrap();
+    // A writer ends the torn line before its own (named by id: no title lookup first,
+    // whose full pass would mend the file).
+    env.run(&["append", &alpha, "--user", "after the tear"]).ok();
+    env.run(&["show", "gamma"]).ok();
+    agrees_with_a_full_read(&env, "after a writer ended a torn line");
+    env.run(&["show", "gamma"]).ok();
+}
+
+#[test]
 fn a_writer_killed_at_any_step_leaves_a_catalogue_that_agrees_with_head() {
     for step in ["journal", "committed", "worktree", "index"] {
         let env = three_conversations();

@@ -12,7 +12,8 @@
 //! reader that finds lines missing or stale computes them (from the per-conversation
 //! cache, else the events) and appends them too. Each batch is one `write(2)` on an
 //! `O_APPEND` file, so concurrent appends do not interleave; a line torn by a crash has no
-//! newline, and the line it then runs into has too many tabs: both are ignored. When the
+//! newline, and the next appender ends it with a tab, so it reads as lines run together
+//! (a tab in the JSON), which readers ignore. When the
 //! file holds far more lines than conversations it is rewritten whole (atomically). Deleting
 //! it loses nothing.
 //!

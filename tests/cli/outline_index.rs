@@ -1,9 +1,10 @@
 //! The outline index (`.git/convo/outline/<id>`): `compact`, `compact --dry-run` and the
 //! compacted JSONL view are decided from it instead of every event, so it must never answer
 //! differently from a read without it, whatever happened to it: deleted, torn, damaged,
-//! garbage, left behind by a pull or a reset, or grown by many appends.
+//! garbage, left behind by a pull or a reset, by a writer killed at any step, or grown by
+//! many appends.
 
-use crate::common::{TestEnv, bare, conversation_dir};
+use crate::common::{TestEnv, bare, conversation_dir, run_command};
 
 fn index(env: &TestEnv, id: &str) -> std::path::PathBuf {
     env.store.join(".git/convo/outline").join(id)
@@ -135,6 +136,25 @@ fn appends_compactions_and_undo_keep_it_right_and_bounded() {
     agrees_with_a_read_without_it(&env, &id, "after a second compaction");
     env.run(&["compact", &id, "--undo"]).ok();
     agrees_with_a_read_without_it(&env, &id, "after an undo");
+}
+
+#[test]
+fn a_writer_killed_at_any_step_leaves_an_index_that_answers_as_a_read_without_it() {
+    for step in ["journal", "committed", "worktree", "index"] {
+        let (env, id) = agent_conversation();
+        // Outlined before the writer dies, so the index holds the segment it is appending to.
+        answers(&env, &id);
+        let append = "{\"type\":\"tool_call\",\"call_id\":\"k1\",\"name\":\"Read\",\"arguments\":{}}\n\
+                      {\"type\":\"tool_result\",\"call_id\":\"k1\",\"content\":\"killed\"}\n";
+        for (args, stdin) in
+            [(&["append", id.as_str()][..], append), (&["compact", id.as_str(), "--keep-last", "1"][..], "")]
+        {
+            let mut cmd = env.command(args);
+            cmd.env("CONVO_TEST_FAIL_AT", step);
+            assert_ne!(run_command(cmd, stdin).code, 0, "{step}: the process should have died");
+            agrees_with_a_read_without_it(&env, &id, &format!("{} killed at {step}", args[0]));
+        }
+    }
 }
 
 #[test]

@@ -37,6 +37,8 @@ Measurements
    of 5 rounds is reported, so drift in machine load hits both alike.  The CPU time
    (user + system) of each side's processes is printed beside the wall time, for
    information: it is the steadier of the two on a busy machine.
+   Printed for information beside them: `convo --version` run the same way in the same
+   rounds, divided by git's time: starting the binary is a floor no append can go under.
    Targets: convo/git <= 0.25 and latency@10,000 / latency@100 <= 1.5.
 
 2. Storage (`storage`).  Automatic gc is off (`gc.auto 0` right after `convo init`), and
@@ -385,13 +387,15 @@ def shell_quote(text: str) -> str:
 
 def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
                         anchor: GitAnchor, rounds: int = 5,
-                        per_round: int = 8) -> tuple[float, float, float, float]:
+                        per_round: int = 8) -> tuple[float, float, float, float, float]:
     """Mean ms of one single-turn `convo append` and of one git anchor append, taken as
     the median over `rounds` of `per_round` operations run back to back by one `sh`, the
     two sides alternating by round. A shell loop is how a user or an agent runs commands;
     it keeps Python's own process-spawning cost (about 1 ms a process) out of both sides.
-    Returns wall ms (convo, git), then CPU ms (convo, git; the `sh` included on both)."""
-    convo_ms, git_ms, convo_cpu, git_cpu = [], [], [], []
+    Returns wall ms (convo, git), then CPU ms (convo, git; the `sh` included on both), then
+    the wall ms of `convo --version` run the same way in the same rounds: what starting the
+    binary costs before an append does anything, the floor under the convo/git ratio."""
+    convo_ms, git_ms, convo_cpu, git_cpu, start_ms = [], [], [], [], []
     env = {**bench.env, "CONVO_DIR": str(store)}
     for r in range(rounds + 1):
         inputs, git_lines = [], []
@@ -404,18 +408,22 @@ def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
         convo_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --color never append {cid} < {shell_quote(str(p))}"
                                   for p in inputs)
         git_script = "\n".join(git_lines)
+        start_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --version" for _ in inputs)
         c, c_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", convo_script], env=env, check=True,
                                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         g, g_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", git_script], cwd=anchor.repo, env=bench.env,
                                                          check=True, stdout=subprocess.DEVNULL,
                                                          stderr=subprocess.DEVNULL))
+        s, _ = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", start_script], env=env, check=True,
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         if r > 0:  # the first round warms caches
             convo_ms.append(c / per_round)
             git_ms.append(g / per_round)
             convo_cpu.append(c_cpu / per_round)
             git_cpu.append(g_cpu / per_round)
+            start_ms.append(s / per_round)
     return (statistics.median(convo_ms), statistics.median(git_ms),
-            statistics.median(convo_cpu), statistics.median(git_cpu))
+            statistics.median(convo_cpu), statistics.median(git_cpu), statistics.median(start_ms))
 
 
 def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
@@ -427,7 +435,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     anchor.mirror("new conversation")
 
     history = 0
-    medians, cpu = {}, {}
+    medians, cpu, floor = {}, {}, {}
     for size in (100, 10_000):
         start = time.perf_counter()
         while history < size:
@@ -436,15 +444,18 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
             anchor.mirror(f"append {batch} turns")
             history += batch
         progress(f"history of {history} turns built in {time.perf_counter() - start:.1f} s")
-        convo_ms, git_ms, convo_cpu, git_cpu = measure_append_pair(bench, turns, store, cid, anchor)
+        convo_ms, git_ms, convo_cpu, git_cpu, start_ms = measure_append_pair(bench, turns, store, cid, anchor)
         medians[size] = (convo_ms, git_ms)
         cpu[size] = (convo_cpu, git_cpu)
+        floor[size] = start_ms / git_ms
         # The measured appends (warm-up included) add to the history.
         history += 6 * 8
         print(f"  history {size:>6,} turns: convo {convo_ms:7.2f} ms   git add+commit "
               f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of 5 rounds of 8)")
         print(f"  {'':>21} CPU: convo {convo_cpu:7.2f} ms   git add+commit "
               f"{git_cpu:7.2f} ms   convo/git {convo_cpu / git_cpu:.4g}   (user + system)")
+        print(f"  {'':>21} start: convo --version {start_ms:7.2f} ms = {start_ms / git_ms:.4g} of git add+commit "
+              f"(the floor under convo/git)")
 
     segments = len(list((store / "conversations" / cid[-2:] / cid / "events").glob("*/*.jsonl")))
     print(f"  store after the run: {history:,} turns in {segments:,} segments, "
@@ -459,6 +470,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     info = [Result(f"append latency @{size:,} ({who})", medians[size][i], "info", True, "ms")
             for size in medians for i, who in enumerate(("convo", "git anchor"))]
     info += [Result(f"append CPU convo/git @{size:,} turns", c / g, "info", True) for size, (c, g) in cpu.items()]
+    info += [Result(f"start (--version)/git @{size:,} turns", f, "info", True) for size, f in floor.items()]
     return info + results
 
 

@@ -147,6 +147,8 @@ impl From<StoreError> for CommandError {
             StoreError::ForeignRepository { .. } => CommandError::new(Kind::NotFound, message)
                 .hint("convo writes only to stores `convo init` made, never onto another repository's branch")
                 .hint("point --store (or CONVO_DIR) at a store, or create one in a new folder: `convo init PATH`"),
+            StoreError::UnknownFormat { .. } => CommandError::new(Kind::Store, message)
+                .hint("a newer convo wrote it: upgrade convo; nothing was read or written"),
             StoreError::NotAStoreDir { .. } => {
                 CommandError::new(Kind::Store, message).hint("point --store (or CONVO_DIR) at a directory")
             }

@@ -64,6 +64,9 @@ pub enum StoreError {
     /// A git repository convo did not make: its own files are not convo's to commit onto.
     #[error("{} is a git repository but not a convo store ({why})", path.display())]
     ForeignRepository { path: PathBuf, why: String },
+    /// A store whose `convo.version` is not the format this convo reads and writes.
+    #[error("{} is a convo store of format `{version}`, which this convo does not know (it knows format {MARKER_VALUE})", path.display())]
+    UnknownFormat { path: PathBuf, version: String },
     #[error("no conversation matches `{query}`")]
     UnknownConversation { query: String, candidates: Vec<Summary> },
     #[error("`{query}` is ambiguous: {} conversations match", candidates.len())]
@@ -296,7 +299,15 @@ impl Store {
         let config_path = self.repo.git_dir().join("config");
         let config = gix::config::File::from_path_no_includes(config_path, gix::config::Source::Local)
             .map_err(git_err("read .git/config"))?;
-        if config.raw_value(MARKER_KEY).is_ok() {
+        if let Ok(value) = config.raw_value(MARKER_KEY) {
+            // A format this convo does not know may lay conversations out in a way it would
+            // misread, or write over: refused, whatever it is, before anything is read.
+            let value = value.to_string();
+            if value.trim() != MARKER_VALUE {
+                // Shown on one line, however the value was written.
+                let version = value.chars().take(40).flat_map(char::escape_debug).collect();
+                return Err(StoreError::UnknownFormat { path: self.root.clone(), version });
+            }
             return Ok(Recognised::Marked);
         }
         let Some(root) = self.head_tree_id()? else {

@@ -1,7 +1,8 @@
 //! A store is recognisable: `convo init` and `convo clone` mark the repository
 //! (`convo.version` in its `.git/config`), a store from an older convo (a tree of convo's
-//! paths only) is still taken and marked by its next write, and any other git repository is
-//! refused by every command with nothing written to it.
+//! paths only) is still taken and marked by its next write, and any other git repository, or
+//! a store of a format this convo does not know, is refused by every command with nothing
+//! written to it.
 
 use std::path::Path;
 use std::process::Command;
@@ -113,6 +114,49 @@ fn a_store_from_before_the_marker_is_taken_and_marked_by_its_next_write() {
     let init = env.run(&["init"]);
     assert_eq!(init.ok(), format!("Reinitialized existing convo store in {}\n", env.store.display()));
     assert_eq!(git(&env.store, &["config", "convo.version"]), "1\n");
+}
+
+#[test]
+fn a_store_of_a_format_this_convo_does_not_know_is_refused_by_every_command_and_left_unchanged() {
+    let env = TestEnv::new();
+    env.new_conversation("later");
+    env.run(&["append", "--user", "hello"]).ok();
+    // What a newer convo would leave: the same marker key, another format.
+    git(&env.store, &["config", "convo.version", "2"]);
+    let before = env.snapshot();
+    let refused = env.run(&["append", "--user", "lost?"]);
+    insta::assert_snapshot!(env.transcript(&refused), @r"
+    exit 5
+    --- stderr
+    error: [ROOT]/store is a convo store of format `2`, which this convo does not know (it knows format 1)
+    hint: a newer convo wrote it: upgrade convo; nothing was read or written
+    ");
+    for args in [
+        &["list"][..],
+        &["show"],
+        &["log"],
+        &["new", "-t", "x"],
+        &["compact", "--keep-last", "1"],
+        &["rename", "later", "sooner"],
+        &["fsck"],
+        &["init"],
+    ] {
+        let run = env.run(args);
+        assert_eq!(run.code, 5, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("of format `2`"), "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(env.snapshot(), before, "a refused command changed the store");
+
+    // Whatever the value holds, the error stays one line.
+    git(&env.store, &["config", "convo.version", "2\nerror: forged"]);
+    let run = env.run(&["list"]);
+    assert_eq!(run.code, 5);
+    assert_eq!(run.stderr.lines().filter(|l| l.starts_with("error:")).count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains(r"format `2\nerror: forged`"), "{}", run.stderr);
+
+    // Put back, the store is as it was.
+    git(&env.store, &["config", "convo.version", "1"]);
+    assert!(env.run(&["show"]).ok().contains("hello"));
 }
 
 #[test]

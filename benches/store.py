@@ -3,7 +3,7 @@
 
 How to run (from the repository root)::
 
-    cargo build --release && python3 benches/store.py
+    cargo build --release --bins --example append_floor && python3 benches/store.py
 
     python3 benches/store.py path/to/convo          # another binary
     python3 benches/store.py --only latency log     # a subset (latency, storage, log)
@@ -37,8 +37,12 @@ Measurements
    of 5 rounds is reported, so drift in machine load hits both alike.  The CPU time
    (user + system) of each side's processes is printed beside the wall time, for
    information: it is the steadier of the two on a busy machine.
-   Printed for information beside them: `convo --version` run the same way in the same
-   rounds, divided by git's time: starting the binary is a floor no append can go under.
+   Printed for information beside them, run the same way in the same rounds and divided by
+   git's time: `convo --version` (starting the binary, before an append does anything) and
+   `append_floor` (benches/append_floor.rs: a std-only process that makes just the file
+   changes an append's commit requires: 8 loose objects, the ref lock and reflogs, the
+   work-tree append, the index; built by `cargo build --release --example append_floor`,
+   skipped when absent).  Together they bound from below what any append can reach here.
    Targets: convo/git <= 0.25 and latency@10,000 / latency@100 <= 1.5.
 
 2. Storage (`storage`).  Automatic gc is off (`gc.auto 0` right after `convo init`), and
@@ -79,6 +83,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "target" / "release" / "convo"
+# benches/append_floor.rs, built as an example; measured when present.
+FLOOR_BINARY = REPO_ROOT / "target" / "release" / "examples" / "append_floor"
 
 SEGMENT_BYTES = 16 * 1024  # convo's layout::SEGMENT_BYTES
 SEGMENTS_PER_GROUP = 64  # convo's layout::SEGMENTS_PER_GROUP
@@ -385,18 +391,36 @@ def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+@dataclass
+class AppendTimes:
+    """Mean ms per operation of each side of [`measure_append_pair`]."""
+
+    convo: float
+    git: float
+    convo_cpu: float
+    git_cpu: float
+    start: float
+    floor: float | None
+
+
 def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
-                        anchor: GitAnchor, rounds: int = 5,
-                        per_round: int = 8) -> tuple[float, float, float, float, float]:
+                        anchor: GitAnchor, rounds: int = 5, per_round: int = 8) -> AppendTimes:
     """Mean ms of one single-turn `convo append` and of one git anchor append, taken as
     the median over `rounds` of `per_round` operations run back to back by one `sh`, the
-    two sides alternating by round. A shell loop is how a user or an agent runs commands;
-    it keeps Python's own process-spawning cost (about 1 ms a process) out of both sides.
-    Returns wall ms (convo, git), then CPU ms (convo, git; the `sh` included on both), then
-    the wall ms of `convo --version` run the same way in the same rounds: what starting the
-    binary costs before an append does anything, the floor under the convo/git ratio."""
-    convo_ms, git_ms, convo_cpu, git_cpu, start_ms = [], [], [], [], []
+    sides alternating by round. A shell loop is how a user or an agent runs commands;
+    it keeps Python's own process-spawning cost (about 1 ms a process) out of every side.
+    Wall ms (convo, git), CPU ms (convo, git; the `sh` included on both), and two floors
+    run the same way in the same rounds: `convo --version`, what starting the binary costs
+    before an append does anything, and `append_floor` (benches/append_floor.rs, when
+    built), a small process making only the file changes an append's commit requires."""
+    sides: dict[str, list[float]] = {k: [] for k in ("convo", "git", "convo_cpu", "git_cpu", "start", "floor")}
     env = {**bench.env, "CONVO_DIR": str(store)}
+    floor_dir = bench.root / "append-floor"
+
+    def run(script: str, cwd: Path | None = None) -> tuple[float, float]:
+        return timed_with_cpu(lambda: subprocess.run(["sh", "-ec", script], cwd=cwd, env=env, check=True,
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
     for r in range(rounds + 1):
         inputs, git_lines = [], []
         for i in range(per_round):
@@ -405,25 +429,21 @@ def measure_append_pair(bench: Bench, turns: Turns, store: Path, cid: str,
             path.write_bytes("".join(to_line(e) for e in events).encode())
             inputs.append(path)
             git_lines.extend(anchor.script(turns.stored_lines(events)))
-        convo_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --color never append {cid} < {shell_quote(str(p))}"
-                                  for p in inputs)
-        git_script = "\n".join(git_lines)
-        start_script = "\n".join(f"{shell_quote(str(bench.convo_bin))} --version" for _ in inputs)
-        c, c_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", convo_script], env=env, check=True,
-                                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        g, g_cpu = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", git_script], cwd=anchor.repo, env=bench.env,
-                                                         check=True, stdout=subprocess.DEVNULL,
-                                                         stderr=subprocess.DEVNULL))
-        s, _ = timed_with_cpu(lambda: subprocess.run(["sh", "-ec", start_script], env=env, check=True,
-                                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        convo = shell_quote(str(bench.convo_bin))
+        c, c_cpu = run("\n".join(f"{convo} --color never append {cid} < {shell_quote(str(p))}" for p in inputs))
+        g, g_cpu = run("\n".join(git_lines), cwd=anchor.repo)
+        start, _ = run("\n".join(f"{convo} --version" for _ in inputs))
+        floor = None
+        if FLOOR_BINARY.exists():
+            floor, _ = run("\n".join(f"{shell_quote(str(FLOOR_BINARY))} {shell_quote(str(floor_dir))}"
+                                     for _ in inputs))
         if r > 0:  # the first round warms caches
-            convo_ms.append(c / per_round)
-            git_ms.append(g / per_round)
-            convo_cpu.append(c_cpu / per_round)
-            git_cpu.append(g_cpu / per_round)
-            start_ms.append(s / per_round)
-    return (statistics.median(convo_ms), statistics.median(git_ms),
-            statistics.median(convo_cpu), statistics.median(git_cpu), statistics.median(start_ms))
+            for key, value in (("convo", c), ("git", g), ("convo_cpu", c_cpu), ("git_cpu", g_cpu),
+                               ("start", start), ("floor", floor)):
+                if value is not None:
+                    sides[key].append(value / per_round)
+    median = {k: statistics.median(v) if v else None for k, v in sides.items()}
+    return AppendTimes(**median)
 
 
 def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
@@ -435,7 +455,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     anchor.mirror("new conversation")
 
     history = 0
-    medians, cpu, floor = {}, {}, {}
+    medians, cpu, floors = {}, {}, {}
     for size in (100, 10_000):
         start = time.perf_counter()
         while history < size:
@@ -444,18 +464,21 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
             anchor.mirror(f"append {batch} turns")
             history += batch
         progress(f"history of {history} turns built in {time.perf_counter() - start:.1f} s")
-        convo_ms, git_ms, convo_cpu, git_cpu, start_ms = measure_append_pair(bench, turns, store, cid, anchor)
-        medians[size] = (convo_ms, git_ms)
-        cpu[size] = (convo_cpu, git_cpu)
-        floor[size] = start_ms / git_ms
+        t = measure_append_pair(bench, turns, store, cid, anchor)
+        medians[size] = (t.convo, t.git)
+        cpu[size] = (t.convo_cpu, t.git_cpu)
+        floors[size] = (t.start / t.git, t.floor / t.git if t.floor is not None else None)
         # The measured appends (warm-up included) add to the history.
         history += 6 * 8
-        print(f"  history {size:>6,} turns: convo {convo_ms:7.2f} ms   git add+commit "
-              f"{git_ms:7.2f} ms   convo/git {convo_ms / git_ms:.4g}   (median of 5 rounds of 8)")
-        print(f"  {'':>21} CPU: convo {convo_cpu:7.2f} ms   git add+commit "
-              f"{git_cpu:7.2f} ms   convo/git {convo_cpu / git_cpu:.4g}   (user + system)")
-        print(f"  {'':>21} start: convo --version {start_ms:7.2f} ms = {start_ms / git_ms:.4g} of git add+commit "
-              f"(the floor under convo/git)")
+        print(f"  history {size:>6,} turns: convo {t.convo:7.2f} ms   git add+commit "
+              f"{t.git:7.2f} ms   convo/git {t.convo / t.git:.4g}   (median of 5 rounds of 8)")
+        print(f"  {'':>21} CPU: convo {t.convo_cpu:7.2f} ms   git add+commit "
+              f"{t.git_cpu:7.2f} ms   convo/git {t.convo_cpu / t.git_cpu:.4g}   (user + system)")
+        print(f"  {'':>21} floors: convo --version {t.start:5.2f} ms = {t.start / t.git:.4g} of git; ", end="")
+        if t.floor is None:
+            print("append_floor not built (cargo build --release --example append_floor)")
+        else:
+            print(f"append_floor {t.floor:5.2f} ms = {t.floor / t.git:.4g} of git")
 
     segments = len(list((store / "conversations" / cid[-2:] / cid / "events").glob("*/*.jsonl")))
     print(f"  store after the run: {history:,} turns in {segments:,} segments, "
@@ -470,7 +493,9 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     info = [Result(f"append latency @{size:,} ({who})", medians[size][i], "info", True, "ms")
             for size in medians for i, who in enumerate(("convo", "git anchor"))]
     info += [Result(f"append CPU convo/git @{size:,} turns", c / g, "info", True) for size, (c, g) in cpu.items()]
-    info += [Result(f"start (--version)/git @{size:,} turns", f, "info", True) for size, f in floor.items()]
+    info += [Result(f"start (--version)/git @{size:,} turns", f, "info", True) for size, (f, _) in floors.items()]
+    info += [Result(f"append_floor/git @{size:,} turns", f, "info", True)
+             for size, (_, f) in floors.items() if f is not None]
     return info + results
 
 

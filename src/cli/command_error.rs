@@ -128,16 +128,6 @@ impl CommandError {
     }
 }
 
-fn candidates(list: &[Summary]) -> String {
-    list.iter()
-        .map(|s| match &s.title {
-            Some(title) => format!("{} \"{title}\"", s.id),
-            None => s.id.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
         let message = e.to_string();
@@ -156,10 +146,10 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::NotFound, message).hint("start one with `convo new`")
             }
             StoreError::UnknownConversation { candidates: c, .. } => CommandError::new(Kind::NotFound, message)
-                .hint(format!("recent conversations: {}", candidates(&c)))
+                .hint(format!("recent conversations: {}", Summary::candidates(&c)))
                 .hint("name one by id, unique id prefix or title; `convo list` shows all"),
             StoreError::AmbiguousConversation { candidates: c, .. } => {
-                CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", candidates(&c)))
+                CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", Summary::candidates(&c)))
             }
             StoreError::NoActiveConversation => CommandError::new(Kind::NotFound, message)
                 .hint("name a conversation, `convo switch ID`, or start one with `convo new`"),

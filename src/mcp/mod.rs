@@ -25,7 +25,7 @@ use crate::config::Resolved;
 use crate::event::Event;
 use crate::ops::Planned;
 use crate::ops::plan::Conversation;
-use crate::store::{Appended, Store};
+use crate::store::{Appended, Store, StoreError, Summary};
 
 /// A tool call that failed: said to the agent as the tool's result (`isError`), with the
 /// hint a person would get from the CLI.
@@ -53,10 +53,35 @@ impl Failure {
     }
 }
 
-impl<E: std::error::Error> From<E> for Failure {
+impl<E: std::error::Error + 'static> From<E> for Failure {
     fn from(e: E) -> Failure {
-        Failure::input(e.to_string())
+        let hint = (&e as &dyn std::any::Any).downcast_ref::<StoreError>().and_then(store_hint);
+        Failure { message: e.to_string(), hint }
     }
+}
+
+/// What an agent can do about a store error, as the CLI's hints say it to a person, in
+/// terms of this server's tools.
+fn store_hint(e: &StoreError) -> Option<String> {
+    const NEW: &str = "start one with the new_conversation tool";
+    Some(match e {
+        StoreError::UnknownConversation { candidates, .. } if candidates.is_empty() => NEW.into(),
+        StoreError::UnknownConversation { candidates, .. } => format!(
+            "recent conversations: {}; name one by id, unique id prefix or title (list_conversations shows all)",
+            Summary::candidates(candidates)
+        ),
+        StoreError::AmbiguousConversation { candidates, .. } => {
+            format!("candidates: {}; pass a longer id prefix or the whole id", Summary::candidates(candidates))
+        }
+        StoreError::NoActiveConversation => format!("pass id, or {NEW}"),
+        StoreError::Empty => NEW.into(),
+        StoreError::UnknownCallId { .. }
+        | StoreError::DuplicateId { .. }
+        | StoreError::DuplicateCallId { .. }
+        | StoreError::EmptyTitle => "nothing was written".into(),
+        StoreError::UnknownRevision { .. } => "the log tool lists the conversation's commits".into(),
+        _ => return None,
+    })
 }
 
 /// What the server gets from the program running it.

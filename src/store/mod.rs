@@ -162,6 +162,20 @@ pub struct Summary {
     pub forked_from: Option<ForkedFrom>,
 }
 
+impl Summary {
+    /// Candidates of a name that matched none or several, as a hint names them: `id
+    /// "title"` each, comma-separated.
+    pub fn candidates(list: &[Summary]) -> String {
+        list.iter()
+            .map(|s| match &s.title {
+                Some(title) => format!("{} \"{title}\"", s.id),
+                None => s.id.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// The largest commit or tree [`Store::object_data`] keeps for the rest of a command.
 const SMALL_OBJECT: usize = 2048;
 /// The largest blob it keeps: a `meta.json`, which one append reads three times.

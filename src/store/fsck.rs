@@ -15,6 +15,9 @@ use crate::event::Kind;
 pub struct Problem {
     pub path: String,
     pub message: String,
+    /// The problem is in the git index, which is derived from HEAD: rebuilding it loses
+    /// nothing.
+    pub in_index: bool,
 }
 
 impl std::fmt::Display for Problem {
@@ -24,7 +27,11 @@ impl std::fmt::Display for Problem {
 }
 
 fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem { path: path.into(), message: message.into() }
+    Problem { path: path.into(), message: message.into(), in_index: false }
+}
+
+fn index_problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem { in_index: true, ..problem(path, message) }
 }
 
 impl Store {
@@ -248,7 +255,10 @@ impl Store {
             let index = match self.repo.open_index() {
                 Ok(index) => index,
                 Err(e) => {
-                    problems.push(problem(".git/index", format!("unreadable ({e}); the next convo write rebuilds it")));
+                    problems.push(index_problem(
+                        ".git/index",
+                        format!("unreadable ({e}); the next convo write rebuilds it"),
+                    ));
                     problems.sort_by(|a, b| a.path.cmp(&b.path));
                     return Ok(());
                 }
@@ -258,16 +268,16 @@ impl Store {
                 let path = entry.path(&index).to_string();
                 match committed.get(&path) {
                     Some(id) if *id == entry.id => {}
-                    Some(_) => problems.push(problem(&path, "index entry differs from HEAD")),
-                    None => problems.push(problem(&path, "in the index but not in HEAD")),
+                    Some(_) => problems.push(index_problem(&path, "index entry differs from HEAD")),
+                    None => problems.push(index_problem(&path, "in the index but not in HEAD")),
                 }
                 indexed.insert(path);
             }
             for path in committed.keys().filter(|p| !indexed.contains(*p)) {
-                problems.push(problem(path, "in HEAD but not in the index"));
+                problems.push(index_problem(path, "in HEAD but not in the index"));
             }
         } else if !committed.is_empty() {
-            problems.push(problem(".git/index", "missing"));
+            problems.push(index_problem(".git/index", "missing; the next convo write rebuilds it"));
         }
         problems.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(())

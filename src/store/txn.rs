@@ -737,16 +737,15 @@ impl Store {
                 };
             }
         }
-        let mut index = if !index_path.exists() {
-            gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), index_path)
-        } else {
-            // Our own file, written whole by rename: skip re-hashing it (decoding still
-            // catches a torn one).
-            match gix::index::File::at(&index_path, self.repo.object_hash(), true, Default::default()) {
-                Ok(index) => index,
-                // The index is derived state: if it is torn or zeroed (a power loss), rebuild it.
-                Err(_) => return self.rebuild_index(tree, lock),
-            }
+        // Our own file, written whole by rename: skip re-hashing it (decoding still catches a
+        // torn one).
+        let mut index = match gix::index::File::at(&index_path, self.repo.object_hash(), true, Default::default()) {
+            Ok(index) => index,
+            // The index is derived state: missing (deleted, or a store's first commit), torn or
+            // zeroed (a power loss), it is rebuilt from the whole tree. Started empty instead,
+            // it would hold only this commit's paths, and a `git commit` in the store would
+            // then delete every other file.
+            Err(_) => return self.rebuild_index(tree, lock),
         };
         let mut new = Vec::new();
         let mut removed: Vec<&str> = Vec::new();

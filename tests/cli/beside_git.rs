@@ -401,3 +401,39 @@ fn a_git_status_that_read_the_index_before_an_append_does_not_write_over_it() {
         env.run(&["fsck"]).ok();
     }
 }
+
+/// The index is derived from HEAD. Deleted, it used to be started empty by the next write,
+/// which then held only that commit's paths: `git status` showed every other file as
+/// deleted, and a `git commit` in the store would have deleted them.
+#[test]
+fn a_deleted_index_is_rebuilt_whole_by_the_next_write_and_fsck_says_how_to_mend_one() {
+    let env = TestEnv::new();
+    let a = env.new_conversation("kept a");
+    let b = env.new_conversation("kept b");
+    env.run(&["append", &a, "--user", "first"]).ok();
+    env.run(&["append", &b, "--user", "second"]).ok();
+
+    std::fs::remove_file(env.store.join(".git/index")).unwrap();
+    let fsck = env.run(&["fsck"]);
+    insta::assert_snapshot!(env.transcript(&fsck), @r"
+    exit 1
+    --- stdout
+    .git/index: missing; the next convo write rebuilds it
+    --- stderr
+    error: 1 problem found
+    hint: the index is git's copy of HEAD's file list, nothing of its own: `git reset --quiet` in the store rebuilds it
+    ");
+    env.run(&["append", &a, "--user", "after the loss"]).ok();
+    index_matches_head(&env, "after a write without an index");
+    env.run(&["fsck"]).ok();
+
+    // Entries lost some other way are not a write's to find; fsck names them and the mend.
+    env.git(&["rm", "--cached", "--quiet", "-r", "conversations"]);
+    let fsck = env.run(&["fsck"]);
+    assert_eq!(fsck.code, 1);
+    assert!(fsck.stdout.lines().all(|l| l.ends_with(": in HEAD but not in the index")), "{}", fsck.stdout);
+    assert!(fsck.stderr.contains("`git reset --quiet` in the store rebuilds it"), "{}", fsck.stderr);
+    env.git(&["reset", "--quiet"]);
+    index_matches_head(&env, "after git reset");
+    env.run(&["fsck"]).ok();
+}

@@ -23,6 +23,12 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
         Ok(())
     } else {
         let n = problems.len();
-        Err(CommandError::new(Kind::CheckFailed, format!("{n} problem{} found", if n == 1 { "" } else { "s" })))
+        let mut error =
+            CommandError::new(Kind::CheckFailed, format!("{n} problem{} found", if n == 1 { "" } else { "s" }));
+        if problems.iter().any(|p| p.in_index) {
+            error = error
+                .hint("the index is git's copy of HEAD's file list, nothing of its own: `git reset --quiet` in the store rebuilds it");
+        }
+        Err(error)
     }
 }

@@ -15,9 +15,19 @@ use crate::event::Kind;
 pub struct Problem {
     pub path: String,
     pub message: String,
-    /// The problem is in the git index, which is derived from HEAD: rebuilding it loses
-    /// nothing.
-    pub in_index: bool,
+    /// What mends it from HEAD, when that is all it takes; said as a hint, not listed.
+    #[serde(skip)]
+    pub mend: Option<Mend>,
+}
+
+/// A problem whose cure is to bring a copy of HEAD's files back in line with HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mend {
+    /// The git index: derived from HEAD, so rebuilding it loses nothing.
+    RebuildIndex,
+    /// A working-tree file that differs from HEAD or is missing: restored from HEAD (a
+    /// hand edit is lost, which is why convo does not do it unasked).
+    RestoreFile,
 }
 
 impl std::fmt::Display for Problem {
@@ -27,11 +37,15 @@ impl std::fmt::Display for Problem {
 }
 
 fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem { path: path.into(), message: message.into(), in_index: false }
+    Problem { path: path.into(), message: message.into(), mend: None }
 }
 
 fn index_problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem { in_index: true, ..problem(path, message) }
+    Problem { mend: Some(Mend::RebuildIndex), ..problem(path, message) }
+}
+
+fn file_problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem { mend: Some(Mend::RestoreFile), ..problem(path, message) }
 }
 
 impl Store {
@@ -229,11 +243,11 @@ impl Store {
                     let actual = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes)
                         .map_err(git_err("hash file"))?;
                     if actual != *id {
-                        problems.push(problem(path, "working tree file differs from HEAD"));
+                        problems.push(file_problem(path, "working tree file differs from HEAD"));
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    problems.push(problem(path, "missing from the working tree"));
+                    problems.push(file_problem(path, "missing from the working tree"));
                 }
                 Err(e) => return Err(io_err(abs)(e)),
             }

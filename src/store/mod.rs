@@ -42,7 +42,7 @@ use crate::event::{self, Event, LineError, Stats};
 pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
 pub use fix::{Fixed, Removed};
-pub use fsck::Problem;
+pub use fsck::{Mend, Problem};
 pub use gitlocks::GitLock;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};

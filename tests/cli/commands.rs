@@ -300,7 +300,15 @@ fn fsck_reports_every_problem_and_exits_one() {
         conversations/01/01KDVDQ4K00000000000000001/meta.json: working tree file differs from HEAD
         --- stderr
         error: 2 problems found
+        hint: `git checkout HEAD -- conversations` in the store restores the files HEAD holds (an edit made there by hand is lost: conversations change through convo)
         "#);
+    // The hint's mend takes the working-tree problem away, and only it.
+    env.git(&["checkout", "HEAD", "--", "conversations"]);
+    let mended = env.run(&["fsck"]);
+    assert_eq!(mended.stdout.lines().count(), 1, "{}", mended.stdout);
+    assert!(mended.stdout.contains("torn last line"), "{}", mended.stdout);
+    assert_eq!(mended.fails_with(1), "error: 1 problem found\n");
+    std::fs::write(env.store.join(format!("{}/meta.json", conversation_dir(&id))), "{}").unwrap();
     // Reading the damaged conversation names the file and line.
     insta::assert_snapshot!(env.transcript(&env.run(&["show"])), @r#"
         exit 5

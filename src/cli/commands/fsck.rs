@@ -1,4 +1,5 @@
 use convo::render;
+use convo::store::Mend;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::{CommandError, Kind};
@@ -25,7 +26,13 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
         let n = problems.len();
         let mut error =
             CommandError::new(Kind::CheckFailed, format!("{n} problem{} found", if n == 1 { "" } else { "s" }));
-        if problems.iter().any(|p| p.in_index) {
+        if problems.iter().any(|p| p.mend == Some(Mend::RestoreFile)) {
+            error = error.hint(
+                "`git checkout HEAD -- conversations` in the store restores the files HEAD holds \
+                 (an edit made there by hand is lost: conversations change through convo)",
+            );
+        }
+        if problems.iter().any(|p| p.mend == Some(Mend::RebuildIndex)) {
             error = error
                 .hint("the index is git's copy of HEAD's file list, nothing of its own: `git reset --quiet` in the store rebuilds it");
         }

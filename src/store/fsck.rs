@@ -269,10 +269,8 @@ impl Store {
             let index = match self.repo.open_index() {
                 Ok(index) => index,
                 Err(e) => {
-                    problems.push(index_problem(
-                        ".git/index",
-                        format!("unreadable ({e}); the next convo write rebuilds it"),
-                    ));
+                    // git cannot reset an index it cannot read: convo's next write mends it.
+                    problems.push(problem(".git/index", format!("unreadable ({e}); the next convo write rebuilds it")));
                     problems.sort_by(|a, b| a.path.cmp(&b.path));
                     return Ok(());
                 }

@@ -741,10 +741,15 @@ impl Store {
         // torn one).
         let mut index = match gix::index::File::at(&index_path, self.repo.object_hash(), true, Default::default()) {
             Ok(index) => index,
-            // The index is derived state: missing (deleted, or a store's first commit), torn or
-            // zeroed (a power loss), it is rebuilt from the whole tree. Started empty instead,
-            // it would hold only this commit's paths, and a `git commit` in the store would
-            // then delete every other file.
+            // Missing, and these paths are the whole tree (a store's first commit, a checkout
+            // after a clone): their entries are the index, and they were just written.
+            Err(_) if !index_path.exists() && self.covers_tree(paths, tree)? => {
+                gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), index_path)
+            }
+            // The index is derived state: missing otherwise (deleted), torn or zeroed (a power
+            // loss), it is rebuilt from the whole tree. Started empty instead, it would hold
+            // only this commit's paths, and a `git commit` in the store would then delete
+            // every other file.
             Err(_) => return self.rebuild_index(tree, lock),
         };
         let mut new = Vec::new();
@@ -879,17 +884,32 @@ impl Store {
 
     /// A whole new index for `tree`. A file's stat is recorded only when its content is what
     /// the tree holds; otherwise git is left to notice the difference.
+    /// Whether `paths` name every file of `tree`.
+    fn covers_tree(&self, paths: &[String], tree: ObjectId) -> Result<bool> {
+        let mut blobs = std::collections::HashMap::new();
+        self.collect_blobs(tree, "", &mut blobs)?;
+        if blobs.len() > paths.len() {
+            return Ok(false);
+        }
+        let named: std::collections::HashSet<&str> = paths.iter().map(String::as_str).collect();
+        Ok(blobs.keys().all(|path| named.contains(path.as_str())))
+    }
+
     fn rebuild_index(&self, tree: ObjectId, lock: IndexLock) -> Result<()> {
         let mut blobs: std::collections::HashMap<String, ObjectId> = std::collections::HashMap::new();
         self.collect_blobs(tree, "", &mut blobs)?;
         let mut index =
             gix::index::File::from_state(gix::index::State::new(self.repo.object_hash()), self.repo.index_path());
         for (path, id) in blobs {
-            let unchanged =
-                self.worktree_path(&path).ok().and_then(|abs| std::fs::read(abs).ok()).and_then(|bytes| {
+            // Stat first, as git does: a file edited between the stat and the read then has a
+            // stat older than its bytes, which git's next look re-hashes, never one that
+            // vouches for bytes it did not see.
+            let stat = self.worktree_path(&path).ok().and_then(|_| self.file_stat(&path).ok());
+            let unchanged = stat.is_some()
+                && self.worktree_path(&path).ok().and_then(|abs| std::fs::read(abs).ok()).and_then(|bytes| {
                     gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, &bytes).ok()
                 }) == Some(id);
-            let stat = if unchanged { self.file_stat(&path)? } else { Stat::default() };
+            let stat = stat.filter(|_| unchanged).unwrap_or_default();
             index.dangerously_push_entry(stat, id, Flags::empty(), Mode::FILE, path.as_bytes().as_bstr());
         }
         index.sort_entries();

@@ -436,4 +436,21 @@ fn a_deleted_index_is_rebuilt_whole_by_the_next_write_and_fsck_says_how_to_mend_
     env.git(&["reset", "--quiet"]);
     index_matches_head(&env, "after git reset");
     env.run(&["fsck"]).ok();
+
+    // Files changed by hand: the mend names exactly the top-level paths that need it.
+    env.run(&["config", "set", "--layer", "store", "compaction.keep_last", "5"]).ok();
+    let config = env.store.join("convo.toml");
+    let edited = format!("{}# by hand\n", std::fs::read_to_string(&config).unwrap());
+    std::fs::write(&config, edited).unwrap();
+    std::fs::remove_file(env.store.join(format!("{}/meta.json", conversation_dir(&b)))).unwrap();
+    let fsck = env.run(&["fsck"]);
+    assert_eq!(fsck.code, 1);
+    assert!(
+        fsck.stderr.contains("hint: `git checkout HEAD -- conversations convo.toml` in the store restores"),
+        "{}",
+        fsck.stderr
+    );
+    assert!(!fsck.stderr.contains("git reset"), "{}", fsck.stderr);
+    env.git(&["checkout", "HEAD", "--", "conversations", "convo.toml"]);
+    env.run(&["fsck"]).ok();
 }

@@ -442,11 +442,8 @@ fn a_corrupt_index_is_reported_and_rebuilt() {
     let len = std::fs::metadata(&index).unwrap().len() as usize;
     std::fs::write(&index, vec![0u8; len]).unwrap();
     let out = env.run(&["fsck"]);
-    assert_eq!(
-        out.fails_with(1),
-        "error: 1 problem found\nhint: the index is git's copy of HEAD's file list, nothing of its own: \
-         `git reset --quiet` in the store rebuilds it\n"
-    );
+    // No git mend: git cannot reset an index it cannot read.
+    assert_eq!(out.fails_with(1), "error: 1 problem found\n");
     assert!(out.stdout.starts_with(".git/index: unreadable ("), "{}", out.stdout);
     env.run(&["append", "--user", "heal"]).ok();
     env.run(&["fsck"]).ok();

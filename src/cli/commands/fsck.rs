@@ -26,11 +26,21 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
         let n = problems.len();
         let mut error =
             CommandError::new(Kind::CheckFailed, format!("{n} problem{} found", if n == 1 { "" } else { "s" }));
-        if problems.iter().any(|p| p.mend == Some(Mend::RestoreFile)) {
-            error = error.hint(
-                "`git checkout HEAD -- conversations` in the store restores the files HEAD holds \
+        // The top-level paths to restore (`conversations`, `convo.toml`), so the command
+        // given names only what HEAD holds.
+        let mut restore: Vec<&str> = problems
+            .iter()
+            .filter(|p| p.mend == Some(Mend::RestoreFile))
+            .map(|p| p.path.split('/').next().unwrap_or(&p.path))
+            .collect();
+        restore.sort_unstable();
+        restore.dedup();
+        if !restore.is_empty() {
+            error = error.hint(format!(
+                "`git checkout HEAD -- {}` in the store restores the files HEAD holds \
                  (an edit made there by hand is lost: conversations change through convo)",
-            );
+                restore.join(" ")
+            ));
         }
         if problems.iter().any(|p| p.mend == Some(Mend::RebuildIndex)) {
             error = error

@@ -25,11 +25,19 @@ pub fn columns(text: &str) -> usize {
 /// the escaped forms of two characters, never inside one, so `<U+009B>` or `^[` is shown
 /// whole or not at all.
 pub fn fit(text: &str, width: Option<usize>) -> String {
-    let units = units(text);
-    let total: usize = units.iter().map(|u| columns(u)).sum();
-    let Some(width) = width.filter(|w| total > *w) else {
-        return units.concat();
+    // No limit (output to a pipe, every `log` entry's subject): one pass, no pieces.
+    let Some(width) = width else {
+        let mut out = String::with_capacity(text.len());
+        for unit in units_iter(text) {
+            out.push_str(&unit);
+        }
+        return out;
     };
+    let units: Vec<Cow<'_, str>> = units_iter(text).collect();
+    let total: usize = units.iter().map(|u| columns(u)).sum();
+    if total <= width {
+        return units.concat();
+    }
     let mut out = String::new();
     let mut used = 0;
     for unit in &units {
@@ -47,21 +55,28 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
     out
 }
 
-/// The escaped pieces of `text`, one per character kept, whitespace runs collapsed.
-fn units(text: &str) -> Vec<Cow<'static, str>> {
-    let mut out: Vec<Cow<'static, str>> = Vec::new();
+/// The escaped pieces of `text`, one per character kept, whitespace runs collapsed. A
+/// character shown as itself is borrowed from `text`: `log` fits every subject it prints,
+/// and a piece allocated per character was most of its rendering.
+fn units_iter(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    let mut started = false;
     let mut space = false;
-    for c in text.chars() {
-        if c.is_whitespace() && !is_unsafe(c, true) {
-            space = !out.is_empty();
-            continue;
-        }
-        if std::mem::take(&mut space) {
-            out.push(Cow::Borrowed(" "));
-        }
-        out.push(if is_unsafe(c, true) { Cow::Owned(escape_char(c)) } else { Cow::Owned(c.to_string()) });
-    }
-    out
+    text.char_indices()
+        .flat_map(move |(at, c)| {
+            if c.is_whitespace() && !is_unsafe(c, true) {
+                space = started;
+                return [None, None];
+            }
+            started = true;
+            let gap = std::mem::take(&mut space).then_some(Cow::Borrowed(" "));
+            let unit = if is_unsafe(c, true) {
+                Cow::Owned(escape_char(c))
+            } else {
+                Cow::Borrowed(&text[at..at + c.len_utf8()])
+            };
+            [gap, Some(unit)]
+        })
+        .flatten()
 }
 
 /// Every conversation id of a store, to show each by its shortest unique prefix (as jj shows

@@ -421,8 +421,13 @@ fn edited_line(line: &[u8], edit: &Edit, outline: &Outline) -> Option<Vec<u8>> {
 }
 
 fn git_date(rfc3339: &str) -> String {
+    // git's date format, parsed once: `log` prints one per entry, and parsing the format
+    // string each time cost as much as the rest of the date.
+    static GIT_DATE: std::sync::LazyLock<Vec<chrono::format::Item<'static>>> = std::sync::LazyLock::new(|| {
+        chrono::format::StrftimeItems::new("%a %b %-d %H:%M:%S %Y %z").parse_to_owned().unwrap_or_default()
+    });
     chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|d| d.format("%a %b %-d %H:%M:%S %Y %z").to_string())
+        .map(|d| d.format_with_items(GIT_DATE.iter()).to_string())
         .unwrap_or_else(|_| escape_line(rfc3339).into_owned())
 }
 

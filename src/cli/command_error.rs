@@ -11,6 +11,7 @@ use convo::llm::client::LlmError;
 use convo::ops::import::{FollowFailure, ImportFailure};
 use convo::ops::plan::PlanError;
 use convo::ops::redact::RedactError;
+use convo::ops::resume::ResumeError;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
 use convo::render::escape_line;
@@ -339,6 +340,23 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Follow(_) => CommandError::input(message)
                 .hint("nothing was written; `convo import --again FILE` imports it whole as a new conversation"),
             ImportFailure::Store(e) => e.into(),
+        }
+    }
+}
+
+/// `resume` failed: nothing was left behind (the session file is removed when the commit
+/// that records it fails).
+impl From<ResumeError> for CommandError {
+    fn from(e: ResumeError) -> Self {
+        let message = e.to_string();
+        match e {
+            ResumeError::Store(e) => e.into(),
+            ResumeError::Projection(e) => e.into(),
+            ResumeError::Cwd(_) => CommandError::input(message).hint("--cwd names the directory the agent will run in"),
+            ResumeError::Exists(_) => CommandError::new(Kind::Store, message)
+                .hint("nothing was written; a session file is never replaced: run `convo resume` again for a new id"),
+            ResumeError::Write { .. } => CommandError::new(Kind::Store, message).hint("nothing was written"),
+            ResumeError::ReadBack(e) => CommandError::new(Kind::Internal, format!("the session written does not read back: {e}")),
         }
     }
 }

@@ -63,6 +63,11 @@ pub struct Summary {
     /// The tokens the provider reported for writing it (all calls, when chunked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// What the agent that compacted sends in place of the range, as it recorded it (Codex's
+    /// `replacement_history`): `convo resume` writes it back so the agent resumes as it would
+    /// from its own file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_history: Option<serde_json::Value>,
 }
 
 /// Tokens a provider reported for a call (records written before usage was normalised,

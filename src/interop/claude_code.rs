@@ -214,11 +214,17 @@ fn assistant_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: O
     };
     for (n, block) in blocks.iter().enumerate() {
         let id = part_id(uuid, n);
+        let mut extra = serde_json::Map::new();
         let kind = match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 Kind::Assistant { content: block.get("text").and_then(Value::as_str).unwrap_or("").to_owned() }
             }
             Some("thinking") => {
+                // The API checks a thinking block's signature when it is sent back: a resume
+                // (`convo resume`) needs it.
+                if let Some(signature) = block.get("signature").filter(|s| s.is_string()) {
+                    extra.insert("signature".into(), signature.clone());
+                }
                 Kind::Reasoning { content: block.get("thinking").and_then(Value::as_str).unwrap_or("").to_owned() }
             }
             Some("tool_use") => Kind::ToolCall {
@@ -235,7 +241,7 @@ fn assistant_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: O
                 continue;
             }
         };
-        b.push(report, kind, id.as_deref(), ts);
+        b.push_with(report, kind, id.as_deref(), ts, extra);
     }
 }
 

@@ -50,7 +50,9 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
                         .collect::<Vec<_>>()
                         .join("\n\n");
                 }
-                if !b.compaction(&mut report, &summary, "codex", ts) {
+                // What Codex's resume sends in place of the history, when it recorded it.
+                let history = payload.get("replacement_history").filter(|h| h.is_array()).cloned();
+                if !b.compaction_with(&mut report, &summary, "codex", ts, history) {
                     skip(&mut report, "compacted record with nothing to cover");
                 }
             }
@@ -73,13 +75,22 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
     let id = p.get("id").and_then(Value::as_str);
     let call_id = || p.get("call_id").and_then(Value::as_str).unwrap_or("").to_owned();
     let name = || p.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
-    let kind = match p.get("type").and_then(Value::as_str).unwrap_or("") {
+    // What `convo resume --in codex` needs to write the item back as Codex wrote it.
+    let mut extra = serde_json::Map::new();
+    let item_type = p.get("type").and_then(Value::as_str).unwrap_or("");
+    if matches!(item_type, "custom_tool_call" | "custom_tool_call_output" | "tool_search_call" | "tool_search_output") {
+        extra.insert("codex_type".into(), Value::String(item_type.to_owned()));
+    }
+    let kind = match item_type {
         "message" => {
             let content = text_of(p.get("content").unwrap_or(&Value::Null));
             match p.get("role").and_then(Value::as_str) {
                 Some("user") => Kind::User { content },
                 Some("assistant") => Kind::Assistant { content },
-                Some("system") | Some("developer") => Kind::System { content },
+                Some(role @ ("system" | "developer")) => {
+                    extra.insert("codex_role".into(), Value::String(role.to_owned()));
+                    Kind::System { content }
+                }
                 _ => {
                     skip(report, "message with an unknown role");
                     return;
@@ -88,6 +99,10 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
         }
         "agent_message" => Kind::Assistant { content: text_of(p.get("content").unwrap_or(&Value::Null)) },
         "reasoning" => {
+            // Sent back to the provider on a resume, which checks it: kept as it came.
+            if let Some(encrypted) = p.get("encrypted_content").filter(|e| e.is_string()) {
+                extra.insert("encrypted_content".into(), encrypted.clone());
+            }
             let summary = text_of(p.get("summary").unwrap_or(&Value::Null));
             let content = text_of(p.get("content").unwrap_or(&Value::Null));
             Kind::Reasoning { content: if content.is_empty() { summary } else { content } }
@@ -119,7 +134,7 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
             return;
         }
     };
-    if !b.push(report, kind, id, ts) {
+    if !b.push_with(report, kind, id, ts, extra) {
         skip(report, "tool result without its call");
     }
 }

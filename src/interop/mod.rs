@@ -8,6 +8,7 @@ pub mod export;
 pub mod html;
 pub mod messages;
 pub mod openhands;
+pub mod resume;
 
 use std::collections::BTreeMap;
 
@@ -338,8 +339,20 @@ impl<'c> Builder<'c> {
 
     /// Add an event; `source_id` and `ts` are kept when they are valid (else as extra
     /// fields). A result whose call is unknown is not added: `false` tells the caller to count it.
-    pub fn push(&mut self, report: &mut Report, mut kind: Kind, source_id: Option<&str>, ts: Option<&str>) -> bool {
-        let mut extra = Map::new();
+    pub fn push(&mut self, report: &mut Report, kind: Kind, source_id: Option<&str>, ts: Option<&str>) -> bool {
+        self.push_with(report, kind, source_id, ts, Map::new())
+    }
+
+    /// [`push`](Self::push), keeping `extra` with the event: what the source agent needs
+    /// back to resume it (a thinking block's signature, an encrypted reasoning item).
+    pub fn push_with(
+        &mut self,
+        report: &mut Report,
+        mut kind: Kind,
+        source_id: Option<&str>,
+        ts: Option<&str>,
+        mut extra: Map<String, Value>,
+    ) -> bool {
         match &mut kind {
             Kind::ToolCall { call_id, name, .. } => {
                 if validate_event_id(call_id).is_err() || self.calls.contains(call_id) {
@@ -395,6 +408,19 @@ impl<'c> Builder<'c> {
     /// summary, so `show --compacted` sends what the tool sent. `false` if there is nothing
     /// to cover yet.
     pub fn compaction(&mut self, report: &mut Report, summary: &str, by: &str, ts: Option<&str>) -> bool {
+        self.compaction_with(report, summary, by, ts, None)
+    }
+
+    /// [`compaction`](Self::compaction), with what the agent sends in place of the range
+    /// (Codex's `replacement_history`), which its resume sends instead of the summary alone.
+    pub fn compaction_with(
+        &mut self,
+        report: &mut Report,
+        summary: &str,
+        by: &str,
+        ts: Option<&str>,
+        agent_history: Option<Value>,
+    ) -> bool {
         let (Some(first), Some(last)) = (self.first_user.clone(), self.last.clone()) else { return false };
         if summary.trim().is_empty() || self.turns == 0 {
             return false;
@@ -404,7 +430,7 @@ impl<'c> Builder<'c> {
             to_turn: self.turns - 1,
             from_event: first,
             to_event: last,
-            summary: Some(Summary { text: summary.trim().to_owned(), by: by.to_owned(), usage: None }),
+            summary: Some(Summary { text: summary.trim().to_owned(), by: by.to_owned(), usage: None, agent_history }),
             ..Default::default()
         });
         let mut draft = record.to_draft();

@@ -69,7 +69,7 @@ pub fn plan_as(
     // A summary still to be written counts as empty: the estimate is a lower bound until then.
     let mut candidate = prepared.compaction.clone();
     if prepared.pending.is_some() {
-        candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None });
+        candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
     }
     let estimate = plan::estimate(conversation, &candidate, &id, &ts)?;
     Ok(Planned { prepared, estimate, ladder: None, id, ts })
@@ -182,7 +182,7 @@ pub fn fill_summary(
 ) -> Result<()> {
     // Nothing reported: no usage, rather than zeros that read as real.
     let usage = Some(usage).filter(|u| !u.is_empty());
-    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage });
+    planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage, agent_history: None });
     planned.prepared.pending = None;
     planned.estimate = plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?;
     Ok(())

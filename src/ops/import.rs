@@ -385,14 +385,14 @@ pub fn follow_into(
     let session = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let whole = whole_lines(path)?;
     let parts = session_parts(store, &session)?;
-    let Some((main_id, main_meta)) = parts.get(&0).cloned() else {
+    let Some((main_id, main_meta, at)) = parts.get(&0).cloned() else {
         if let Some(adopted) = adopt_whole_import(store, lock, path, whole, &session, clock, commits)? {
             return Ok(adopted);
         }
         return start_following(store, lock, path, whole, &session, format, options, clock, commits)
             .map(Followed::Started);
     };
-    let recorded = main_meta.extra.get("source").cloned().unwrap_or_default();
+    let recorded = at.get(&main_meta).cloned().unwrap_or_default();
     let consumed = recorded.get("consumed").and_then(Value::as_u64).unwrap_or(0);
     if whole < consumed {
         return Err(follow_refused(FollowFailure::Truncated { name, consumed }));
@@ -411,10 +411,12 @@ pub fn follow_into(
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
-    for (part, (id, meta)) in &parts {
-        let already = meta.extra.get("source").and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
-        emit.parts
-            .insert(*part, FollowedPart { id: id.clone(), meta: meta.clone(), already, seen: 0, appending: None });
+    for (part, (id, meta, at)) in &parts {
+        let already = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+        emit.parts.insert(
+            *part,
+            FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, seen: 0, appending: None },
+        );
     }
     let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
     let discard = |emit: &FollowEmit| {
@@ -485,7 +487,7 @@ pub fn follow_into(
     for (part, p) in parts {
         let mut meta = p.meta.clone();
         let grew = p.appending.is_some();
-        if let Some(Value::Object(source)) = meta.extra.get_mut("source") {
+        if let Some(source) = p.at.get_mut(&mut meta) {
             source.insert("drafts".into(), json!(p.seen.max(p.already)));
             if part == 0 {
                 source.insert("consumed".into(), json!(whole));
@@ -713,19 +715,80 @@ fn start_following(
     Ok(Done { name, format, report: outcome.report, conversations, landed })
 }
 
-/// The conversations holding session `session`, by part (0: the main one).
-fn session_parts(store: &Store, session: &str) -> Result<HashMap<usize, (String, crate::store::Meta)>> {
-    let mut parts = HashMap::new();
+/// Where in a conversation's `meta.json` a followed file's record is: `source` (the file
+/// it was imported from) or `resumes[i]` (a session `convo resume` wrote for an agent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Source,
+    Resume(usize),
+}
+
+impl At {
+    fn get(self, meta: &crate::store::Meta) -> Option<&Value> {
+        match self {
+            At::Source => meta.extra.get("source"),
+            At::Resume(i) => meta.extra.get(RESUMES)?.get(i),
+        }
+    }
+
+    fn get_mut(self, meta: &mut crate::store::Meta) -> Option<&mut Map<String, Value>> {
+        match self {
+            At::Source => meta.extra.get_mut("source")?.as_object_mut(),
+            At::Resume(i) => meta.extra.get_mut(RESUMES)?.get_mut(i)?.as_object_mut(),
+        }
+    }
+}
+
+/// The key of `meta.json` listing the sessions `convo resume` wrote for a conversation.
+pub const RESUMES: &str = "resumes";
+
+/// The conversations holding session `session`, by part (0: the main one), and where the
+/// main one keeps the session's record.
+type Parts = HashMap<usize, (String, crate::store::Meta, At)>;
+
+fn session_parts(store: &Store, session: &str) -> Result<Parts> {
+    let mut parts = Parts::new();
     for id in store.conversation_ids()? {
         let meta = store.meta(&id)?;
-        let Some(source) = meta.extra.get("source") else { continue };
-        if source.get("session").and_then(Value::as_str) == Some(session)
+        if let Some(source) = meta.extra.get("source")
+            && source.get("session").and_then(Value::as_str) == Some(session)
             && let Some(part) = source.get("part").and_then(Value::as_u64)
         {
-            parts.insert(part as usize, (id, meta));
+            parts.insert(part as usize, (id, meta, At::Source));
+            continue;
+        }
+        let resumed = meta.extra.get(RESUMES).and_then(Value::as_array).and_then(|records| {
+            records.iter().position(|r| r.get("session").and_then(Value::as_str) == Some(session))
+        });
+        if let Some(i) = resumed {
+            parts.insert(0, (id, meta, At::Resume(i)));
         }
     }
     Ok(parts)
+}
+
+/// The record a followed file starts from when convo wrote it (`convo resume`): its bytes
+/// are taken as read, and the events they give are counted as imported, so a follow appends
+/// only what the agent adds after them.
+pub fn written_record(format: Format, name: &str, session: &str, bytes: &[u8], clock: &Clock) -> Result<Value> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ImportFailure::NotText { name: name.to_owned() })?;
+    let mut counts = Counts::default();
+    let roots = match format {
+        Format::ClaudeCode => interop::claude_code::sidechain_roots(&mut interop::text_lines(text)),
+        _ => Ok(Default::default()),
+    }
+    .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
+    interop::stream(format, &mut interop::text_lines(text), &roots, clock, &mut counts)
+        .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(bytes);
+    let sha1 = hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default();
+    let mut record = source(format, name, &sha1, 0);
+    record["session"] = json!(session);
+    record["drafts"] = json!(counts.0.first().copied().unwrap_or(0));
+    record["consumed"] = json!(bytes.len());
+    record["consumed_sha1"] = json!(sha1);
+    Ok(record)
 }
 
 /// How many leading bytes of the file are whole lines (up to and including the last newline).
@@ -775,6 +838,8 @@ fn prefix_sha1(path: &Path, n: u64) -> Result<String> {
 struct FollowedPart {
     id: String,
     meta: crate::store::Meta,
+    /// Where its record of the file is.
+    at: At,
     /// Events imported into it from the file before.
     already: u64,
     /// Events the importer has made for it so far in this pass.

@@ -11,6 +11,7 @@ pub mod import;
 pub mod plan;
 pub mod query;
 pub mod redact;
+pub mod resume;
 pub mod search;
 pub mod watch;
 

@@ -250,7 +250,7 @@ impl Choice {
         match (&request.summary, &profile.summary) {
             (Some(text), _) => {
                 policies = Policies {
-                    summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None }),
+                    summary: Some(Summary { text: text.clone(), by: "user".into(), usage: None, agent_history: None }),
                     ..explicit_only
                 };
             }
@@ -297,7 +297,7 @@ pub fn place(
         // happened there.
         let span = range.0..range.1 + 1;
         let text = digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens);
-        policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None });
+        policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None, agent_history: None });
     }
     let turn = |i: usize| turns[i].unwrap_or(0);
     let compaction = build(outlined, range, policies, config.tool_hints(), Some(name.to_owned()));

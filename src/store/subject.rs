@@ -92,6 +92,13 @@ pub fn follow(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" followed from {format} (+{events} events)")
 }
 
+/// `resume: "fix login" in claude-code as 3f2a…, compacted (17 events)` (`title` quoted by [`name`]): a conversation
+/// handed to an agent as a session file its `--resume` reads (`convo resume`).
+pub fn resume(title: &str, agent: &str, session: &str, compacted: bool, events: u64) -> String {
+    let how = if compacted { ", compacted" } else { "" };
+    format!("resume: {title} in {agent} as {session}{how} ({})", plural(events, "event"))
+}
+
 /// `import: 3 sessions from projects (+120 events)`: a folder of sessions, new and grown,
 /// in one commit (`import DIR`).
 pub fn folder(dir: &str, sessions: usize, events: u64) -> String {

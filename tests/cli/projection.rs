@@ -138,6 +138,7 @@ fn rfd_064_heavy_summary_listing() {
             text: "Set up a Rust project at src/main.rs with error handling and tracing-based logging.".into(),
             by: "user".into(),
             usage: None,
+            agent_history: None,
         }),
         reasoning: None,
         tool_calls: None,
@@ -185,7 +186,7 @@ fn rfd_064_stacking_table() {
         to_turn: 20,
         from_event: "u0".into(),
         to_event: "a20".into(),
-        summary: Some(Summary { text: "turns 0-20 in brief".into(), by: "user".into(), usage: None }),
+        summary: Some(Summary { text: "turns 0-20 in brief".into(), by: "user".into(), usage: None, agent_history: None }),
         reasoning: None,
         tool_calls: None,
         tools: Default::default(),
@@ -247,7 +248,7 @@ fn config_events_pass_through_a_summary_at_their_position() {
     let mut lines = rfd_stream();
     lines.insert(6, event("cfg", "2026-01-01T00:00:00Z", json!({"type":"config","set":{"compaction.keep_last":2}})));
     let heavy = Compaction {
-        summary: Some(Summary { text: "S".into(), by: "user".into(), usage: None }),
+        summary: Some(Summary { text: "S".into(), by: "user".into(), usage: None, agent_history: None }),
         reasoning: None,
         tool_calls: None,
         ..default_profile()

@@ -23,6 +23,7 @@ pub mod pull;
 pub mod push;
 pub mod query;
 pub mod redact;
+pub mod resume;
 pub mod remote;
 pub mod rename;
 pub mod restore;

@@ -1,0 +1,127 @@
+use std::io::Write;
+use std::path::PathBuf;
+
+use convo::interop::resume::Agent;
+use convo::ops::resume::{self, Request};
+
+use crate::cli::Ctx;
+use crate::cli::command_error::CommandError;
+use crate::cli::ui::CommitReport;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Target {
+    /// Claude Code: `claude --resume ID` in the directory
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    /// Codex CLI: `codex resume ID`
+    Codex,
+}
+
+/// Hand a conversation to an agent as a session its own resume reads
+///
+/// Writes the conversation as a new session file where the agent looks for it (Claude Code:
+/// ~/.claude/projects/<the directory>/<id>.jsonl, or under $CLAUDE_CONFIG_DIR; Codex:
+/// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, or under $CODEX_HOME), prints the
+/// session id on stdout and the command that carries it on on stderr. The session is kept
+/// with the conversation: when the agent carries on, `hook`, `watch` and `import --follow`
+/// append its new turns to the same conversation. An existing session file is never
+/// replaced; the name is always a fresh UUID.
+///
+/// Tool calls and reasoning stay the agent's own when the conversation came from that
+/// agent; otherwise calls and results are handed over as text the model reads and
+/// reasoning is left out.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Conversation id, unique id prefix, or title (default: the active one)
+    #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
+    id: Option<String>,
+    /// The agent to carry the conversation on in
+    #[arg(long = "in", value_enum, value_name = "AGENT")]
+    agent: Target,
+    /// Hand over the view an LLM is sent (compactions applied), not the raw events
+    #[arg(long)]
+    compacted: bool,
+    /// The directory the agent will run in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let id = store.resolve_or_active(args.id.as_deref())?;
+    let agent = match args.agent {
+        Target::ClaudeCode => Agent::ClaudeCode,
+        Target::Codex => Agent::Codex,
+    };
+    let cwd = match &args.cwd {
+        Some(dir) => std::fs::canonicalize(dir)
+            .map_err(|e| CommandError::input(format!("--cwd {}: {e}", dir.display())))
+            .and_then(|d| {
+                if d.is_dir() { Ok(d) } else { Err(CommandError::input(format!("--cwd {}: not a directory", dir.display()))) }
+            })?,
+        None => std::env::current_dir().map_err(|e| CommandError::input(format!("the current directory: {e}")))?,
+    };
+    let home = agent_home(agent)?;
+    let provider = match agent {
+        Agent::Codex => codex_provider(&home),
+        Agent::ClaudeCode => String::new(),
+    };
+    let request = Request { id: &id, agent, compacted: args.compacted, cwd: &cwd, home: &home, provider: &provider };
+    let resumed = resume::resume(&store, &request, &ctx.clock)?;
+    writeln!(ctx.ui.stdout(), "{}", resumed.session)?;
+    ctx.ui.commit(&CommitReport {
+        conversation: Some(&resumed.id),
+        commit: &resumed.commit,
+        subject: &resumed.subject,
+        landed: &resumed.landed,
+    });
+    ctx.note(&format!("wrote {}", resumed.path.display()));
+    if resumed.as_text {
+        ctx.note("tool calls and results are handed over as text: the conversation came from elsewhere");
+    }
+    let here = std::env::current_dir().ok().and_then(|d| std::fs::canonicalize(d).ok());
+    let cd = if here.as_deref() == Some(cwd.as_path()) {
+        String::new()
+    } else {
+        format!("cd {} && ", shell_quote(&cwd.to_string_lossy()))
+    };
+    let command = match agent {
+        Agent::ClaudeCode => format!("{cd}claude --resume {}", resumed.session),
+        Agent::Codex => format!("{cd}codex resume {}", resumed.session),
+    };
+    ctx.note(&format!("carry on with: {command}"));
+    Ok(())
+}
+
+/// The agent's own folder, as the agent finds it.
+fn agent_home(agent: Agent) -> Result<PathBuf, CommandError> {
+    let (var, folder) = match agent {
+        Agent::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
+        Agent::Codex => ("CODEX_HOME", ".codex"),
+    };
+    if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(folder))
+        .ok_or_else(|| CommandError::input(format!("cannot find the agent's folder: neither {var} nor HOME is set")))
+}
+
+/// The provider the user's Codex config uses (`model_provider`), else `openai`: Codex
+/// refuses to resume a rollout of another provider.
+fn codex_provider(home: &std::path::Path) -> String {
+    std::fs::read_to_string(home.join("config.toml"))
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("model_provider").and_then(|v| v.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| "openai".to_owned())
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,193 @@
+//! A Claude Code session file (`~/.claude/projects/<project>/<session>.jsonl`), as its
+//! `--resume` reads it: one line per API message, chained by `parentUuid`. Consecutive
+//! events of one side make one message (an assistant's thinking, text and tool calls; the
+//! results and text of a user turn), as the API is sent them. A compaction is Claude Code's
+//! own: a `compact_boundary` system line, then the summary as an `isCompactSummary` user
+//! line, after which it sends only the summary and what follows.
+
+use std::io::Write;
+
+use serde_json::{Map, Value, json};
+
+use super::{AsText, Part, Session, is_message, written_call_id};
+use crate::event::Kind;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    User,
+    Assistant,
+}
+
+struct Writer<'s, 'w> {
+    session: &'s Session<'s>,
+    out: &'w mut dyn Write,
+    fresh: &'w mut dyn FnMut() -> String,
+    parent: Option<String>,
+    pending: Option<(Role, Vec<Value>, String, Option<String>)>,
+    messages: u64,
+}
+
+impl Writer<'_, '_> {
+    fn line(&mut self, mut fields: Map<String, Value>, ts: &str) -> std::io::Result<String> {
+        let uuid = (self.fresh)();
+        let mut line = Map::new();
+        line.insert("parentUuid".into(), self.parent.clone().map(Value::String).unwrap_or(Value::Null));
+        line.insert("isSidechain".into(), Value::Bool(false));
+        line.insert("userType".into(), json!("external"));
+        line.insert("cwd".into(), json!(self.session.cwd));
+        line.insert("sessionId".into(), json!(self.session.id));
+        line.insert("version".into(), json!(VERSION));
+        line.insert("gitBranch".into(), json!(""));
+        line.append(&mut fields);
+        line.insert("uuid".into(), json!(uuid));
+        line.insert("timestamp".into(), json!(ts));
+        serde_json::to_writer(&mut *self.out, &line)?;
+        self.out.write_all(b"\n")?;
+        self.parent = Some(uuid.clone());
+        Ok(uuid)
+    }
+
+    fn block(&mut self, role: Role, block: Value, ts: &str, model: Option<&str>) -> std::io::Result<()> {
+        if self.pending.as_ref().is_some_and(|(r, ..)| *r != role) {
+            self.flush()?;
+        }
+        let pending = self.pending.get_or_insert_with(|| (role, Vec::new(), ts.to_owned(), None));
+        if pending.3.is_none() {
+            pending.3 = model.map(str::to_owned);
+        }
+        pending.1.push(block);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let Some((role, blocks, ts, model)) = self.pending.take() else { return Ok(()) };
+        let mut fields = Map::new();
+        match role {
+            Role::User => {
+                // A prompt alone is a string, as Claude Code writes what was typed.
+                let content = match blocks.as_slice() {
+                    [one] if one["type"] == "text" => one["text"].clone(),
+                    _ => Value::Array(blocks),
+                };
+                fields.insert("type".into(), json!("user"));
+                fields.insert("message".into(), json!({"role": "user", "content": content}));
+            }
+            Role::Assistant => {
+                self.messages += 1;
+                let stop = if blocks.iter().any(|b| b["type"] == "tool_use") { "tool_use" } else { "end_turn" };
+                fields.insert("type".into(), json!("assistant"));
+                fields.insert(
+                    "message".into(),
+                    json!({
+                        "id": format!("msg_convo_{:06}", self.messages),
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model.unwrap_or_else(|| MODEL.to_owned()),
+                        "content": blocks,
+                        "stop_reason": stop,
+                        "stop_sequence": null,
+                        "usage": {"input_tokens": 0, "output_tokens": 0},
+                    }),
+                );
+            }
+        }
+        self.line(fields, &ts)?;
+        Ok(())
+    }
+
+    fn compacted(&mut self, summary: &str, ts: &str) -> std::io::Result<()> {
+        self.flush()?;
+        let logical = self.parent.take();
+        let mut boundary = Map::new();
+        boundary.insert("logicalParentUuid".into(), logical.map(Value::String).unwrap_or(Value::Null));
+        boundary.insert("type".into(), json!("system"));
+        boundary.insert("subtype".into(), json!("compact_boundary"));
+        boundary.insert("content".into(), json!("Conversation compacted"));
+        boundary.insert("isMeta".into(), json!(false));
+        boundary.insert("level".into(), json!("info"));
+        boundary.insert("compactMetadata".into(), json!({"trigger": "manual", "preTokens": 0}));
+        self.line(boundary, ts)?;
+        let mut line = Map::new();
+        line.insert("type".into(), json!("user"));
+        line.insert("message".into(), json!({"role": "user", "content": summary}));
+        line.insert("isVisibleInTranscriptOnly".into(), json!(true));
+        line.insert("isCompactSummary".into(), json!(true));
+        self.line(line, ts)?;
+        Ok(())
+    }
+}
+
+/// The version written in each line: Claude Code reads lines of any version it knows.
+const VERSION: &str = "2.1.0";
+/// The model named on an assistant message the source did not name one for.
+const MODEL: &str = "convo";
+
+pub fn write(
+    session: &Session<'_>,
+    parts: &[Part<'_>],
+    fresh: &mut dyn FnMut() -> String,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut w = Writer { session, out, fresh, parent: None, pending: None, messages: 0 };
+    let mut text = AsText::default();
+    // Call ids as written (the source's own where the importer renamed one), for results.
+    let mut ids: std::collections::HashMap<&str, String> = Default::default();
+    for part in parts {
+        let event = match part {
+            Part::Compacted { summary, ts, .. } => {
+                w.compacted(summary, ts)?;
+                continue;
+            }
+            Part::Event(event) if is_message(event) => event,
+            Part::Event(_) => continue,
+        };
+        let ts = event.ts.as_str();
+        let model = event.extra.get("model").and_then(Value::as_str);
+        match &event.kind {
+            Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), ts, None)?,
+            Kind::Assistant { content } => {
+                w.block(Role::Assistant, json!({"type": "text", "text": content}), ts, model)?
+            }
+            Kind::Reasoning { content } => {
+                if let (true, Some(signature)) = (session.native, event.extra.get("signature")) {
+                    let block = json!({"type": "thinking", "thinking": content, "signature": signature});
+                    w.block(Role::Assistant, block, ts, model)?;
+                }
+            }
+            Kind::ToolCall { call_id, name, arguments } if session.native => {
+                let input = match arguments {
+                    Value::Object(_) => arguments.clone(),
+                    other => json!({ "input": other }),
+                };
+                let id = ids.entry(call_id).or_insert_with(|| written_call_id(event, call_id));
+                let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+                w.block(Role::Assistant, block, ts, model)?;
+            }
+            Kind::ToolCall { call_id, name, arguments } => {
+                let block = json!({"type": "text", "text": text.call(call_id, name, arguments)});
+                w.block(Role::Assistant, block, ts, model)?;
+            }
+            Kind::ToolResult { call_id, content, is_error } if session.native => {
+                let id = ids.get(call_id.as_str()).map(String::as_str).unwrap_or(call_id);
+                let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                w.block(Role::User, block, ts, None)?;
+            }
+            Kind::ToolResult { call_id, content, is_error } => {
+                let block = json!({"type": "text", "text": text.result(call_id, content, *is_error)});
+                w.block(Role::User, block, ts, None)?;
+            }
+            // Claude Code's system prompt is its own.
+            Kind::System { .. } | Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
+        }
+    }
+    w.flush()?;
+    if let (Some(title), Some(leaf)) = (session.title, w.parent.clone()) {
+        let line = json!({"type": "summary", "summary": title, "leafUuid": leaf});
+        serde_json::to_writer(&mut *w.out, &line)?;
+        w.out.write_all(b"\n")?;
+    }
+    Ok(())
+}

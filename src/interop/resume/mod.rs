@@ -1,0 +1,160 @@
+//! Sessions an agent's own `--resume` reads, written from a conversation: Claude Code's
+//! session JSONL (`claude_code`) and Codex's rollout JSONL (`codex`).
+//!
+//! What is written is a sequence of [`Part`]s the caller chose: the raw events, or the view
+//! an LLM is sent. A compaction the agent can read as its own (a summary at the start of
+//! the view, or the agent's own compaction in a raw hand-over) becomes the agent's own
+//! compaction record, so its later `/compact` and its resume logic keep working.
+//!
+//! Tool calls and reasoning are written as the agent's own records only when the
+//! conversation came from that agent ([`Session::native`]): another agent's tools are not
+//! ones it has, and reasoning is signed (Claude) or encrypted (Codex) by the provider that
+//! made it. Otherwise a call and its result become text the model reads, and reasoning is
+//! left out. System events are left out for Claude Code, whose system prompt is its own.
+//!
+//! Nothing here decides where a file goes: the caller names the session id and the
+//! working directory, never the conversation.
+
+pub mod claude_code;
+pub mod codex;
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::event::{Event, Kind};
+
+/// An agent convo hands conversations to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Codex];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The import format of the agent's session files.
+    pub fn format(self) -> super::Format {
+        match self {
+            Agent::ClaudeCode => super::Format::ClaudeCode,
+            Agent::Codex => super::Format::Codex,
+        }
+    }
+
+    /// What the agent's compactions are recorded as (`Summary::by`) when imported.
+    pub fn summary_by(self) -> &'static str {
+        self.name()
+    }
+}
+
+/// One piece of a hand-over.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    Event(&'a Event),
+    /// A compaction the agent reads as its own: its summary, and for Codex what it replaces
+    /// the history with, as it recorded it.
+    Compacted { summary: &'a str, agent_history: Option<&'a Value>, ts: &'a str },
+}
+
+/// The session being written, as the caller decided it.
+#[derive(Debug, Clone, Copy)]
+pub struct Session<'a> {
+    /// The session id: also in the file's name, which the caller chose.
+    pub id: &'a str,
+    /// The working directory the agent is to run in (absolute).
+    pub cwd: &'a str,
+    /// When the session file is made (RFC 3339).
+    pub created: &'a str,
+    pub title: Option<&'a str>,
+    /// The conversation came from this agent: its tool calls and reasoning are the agent's own.
+    pub native: bool,
+    /// Codex: the provider its config uses (`model_provider`), which it checks on resume.
+    pub provider: &'a str,
+}
+
+/// A UUID made from a ULID's 128 bits, with the version and variant bits set: fresh ids
+/// from the injected clock (so sealed tests are repeatable). Version 7 keeps the ULID's
+/// millisecond time where UUIDv7 has it; version 4 is what Claude Code makes.
+pub fn uuid_from_ulid(ulid: &str, version: u8) -> String {
+    let n = ulid::Ulid::from_string(ulid).map(u128::from).unwrap_or_default();
+    let mut bytes = n.to_be_bytes();
+    bytes[6] = (bytes[6] & 0x0f) | (version << 4);
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// Write `parts` as `agent`'s session; `fresh` gives a new id each call (UUIDs for lines).
+pub fn write(
+    agent: Agent,
+    session: &Session<'_>,
+    parts: &[Part<'_>],
+    fresh: &mut dyn FnMut() -> String,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match agent {
+        Agent::ClaudeCode => claude_code::write(session, parts, fresh, out),
+        Agent::Codex => codex::write(session, parts, out),
+    }
+}
+
+/// The id a call is written with: the source's own when the importer had to rename it
+/// (`source_call_id`), so the agent sees the ids its provider made.
+pub(crate) fn written_call_id(event: &Event, call_id: &str) -> String {
+    event.extra.get("source_call_id").and_then(Value::as_str).unwrap_or(call_id).to_owned()
+}
+
+/// Tool calls and results as text, for an agent that does not have the tools: what was
+/// called with what, and what came back, in words the model reads.
+#[derive(Default)]
+pub(crate) struct AsText {
+    names: HashMap<String, String>,
+}
+
+impl AsText {
+    pub fn call(&mut self, call_id: &str, name: &str, arguments: &Value) -> String {
+        self.names.insert(call_id.to_owned(), name.to_owned());
+        match arguments {
+            Value::Object(o) if o.is_empty() => format!("[tool call: {name}]"),
+            Value::String(s) => format!("[tool call: {name}] {s}"),
+            other => format!("[tool call: {name}] {other}"),
+        }
+    }
+
+    pub fn result(&self, call_id: &str, content: &str, is_error: bool) -> String {
+        let name = self.names.get(call_id).map(String::as_str).unwrap_or("tool");
+        let error = if is_error { " (error)" } else { "" };
+        format!("[tool result: {name}{error}]\n{content}")
+    }
+}
+
+/// Whether an event is part of what a model is sent (not config, compaction or unknown).
+pub(crate) fn is_message(event: &Event) -> bool {
+    !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uuid_from_a_ulid_has_the_version_and_variant_asked_for() {
+        let u = uuid_from_ulid("01J00000000000000000000001", 4);
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"), "{u}");
+        let v7 = uuid_from_ulid("01J00000000000000000000001", 7);
+        assert_eq!(&v7[14..15], "7");
+        // The ULID's time is kept in the first 48 bits, as UUIDv7 keeps it.
+        assert_eq!(&v7[..8], &u[..8]);
+    }
+}

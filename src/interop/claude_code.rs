@@ -145,8 +145,12 @@ pub fn parse_lines(
             }
             "assistant" => {
                 let content = line.pointer("/message/content").cloned().unwrap_or_default();
-                assistant_line(builder, &mut report, &content, uuid, ts);
+                let message = (line.pointer("/message/id"), line.pointer("/message/model"));
+                assistant_line(builder, &mut report, &content, uuid, message, ts);
             }
+            // What Claude Code renders into its requests (environment, date, reminders): kept
+            // with the next event, so a resume sends them as the agent's own file does.
+            "attachment" if line.get("rendered").is_some_and(|r| !r.is_null()) => builder.hold(line.clone()),
             "" => skip(&mut report, "line without a type"),
             other => skip(&mut report, format!("`{other}` record")),
         }
@@ -159,6 +163,7 @@ pub fn parse_lines(
     }
     let mut conversations = vec![(title, None)];
     for (i, builder) in builders.iter_mut().enumerate() {
+        builder.release_held();
         emit.drafts(i, builder.take())?;
         if i > 0 {
             conversations.push((Some(format!("subagent {i}")), Some(0)));
@@ -207,7 +212,16 @@ fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option
     }
 }
 
-fn assistant_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option<&str>, ts: Option<&str>) {
+/// `message`: the id of the API message the line is part of (kept: Claude Code joins the
+/// lines of one message back into one when it resumes) and the model that wrote it.
+fn assistant_line(
+    b: &mut Builder,
+    report: &mut Report,
+    content: &Value,
+    uuid: Option<&str>,
+    (message_id, model): (Option<&Value>, Option<&Value>),
+    ts: Option<&str>,
+) {
     let blocks = match content {
         Value::Array(blocks) => blocks.clone(),
         other => vec![serde_json::json!({"type": "text", "text": text_of(other)})],
@@ -215,6 +229,11 @@ fn assistant_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: O
     for (n, block) in blocks.iter().enumerate() {
         let id = part_id(uuid, n);
         let mut extra = serde_json::Map::new();
+        for (key, value) in [("message_id", message_id), ("model", model)] {
+            if let Some(value) = value.filter(|v| v.is_string()) {
+                extra.insert(key.into(), value.clone());
+            }
+        }
         let kind = match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 Kind::Assistant { content: block.get("text").and_then(Value::as_str).unwrap_or("").to_owned() }

@@ -56,6 +56,12 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
                     skip(&mut report, "compacted record with nothing to cover");
                 }
             }
+            // What Codex compares the session's context against when it resumes: kept with
+            // the next event, so a resume does not inject the context a second time.
+            "turn_context" | "world_state" | "session_meta" => b.hold(line.clone()),
+            "event_msg" if payload.get("type").and_then(Value::as_str) == Some("thread_settings_applied") => {
+                b.hold(line.clone())
+            }
             "event_msg" => skip(&mut report, "event_msg (repeats a response item)"),
             "" => skip(&mut report, "record without a type"),
             other => skip(&mut report, format!("`{other}` record")),
@@ -67,6 +73,7 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
     if !recognised {
         return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
+    b.release_held();
     emit.drafts(0, b.take())?;
     Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report })
 }
@@ -84,6 +91,11 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
     let kind = match item_type {
         "message" => {
             let content = text_of(p.get("content").unwrap_or(&Value::Null));
+            // Codex finds its context blocks by the part they start (`<permissions
+            // instructions>`): a resume writes the parts back apart.
+            if let Some(parts) = p.get("content").and_then(Value::as_array).filter(|parts| parts.len() > 1) {
+                extra.insert("codex_content".into(), Value::Array(parts.clone()));
+            }
             match p.get("role").and_then(Value::as_str) {
                 Some("user") => Kind::User { content },
                 Some("assistant") => Kind::Assistant { content },

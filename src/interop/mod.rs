@@ -316,6 +316,10 @@ pub(crate) struct Builder<'c> {
     /// What a source compaction covers: from the first user event to the latest event.
     first_user: Option<String>,
     last: Option<String>,
+    /// The agent's own records seen since the last event (Claude Code's rendered
+    /// attachments, Codex's turn context), kept with the next event as `agent_records`: not
+    /// messages, but the agent sends them (or decides what to send by them) when it resumes.
+    held: Vec<Value>,
 }
 
 impl<'c> Builder<'c> {
@@ -329,6 +333,20 @@ impl<'c> Builder<'c> {
             turns: 0,
             first_user: None,
             last: None,
+            held: Vec::new(),
+        }
+    }
+
+    /// Keep an agent's record with the next event (see `held`).
+    pub fn hold(&mut self, record: Value) {
+        self.held.push(record);
+    }
+
+    /// At the end of the source: records held with no event after them go with the last
+    /// event made (`agent_records_after`), while it is still here to take them.
+    pub fn release_held(&mut self) {
+        if let Some(last) = self.drafts.last_mut().filter(|_| !self.held.is_empty()) {
+            last.extra.insert(AGENT_RECORDS_AFTER.into(), Value::Array(std::mem::take(&mut self.held)));
         }
     }
 
@@ -386,6 +404,9 @@ impl<'c> Builder<'c> {
             }
         };
         self.ids.insert(&id);
+        if !self.held.is_empty() {
+            extra.insert(AGENT_RECORDS.into(), Value::Array(std::mem::take(&mut self.held)));
+        }
         let ts = match ts {
             Some(t) if chrono::DateTime::parse_from_rfc3339(t).is_ok() => Some(t.to_owned()),
             Some(t) => {
@@ -443,6 +464,12 @@ impl<'c> Builder<'c> {
         true
     }
 }
+
+/// The key of an event's extra fields holding the agent's own records that came before it
+/// (see `Builder::hold`), which `convo resume` writes back for the same agent.
+pub const AGENT_RECORDS: &str = "agent_records";
+/// The same for the records that ended the source, after the last event.
+pub const AGENT_RECORDS_AFTER: &str = "agent_records_after";
 
 /// Count one skipped record or part, with its reason.
 pub(crate) fn skip(report: &mut Report, why: impl Into<String>) {

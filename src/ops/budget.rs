@@ -139,7 +139,8 @@ pub fn climb(
         let prepared = plan::place(conversation, config, request, &name, step.choice(request, profile), now)?;
         let mut candidate = prepared.compaction.clone();
         if prepared.pending.is_some() {
-            candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
+            candidate.summary =
+                Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
         }
         let estimate = plan::estimate(conversation, &candidate, id, ts)?;
         let fits = estimate.after <= budget;

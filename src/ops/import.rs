@@ -757,9 +757,10 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
             parts.insert(part as usize, (id, meta, At::Source));
             continue;
         }
-        let resumed = meta.extra.get(RESUMES).and_then(Value::as_array).and_then(|records| {
-            records.iter().position(|r| r.get("session").and_then(Value::as_str) == Some(session))
-        });
+        let resumed =
+            meta.extra.get(RESUMES).and_then(Value::as_array).and_then(|records| {
+                records.iter().position(|r| r.get("session").and_then(Value::as_str) == Some(session))
+            });
         if let Some(i) = resumed {
             parts.insert(0, (id, meta, At::Resume(i)));
         }

@@ -20,6 +20,7 @@ mod fan_out;
 mod fixing_mistakes;
 mod follow;
 mod grep;
+mod handoff;
 mod hooks;
 mod hostile_remotes;
 mod html;

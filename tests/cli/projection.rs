@@ -186,7 +186,12 @@ fn rfd_064_stacking_table() {
         to_turn: 20,
         from_event: "u0".into(),
         to_event: "a20".into(),
-        summary: Some(Summary { text: "turns 0-20 in brief".into(), by: "user".into(), usage: None, agent_history: None }),
+        summary: Some(Summary {
+            text: "turns 0-20 in brief".into(),
+            by: "user".into(),
+            usage: None,
+            agent_history: None,
+        }),
         reasoning: None,
         tool_calls: None,
         tools: Default::default(),

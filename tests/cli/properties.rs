@@ -89,7 +89,12 @@ fn drafts(turns: &[Turn]) -> Vec<Draft> {
 fn policies(summary: bool, reasoning: bool, tools: u8, micro: u8, n: usize) -> Policies {
     if summary {
         return Policies {
-            summary: Some(Summary { text: format!("summary {n}"), by: "user".into(), usage: None, agent_history: None }),
+            summary: Some(Summary {
+                text: format!("summary {n}"),
+                by: "user".into(),
+                usage: None,
+                agent_history: None,
+            }),
             ..Default::default()
         };
     }

@@ -57,7 +57,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Some(dir) => std::fs::canonicalize(dir)
             .map_err(|e| CommandError::input(format!("--cwd {}: {e}", dir.display())))
             .and_then(|d| {
-                if d.is_dir() { Ok(d) } else { Err(CommandError::input(format!("--cwd {}: not a directory", dir.display()))) }
+                if d.is_dir() {
+                    Ok(d)
+                } else {
+                    Err(CommandError::input(format!("--cwd {}: not a directory", dir.display())))
+                }
             })?,
         None => std::env::current_dir().map_err(|e| CommandError::input(format!("the current directory: {e}")))?,
     };

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{AsText, Part, Session, is_message, written_call_id};
 use crate::event::Kind;
+use crate::interop::AGENT_RECORDS;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -23,8 +24,27 @@ struct Writer<'s, 'w> {
     out: &'w mut dyn Write,
     fresh: &'w mut dyn FnMut() -> String,
     parent: Option<String>,
-    pending: Option<(Role, Vec<Value>, String, Option<String>)>,
+    pending: Option<Pending>,
     messages: u64,
+}
+
+/// The line being gathered: one side's blocks, from one source line where the events say
+/// which (a native hand-over keeps Claude Code's own line structure, which it joins back
+/// into API messages itself).
+struct Pending {
+    role: Role,
+    blocks: Vec<Value>,
+    ts: String,
+    line: Option<String>,
+    model: Option<String>,
+    message_id: Option<String>,
+}
+
+/// The source line an event came from: importers name an event of a line's nth block
+/// `<uuid>.<n>`.
+fn source_line(event: &crate::event::Event) -> Option<String> {
+    let id = event.extra.get("source_id").and_then(Value::as_str).unwrap_or(&event.id);
+    Some(id.split('.').next().unwrap_or(id).to_owned())
 }
 
 impl Writer<'_, '_> {
@@ -47,20 +67,38 @@ impl Writer<'_, '_> {
         Ok(uuid)
     }
 
-    fn block(&mut self, role: Role, block: Value, ts: &str, model: Option<&str>) -> std::io::Result<()> {
-        if self.pending.as_ref().is_some_and(|(r, ..)| *r != role) {
+    /// One of the agent's own records (an attachment), in the chain where it was.
+    fn record(&mut self, record: &Value) -> std::io::Result<()> {
+        let Value::Object(fields) = record else { return Ok(()) };
+        let mut fields = fields.clone();
+        let ts = fields.get("timestamp").and_then(Value::as_str).unwrap_or(self.session.created).to_owned();
+        for chained in ["parentUuid", "uuid", "sessionId", "cwd", "timestamp", "isSidechain"] {
+            fields.remove(chained);
+        }
+        self.line(fields, &ts)?;
+        Ok(())
+    }
+
+    fn block(&mut self, role: Role, block: Value, event: &crate::event::Event) -> std::io::Result<()> {
+        let line = if self.session.native { source_line(event) } else { None };
+        if self.pending.as_ref().is_some_and(|p| p.role != role || p.line != line) {
             self.flush()?;
         }
-        let pending = self.pending.get_or_insert_with(|| (role, Vec::new(), ts.to_owned(), None));
-        if pending.3.is_none() {
-            pending.3 = model.map(str::to_owned);
-        }
-        pending.1.push(block);
+        let text = |key: &str| event.extra.get(key).and_then(Value::as_str).map(str::to_owned);
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            role,
+            blocks: Vec::new(),
+            ts: event.ts.clone(),
+            line,
+            model: text("model"),
+            message_id: text("message_id"),
+        });
+        pending.blocks.push(block);
         Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        let Some((role, blocks, ts, model)) = self.pending.take() else { return Ok(()) };
+        let Some(Pending { role, blocks, ts, model, message_id, .. }) = self.pending.take() else { return Ok(()) };
         let mut fields = Map::new();
         match role {
             Role::User => {
@@ -79,7 +117,7 @@ impl Writer<'_, '_> {
                 fields.insert(
                     "message".into(),
                     json!({
-                        "id": format!("msg_convo_{:06}", self.messages),
+                        "id": message_id.unwrap_or_else(|| format!("msg_convo_{:06}", self.messages)),
                         "type": "message",
                         "role": "assistant",
                         "model": model.unwrap_or_else(|| MODEL.to_owned()),
@@ -141,17 +179,21 @@ pub fn write(
             Part::Event(event) if is_message(event) => event,
             Part::Event(_) => continue,
         };
-        let ts = event.ts.as_str();
-        let model = event.extra.get("model").and_then(Value::as_str);
-        match &event.kind {
-            Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), ts, None)?,
-            Kind::Assistant { content } => {
-                w.block(Role::Assistant, json!({"type": "text", "text": content}), ts, model)?
+        if session.native
+            && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS)
+        {
+            w.flush()?;
+            for record in records {
+                w.record(record)?;
             }
+        }
+        match &event.kind {
+            Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), event)?,
+            Kind::Assistant { content } => w.block(Role::Assistant, json!({"type": "text", "text": content}), event)?,
             Kind::Reasoning { content } => {
                 if let (true, Some(signature)) = (session.native, event.extra.get("signature")) {
                     let block = json!({"type": "thinking", "thinking": content, "signature": signature});
-                    w.block(Role::Assistant, block, ts, model)?;
+                    w.block(Role::Assistant, block, event)?;
                 }
             }
             Kind::ToolCall { call_id, name, arguments } if session.native => {
@@ -161,11 +203,11 @@ pub fn write(
                 };
                 let id = ids.entry(call_id).or_insert_with(|| written_call_id(event, call_id));
                 let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
-                w.block(Role::Assistant, block, ts, model)?;
+                w.block(Role::Assistant, block, event)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
                 let block = json!({"type": "text", "text": text.call(call_id, name, arguments)});
-                w.block(Role::Assistant, block, ts, model)?;
+                w.block(Role::Assistant, block, event)?;
             }
             Kind::ToolResult { call_id, content, is_error } if session.native => {
                 let id = ids.get(call_id.as_str()).map(String::as_str).unwrap_or(call_id);
@@ -173,11 +215,11 @@ pub fn write(
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
-                w.block(Role::User, block, ts, None)?;
+                w.block(Role::User, block, event)?;
             }
             Kind::ToolResult { call_id, content, is_error } => {
                 let block = json!({"type": "text", "text": text.result(call_id, content, *is_error)});
-                w.block(Role::User, block, ts, None)?;
+                w.block(Role::User, block, event)?;
             }
             // Claude Code's system prompt is its own.
             Kind::System { .. } | Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}

@@ -11,30 +11,66 @@ use serde_json::{Value, json};
 
 use super::{AsText, Part, Session, is_message, written_call_id};
 use crate::event::Kind;
+use crate::interop::{AGENT_RECORDS, AGENT_RECORDS_AFTER};
 
 /// The Codex version written in `session_meta`.
 const CLI_VERSION: &str = "0.169.0";
 
-fn record(out: &mut dyn Write, ts: &str, kind: &str, payload: Value) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *out, &json!({"timestamp": ts, "type": kind, "payload": payload}))?;
-    out.write_all(b"\n")
+/// Records numbered from 0 (`ordinal`), as Codex numbers those it pages through.
+struct Out<'w> {
+    out: &'w mut dyn Write,
+    ordinal: u64,
+}
+
+impl Out<'_> {
+    fn record(&mut self, ts: &str, kind: &str, payload: Value) -> std::io::Result<()> {
+        let line = json!({"timestamp": ts, "ordinal": self.ordinal, "type": kind, "payload": payload});
+        self.ordinal += 1;
+        serde_json::to_writer(&mut *self.out, &line)?;
+        self.out.write_all(b"\n")
+    }
 }
 
 fn message(role: &str, part: &str, text: &str) -> Value {
     json!({"type": "message", "role": role, "content": [{"type": part, "text": text}]})
 }
 
+/// A message of the event's text, in the parts Codex wrote it in when they still make that
+/// text (Codex recognises its context blocks by the part they start).
+fn message_of(event: &crate::event::Event, role: &str, part: &str, text: &str) -> Value {
+    match event.extra.get("codex_content") {
+        Some(parts @ Value::Array(_)) if crate::interop::text_of(parts) == text => {
+            json!({"type": "message", "role": role, "content": parts})
+        }
+        _ => message(role, part, text),
+    }
+}
+
 pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> std::io::Result<()> {
-    let meta = json!({
-        "id": session.id,
-        "timestamp": session.created,
-        "cwd": session.cwd,
-        "originator": "convo",
-        "cli_version": CLI_VERSION,
-        "source": "cli",
-        "model_provider": session.provider,
+    let mut out = Out { out, ordinal: 0 };
+    // The source's own session metadata (its instructions, originator, ...) when it came
+    // from Codex, under this session's id, directory and provider.
+    let recorded = parts.iter().find_map(|p| match p {
+        Part::Event(e) if session.native => {
+            e.extra.get(AGENT_RECORDS)?.as_array()?.iter().find(|r| r["type"] == "session_meta")
+        }
+        _ => None,
     });
-    record(out, session.created, "session_meta", meta)?;
+    let mut meta = recorded
+        .and_then(|r| r.get("payload"))
+        .cloned()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({"originator": "convo", "cli_version": CLI_VERSION, "source": "cli"}));
+    for (key, value) in [
+        ("id", json!(session.id)),
+        ("session_id", json!(session.id)),
+        ("timestamp", json!(session.created)),
+        ("cwd", json!(session.cwd)),
+        ("model_provider", json!(session.provider)),
+    ] {
+        meta[key] = value;
+    }
+    out.record(session.created, "session_meta", meta)?;
     let mut text = AsText::default();
     let mut ids: std::collections::HashMap<&str, String> = Default::default();
     for part in parts {
@@ -44,38 +80,36 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                 if let Some(history) = agent_history {
                     payload["replacement_history"] = (*history).clone();
                 }
-                record(out, ts, "compacted", payload)?;
+                out.record(ts, "compacted", payload)?;
                 continue;
             }
             Part::Event(event) if is_message(event) => event,
             Part::Event(_) => continue,
         };
         let ts = event.ts.as_str();
-        let item = |out: &mut dyn Write, payload: Value| record(out, ts, "response_item", payload);
+        agent_records(&mut out, session, event.extra.get(AGENT_RECORDS), ts)?;
+        let item = |out: &mut Out<'_>, payload: Value| out.record(ts, "response_item", payload);
         let codex_type = event.extra.get("codex_type").and_then(Value::as_str);
         match &event.kind {
             Kind::System { content } => {
                 let role = event.extra.get("codex_role").and_then(Value::as_str).unwrap_or("developer");
-                item(out, message(role, "input_text", content))?;
+                item(&mut out, message_of(event, role, "input_text", content))?;
             }
             Kind::User { content } => {
-                item(out, message("user", "input_text", content))?;
+                item(&mut out, message_of(event, "user", "input_text", content))?;
                 let shown = json!({"type": "user_message", "message": content, "images": []});
-                record(out, ts, "event_msg", shown)?;
+                out.record(ts, "event_msg", shown)?;
             }
             Kind::Assistant { content } => {
-                item(out, message("assistant", "output_text", content))?;
-                record(out, ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
+                item(&mut out, message_of(event, "assistant", "output_text", content))?;
+                out.record(ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
             }
             Kind::Reasoning { content } => {
                 if let (true, Some(encrypted)) = (session.native, event.extra.get("encrypted_content")) {
-                    let summary = if content.is_empty() {
-                        json!([])
-                    } else {
-                        json!([{"type": "summary_text", "text": content}])
-                    };
+                    let summary =
+                        if content.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": content}]) };
                     let payload = json!({"type": "reasoning", "summary": summary, "content": null, "encrypted_content": encrypted});
-                    item(out, payload)?;
+                    item(&mut out, payload)?;
                 }
             }
             Kind::ToolCall { call_id, name, arguments } if session.native => {
@@ -90,10 +124,10 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                     }
                     _ => json!({"type": "function_call", "name": name, "arguments": as_string, "call_id": id}),
                 };
-                item(out, payload)?;
+                item(&mut out, payload)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
-                item(out, message("assistant", "output_text", &text.call(call_id, name, arguments)))?;
+                item(&mut out, message("assistant", "output_text", &text.call(call_id, name, arguments)))?;
             }
             Kind::ToolResult { call_id, content, .. } if session.native => {
                 let id = ids.get(call_id.as_str()).cloned().unwrap_or_else(|| call_id.clone());
@@ -101,13 +135,32 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                     Some("custom_tool_call_output") => "custom_tool_call_output",
                     _ => "function_call_output",
                 };
-                item(out, json!({"type": kind, "call_id": id, "output": content}))?;
+                item(&mut out, json!({"type": kind, "call_id": id, "output": content}))?;
             }
             Kind::ToolResult { call_id, content, is_error } => {
-                item(out, message("user", "input_text", &text.result(call_id, content, *is_error)))?;
+                item(&mut out, message("user", "input_text", &text.result(call_id, content, *is_error)))?;
             }
             Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
+        agent_records(&mut out, session, event.extra.get(AGENT_RECORDS_AFTER), ts)?;
+    }
+    Ok(())
+}
+
+/// The source's own records kept with an event (its turn context and settings), written
+/// back for Codex, with the directory the agent runs in now rather than the recorded one.
+fn agent_records(out: &mut Out<'_>, session: &Session<'_>, records: Option<&Value>, ts: &str) -> std::io::Result<()> {
+    let (true, Some(Value::Array(records))) = (session.native, records) else { return Ok(()) };
+    for r in records.iter().filter(|r| r["type"] != "session_meta") {
+        let mut payload = r.get("payload").cloned().unwrap_or_default();
+        if payload.get("cwd").is_some() {
+            payload["cwd"] = json!(session.cwd);
+        }
+        if let Some(settings) = payload.get_mut("thread_settings").filter(|t| t.get("cwd").is_some()) {
+            settings["cwd"] = json!(session.cwd);
+        }
+        let kind = r.get("type").and_then(Value::as_str).unwrap_or("turn_context");
+        out.record(r.get("timestamp").and_then(Value::as_str).unwrap_or(ts), kind, payload)?;
     }
     Ok(())
 }

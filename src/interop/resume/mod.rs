@@ -62,7 +62,11 @@ pub enum Part<'a> {
     Event(&'a Event),
     /// A compaction the agent reads as its own: its summary, and for Codex what it replaces
     /// the history with, as it recorded it.
-    Compacted { summary: &'a str, agent_history: Option<&'a Value>, ts: &'a str },
+    Compacted {
+        summary: &'a str,
+        agent_history: Option<&'a Value>,
+        ts: &'a str,
+    },
 }
 
 /// The session being written, as the caller decided it.

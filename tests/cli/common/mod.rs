@@ -205,6 +205,8 @@ fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
 
 pub mod server;
 
+pub mod agents;
+
 pub mod llama;
 
 pub mod githttp;

@@ -1,0 +1,151 @@
+//! The real coding agents (Claude Code and Codex from npm, pinned in `.ci/agents.sh`), run
+//! offline in a sealed HOME against `tests/agent_server.py` on loopback, which logs every
+//! request and answers a fixed text or a scripted tool call.
+//!
+//! When the install is impossible here (no npm registry, nothing installed) the tests fail,
+//! unless `CONVO_SKIP_AGENTS=1` says to skip them, which they then say on stderr.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+pub struct Agents {
+    pub claude: PathBuf,
+    pub codex: PathBuf,
+}
+
+static AGENTS: OnceLock<Result<Agents, String>> = OnceLock::new();
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn target() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("target folder").to_owned()
+}
+
+fn agents_script(args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(repo().join(".ci/agents.sh"))
+        .args(args)
+        .env("CARGO_TARGET_DIR", target())
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash runs")
+}
+
+fn install() -> Result<Agents, String> {
+    let out = agents_script(&["install"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {}
+        Some(10) => return Err(stderr.trim().lines().last().unwrap_or_default().to_owned()),
+        _ => panic!("agents.sh install failed:\n{stderr}"),
+    }
+    let path = |agent| {
+        let out = agents_script(&["path", agent]);
+        assert!(out.status.success(), "agents.sh path {agent}: {}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    };
+    Ok(Agents { claude: path("claude"), codex: path("codex") })
+}
+
+/// The agents, installed once per test binary; `None` only when the install is impossible
+/// and `CONVO_SKIP_AGENTS` is set (said on stderr); otherwise an impossible install fails.
+pub fn agents() -> Option<&'static Agents> {
+    match AGENTS.get_or_init(install) {
+        Ok(agents) => Some(agents),
+        Err(why) if std::env::var_os("CONVO_SKIP_AGENTS").is_some() => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED (agent tests, CONVO_SKIP_AGENTS): {why}");
+            None
+        }
+        Err(why) => panic!("the agents cannot be installed ({why}); set CONVO_SKIP_AGENTS=1 to skip these tests"),
+    }
+}
+
+/// `tests/agent_server.py` on a free loopback port, logging to `log`; stops when dropped.
+pub struct Recorder {
+    child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl Recorder {
+    pub fn start(dir: &Path, name: &str, script: Option<&Value>) -> Recorder {
+        let log = dir.join(format!("{name}.requests.jsonl"));
+        let mut cmd = Command::new("python3");
+        cmd.arg(repo().join("tests/agent_server.py")).arg("--log").arg(&log);
+        if let Some(script) = script {
+            let file = dir.join(format!("{name}.script.json"));
+            std::fs::write(&file, script.to_string()).unwrap();
+            cmd.arg("--script").arg(file);
+        }
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("python3 runs");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let port = first.trim().strip_prefix("PORT ").and_then(|p| p.parse().ok()).expect("PORT line");
+        Recorder { child, port, log }
+    }
+
+    /// Every request logged so far.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The body of the last model request (one that offers the agent tools).
+    pub fn last_main_body(&self) -> Value {
+        self.requests()
+            .into_iter()
+            .rev()
+            .map(|r| r["body"].clone())
+            .find(|b| b.get("messages").is_some() || b.get("input").is_some())
+            .expect("a model request was logged")
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A sealed agent run in `cwd`: only the variables below, HOME `home`, stdin closed (Codex
+/// waits for more input on an open pipe).
+pub fn run_agent(program: &Path, home: &Path, cwd: &Path, port: u16, args: &[&str]) -> super::Run {
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "test")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("REC_KEY", "test")
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null());
+    let out = cmd.output().expect("the agent runs");
+    super::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Codex's config in `home`: the recording server as its provider, nothing else reached.
+pub fn codex_config(home: &Path, port: u16) {
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let config = format!(
+        "model_provider = \"rec\"\nmodel = \"gpt-5.1-codex\"\n\n[model_providers.rec]\nname = \"recording server\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nenv_key = \"REC_KEY\"\nwire_api = \"responses\"\n\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n"
+    );
+    std::fs::write(home.join(".codex/config.toml"), config).unwrap();
+}

@@ -30,6 +30,7 @@ pub mod restore;
 pub mod rm;
 pub mod show;
 pub mod switch;
+pub mod sync;
 pub mod watch;
 
 /// `--format` for commands whose output scripts read.

@@ -12,6 +12,7 @@ use convo::ops::import::{FollowFailure, ImportFailure};
 use convo::ops::plan::PlanError;
 use convo::ops::redact::RedactError;
 use convo::ops::resume::ResumeError;
+use convo::ops::sync::SyncFailed;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
 use convo::render::escape_line;
@@ -271,6 +272,9 @@ impl From<SyncError> for CommandError {
                 .hint(format!("`convo remote set-url {name} URL` changes it; `convo remote` lists them")),
             SyncError::Rejected { .. } => CommandError::new(Kind::Remote, message)
                 .hint("run `convo pull` to bring them in (nothing is lost), then push again"),
+            SyncError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
+                "its own rules (a hook, a protected branch, permissions) decide what it takes; nothing was pushed",
+            ),
             SyncError::Secrets(findings) => {
                 let mut error = CommandError::input(message);
                 for f in findings {
@@ -282,6 +286,18 @@ impl From<SyncError> for CommandError {
             }
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
                 .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
+        }
+    }
+}
+
+impl From<SyncFailed> for CommandError {
+    fn from(e: SyncFailed) -> Self {
+        let message = e.to_string();
+        match e {
+            SyncFailed::Sync(e) => e.into(),
+            SyncFailed::KeptMoving { .. } => CommandError::new(Kind::Remote, message)
+                .hint("nothing was pushed; what was pulled is kept (nothing is lost)")
+                .hint("run `convo sync` again later"),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod query;
 pub mod redact;
 pub mod resume;
 pub mod search;
+pub mod sync;
 pub mod watch;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};

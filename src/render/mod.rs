@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod fit;
+pub mod pull;
 pub mod search;
 
 pub use fit::{ShortIds, fit};

@@ -48,7 +48,7 @@ pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated};
-pub use outgoing::Outgoing;
+pub use outgoing::{Moved, Outgoing};
 pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;
 pub use stream::{SegmentReader, StoredLines};

@@ -1,5 +1,7 @@
 //! What a push of HEAD publishes that a remote's tip does not have: the commits, and the
-//! files they add or change. Read for the secret scan before a push.
+//! files they add or change. Read for the secret scan before a push. And how much moved
+//! between two tips ([`Moved`]), which `sync` reports: counted from the trees, not the commit
+//! messages, so commits made by another tool (or a merge) count as what they changed.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,7 +18,92 @@ pub enum Outgoing {
     File { path: String, commit: Option<ObjectId>, data: Vec<u8>, published: Option<Vec<u8>> },
 }
 
+/// What one commit holds beyond another: the conversations whose files differ, and the
+/// event lines their segments gained (segments only grow, so lines beyond the older copy's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moved {
+    pub conversations: usize,
+    pub events: usize,
+}
+
+impl Moved {
+    pub fn is_empty(&self) -> bool {
+        self.conversations == 0 && self.events == 0
+    }
+}
+
 impl Store {
+    /// The commit HEAD names, `None` before the first commit.
+    pub fn head(&self) -> Result<Option<ObjectId>> {
+        self.head_commit_id()
+    }
+
+    /// The best common ancestor of commits `a` and `b`, if they have one.
+    pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Option<ObjectId> {
+        self.repo.merge_base(a, b).ok().flatten().map(|id| id.detach())
+    }
+
+    /// What commit `to` holds beyond commit `from` (`None`: nothing): conversations whose
+    /// `meta.json` or segments differ from `from`'s at the same paths, and the event lines
+    /// gained. A conversation only `from` holds is not counted (a removal moves no event).
+    /// Subtrees equal in both are skipped, so the cost follows what changed; a tree from
+    /// before the fan-out is compared in its fanned shape.
+    pub fn moved(&self, from: Option<ObjectId>, to: ObjectId) -> Result<Moved> {
+        let fanned = |commit: ObjectId| -> Result<ObjectId> {
+            let tree = self.commit_tree_id(commit)?;
+            Ok(self.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned))
+        };
+        let to = fanned(to)?;
+        let from = from.map(fanned).transpose()?;
+        let mut ids = HashSet::new();
+        let mut events = 0;
+        self.moved_below(to, from, "", &mut ids, &mut events)?;
+        Ok(Moved { conversations: ids.len(), events })
+    }
+
+    fn moved_below(
+        &self,
+        tree: ObjectId,
+        from: Option<ObjectId>,
+        prefix: &str,
+        ids: &mut HashSet<String>,
+        events: &mut usize,
+    ) -> Result<()> {
+        if Some(tree) == from {
+            return Ok(());
+        }
+        let theirs: HashMap<String, (ObjectId, bool)> = match from {
+            Some(p) => self.tree_entries(p)?.into_iter().map(|(n, id, t)| (n, (id, t))).collect(),
+            None => HashMap::new(),
+        };
+        for (name, id, is_tree) in self.tree_entries(tree)? {
+            if prefix.is_empty() && name != layout::CONVERSATIONS {
+                continue;
+            }
+            let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            let their = theirs.get(&name).copied();
+            if their.map(|(t, _)| t) == Some(id) {
+                continue;
+            }
+            if is_tree {
+                let their_tree = their.filter(|(_, t)| *t).map(|(t, _)| t);
+                self.moved_below(id, their_tree, &path, ids, events)?;
+                continue;
+            }
+            let Some((conversation, rest)) = layout::split_conversation_path(&path) else { continue };
+            ids.insert(conversation.to_owned());
+            if rest.first() == Some(&layout::EVENTS_DIR) && name.ends_with(".jsonl") {
+                let lines = |data: &[u8]| data.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()).count();
+                let before = match their {
+                    Some((t, false)) => lines(&self.read_blob(t)?),
+                    _ => 0,
+                };
+                *events += lines(&self.read_blob(id)?).saturating_sub(before);
+            }
+        }
+        Ok(())
+    }
+
     /// Hand `each` everything a push of HEAD would publish beyond `published` (the remote's
     /// tip, which must be in the object database): every unpublished commit's message, every
     /// file of HEAD's tree that differs from the tip's, and the other files (`meta.json`,

@@ -30,6 +30,10 @@ pub enum SyncError {
     RemoteExists { name: String, url: String },
     #[error("the remote `{remote}` has commits this store does not have")]
     Rejected { remote: String },
+    /// The remote received the push and turned it down itself (git's `[remote rejected]`):
+    /// a hook, a protected branch, permissions. `reason` is git's word for why.
+    #[error("the remote `{remote}` refused the push: {reason}")]
+    Refused { remote: String, reason: String },
     #[error("refusing to push: {} secret{} found in what the push would publish", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Secrets(Vec<Finding>),
     #[error(transparent)]
@@ -431,6 +435,14 @@ pub fn push(
         || stdout.contains("stale info")
     {
         return Err(SyncError::Rejected { remote: remote.to_owned() });
+    }
+    // Porcelain: `!\t<from>:<to>\t[remote rejected] (<reason>)`.
+    if let Some(summary) = stdout.lines().filter_map(|l| l.strip_prefix('!')).find_map(|l| l.split('\t').nth(2))
+        && let Some(reason) = summary.strip_prefix("[remote rejected]")
+    {
+        let reason = reason.trim().trim_start_matches('(').trim_end_matches(')');
+        let reason = if reason.is_empty() { "no reason given" } else { reason };
+        return Err(SyncError::Refused { remote: remote.to_owned(), reason: reason.to_owned() });
     }
     Err(git_failure("push", Stderr::Capture, &stderr))
 }

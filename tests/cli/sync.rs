@@ -494,3 +494,321 @@ fn fetch_and_push_report_what_they_did() {
     exit 0
     ");
 }
+
+/// `sync` in `env` with `gitconfig` as git's global config: how the race tests give the
+/// hub's `git upload-pack` a `uploadpack.packObjectsHook`, which git reads from no other
+/// place than the global or system config.
+fn sync_with_global_config(env: &TestEnv, gitconfig: &std::path::Path) -> crate::common::Run {
+    let mut command = env.command(&["sync"]);
+    command.env("GIT_CONFIG_GLOBAL", gitconfig);
+    crate::common::run_command(command, "")
+}
+
+/// A hub's `packObjectsHook` that runs `script` (sh) each time the hub serves a fetch, then
+/// packs as git would: it runs after the fetching side has seen the hub's refs, so a ref it
+/// moves is moved between that fetch and the push after it, which is the race `sync` meets
+/// when someone pushes in between. Only fetches from the hub itself run it (convo's local
+/// copy out of its quarantine is a fetch too). Returns the global git config naming it.
+fn on_each_fetch_from(hub: &std::path::Path, script: &str) -> std::path::PathBuf {
+    let dir = hub.parent().unwrap();
+    let hook = dir.join("pack-objects-hook");
+    let hub = hub.canonicalize().unwrap();
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nexport GIT_DIR='{hub}'\nif [ \"$(pwd -P)\" = '{hub}' ]; then\n{script}\nfi\nunset GIT_DIR\nexec \"$@\"\n",
+            hub = hub.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.join("gitconfig");
+    std::fs::write(&config, format!("[uploadpack]\n\tpackObjectsHook = {}\n", hook.display())).unwrap();
+    config
+}
+
+/// The event ids of the hub's main branch, through a fresh clone.
+fn hub_contents(hub: &std::path::Path) -> (BTreeSet<(String, String)>, Vec<String>) {
+    let reader = TestEnv::bare_at(500);
+    clone_into(&reader, hub.to_str().unwrap());
+    contents(&reader)
+}
+
+/// Nothing to do: one line on stderr, nothing under -q, and neither side changes.
+#[test]
+fn sync_with_nothing_to_do_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    // A new store and an empty hub: no commit on either side.
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Already in sync with origin.
+    ");
+    a.new_conversation("c");
+    a.run(&["append", "--user", "one"]).ok();
+    a.run(&["push"]).ok();
+    let before = a.snapshot();
+    let tip = a.git(&["ls-remote", hub.to_str().unwrap()]);
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Already in sync with origin.
+    ");
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync", "-q"])), @"exit 0");
+    assert_eq!(a.snapshot(), before, "the store is unchanged");
+    assert_eq!(a.git(&["ls-remote", hub.to_str().unwrap()]), tip, "the hub is unchanged");
+}
+
+/// Two machines append to one conversation and each to one of its own; each syncs: the
+/// first sends its turns out, the second brings them in (forking the conversation both
+/// appended to, as `pull` does) and sends its own, and a third sync brings the first up to
+/// date. All three end with the same events, once each.
+#[test]
+fn sync_brings_turns_in_and_sends_turns_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Synced with origin: nothing in, 1 out (1 event)
+    ");
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, url);
+    b.run(&["switch", "shared"]).ok();
+
+    a.run(&["append", "--user", "from a"]).ok();
+    a.new_conversation("only a");
+    a.run(&["append", "--user", "a alone"]).ok();
+    a.run(&["append", "--assistant", "a answers"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    b.new_conversation("only b");
+    b.run(&["append", "--user", "b alone"]).ok();
+
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Synced with origin: nothing in, 2 out (3 events)
+    ");
+    insta::assert_snapshot!(b.transcript(&b.run(&["sync"])), @r#"
+    exit 0
+    --- stderr
+    Synced with origin: 2 conversations in (3 events), 2 out (3 events)
+    diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE658SF00000000000000001
+    "#);
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Synced with origin: 2 conversations in (3 events), nothing out
+    ");
+    insta::assert_snapshot!(b.transcript(&b.run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Already in sync with origin.
+    ");
+    let (pairs, messages) = contents(&a);
+    assert_eq!(messages, ["a alone", "b alone", "first", "first", "from a", "from b"]);
+    assert_eq!(contents(&b).0, pairs);
+    assert_eq!(hub_contents(&hub).0, pairs);
+    for env in [&a, &b] {
+        env.run(&["fsck"]).ok();
+        assert_eq!(env.git_status(), "");
+    }
+}
+
+/// Someone pushes between our pull and our push: git rejects the push (the hub's branch is
+/// not where our pull left it), and sync pulls again and pushes again. The other clone's
+/// push is made to a side branch first and moved onto main by the hub while it serves our
+/// first fetch, so it lands at the same moment every run.
+#[test]
+fn sync_pulls_again_when_someone_pushed_in_between() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, url);
+    b.run(&["switch", "shared"]).ok();
+    b.run(&["append", "--user", "b before"]).ok();
+    b.run(&["push"]).ok();
+    // The push that lands in between: ready on a side branch, moved onto main by the hub.
+    b.new_conversation("b between");
+    b.run(&["append", "--user", "b in between"]).ok();
+    b.git(&["push", "--quiet", "origin", "HEAD:refs/heads/between"]);
+    a.new_conversation("only a");
+    a.run(&["append", "--user", "a alone"]).ok();
+    let moved = dir.path().join("moved");
+    let config = on_each_fetch_from(
+        &hub,
+        &format!(
+            "if [ ! -e '{m}' ]; then touch '{m}'; git update-ref refs/heads/main refs/heads/between; fi",
+            m = moved.display()
+        ),
+    );
+
+    let out = sync_with_global_config(&a, &config);
+    insta::assert_snapshot!(a.transcript(&out), @"
+    exit 0
+    --- stderr
+    Synced with origin: 2 conversations in (2 events), 1 out (1 event); pushed 2 times, the remote moved in between
+    ");
+    assert!(moved.exists(), "the hub moved its branch during the first fetch");
+    let (pairs, messages) = contents(&a);
+    assert_eq!(messages, ["a alone", "b before", "b in between", "first"]);
+    assert_eq!(hub_contents(&hub).0, pairs, "the hub has everything a has");
+    a.run(&["fsck"]).ok();
+    assert_eq!(a.git_status(), "");
+}
+
+/// A hub that moves every time it is fetched from (someone always pushing in between):
+/// three pushes, then an error that says the remote refused, exit 6. What was pulled stays;
+/// nothing of ours reached the hub.
+#[test]
+fn sync_gives_up_when_the_remote_keeps_moving() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    a.run(&["append", "--user", "never arrives"]).ok();
+    let fetches = dir.path().join("fetches");
+    // A new commit on main (same tree, another tool's) after each fetch has seen the old one;
+    // and one before the first, so that every fetch has something to bring (a fetch that
+    // brings nothing packs nothing, and the hook runs only when the hub packs).
+    let someone_pushes = "export GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@x GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@x\n\
+         next=$(git commit-tree -p main -m 'someone else' 'main^{tree}') && git update-ref refs/heads/main \"$next\"";
+    let config = on_each_fetch_from(&hub, &format!("echo fetch >> '{}'\n{someone_pushes}", fetches.display()));
+    let ok = std::process::Command::new("sh")
+        .args(["-c", someone_pushes])
+        .env("GIT_DIR", &hub)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let out = sync_with_global_config(&a, &config);
+    insta::assert_snapshot!(a.transcript(&out), @"
+    exit 6
+    --- stderr
+    error: the remote `origin` refused the push 3 times: someone pushed to it after each of our pulls
+    hint: nothing was pushed; what was pulled is kept (nothing is lost)
+    hint: run `convo sync` again later
+    ");
+    assert_eq!(std::fs::read_to_string(&fetches).unwrap(), "fetch\n".repeat(3), "three pulls, three pushes");
+    assert!(!hub_contents(&hub).1.contains(&"never arrives".to_owned()));
+    assert!(a.run(&["show", "c", "--format", "jsonl"]).ok().contains("never arrives"));
+    a.run(&["fsck"]).ok();
+}
+
+/// A hub whose own rules turn the push down (a `pre-receive` hook that always fails) is
+/// not racing anyone: one push, an error that says the remote refused and git's reason,
+/// exit 6, the hub unchanged.
+#[test]
+fn sync_stops_when_the_remote_refuses_the_push() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    a.run(&["append", "--user", "refused"]).ok();
+    let hook = hub.join("hooks/pre-receive");
+    let tries = dir.path().join("tries");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho push >> '{}'\necho 'no pushes today' >&2\nexit 1\n", tries.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tip = a.git(&["ls-remote", url]);
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 6
+    --- stderr
+    error: the remote `origin` refused the push: pre-receive hook declined
+    hint: its own rules (a hook, a protected branch, permissions) decide what it takes; nothing was pushed
+    ");
+    assert_eq!(std::fs::read_to_string(&tries).unwrap(), "push\n", "not retried");
+    assert_eq!(a.git(&["ls-remote", url]), tip, "the hub is unchanged");
+    // `push` says the same.
+    insta::assert_snapshot!(a.transcript(&a.run(&["push"])), @"
+    exit 6
+    --- stderr
+    error: the remote `origin` refused the push: pre-receive hook declined
+    hint: its own rules (a hook, a protected branch, permissions) decide what it takes; nothing was pushed
+    ");
+}
+
+/// A remote name the store does not have: one line and a hint, exit 4, nothing written.
+#[test]
+fn sync_with_an_unknown_remote_changes_nothing() {
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["append", "--user", "one"]).ok();
+    let before = a.snapshot();
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync", "upstream"])), @"
+    exit 4
+    --- stderr
+    error: no remote named `upstream`
+    hint: `convo remote add NAME URL`; `convo remote` lists them
+    ");
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
+    exit 4
+    --- stderr
+    error: no remote named `origin`
+    hint: `convo remote add NAME URL`; `convo remote` lists them
+    ");
+    assert_eq!(a.snapshot(), before, "the store is unchanged");
+}
+
+/// The push's secret scan holds for sync: refused with push's hints, exit 3, nothing sent;
+/// `--allow-secrets` sends it.
+#[test]
+fn sync_refuses_secrets_as_push_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    let id = a.new_conversation("c");
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["sync"]).ok();
+    let tip = a.git(&["ls-remote", url]);
+    let token = format!("ghp_{}", fake(ALNUM, 36, 7));
+    a.run(&["append", "--user", &format!("my token {token}")]).ok();
+    let out = a.run(&["sync"]);
+    let event = a.run(&["show", "--format", "jsonl"]).ok().lines().last().unwrap().to_owned();
+    let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+    let text = a.transcript(&out).replace(&id, "[ID]").replace(event["id"].as_str().unwrap(), "[EVENT]");
+    insta::assert_snapshot!(text, @"
+    exit 3
+    --- stderr
+    error: refusing to push: 1 secret found in what the push would publish
+    hint: conversation [ID] event [EVENT] content: github-pat
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    ");
+    assert!(!out.stderr.contains(&token));
+    assert_eq!(a.git(&["ls-remote", url]), tip, "nothing reached the hub");
+    insta::assert_snapshot!(a.transcript(&a.run(&["sync", "--allow-secrets"])), @"
+    exit 0
+    --- stderr
+    Synced with origin: nothing in, 1 out (1 event)
+    ");
+}

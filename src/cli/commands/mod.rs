@@ -30,6 +30,7 @@ pub mod resume;
 pub mod rm;
 pub mod show;
 pub mod switch;
+pub mod sync;
 pub mod watch;
 
 /// `--format` for commands whose output scripts read.

@@ -364,7 +364,7 @@ fn hostile_values_in_a_pulled_conversation_choose_no_path() {
     std::fs::create_dir_all(&work).unwrap();
     let before = files_under(&b.root);
     for agent in ["claude-code", "codex"] {
-        let session = convo_resume(&b, &work, &[&format!("{}", "../../../.bashrc"), "--in", agent]);
+        let session = convo_resume(&b, &work, &["../../../.bashrc", "--in", agent]);
         assert_eq!(session.len(), 36, "{session}");
         assert!(session.chars().all(|c| c.is_ascii_hexdigit() || c == '-'), "{session}");
     }

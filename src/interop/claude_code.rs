@@ -24,7 +24,7 @@ use crate::event::Kind;
 pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let roots = sidechain_roots(&mut super::text_lines(text))?;
     let mut drafts = Vec::new();
-    let outcome = parse_lines(&mut super::text_lines(text), &roots, clock, &mut drafts)?;
+    let outcome = parse_lines(&mut super::text_lines(text), &roots, None, clock, &mut drafts)?;
     Ok(super::collected(outcome, drafts))
 }
 
@@ -82,19 +82,25 @@ fn resolve_roots(parent: &HashMap<String, Option<String>>) -> (HashMap<String, S
 }
 
 /// Second pass: the events, emitted as they are made.
+/// From a [`super::Checkpoint`], `lines` are those after it: the file was recognised then.
 pub fn parse_lines(
     lines: Lines,
     roots: &HashMap<String, String>,
+    from: Option<&super::Checkpoint>,
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     // Conversation 0 is the main one; subagent runs get 1, 2, ... in order of appearance.
-    let mut builders: Vec<Builder> = vec![Builder::new(clock)];
+    let main = match from {
+        Some(c) => Builder::from_checkpoint(clock, c),
+        None => Builder::new(clock),
+    };
+    let mut builders: Vec<Builder> = vec![main];
     let mut runs: HashMap<String, usize> = HashMap::new();
-    let mut title = None;
-    let mut boundary = false;
-    let mut recognised = false;
+    let mut title = from.and_then(|c| c.title.clone());
+    let mut boundary = from.is_some_and(|c| c.boundary);
+    let mut recognised = from.is_some();
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
         report.records += 1;
@@ -161,15 +167,17 @@ pub fn parse_lines(
     if !recognised {
         return Err(InteropError::NotThisFormat("no line with a Claude Code `type` and `uuid`"));
     }
+    // Subagent runs may continue anywhere in the file: no carrying on past them.
+    let checkpoint =
+        (builders.len() == 1).then(|| super::Checkpoint { boundary, title: title.clone(), ..builders[0].checkpoint() });
     let mut conversations = vec![(title, None)];
     for (i, builder) in builders.iter_mut().enumerate() {
-        builder.release_held();
         emit.drafts(i, builder.take())?;
         if i > 0 {
             conversations.push((Some(format!("subagent {i}")), Some(0)));
         }
     }
-    Ok(Outcome { format: Format::ClaudeCode, conversations, report })
+    Ok(Outcome { format: Format::ClaudeCode, conversations, report, checkpoint })
 }
 
 /// The id of the `n`th event made from one line.

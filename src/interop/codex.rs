@@ -14,15 +14,23 @@ use crate::event::Kind;
 
 pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let mut drafts = Vec::new();
-    let outcome = parse_lines(&mut super::text_lines(text), clock, &mut drafts)?;
+    let outcome = parse_lines(&mut super::text_lines(text), None, clock, &mut drafts)?;
     Ok(super::collected(outcome, drafts))
 }
 
-/// The events, emitted as they are made.
-pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<Outcome, InteropError> {
+/// The events, emitted as they are made; from a [`super::Checkpoint`], of the lines after it.
+pub fn parse_lines(
+    lines: Lines,
+    from: Option<&super::Checkpoint>,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
-    let mut b = Builder::new(clock);
-    let mut recognised = false;
+    let mut b = match from {
+        Some(c) => Builder::from_checkpoint(clock, c),
+        None => Builder::new(clock),
+    };
+    let mut recognised = from.is_some();
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
         report.records += 1;
@@ -73,9 +81,9 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
     if !recognised {
         return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
-    b.release_held();
+    let checkpoint = Some(b.checkpoint());
     emit.drafts(0, b.take())?;
-    Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report })
+    Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report, checkpoint })
 }
 
 fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {

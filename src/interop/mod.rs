@@ -105,6 +105,35 @@ pub struct Outcome {
     /// Title and parent of each conversation, by index.
     pub conversations: Vec<(Option<String>, Option<usize>)>,
     pub report: Report,
+    /// Where the importer stood at the end, to carry on from there with the lines that come
+    /// next ([`stream_from`]); none when it cannot (a Claude Code file with subagent lines,
+    /// whose runs may continue anywhere).
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// An importer's state after some lines of a session file: what reading only the lines
+/// after them needs to make the same events a read of the whole file makes. Kept in
+/// `meta.json` by `import --follow`, so a capture costs what is new, not the whole file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    /// User events so far, and the first and latest event: what a compaction covers.
+    pub turns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
+    /// Calls still waiting for their result: the id each was given, by the source's id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open_calls: BTreeMap<String, String>,
+    /// Claude Code: a compact boundary was read and its summary line has not come yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub boundary: bool,
+    /// Claude Code: the title a `summary` record gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The agent's records read since the last event, which go with the next one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Value>,
 }
 
 /// Lines of a file, read one at a time.
@@ -164,9 +193,22 @@ pub fn stream(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
+    stream_from(format, lines, roots, None, clock, emit)
+}
+
+/// [`stream`] of the lines after those a [`Checkpoint`] was taken at: the events they make
+/// are the ones a read of the whole file makes after the checkpoint's.
+pub fn stream_from(
+    format: Format,
+    lines: Lines,
+    roots: &std::collections::HashMap<String, String>,
+    from: Option<&Checkpoint>,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<Outcome, InteropError> {
     match format {
-        Format::ClaudeCode => claude_code::parse_lines(lines, roots, clock, emit),
-        Format::Codex => codex::parse_lines(lines, clock, emit),
+        Format::ClaudeCode => claude_code::parse_lines(lines, roots, from, clock, emit),
+        Format::Codex => codex::parse_lines(lines, from, clock, emit),
         Format::Convo => convo_lines(lines, emit),
         other => Err(InteropError::NotLines(other)),
     }
@@ -286,7 +328,7 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         return Err(InteropError::NotThisFormat("no events"));
     }
     emit.drafts(0, batch)?;
-    Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report })
+    Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report, checkpoint: None })
 }
 
 fn kind_name(kind: &Kind) -> &'static str {
@@ -316,6 +358,8 @@ pub(crate) struct Builder<'c> {
     /// What a source compaction covers: from the first user event to the latest event.
     first_user: Option<String>,
     last: Option<String>,
+    /// Calls without their result yet: the id given, by the source's id.
+    open: std::collections::HashMap<String, String>,
     /// The agent's own records seen since the last event (Claude Code's rendered
     /// attachments, Codex's turn context), kept with the next event as `agent_records`: not
     /// messages, but the agent sends them (or decides what to send by them) when it resumes.
@@ -333,21 +377,43 @@ impl<'c> Builder<'c> {
             turns: 0,
             first_user: None,
             last: None,
+            open: Default::default(),
             held: Vec::new(),
+        }
+    }
+
+    /// A builder that carries on where `checkpoint` was taken.
+    pub fn from_checkpoint(clock: &'c Clock, checkpoint: &Checkpoint) -> Self {
+        let mut b = Builder::new(clock);
+        b.turns = checkpoint.turns;
+        b.first_user = checkpoint.first_user.clone();
+        b.last = checkpoint.last.clone();
+        b.held = checkpoint.held.clone();
+        for (source, given) in &checkpoint.open_calls {
+            b.calls.insert(given);
+            if source != given {
+                b.renamed_calls.insert(source.clone(), given.clone());
+            }
+            b.open.insert(source.clone(), given.clone());
+        }
+        b
+    }
+
+    /// Where this builder stands (the importer adds its own fields).
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            turns: self.turns,
+            first_user: self.first_user.clone(),
+            last: self.last.clone(),
+            open_calls: self.open.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            held: self.held.clone(),
+            ..Default::default()
         }
     }
 
     /// Keep an agent's record with the next event (see `held`).
     pub fn hold(&mut self, record: Value) {
         self.held.push(record);
-    }
-
-    /// At the end of the source: records held with no event after them go with the last
-    /// event made (`agent_records_after`), while it is still here to take them.
-    pub fn release_held(&mut self) {
-        if let Some(last) = self.drafts.last_mut().filter(|_| !self.held.is_empty()) {
-            last.extra.insert(AGENT_RECORDS_AFTER.into(), Value::Array(std::mem::take(&mut self.held)));
-        }
     }
 
     /// The drafts made since the last call, to emit.
@@ -373,6 +439,7 @@ impl<'c> Builder<'c> {
     ) -> bool {
         match &mut kind {
             Kind::ToolCall { call_id, name, .. } => {
+                let source = call_id.clone();
                 if validate_event_id(call_id).is_err() || self.calls.contains(call_id) {
                     let new = format!("call_{}", self.clock.new_id());
                     extra.insert("source_call_id".into(), Value::String(call_id.clone()));
@@ -383,14 +450,17 @@ impl<'c> Builder<'c> {
                     *name = "unknown".into();
                 }
                 self.calls.insert(call_id);
+                self.open.insert(source, call_id.clone());
             }
             Kind::ToolResult { call_id, .. } => {
+                let source = call_id.clone();
                 if let Some(new) = self.renamed_calls.get(call_id.as_str()) {
                     *call_id = new.clone();
                 }
                 if !self.calls.contains(call_id) {
                     return false;
                 }
+                self.open.remove(&source);
             }
             _ => {}
         }
@@ -468,8 +538,6 @@ impl<'c> Builder<'c> {
 /// The key of an event's extra fields holding the agent's own records that came before it
 /// (see `Builder::hold`), which `convo resume` writes back for the same agent.
 pub const AGENT_RECORDS: &str = "agent_records";
-/// The same for the records that ended the source, after the last event.
-pub const AGENT_RECORDS_AFTER: &str = "agent_records_after";
 
 /// Count one skipped record or part, with its reason.
 pub(crate) fn skip(report: &mut Report, why: impl Into<String>) {

@@ -206,7 +206,14 @@ fn part_title(main: &str, part: usize, title: Option<&str>) -> String {
 
 /// Where a conversation came from, in its `meta.json`: what `check_duplicate` looks for.
 fn source(format: Format, name: &str, fingerprint: &str, part: usize) -> Value {
-    json!({"format": format.name(), "file": name, "sha1": fingerprint, "part": part})
+    let mut source = json!({"format": format.name(), "file": name, "sha1": fingerprint, "part": part});
+    // A followed file has no one fingerprint: it grows (its record keeps `consumed_*`).
+    if fingerprint.is_empty()
+        && let Value::Object(o) = &mut source
+    {
+        o.remove("sha1");
+    }
+    source
 }
 
 fn check_duplicate(store: &Store, name: &str, fingerprint: &str, again: bool) -> Result<()> {
@@ -257,6 +264,16 @@ impl<'a> FileLines<'a> {
         let size =
             std::fs::metadata(path).map_err(|source| ImportFailure::File { path: path.to_owned(), source })?.len();
         Self::open_upto(path, size, hash, progress)
+    }
+
+    /// The file's bytes `from..to` (whole lines, `from` at the start of one), unhashed.
+    fn open_range(path: &Path, from: u64, to: u64, progress: &'a mut dyn FnMut(u64)) -> Result<FileLines<'a>> {
+        use std::io::{Seek, SeekFrom};
+        let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+        let mut file = std::fs::File::open(path).map_err(file_err)?;
+        file.seek(SeekFrom::Start(from)).map_err(file_err)?;
+        let reader = BufReader::with_capacity(1 << 16, file.take(to - from));
+        Ok(FileLines { reader, hasher: None, progress, line: 0 })
     }
 
     /// The file's first `size` bytes only.
@@ -397,7 +414,7 @@ pub fn follow_into(
     if whole < consumed {
         return Err(follow_refused(FollowFailure::Truncated { name, consumed }));
     }
-    if prefix_sha1(path, consumed)? != recorded.get("consumed_sha1").and_then(Value::as_str).unwrap_or_default() {
+    if !prefix_unchanged(path, consumed, &recorded)? {
         return Err(follow_refused(FollowFailure::Rewritten { name, consumed }));
     }
     if whole == consumed {
@@ -407,18 +424,25 @@ pub fn follow_into(
         Some(f) if interop::streams(f) => f,
         _ => return Err(follow_refused(FollowFailure::NotLines { name, format: "this format" })),
     };
-    let roots = sidechain_roots(path, whole, format, &name)?;
+    // Where the importer stood after the bytes read before: then only the new bytes are
+    // read. Without one (a record from before checkpoints, or subagent lines), the whole
+    // file is read again and the events imported before are skipped by count.
+    let checkpoint: Option<interop::Checkpoint> =
+        recorded.get("checkpoint").and_then(|c| serde_json::from_value(c.clone()).ok());
+    let from = if checkpoint.is_some() { consumed } else { 0 };
+    let roots = sidechain_roots_in(path, from, whole, format, &name)?;
     let mut ignore = |_| {};
-    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    let mut lines = FileLines::open_range(path, from, whole, &mut ignore)?;
     let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
     for (part, (id, meta, at)) in &parts {
-        let already = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+        let recorded = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+        let (already, base) = if checkpoint.is_some() { (0, recorded) } else { (recorded, 0) };
         emit.parts.insert(
             *part,
-            FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, seen: 0, appending: None },
+            FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, base, seen: 0, appending: None },
         );
     }
-    let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
+    let outcome = interop::stream_from(format, &mut lines, &roots, checkpoint.as_ref(), clock, &mut emit);
     let discard = |emit: &FollowEmit| {
         for p in emit.parts.values() {
             if let Some(a) = &p.appending {
@@ -434,7 +458,7 @@ pub fn follow_into(
             return Err(ImportFailure::Refused { name, source: source.into() });
         }
     };
-    let sha1 = prefix_sha1(path, whole)?;
+    let marks = prefix_marks(path, whole)?;
     let mut landed = Vec::new();
     let mut added = 0;
     let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
@@ -454,7 +478,7 @@ pub fn follow_into(
             if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
                 s.extra.insert("subagent_of".into(), json!(parent));
             }
-            let mut src = source(format, &name, &sha1, part);
+            let mut src = source(format, &name, "", part);
             src["session"] = json!(session);
             src["drafts"] = json!(s.stats.events);
             s.extra.insert("source".into(), src);
@@ -488,10 +512,9 @@ pub fn follow_into(
         let mut meta = p.meta.clone();
         let grew = p.appending.is_some();
         if let Some(source) = p.at.get_mut(&mut meta) {
-            source.insert("drafts".into(), json!(p.seen.max(p.already)));
+            source.insert("drafts".into(), json!(p.base + p.seen.max(p.already)));
             if part == 0 {
-                source.insert("consumed".into(), json!(whole));
-                source.insert("consumed_sha1".into(), json!(sha1));
+                note_read(source, whole, &marks, outcome.checkpoint.as_ref());
             }
         }
         if !grew && part != 0 {
@@ -564,9 +587,10 @@ fn adopt_whole_import(
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut counts = Counts::default();
-    interop::stream(format, &mut lines, &roots, clock, &mut counts)
-        .map_err(|source| ImportFailure::Refused { name: name.clone(), source: source.into() })?;
-    let sha1 = prefix_sha1(path, whole)?;
+    let checkpoint = interop::stream(format, &mut lines, &roots, clock, &mut counts)
+        .map_err(|source| ImportFailure::Refused { name: name.clone(), source: source.into() })?
+        .checkpoint;
+    let marks = prefix_marks(path, whole)?;
     let mut main = None;
     imported.sort_by_key(|(part, ..)| *part);
     for (part, id, mut meta, _) in imported {
@@ -574,8 +598,7 @@ fn adopt_whole_import(
             source.insert("session".into(), json!(session));
             source.insert("drafts".into(), json!(counts.0.get(part).copied().unwrap_or(0)));
             if part == 0 {
-                source.insert("consumed".into(), json!(whole));
-                source.insert("consumed_sha1".into(), json!(sha1));
+                note_read(source, whole, &marks, checkpoint.as_ref());
             }
         }
         if part == 0 {
@@ -623,11 +646,16 @@ fn blob_sha1(path: &Path, size: u64) -> Result<String> {
 /// A Claude Code session's subagent roots in the file's first `whole` bytes (what the
 /// streaming importer needs before its pass); none for another format.
 fn sidechain_roots(path: &Path, whole: u64, format: Format, name: &str) -> Result<HashMap<String, String>> {
+    sidechain_roots_in(path, 0, whole, format, name)
+}
+
+/// [`sidechain_roots`] of the file's bytes `from..to`.
+fn sidechain_roots_in(path: &Path, from: u64, to: u64, format: Format, name: &str) -> Result<HashMap<String, String>> {
     if format != Format::ClaudeCode {
         return Ok(Default::default());
     }
     let mut ignore = |_| {};
-    let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
+    let mut lines = FileLines::open_range(path, from, to, &mut ignore)?;
     interop::claude_code::sidechain_roots(&mut lines)
         .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })
 }
@@ -667,7 +695,7 @@ fn start_following(
         None => return Err(follow_refused(FollowFailure::NotLines { name, format: "an unknown format" })),
     };
     let roots = sidechain_roots(path, whole, format, &name)?;
-    let sha1 = prefix_sha1(path, whole)?;
+    let marks = prefix_marks(path, whole)?;
     let mut ignore = |_| {};
     let mut lines = FileLines::open_upto(path, whole, false, &mut ignore)?;
     let mut emit = StoreEmit { store, clock, staged: Vec::new() };
@@ -688,12 +716,13 @@ fn start_following(
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
         s.title = Some(part_title(&main_title, i, title.as_deref()));
         s.parent = parent;
-        let mut src = source(format, &name, &sha1, i);
+        let mut src = source(format, &name, "", i);
         src["session"] = json!(session);
         src["drafts"] = json!(s.stats.events);
-        if i == 0 {
-            src["consumed"] = json!(whole);
-            src["consumed_sha1"] = json!(sha1);
+        if i == 0
+            && let Value::Object(record) = &mut src
+        {
+            note_read(record, whole, &marks, outcome.checkpoint.as_ref());
         }
         s.extra.insert("source".into(), src);
         staged.push(s);
@@ -779,16 +808,14 @@ pub fn written_record(format: Format, name: &str, session: &str, bytes: &[u8], c
         _ => Ok(Default::default()),
     }
     .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
-    interop::stream(format, &mut interop::text_lines(text), &roots, clock, &mut counts)
+    let outcome = interop::stream(format, &mut interop::text_lines(text), &roots, clock, &mut counts)
         .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
-    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-    hasher.update(bytes);
-    let sha1 = hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default();
-    let mut record = source(format, name, &sha1, 0);
+    let mut record = source(format, name, "", 0);
     record["session"] = json!(session);
     record["drafts"] = json!(counts.0.first().copied().unwrap_or(0));
-    record["consumed"] = json!(bytes.len());
-    record["consumed_sha1"] = json!(sha1);
+    if let Value::Object(r) = &mut record {
+        note_read(r, bytes.len() as u64, &marks_of(bytes), outcome.checkpoint.as_ref());
+    }
     Ok(record)
 }
 
@@ -810,6 +837,75 @@ fn whole_lines(path: &Path) -> Result<u64> {
         end = start;
     }
     Ok(0)
+}
+
+/// How much of the start and the end of the bytes read a followed file's record hashes.
+const MARK_WINDOW: u64 = 64 * 1024;
+
+/// The SHA-1s of the first and the last [`MARK_WINDOW`] bytes of the file's first `n`:
+/// what tells, without reading them all again, that bytes read before are still there. An
+/// agent appends to its session or writes a new one; a file rewritten from its start, or
+/// cut and grown again, changes one of the two.
+fn prefix_marks(path: &Path, n: u64) -> Result<(String, String)> {
+    let head = range_sha1(path, 0, n.min(MARK_WINDOW))?;
+    let tail = range_sha1(path, n.saturating_sub(MARK_WINDOW), n)?;
+    Ok((head, tail))
+}
+
+/// [`prefix_marks`] of bytes in memory.
+fn marks_of(bytes: &[u8]) -> (String, String) {
+    let sha1 = |b: &[u8]| {
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(b);
+        hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default()
+    };
+    let n = bytes.len();
+    let w = MARK_WINDOW as usize;
+    (sha1(&bytes[..n.min(w)]), sha1(&bytes[n.saturating_sub(w)..]))
+}
+
+/// Whether the first `consumed` bytes are those a follow read before: by the marks its
+/// record keeps, or by the SHA-1 of them all in a record from before marks.
+fn prefix_unchanged(path: &Path, consumed: u64, recorded: &Value) -> Result<bool> {
+    let text = |key| recorded.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    if recorded.get("consumed_head").is_some() {
+        return Ok(prefix_marks(path, consumed)? == (text("consumed_head"), text("consumed_tail")));
+    }
+    Ok(prefix_sha1(path, consumed)? == text("consumed_sha1"))
+}
+
+/// Record in a followed file's `record` that its first `whole` bytes are read, how to know
+/// them again, and where the importer stood.
+fn note_read(
+    record: &mut Map<String, Value>,
+    whole: u64,
+    (head, tail): &(String, String),
+    checkpoint: Option<&interop::Checkpoint>,
+) {
+    record.insert("consumed".into(), json!(whole));
+    record.remove("consumed_sha1");
+    record.insert("consumed_head".into(), json!(head));
+    record.insert("consumed_tail".into(), json!(tail));
+    match checkpoint.and_then(|c| serde_json::to_value(c).ok()) {
+        Some(c) => record.insert("checkpoint".into(), c),
+        None => record.remove("checkpoint"),
+    };
+}
+
+/// The SHA-1 (hex) of the file's bytes `from..to`.
+fn range_sha1(path: &Path, from: u64, to: u64) -> Result<String> {
+    use std::io::{Seek, SeekFrom};
+    let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+    let mut file = std::fs::File::open(path).map_err(file_err)?;
+    file.seek(SeekFrom::Start(from)).map_err(file_err)?;
+    let mut buf = Vec::with_capacity((to - from) as usize);
+    file.take(to - from).read_to_end(&mut buf).map_err(file_err)?;
+    if (buf.len() as u64) < to - from {
+        return Ok(String::new());
+    }
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(&buf);
+    Ok(hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default())
 }
 
 /// The SHA-1 (hex) of the first `n` bytes of the file.
@@ -841,8 +937,10 @@ struct FollowedPart {
     meta: crate::store::Meta,
     /// Where its record of the file is.
     at: At,
-    /// Events imported into it from the file before.
+    /// Events imported into it from the file before, to skip (a whole read).
     already: u64,
+    /// Events imported into it before, to count on from (a read from a checkpoint).
+    base: u64,
     /// Events the importer has made for it so far in this pass.
     seen: u64,
     appending: Option<crate::store::Appending>,

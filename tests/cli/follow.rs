@@ -431,3 +431,58 @@ fn a_folder_import_that_continues_one_session_and_adds_another_keeps_the_ids_in_
     env.run(&["import", folder]).ok();
     assert_eq!(env.run(&["list", "--format", "json"]).ok(), listed, "nothing imported twice");
 }
+
+/// A session without subagent lines is followed from where the last capture stopped (its
+/// record keeps the importer's checkpoint), reading only the new bytes; grown a line at a
+/// time with a torn line behind, it still ends exactly as one import of the whole file.
+#[test]
+fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
+    for session in [
+        "../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+        "../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl",
+    ] {
+        let whole = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(session)).unwrap();
+        let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+        let env = TestEnv::new();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(Path::new(session).file_name().unwrap());
+        let mut written = Vec::new();
+        for (n, line) in lines.iter().enumerate() {
+            written.extend_from_slice(line);
+            // From the fifth line: a format is told from its first lines.
+            if n < 4 || (n % 2 != 0 && n + 1 != lines.len()) {
+                continue;
+            }
+            let mut bytes = written.clone();
+            if let Some(next) = lines.get(n + 1) {
+                bytes.extend_from_slice(&next[..next.len() / 2]);
+            }
+            std::fs::write(&file, &bytes).unwrap();
+            env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+        }
+        std::fs::write(&file, &whole).unwrap();
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+        let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        let id = list[0]["id"].as_str().unwrap().to_owned();
+        let meta = env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&id))]);
+        let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+        assert!(meta["source"]["checkpoint"].is_object(), "{session}: no checkpoint in {meta}");
+
+        let once = TestEnv::new();
+        once.run(&["import", file.to_str().unwrap()]).ok();
+        // Events the source gave no id get one from the clock of the command that read
+        // them: each capture is its own command.
+        let without_ids = |env: &TestEnv| -> Vec<serde_json::Value> {
+            stored(env)
+                .iter()
+                .flat_map(|(_, events)| events.lines().map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<_>>())
+                .map(|mut e: serde_json::Value| {
+                    e.as_object_mut().unwrap().remove("id");
+                    e
+                })
+                .collect()
+        };
+        assert_eq!(without_ids(&env), without_ids(&once), "{session}: followed line by line vs imported whole");
+        env.run(&["fsck"]).ok();
+    }
+}

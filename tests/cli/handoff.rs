@@ -179,9 +179,13 @@ fn a_claude_code_session_resumed_from_convo_sends_what_its_own_file_sends() {
     // The loop closes: what the agent added to convo's file comes back into the same
     // conversation, and nothing convo wrote comes back twice.
     let before = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
+    // Claude Code's Stop hook, as it runs after the turn.
     let file = session_file(&env.home().join(".claude/projects"), &ours);
-    let followed = env.run(&["import", "--follow", file.to_str().unwrap()]);
-    followed.ok();
+    let hook = json!({"session_id": ours, "transcript_path": file, "hook_event_name": "Stop"}).to_string();
+    env.run_stdin(&["hook", "claude-code"], &hook).ok();
+    // A second capture of the same file finds nothing new.
+    let again = env.run(&["import", "--follow", file.to_str().unwrap()]);
+    assert!(again.stderr.contains("nothing new"), "{}", again.stderr);
     let after = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let added: Vec<Value> =
         after.lines().skip(before).map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<Value>>();

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{AsText, Part, Session, is_message, written_call_id};
 use crate::event::Kind;
-use crate::interop::{AGENT_RECORDS, AGENT_RECORDS_AFTER};
+use crate::interop::AGENT_RECORDS;
 
 /// The Codex version written in `session_meta`.
 const CLI_VERSION: &str = "0.169.0";
@@ -142,7 +142,6 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
             }
             Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
-        agent_records(&mut out, session, event.extra.get(AGENT_RECORDS_AFTER), ts)?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod export;
 pub mod html;
 pub mod messages;
 pub mod openhands;
+pub mod title;
 
 use std::collections::BTreeMap;
 
@@ -78,6 +79,14 @@ pub struct Imported {
     /// The main conversation first, then subagents' (Claude Code sidechains).
     pub conversations: Vec<Conversation>,
     pub report: Report,
+}
+
+impl Imported {
+    /// One conversation with no title of its own: titled by its first user prompt.
+    pub(crate) fn one(format: Format, drafts: Vec<Draft>, report: Report) -> Imported {
+        let title = first_prompt(&drafts);
+        Imported { format, conversations: vec![Conversation { title, drafts, parent: None }], report }
+    }
 }
 
 /// Where an importer puts its drafts as it reads, conversation by conversation (0 is the
@@ -171,7 +180,8 @@ pub fn stream(
     }
 }
 
-/// Collect a streaming import in memory.
+/// Collect a streaming import in memory. A conversation the importer gave no title is
+/// titled by its first user prompt.
 fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
     drafts.resize_with(outcome.conversations.len().max(drafts.len()), Vec::new);
     let conversations = drafts
@@ -180,10 +190,19 @@ fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
         .filter(|(i, drafts)| *i == 0 || !drafts.is_empty())
         .map(|(i, drafts)| {
             let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
+            let title = title.or_else(|| first_prompt(&drafts));
             Conversation { title, drafts, parent }
         })
         .collect();
     Imported { format: outcome.format, conversations, report: outcome.report }
+}
+
+/// The title of the first user event that is the user's own words ([`title::from_prompt`]).
+pub(crate) fn first_prompt(drafts: &[Draft]) -> Option<String> {
+    drafts.iter().find_map(|d| match &d.kind {
+        Kind::User { content } => title::from_prompt(content),
+        _ => None,
+    })
 }
 
 /// The lines of an in-memory text, for the streaming importers.
@@ -258,6 +277,7 @@ fn convo_jsonl(text: &str) -> Result<Imported, InteropError> {
 fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     let mut batch = Vec::new();
+    let mut title = None;
     for (i, line) in lines.enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -276,6 +296,9 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         if matches!(draft.kind, Kind::Compaction) {
             report.compactions += 1;
         }
+        if title.is_none() {
+            title = first_prompt(std::slice::from_ref(&draft));
+        }
         batch.push(draft);
         if batch.len() >= EMIT_BATCH {
             emit.drafts(0, std::mem::take(&mut batch))?;
@@ -285,7 +308,7 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         return Err(InteropError::NotThisFormat("no events"));
     }
     emit.drafts(0, batch)?;
-    Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report })
+    Ok(Outcome { format: Format::Convo, conversations: vec![(title, None)], report })
 }
 
 fn kind_name(kind: &Kind) -> &'static str {

@@ -39,3 +39,4 @@ mod recognition;
 mod safety;
 mod suite_layout;
 mod sync;
+mod titles;

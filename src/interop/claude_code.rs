@@ -11,7 +11,8 @@
 //! user typed: not a line Claude Code marks `isMeta` (a command's expansion), nor a slash
 //! command's markup, its output or a reminder (`title::from_prompt`); a session that holds
 //! only commands is titled by its first command line. A subagent's conversation is titled by
-//! the description of the `Task`/`Agent` call that started it, else its first prompt.
+//! the description of the `Task`/`Agent` call that started it, else its first prompt. The
+//! first main line carrying `cwd` says where the session ran (with `gitBranch`).
 //!
 //! Sidechain lines (`isSidechain`, a subagent's work) become their own conversation, one per
 //! subagent run, linked to the parent: kept in the parent they would interleave a second
@@ -22,8 +23,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{
-    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
-    text_of, title,
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,
+    skip, text_of, title,
 };
 use crate::clock::Clock;
 use crate::event::Kind;
@@ -104,6 +105,8 @@ pub fn parse_lines(
     let mut parts: Vec<Option<String>> = vec![None];
     // The description of each `Task`/`Agent` call, by the prompt it gave the subagent.
     let mut tasks: HashMap<String, String> = HashMap::new();
+    let mut place = Place::default();
+    let mut side_place = Place::default();
     let mut boundary = false;
     let mut recognised = false;
     for (i, line) in lines.enumerate() {
@@ -132,6 +135,11 @@ pub fn parse_lines(
         } else {
             0
         };
+        let at = if sidechain { &mut side_place } else { &mut place };
+        if at.cwd.is_none() {
+            at.cwd = Place::field(line.get("cwd"));
+            at.branch = at.cwd.as_ref().and_then(|_| Place::field(line.get("gitBranch")));
+        }
         let builder = &mut builders[index];
         match kind {
             "summary" => {
@@ -195,7 +203,11 @@ pub fn parse_lines(
             conversations.push((Some(title), Some(0)));
         }
     }
-    Ok(Outcome { format: Format::ClaudeCode, conversations, report })
+    // A file of a subagent's lines alone (Claude Code 2.1 keeps each in its own file).
+    if place.cwd.is_none() {
+        place = side_place;
+    }
+    Ok(Outcome { format: Format::ClaudeCode, conversations, report, place })
 }
 
 /// The candidates for a session's title, in the order Claude Code prefers them.

@@ -3,13 +3,13 @@
 //! `compacted` record becomes a compaction with its summary. A `function_call`'s
 //! `arguments` string that is not JSON is kept as a string. Codex writes no title: a
 //! session is titled by its first user message that is not Codex's own (environment,
-//! instructions).
+//! instructions); the first `session_meta` says where it ran (`cwd`, `git`).
 
 use serde_json::Value;
 
 use super::{
-    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
-    text_of, title,
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,
+    skip, text_of, title,
 };
 use crate::clock::Clock;
 use crate::event::Kind;
@@ -25,6 +25,8 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
     let mut report = Report::default();
     let mut b = Builder::new(clock);
     let mut recognised = false;
+    let mut place = Place::default();
+    let mut seen_meta = false;
     let mut first_prompt = None;
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
@@ -45,6 +47,18 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
                     first_prompt = title::from_prompt(&text_of(payload.get("content").unwrap_or(&Value::Null)));
                 }
                 response_item(&mut b, &mut report, &payload, ts)
+            }
+            // The first one is the session's; later ones describe subagents or forks.
+            "session_meta" if !seen_meta => {
+                seen_meta = true;
+                place.cwd = Place::field(payload.get("cwd")).or(place.cwd);
+                place.branch = Place::field(payload.pointer("/git/branch"));
+                place.remote = Place::field(payload.pointer("/git/repository_url"));
+                skip(&mut report, "`session_meta` record");
+            }
+            "turn_context" if place.cwd.is_none() => {
+                place.cwd = Place::field(payload.get("cwd"));
+                skip(&mut report, "`turn_context` record");
             }
             "compacted" => {
                 let mut summary = payload.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
@@ -77,7 +91,7 @@ pub fn parse_lines(lines: Lines, clock: &Clock, emit: &mut dyn Emit) -> Result<O
         return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
     emit.drafts(0, b.take())?;
-    Ok(Outcome { format: Format::Codex, conversations: vec![(first_prompt, None)], report })
+    Ok(Outcome { format: Format::Codex, conversations: vec![(first_prompt, None)], report, place })
 }
 
 fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {

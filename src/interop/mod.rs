@@ -79,13 +79,44 @@ pub struct Imported {
     /// The main conversation first, then subagents' (Claude Code sidechains).
     pub conversations: Vec<Conversation>,
     pub report: Report,
+    pub place: Place,
 }
 
 impl Imported {
     /// One conversation with no title of its own: titled by its first user prompt.
     pub(crate) fn one(format: Format, drafts: Vec<Draft>, report: Report) -> Imported {
         let title = first_prompt(&drafts);
-        Imported { format, conversations: vec![Conversation { title, drafts, parent: None }], report }
+        Imported {
+            format,
+            conversations: vec![Conversation { title, drafts, parent: None }],
+            report,
+            place: Place::default(),
+        }
+    }
+}
+
+/// Where a session ran, as its file records it: data from the file, never checked against
+/// this machine (the caller decides whether to look at the path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The agent's working directory.
+    pub cwd: Option<String>,
+    /// The git branch checked out there.
+    pub branch: Option<String>,
+    /// The repository's remote URL, when the agent recorded one (Codex does).
+    pub remote: Option<String>,
+}
+
+impl Place {
+    /// The longest value kept: a path (`PATH_MAX`), a branch or a URL longer than this is
+    /// not a real one.
+    pub const MAX_LEN: usize = 4096;
+
+    /// `value` as a recorded field: a non-empty string of at most [`Place::MAX_LEN`] bytes
+    /// without control characters, else nothing.
+    pub fn field(value: Option<&serde_json::Value>) -> Option<String> {
+        let s = value?.as_str()?.trim();
+        (!s.is_empty() && s.len() <= Self::MAX_LEN && !s.chars().any(char::is_control)).then(|| s.to_owned())
     }
 }
 
@@ -113,6 +144,8 @@ pub struct Outcome {
     /// Title and parent of each conversation, by index.
     pub conversations: Vec<(Option<String>, Option<usize>)>,
     pub report: Report,
+    /// Where the session ran, as far as the file says.
+    pub place: Place,
 }
 
 /// Lines of a file, read one at a time.
@@ -194,7 +227,7 @@ fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
             Conversation { title, drafts, parent }
         })
         .collect();
-    Imported { format: outcome.format, conversations, report: outcome.report }
+    Imported { format: outcome.format, conversations, report: outcome.report, place: outcome.place }
 }
 
 /// The title of the first user event that is the user's own words ([`title::from_prompt`]).
@@ -308,7 +341,7 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         return Err(InteropError::NotThisFormat("no events"));
     }
     emit.drafts(0, batch)?;
-    Ok(Outcome { format: Format::Convo, conversations: vec![(title, None)], report })
+    Ok(Outcome { format: Format::Convo, conversations: vec![(title, None)], report, place: Place::default() })
 }
 
 fn kind_name(kind: &Kind) -> &'static str {

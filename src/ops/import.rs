@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
-use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
+use crate::interop::{self, Format, ImportError, Imported, Place, ReadError, Report};
+use crate::ops::project;
 use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
@@ -146,10 +147,14 @@ pub fn import(
         How::Whole { imported, fingerprint } => {
             check_duplicate(store, &name, &fingerprint, options.again)?;
             let main_title = main_title(options, imported.conversations[0].title.as_deref());
+            let project = project_value(&imported.place);
             let mut new = Vec::new();
             for (i, c) in imported.conversations.iter().enumerate() {
                 let mut extra = Map::new();
                 extra.insert("source".into(), source(imported.format, &name, &fingerprint, i));
+                if let Some(project) = &project {
+                    extra.insert(crate::store::Project::KEY.into(), project.clone());
+                }
                 let title = part_title(main_title.as_deref(), i, c.title.as_deref());
                 new.push(NewConversation { title, extra, drafts: c.drafts.clone(), parent: c.parent });
             }
@@ -174,6 +179,7 @@ pub fn import(
                 lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default();
             check_duplicate(store, &name, &fingerprint, options.again).inspect_err(|_| discard(&emit))?;
             let main_title = main_title(options, outcome.conversations[0].0.as_deref());
+            let project = project_value(&outcome.place);
             let mut staged = Vec::new();
             // A file with no events still makes its (empty) conversation, titled and fingerprinted.
             if emit.staged.is_empty() {
@@ -185,6 +191,9 @@ pub fn import(
                 s.title = part_title(main_title.as_deref(), i, title.as_deref());
                 s.parent = parent;
                 s.extra.insert("source".into(), source(format, &name, &fingerprint, i));
+                if let Some(project) = &project {
+                    s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+                }
                 staged.push(s);
             }
             let events: u64 = staged.iter().map(|s| s.stats.events).sum();
@@ -212,6 +221,14 @@ fn part_title(main: Option<&str>, part: usize, title: Option<&str>) -> Option<St
         Some(main) => format!("{main}: {own}"),
         None => own,
     })
+}
+
+/// Where a session ran, as its conversations' `meta.json` keeps it ([`project::recorded`]:
+/// the remote looked up at the recorded cwd when the file names none); `None` when
+/// nothing is known.
+fn project_value(place: &Place) -> Option<Value> {
+    let project = project::recorded(place);
+    (!project.is_empty()).then(|| project.to_json())
 }
 
 /// Where a conversation came from, in its `meta.json`: what `check_duplicate` looks for.
@@ -445,6 +462,7 @@ pub fn follow_into(
     let sha1 = prefix_sha1(path, whole)?;
     let mut landed = Vec::new();
     let mut added = 0;
+    let followed_project = project_value(&outcome.place);
     let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
     parts.sort_by_key(|(part, _)| *part);
     // A subagent's first work since the last import: a new conversation, linked to its
@@ -454,11 +472,15 @@ pub fn follow_into(
     let unfollowed = fresh.iter().map(|(_, s)| s.stats.events).sum();
     if !fresh.is_empty() {
         let main_title = main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
+        let project = main_meta.extra.get(crate::store::Project::KEY).cloned().or_else(|| followed_project.clone());
         let ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
         let mut staged = Vec::new();
         for (part, mut s) in fresh {
             let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
             s.title = part_title(main_title.as_deref(), part, title.as_deref());
+            if let Some(project) = &project {
+                s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+            }
             if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
                 s.extra.insert("subagent_of".into(), json!(parent));
             }
@@ -503,9 +525,14 @@ pub fn follow_into(
             }
         }
         // What the file had not said yet when it was first read (a session followed from
-        // its first line): its title. Never over one that is there.
+        // its first line): its title, where it runs. Never over what is there.
         if part == 0 && meta.title.is_none() {
             meta.title = outcome.conversations.first().and_then(|c| c.0.clone());
+        }
+        if !meta.extra.contains_key(crate::store::Project::KEY)
+            && let Some(project) = &followed_project
+        {
+            meta.extra.insert(crate::store::Project::KEY.into(), project.clone());
         }
         if !grew && part != 0 {
             continue;
@@ -692,6 +719,7 @@ fn start_following(
         }
     };
     let main_title = main_title(options, outcome.conversations.first().and_then(|c| c.0.as_deref()));
+    let project = project_value(&outcome.place);
     if emit.staged.is_empty() {
         emit.staged.push(None);
     }
@@ -701,6 +729,9 @@ fn start_following(
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
         s.title = part_title(main_title.as_deref(), i, title.as_deref());
         s.parent = parent;
+        if let Some(project) = &project {
+            s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+        }
         let mut src = source(format, &name, &sha1, i);
         src["session"] = json!(session);
         src["drafts"] = json!(s.stats.events);

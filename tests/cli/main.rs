@@ -34,6 +34,7 @@ mod mcp;
 mod outline_index;
 mod plain_errors;
 mod projection;
+mod projects;
 mod properties;
 mod recognition;
 mod safety;

@@ -249,3 +249,55 @@ fn a_hostile_recorded_cwd_is_harmless_and_never_written_to() {
     assert_eq!(run_in(&env, &target, &["list", "--here"]), "");
     assert!(tree(&target) == before);
 }
+
+/// A session captured by Claude Code's hook as it grows (`import --follow`) records where it
+/// ran too; its subagent's conversation (new in a later capture) and a fork of it are listed
+/// with it.
+#[test]
+fn a_captured_session_its_subagent_and_a_fork_are_listed_here() {
+    let env = TestEnv::new();
+    let repo = repository(&env, &env.root.join("repo"), Some("git@example.com:team/repo.git"));
+    let cwd = repo.to_str().unwrap();
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, side: bool, content: serde_json::Value| {
+        serde_json::json!({"parentUuid": parent, "isSidechain": side, "type": kind, "uuid": uuid,
+            "timestamp": "2026-01-01T00:00:00Z", "cwd": cwd, "gitBranch": "main", "sessionId": "s1",
+            "message": {"role": kind, "content": content}})
+        .to_string()
+            + "\n"
+    };
+    let task = serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "Task",
+        "input": {"description": "Survey the store code", "prompt": "Look at src/store and report."}}]);
+    let first = line("u1", None, "user", false, "Refactor the store".into())
+        + &line("a1", Some("u1"), "assistant", false, task);
+    let later = line("s1", Some("a1"), "user", true, "Look at src/store and report.".into())
+        + &line("s2", Some("s1"), "assistant", true, serde_json::json!([{"type": "text", "text": "It is big."}]))
+        + &line(
+            "u2",
+            Some("a1"),
+            "user",
+            false,
+            serde_json::json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "It is big."}]),
+        )
+        + &line("a2", Some("u2"), "assistant", false, serde_json::json!([{"type": "text", "text": "Done."}]));
+    let transcript = env.root.join("s1.jsonl");
+    let hook =
+        serde_json::json!({"session_id": "s1", "transcript_path": transcript, "hook_event_name": "Stop"}).to_string();
+    std::fs::write(&transcript, &first).unwrap();
+    env.run_stdin(&["hook", "claude-code"], &hook).ok();
+    std::fs::write(&transcript, first + &later).unwrap();
+    env.run_stdin(&["hook", "claude-code"], &hook).ok();
+    env.run(&["fork", "Refactor the store", "--title", "the other way"]).ok();
+    env.new_conversation("elsewhere");
+    insta::assert_snapshot!(run_in(&env, &repo, &["list", "--here"]), @r"
+    01KDVDT Refactor the store                           1 turn  4 events  ~30 tok  2026-01-01 00:00
+    01KDVDW └ Refactor the store: Survey the store code  1 turn  2 events  ~10 tok  2026-01-01 00:00
+    01KDVDY ⑂ the other way                              1 turn  4 events  ~30 tok  2026-01-01 00:00
+    ");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&run_in(&env, &repo, &["list", "--here", "--format", "json"])).unwrap();
+    let subagent = rows.iter().find(|r| !r["subagent_of"].is_null()).unwrap();
+    assert_eq!(
+        (subagent["cwd"].as_str(), subagent["remote"].as_str()),
+        (Some(cwd), Some("git@example.com:team/repo.git"))
+    );
+}

@@ -10,6 +10,7 @@ use convo::interop::{ImportError, InteropError};
 use convo::llm::client::LlmError;
 use convo::ops::import::{FollowFailure, ImportFailure};
 use convo::ops::plan::PlanError;
+use convo::ops::project::ProjectError;
 use convo::ops::redact::RedactError;
 use convo::ops::resume::ResumeError;
 use convo::ops::sync::SyncFailed;
@@ -254,6 +255,15 @@ impl From<OpsError> for CommandError {
             ),
             OpsError::Vetoed { hook, .. } => CommandError::input(e.to_string())
                 .hint(format!("hooks.{hook} in your config vetoed it; `--config hooks.{hook}=` runs without it once")),
+        }
+    }
+}
+
+impl From<ProjectError> for CommandError {
+    fn from(e: ProjectError) -> Self {
+        match e {
+            ProjectError::NotADirectory { .. } => CommandError::new(Kind::NotFound, e.to_string())
+                .hint("--project takes a directory: a repository's (any folder in it), or a folder of sessions"),
         }
     }
 }

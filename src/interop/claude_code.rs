@@ -4,7 +4,15 @@
 //! some of its content blocks: every block becomes an event, in order. `tool_result` blocks
 //! inside `user` lines are results, not new turns; `thinking` blocks are reasoning. A
 //! `/compact` (a `compact_boundary` system line, then a user line with `isCompactSummary`)
-//! becomes a convo compaction with that summary. `summary` records title the conversation.
+//! becomes a convo compaction with that summary.
+//!
+//! The title is the one Claude Code shows: the user's own (`custom-title`, from `/rename`),
+//! else its generated one (`ai-title`), else a `summary` record, else the first prompt the
+//! user typed: not a line Claude Code marks `isMeta` (a command's expansion), nor a slash
+//! command's markup, its output or a reminder (`title::from_prompt`); a session that holds
+//! only commands is titled by its first command line. A subagent's conversation is titled by
+//! the description of the `Task`/`Agent` call that started it, else its first prompt. The
+//! first main line carrying `cwd` says where the session ran (with `gitBranch`).
 //!
 //! Sidechain lines (`isSidechain`, a subagent's work) become their own conversation, one per
 //! subagent run, linked to the parent: kept in the parent they would interleave a second
@@ -15,8 +23,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{
-    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
-    text_of,
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,
+    skip, text_of, title,
 };
 use crate::clock::Clock;
 use crate::event::Kind;
@@ -98,7 +106,14 @@ pub fn parse_lines(
     };
     let mut builders: Vec<Builder> = vec![main];
     let mut runs: HashMap<String, usize> = HashMap::new();
-    let mut title = from.and_then(|c| c.title.clone());
+    let mut titles = Titles::default();
+    // A subagent run's title, by conversation index.
+    let mut parts: Vec<Option<String>> = vec![None];
+    // The description of each `Task`/`Agent` call, by the prompt it gave the subagent.
+    let mut tasks: HashMap<String, String> =
+        from.map(|c| c.tasks.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
+    let mut place = Place::default();
+    let mut side_place = Place::default();
     let mut boundary = from.is_some_and(|c| c.boundary);
     let mut recognised = from.is_some();
     for (i, line) in lines.enumerate() {
@@ -121,18 +136,33 @@ pub fn parse_lines(
             let index = *runs.entry(root).or_insert(next);
             if index == next {
                 builders.push(Builder::new(clock));
+                parts.push(None);
             }
             index
         } else {
             0
         };
+        let at = if sidechain { &mut side_place } else { &mut place };
+        if at.cwd.is_none() {
+            at.cwd = Place::field(line.get("cwd"));
+            at.branch = at.cwd.as_ref().and_then(|_| Place::field(line.get("gitBranch")));
+        }
         let builder = &mut builders[index];
         match kind {
             "summary" => {
-                if title.is_none() {
-                    title = line.get("summary").and_then(Value::as_str).map(str::to_owned);
+                if titles.summary.is_none() {
+                    titles.summary = line.get("summary").and_then(Value::as_str).and_then(title::from_record);
                 }
                 skip(&mut report, "summary record (used as the title)");
+            }
+            "custom-title" => {
+                titles.custom =
+                    line.get("customTitle").and_then(Value::as_str).and_then(title::from_record).or(titles.custom);
+                skip(&mut report, "`custom-title` record (used as the title)");
+            }
+            "ai-title" => {
+                titles.ai = line.get("aiTitle").and_then(Value::as_str).and_then(title::from_record).or(titles.ai);
+                skip(&mut report, "`ai-title` record (used as the title)");
             }
             "system" if line.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
                 boundary = true;
@@ -146,11 +176,20 @@ pub fn parse_lines(
                         skip(&mut report, "compact summary with nothing before it");
                     }
                 } else {
+                    let meta = line.get("isMeta") == Some(&Value::Bool(true));
+                    if !meta && (titles.wants(sidechain) || parts[index].is_none()) {
+                        let text = user_text(&content);
+                        if sidechain && parts[index].is_none() {
+                            parts[index] = tasks.get(text.trim()).cloned().or_else(|| title::from_prompt(&text));
+                        }
+                        titles.prompt_seen(sidechain, &text);
+                    }
                     user_line(builder, &mut report, &content, uuid, ts);
                 }
             }
             "assistant" => {
                 let content = line.pointer("/message/content").cloned().unwrap_or_default();
+                note_tasks(&content, &mut tasks);
                 let message = (line.pointer("/message/id"), line.pointer("/message/model"));
                 assistant_line(builder, &mut report, &content, uuid, message, ts);
             }
@@ -168,16 +207,95 @@ pub fn parse_lines(
         return Err(InteropError::NotThisFormat("no line with a Claude Code `type` and `uuid`"));
     }
     // Subagent runs may continue anywhere in the file: no carrying on past them.
-    let checkpoint =
-        (builders.len() == 1).then(|| super::Checkpoint { boundary, title: title.clone(), ..builders[0].checkpoint() });
-    let mut conversations = vec![(title, None)];
+    let checkpoint = (builders.len() == 1).then(|| super::Checkpoint {
+        boundary,
+        tasks: tasks.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        ..builders[0].checkpoint()
+    });
+    let mut conversations = vec![(titles.main(), None)];
     for (i, builder) in builders.iter_mut().enumerate() {
         emit.drafts(i, builder.take())?;
         if i > 0 {
-            conversations.push((Some(format!("subagent {i}")), Some(0)));
+            let title = parts[i].take().unwrap_or_else(|| format!("subagent {i}"));
+            conversations.push((Some(title), Some(0)));
         }
     }
-    Ok(Outcome { format: Format::ClaudeCode, conversations, report, checkpoint })
+    // A file of a subagent's lines alone (Claude Code 2.1 keeps each in its own file).
+    if place.cwd.is_none() {
+        place = side_place;
+    }
+    Ok(Outcome { format: Format::ClaudeCode, conversations, report, place, checkpoint })
+}
+
+/// The candidates for a session's title, in the order Claude Code prefers them.
+#[derive(Default)]
+struct Titles {
+    /// The last `custom-title` (a later `/rename` wins).
+    custom: Option<String>,
+    /// The last `ai-title`.
+    ai: Option<String>,
+    /// The first `summary` record.
+    summary: Option<String>,
+    /// The first prompt the user typed in the main conversation.
+    prompt: Option<String>,
+    /// The first slash command's command line, for a session of commands alone.
+    command: Option<String>,
+    /// The first prompt of a subagent, for a file of a subagent's lines alone.
+    side: Option<String>,
+}
+
+impl Titles {
+    /// Whether a user line of the main conversation (or a sidechain) can still give a title.
+    fn wants(&self, sidechain: bool) -> bool {
+        if sidechain { self.side.is_none() } else { self.prompt.is_none() }
+    }
+
+    fn prompt_seen(&mut self, sidechain: bool, text: &str) {
+        if sidechain {
+            self.side = self.side.take().or_else(|| title::from_prompt(text));
+            return;
+        }
+        self.prompt = self.prompt.take().or_else(|| title::from_prompt(text));
+        if self.command.is_none() {
+            self.command = title::from_command(text);
+        }
+    }
+
+    fn main(self) -> Option<String> {
+        self.custom.or(self.ai).or(self.summary).or(self.prompt).or(self.command).or(self.side)
+    }
+}
+
+/// The text blocks of a user line's content, joined (tool results left out).
+fn user_text(content: &Value) -> String {
+    match content {
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => text_of(other),
+    }
+}
+
+/// Remember the description of each subagent call (`Task`, or `Agent` since Claude Code
+/// 2.1) by its prompt: the subagent's first user line is that prompt.
+fn note_tasks(content: &Value, tasks: &mut HashMap<String, String>) {
+    let Value::Array(blocks) = content else { return };
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) != Some("tool_use")
+            || !matches!(block.get("name").and_then(Value::as_str), Some("Task" | "Agent"))
+        {
+            continue;
+        }
+        let input = block.get("input");
+        let prompt = input.and_then(|i| i.get("prompt")).and_then(Value::as_str);
+        let description = input.and_then(|i| i.get("description")).and_then(Value::as_str).and_then(title::from_record);
+        if let (Some(prompt), Some(description)) = (prompt, description) {
+            tasks.insert(prompt.trim().to_owned(), description);
+        }
+    }
 }
 
 /// The id of the `n`th event made from one line.

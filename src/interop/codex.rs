@@ -1,13 +1,15 @@
 //! Codex CLI rollout JSONL: `{timestamp, type, payload}` records. `response_item`s are the
 //! conversation; `event_msg`s repeat them for the UI and are skipped (counted); a
 //! `compacted` record becomes a compaction with its summary. A `function_call`'s
-//! `arguments` string that is not JSON is kept as a string.
+//! `arguments` string that is not JSON is kept as a string. Codex writes no title: a
+//! session is titled by its first user message that is not Codex's own (environment,
+//! instructions); the first `session_meta` says where it ran (`cwd`, `git`).
 
 use serde_json::Value;
 
 use super::{
-    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Report, arguments, json_line, skip,
-    text_of,
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,
+    skip, text_of, title,
 };
 use crate::clock::Clock;
 use crate::event::Kind;
@@ -31,6 +33,9 @@ pub fn parse_lines(
         None => Builder::new(clock),
     };
     let mut recognised = from.is_some();
+    let mut place = Place::default();
+    let mut seen_meta = false;
+    let mut first_prompt = None;
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
         report.records += 1;
@@ -42,7 +47,27 @@ pub fn parse_lines(
         let ts = line.get("timestamp").and_then(Value::as_str);
         let payload = line.get("payload").cloned().unwrap_or_default();
         match line.get("type").and_then(Value::as_str).unwrap_or("") {
-            "response_item" => response_item(&mut b, &mut report, &payload, ts),
+            "response_item" => {
+                if first_prompt.is_none()
+                    && payload.get("type").and_then(Value::as_str) == Some("message")
+                    && payload.get("role").and_then(Value::as_str) == Some("user")
+                {
+                    first_prompt = title::from_prompt(&text_of(payload.get("content").unwrap_or(&Value::Null)));
+                }
+                response_item(&mut b, &mut report, &payload, ts)
+            }
+            // The first one is the session's; later ones describe subagents or forks.
+            "session_meta" if !seen_meta => {
+                seen_meta = true;
+                place.cwd = Place::field(payload.get("cwd")).or(place.cwd);
+                place.branch = Place::field(payload.pointer("/git/branch"));
+                place.remote = Place::field(payload.pointer("/git/repository_url"));
+                b.hold(line.clone());
+            }
+            "turn_context" if place.cwd.is_none() => {
+                place.cwd = Place::field(payload.get("cwd"));
+                b.hold(line.clone());
+            }
             "compacted" => {
                 let mut summary = payload.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
                 if summary.trim().is_empty() {
@@ -83,7 +108,7 @@ pub fn parse_lines(
     }
     let checkpoint = Some(b.checkpoint());
     emit.drafts(0, b.take())?;
-    Ok(Outcome { format: Format::Codex, conversations: vec![(None, None)], report, checkpoint })
+    Ok(Outcome { format: Format::Codex, conversations: vec![(first_prompt, None)], report, place, checkpoint })
 }
 
 fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {

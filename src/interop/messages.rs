@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, InteropError, Report, arguments, skip, text_of};
+use super::{Builder, Format, Imported, InteropError, Report, arguments, skip, text_of};
 use crate::clock::Clock;
 use crate::event::Kind;
 
@@ -68,11 +68,7 @@ pub fn openai(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
             other => skip(&mut report, format!("message with role `{other}`")),
         }
     }
-    Ok(Imported {
-        format: Format::Openai,
-        conversations: vec![Conversation { title: None, drafts: b.drafts, parent: None }],
-        report,
-    })
+    Ok(Imported::one(Format::Openai, b.drafts, report))
 }
 
 pub fn anthropic(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
@@ -125,9 +121,5 @@ pub fn anthropic(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
             }
         }
     }
-    Ok(Imported {
-        format: Format::Anthropic,
-        conversations: vec![Conversation { title: None, drafts: b.drafts, parent: None }],
-        report,
-    })
+    Ok(Imported::one(Format::Anthropic, b.drafts, report))
 }

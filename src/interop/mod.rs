@@ -9,6 +9,7 @@ pub mod html;
 pub mod messages;
 pub mod openhands;
 pub mod resume;
+pub mod title;
 
 use std::collections::BTreeMap;
 
@@ -79,6 +80,45 @@ pub struct Imported {
     /// The main conversation first, then subagents' (Claude Code sidechains).
     pub conversations: Vec<Conversation>,
     pub report: Report,
+    pub place: Place,
+}
+
+impl Imported {
+    /// One conversation with no title of its own: titled by its first user prompt.
+    pub(crate) fn one(format: Format, drafts: Vec<Draft>, report: Report) -> Imported {
+        let title = first_prompt(&drafts);
+        Imported {
+            format,
+            conversations: vec![Conversation { title, drafts, parent: None }],
+            report,
+            place: Place::default(),
+        }
+    }
+}
+
+/// Where a session ran, as its file records it: data from the file, never checked against
+/// this machine (the caller decides whether to look at the path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The agent's working directory.
+    pub cwd: Option<String>,
+    /// The git branch checked out there.
+    pub branch: Option<String>,
+    /// The repository's remote URL, when the agent recorded one (Codex does).
+    pub remote: Option<String>,
+}
+
+impl Place {
+    /// The longest value kept: a path (`PATH_MAX`), a branch or a URL longer than this is
+    /// not a real one.
+    pub const MAX_LEN: usize = 4096;
+
+    /// `value` as a recorded field: a non-empty string of at most [`Place::MAX_LEN`] bytes
+    /// without control characters, else nothing.
+    pub fn field(value: Option<&serde_json::Value>) -> Option<String> {
+        let s = value?.as_str()?.trim();
+        (!s.is_empty() && s.len() <= Self::MAX_LEN && !s.chars().any(char::is_control)).then(|| s.to_owned())
+    }
 }
 
 /// Where an importer puts its drafts as it reads, conversation by conversation (0 is the
@@ -109,6 +149,8 @@ pub struct Outcome {
     /// next ([`stream_from`]); none when it cannot (a Claude Code file with subagent lines,
     /// whose runs may continue anywhere).
     pub checkpoint: Option<Checkpoint>,
+    /// Where the session ran, as far as the file says.
+    pub place: Place,
 }
 
 /// An importer's state after some lines of a session file: what reading only the lines
@@ -128,12 +170,13 @@ pub struct Checkpoint {
     /// Claude Code: a compact boundary was read and its summary line has not come yet.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub boundary: bool,
-    /// Claude Code: the title a `summary` record gave.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
     /// The agent's records read since the last event, which go with the next one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<Value>,
+    /// Claude Code: the description of each subagent call so far, by its prompt (what a
+    /// subagent's lines, which may come later, are titled by).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tasks: BTreeMap<String, String>,
 }
 
 /// Lines of a file, read one at a time.
@@ -214,7 +257,8 @@ pub fn stream_from(
     }
 }
 
-/// Collect a streaming import in memory.
+/// Collect a streaming import in memory. A conversation the importer gave no title is
+/// titled by its first user prompt.
 fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
     drafts.resize_with(outcome.conversations.len().max(drafts.len()), Vec::new);
     let conversations = drafts
@@ -223,10 +267,19 @@ fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
         .filter(|(i, drafts)| *i == 0 || !drafts.is_empty())
         .map(|(i, drafts)| {
             let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
+            let title = title.or_else(|| first_prompt(&drafts));
             Conversation { title, drafts, parent }
         })
         .collect();
-    Imported { format: outcome.format, conversations, report: outcome.report }
+    Imported { format: outcome.format, conversations, report: outcome.report, place: outcome.place }
+}
+
+/// The title of the first user event that is the user's own words ([`title::from_prompt`]).
+pub(crate) fn first_prompt(drafts: &[Draft]) -> Option<String> {
+    drafts.iter().find_map(|d| match &d.kind {
+        Kind::User { content } => title::from_prompt(content),
+        _ => None,
+    })
 }
 
 /// The lines of an in-memory text, for the streaming importers.
@@ -301,6 +354,7 @@ fn convo_jsonl(text: &str) -> Result<Imported, InteropError> {
 fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropError> {
     let mut report = Report::default();
     let mut batch = Vec::new();
+    let mut title = None;
     for (i, line) in lines.enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -319,6 +373,9 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         if matches!(draft.kind, Kind::Compaction) {
             report.compactions += 1;
         }
+        if title.is_none() {
+            title = first_prompt(std::slice::from_ref(&draft));
+        }
         batch.push(draft);
         if batch.len() >= EMIT_BATCH {
             emit.drafts(0, std::mem::take(&mut batch))?;
@@ -328,7 +385,13 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         return Err(InteropError::NotThisFormat("no events"));
     }
     emit.drafts(0, batch)?;
-    Ok(Outcome { format: Format::Convo, conversations: vec![(None, None)], report, checkpoint: None })
+    Ok(Outcome {
+        format: Format::Convo,
+        conversations: vec![(title, None)],
+        report,
+        place: Place::default(),
+        checkpoint: None,
+    })
 }
 
 fn kind_name(kind: &Kind) -> &'static str {

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Builder, Conversation, Format, Imported, InteropError, Report, skip};
+use super::{Builder, Format, Imported, InteropError, Report, skip};
 use crate::clock::Clock;
 use crate::event::Kind;
 
@@ -62,9 +62,5 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
             skip(&mut report, "observation without its action");
         }
     }
-    Ok(Imported {
-        format: Format::Openhands,
-        conversations: vec![Conversation { title: None, drafts: b.drafts, parent: None }],
-        report,
-    })
+    Ok(Imported::one(Format::Openhands, b.drafts, report))
 }

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
-use crate::interop::{self, Format, ImportError, Imported, ReadError, Report};
+use crate::interop::{self, Format, ImportError, Imported, Place, ReadError, Report};
+use crate::ops::project;
 use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
@@ -145,16 +146,21 @@ pub fn import(
     let (format, report, created) = match prepared.how {
         How::Whole { imported, fingerprint } => {
             check_duplicate(store, &name, &fingerprint, options.again)?;
-            let main_title = main_title(options, imported.conversations[0].title.as_deref(), &name);
+            let main_title = main_title(options, imported.conversations[0].title.as_deref());
+            let project = project_value(&imported.place);
             let mut new = Vec::new();
             for (i, c) in imported.conversations.iter().enumerate() {
                 let mut extra = Map::new();
                 extra.insert("source".into(), source(imported.format, &name, &fingerprint, i));
-                let title = part_title(&main_title, i, c.title.as_deref());
-                new.push(NewConversation { title: Some(title), extra, drafts: c.drafts.clone(), parent: c.parent });
+                if let Some(project) = &project {
+                    extra.insert(crate::store::Project::KEY.into(), project.clone());
+                }
+                let title = part_title(main_title.as_deref(), i, c.title.as_deref());
+                new.push(NewConversation { title, extra, drafts: c.drafts.clone(), parent: c.parent });
             }
             let events: usize = imported.conversations.iter().map(|c| c.drafts.len()).sum();
-            let subject = subject::import(&main_title, imported.format.name(), events as u64);
+            let subject =
+                subject::import(main_title.as_deref().unwrap_or(&name), imported.format.name(), events as u64);
             (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
         }
         How::Streamed { path, format, roots } => {
@@ -172,7 +178,8 @@ pub fn import(
             let fingerprint =
                 lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default();
             check_duplicate(store, &name, &fingerprint, options.again).inspect_err(|_| discard(&emit))?;
-            let main_title = main_title(options, outcome.conversations[0].0.as_deref(), &name);
+            let main_title = main_title(options, outcome.conversations[0].0.as_deref());
+            let project = project_value(&outcome.place);
             let mut staged = Vec::new();
             // A file with no events still makes its (empty) conversation, titled and fingerprinted.
             if emit.staged.is_empty() {
@@ -181,13 +188,16 @@ pub fn import(
             for (i, slot) in emit.staged.into_iter().enumerate() {
                 let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
                 let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
-                s.title = Some(part_title(&main_title, i, title.as_deref()));
+                s.title = part_title(main_title.as_deref(), i, title.as_deref());
                 s.parent = parent;
                 s.extra.insert("source".into(), source(format, &name, &fingerprint, i));
+                if let Some(project) = &project {
+                    s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+                }
                 staged.push(s);
             }
             let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-            let subject = subject::import(&main_title, format.name(), events);
+            let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
             (format, outcome.report, store.commit_staged(&lock, staged, &subject, clock)?)
         }
     };
@@ -195,13 +205,30 @@ pub fn import(
     Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed })
 }
 
-fn main_title(options: &Options<'_>, from_source: Option<&str>, name: &str) -> String {
-    options.title.or(from_source).unwrap_or(name).to_owned()
+/// The title asked for, else the one the importer found (the agent's, or the first
+/// prompt): never the file's name, which for an agent's session is an id nobody knows.
+fn main_title(options: &Options<'_>, from_source: Option<&str>) -> Option<String> {
+    options.title.or(from_source).map(str::to_owned)
 }
 
-/// A subagent's conversation is titled after its parent's.
-fn part_title(main: &str, part: usize, title: Option<&str>) -> String {
-    if part == 0 { main.to_owned() } else { format!("{main}: {}", title.unwrap_or_default()) }
+/// A subagent's conversation is titled after its parent's: `<parent>: <its own>`.
+fn part_title(main: Option<&str>, part: usize, title: Option<&str>) -> Option<String> {
+    if part == 0 {
+        return main.map(str::to_owned);
+    }
+    let own = title.map_or_else(|| format!("subagent {part}"), str::to_owned);
+    Some(match main {
+        Some(main) => format!("{main}: {own}"),
+        None => own,
+    })
+}
+
+/// Where a session ran, as its conversations' `meta.json` keeps it ([`project::recorded`]:
+/// the remote looked up at the recorded cwd when the file names none); `None` when
+/// nothing is known.
+fn project_value(place: &Place) -> Option<Value> {
+    let project = project::recorded(place);
+    (!project.is_empty()).then(|| project.to_json())
 }
 
 /// Where a conversation came from, in its `meta.json`: what `check_duplicate` looks for.
@@ -461,6 +488,7 @@ pub fn follow_into(
     let marks = prefix_marks(path, whole)?;
     let mut landed = Vec::new();
     let mut added = 0;
+    let followed_project = project_value(&outcome.place);
     let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
     parts.sort_by_key(|(part, _)| *part);
     // A subagent's first work since the last import: a new conversation, linked to its
@@ -469,12 +497,16 @@ pub fn follow_into(
     fresh.sort_by_key(|(part, _)| *part);
     let unfollowed = fresh.iter().map(|(_, s)| s.stats.events).sum();
     if !fresh.is_empty() {
-        let main_title = main_meta.title.clone().unwrap_or_else(|| name.clone());
+        let main_title = main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
+        let project = main_meta.extra.get(crate::store::Project::KEY).cloned().or_else(|| followed_project.clone());
         let ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
         let mut staged = Vec::new();
         for (part, mut s) in fresh {
             let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
-            s.title = Some(part_title(&main_title, part, title.as_deref()));
+            s.title = part_title(main_title.as_deref(), part, title.as_deref());
+            if let Some(project) = &project {
+                s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+            }
             if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
                 s.extra.insert("subagent_of".into(), json!(parent));
             }
@@ -485,7 +517,7 @@ pub fn follow_into(
             staged.push(s);
         }
         let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-        let subject = subject::import(&main_title, format.name(), events);
+        let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
         let committed = match commits {
             Commits::Into(batch) => {
                 store.batch_make(batch, staged);
@@ -516,6 +548,16 @@ pub fn follow_into(
             if part == 0 {
                 note_read(source, whole, &marks, outcome.checkpoint.as_ref());
             }
+        }
+        // What the file had not said yet when it was first read (a session followed from
+        // its first line): its title, where it runs. Never over what is there.
+        if part == 0 && meta.title.is_none() {
+            meta.title = outcome.conversations.first().and_then(|c| c.0.clone());
+        }
+        if !meta.extra.contains_key(crate::store::Project::KEY)
+            && let Some(project) = &followed_project
+        {
+            meta.extra.insert(crate::store::Project::KEY.into(), project.clone());
         }
         if !grew && part != 0 {
             continue;
@@ -706,7 +748,8 @@ fn start_following(
             return Err(ImportFailure::Refused { name, source: source.into() });
         }
     };
-    let main_title = main_title(options, outcome.conversations.first().and_then(|c| c.0.as_deref()), &name);
+    let main_title = main_title(options, outcome.conversations.first().and_then(|c| c.0.as_deref()));
+    let project = project_value(&outcome.place);
     if emit.staged.is_empty() {
         emit.staged.push(None);
     }
@@ -714,8 +757,11 @@ fn start_following(
     for (i, slot) in emit.staged.into_iter().enumerate() {
         let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
-        s.title = Some(part_title(&main_title, i, title.as_deref()));
+        s.title = part_title(main_title.as_deref(), i, title.as_deref());
         s.parent = parent;
+        if let Some(project) = &project {
+            s.extra.insert(crate::store::Project::KEY.into(), project.clone());
+        }
         let mut src = source(format, &name, "", i);
         src["session"] = json!(session);
         src["drafts"] = json!(s.stats.events);
@@ -728,7 +774,7 @@ fn start_following(
         staged.push(s);
     }
     let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-    let subject = subject::import(&main_title, format.name(), events);
+    let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
     let (conversations, landed) = match commits {
         Commits::Into(batch) => {
             let conversations = staged.iter().map(|s| (s.id.clone(), s.stats)).collect();

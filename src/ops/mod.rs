@@ -9,6 +9,7 @@ pub mod config_edit;
 pub mod fork;
 pub mod import;
 pub mod plan;
+pub mod project;
 pub mod query;
 pub mod redact;
 pub mod resume;

@@ -1,5 +1,5 @@
-//! The catalogue: every conversation's summary (title, counts, times, relationships) in one
-//! local file, so `list`, title resolution and completions read one file instead of a
+//! The catalogue: every conversation's summary (title, counts, times, relationships, where
+//! its session ran) in one local file, so `list`, title resolution and completions read one file instead of a
 //! `meta.json` and a cache file per conversation.
 //!
 //! `.git/convo/catalogue` holds one line per conversation, `<id>\t<tree>\t<entry JSON>`, where
@@ -15,7 +15,8 @@
 //! newline, and the next appender ends it with a tab, so it reads as lines run together
 //! (a tab in the JSON), which readers ignore. When the
 //! file holds far more lines than conversations it is rewritten whole (atomically). Deleting
-//! it loses nothing.
+//! it loses nothing. A line an older convo wrote has no `project`: it counts as missing, so
+//! the first reader computes it again (not believed to say "unknown").
 //!
 //! A last line `#\t<tree>` (the marker) certifies that the file describes exactly the
 //! conversations of that `conversations` tree. A reader's full pass writes it; a writer that
@@ -39,7 +40,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use super::cache::Cache;
-use super::{ForkedFrom, Meta, Result, Store, Summary, layout, txn::write_private_file};
+use super::{ForkedFrom, Meta, Project, Result, Store, Summary, layout, txn::write_private_file};
 use crate::event::Stats;
 
 const FILE: &str = "catalogue";
@@ -67,11 +68,16 @@ struct Entry {
     stats: Stats,
     subagent_of: Option<String>,
     forked_from: Option<ForkedFrom>,
+    /// Where the session ran; absent from a line an older convo wrote, which then says
+    /// nothing about it (its summary is computed from `meta.json` instead).
+    #[serde(default)]
+    project: Option<Project>,
 }
 
 impl Entry {
     fn of(meta: Meta, cache: &Cache) -> Entry {
         Entry {
+            project: Some(Project::of(&meta)),
             title: meta.title,
             updated: cache.updated.clone().unwrap_or_else(|| meta.created.clone()),
             created: meta.created,
@@ -81,8 +87,10 @@ impl Entry {
         }
     }
 
-    fn into_summary(self, id: &str) -> Summary {
-        Summary {
+    /// `None` for a line without the project (an older convo's).
+    fn into_summary(self, id: &str) -> Option<Summary> {
+        Some(Summary {
+            project: self.project?,
             id: id.to_owned(),
             title: self.title,
             created: self.created,
@@ -91,7 +99,7 @@ impl Entry {
             stats: self.stats,
             subagent_of: self.subagent_of,
             forked_from: self.forked_from,
-        }
+        })
     }
 
     fn line(&self, id: &str, tree: ObjectId) -> Option<String> {
@@ -119,7 +127,7 @@ impl Fresh {
     }
 
     fn parse(id: &str, json: &str) -> Option<Summary> {
-        serde_json::from_str::<Entry>(json).ok().map(|e| e.into_summary(id))
+        serde_json::from_str::<Entry>(json).ok().and_then(|e| e.into_summary(id))
     }
 }
 
@@ -136,7 +144,8 @@ impl Store {
             match Fresh::parse(id, json) {
                 Some(summary) => out.push(summary),
                 // Written by this version a moment ago; unreadable only if the file was
-                // edited between our read and now: compute it the slow way.
+                // edited between our read and now, or written by an older convo (no
+                // project): compute it the slow way.
                 None => out.push(self.summary(id)?),
             }
         }
@@ -267,6 +276,13 @@ impl Store {
             let (Some(id), Some(tree), Some(json)) = (fields.next(), fields.next(), fields.next()) else { continue };
             // serde_json escapes tabs: a tab here is two lines run together by a torn write.
             if json.contains('\t') {
+                continue;
+            }
+            // An older convo's line, without where the session ran: computed again (once,
+            // the line it gets then supersedes this one). The key is the entry's last, so
+            // looked for from the end; it cannot occur inside a JSON string, whose quotes
+            // are escaped.
+            if !json.ends_with('}') || json.rfind(",\"project\":").is_none() {
                 continue;
             }
             let json_start = start + id.len() + tree.len() + 2;

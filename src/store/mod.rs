@@ -144,6 +144,45 @@ pub struct ForkedFrom {
     pub turn: u64,
 }
 
+/// Where a conversation's session ran: `project` in its `meta.json`, which `import` writes
+/// from the session file (and the repository's remote found on this machine). Each field
+/// is null when unknown; anything but a string reads as unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Project {
+    /// The agent's working directory, as recorded: data, never a path convo writes to.
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    /// The repository's remote URL, without credentials.
+    pub remote: Option<String>,
+}
+
+impl Project {
+    /// Its key in `meta.json`.
+    pub const KEY: &'static str = "project";
+
+    pub fn of(meta: &Meta) -> Project {
+        let field = |name: &str| {
+            meta.extra.get(Self::KEY).and_then(|p| p.get(name)).and_then(|v| v.as_str()).map(str::to_owned)
+        };
+        Project { cwd: field("cwd"), branch: field("branch"), remote: field("remote") }
+    }
+
+    /// As `meta.json` holds it: the known fields only.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut map = serde_json::Map::new();
+        for (name, value) in [("cwd", &self.cwd), ("branch", &self.branch), ("remote", &self.remote)] {
+            if let Some(value) = value {
+                map.insert(name.into(), value.clone().into());
+            }
+        }
+        map.into()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cwd.is_none() && self.branch.is_none() && self.remote.is_none()
+    }
+}
+
 /// One conversation as `list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -160,6 +199,9 @@ pub struct Summary {
     pub subagent_of: Option<String>,
     /// Where this conversation was forked from (`fork`, or a `pull` that diverged).
     pub forked_from: Option<ForkedFrom>,
+    /// Where its session ran (`cwd`, `branch`, `remote`; null when unknown).
+    #[serde(flatten)]
+    pub project: Project,
 }
 
 impl Summary {
@@ -841,6 +883,7 @@ impl Store {
         let meta = self.meta(id)?;
         let cached = self.cached_stats(id)?;
         Ok(Summary {
+            project: Project::of(&meta),
             id: id.to_owned(),
             title: meta.title,
             updated: cached.updated.clone().unwrap_or_else(|| meta.created.clone()),

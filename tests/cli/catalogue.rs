@@ -349,3 +349,32 @@ fn the_conversation_cache_is_rewritten_in_place_and_a_torn_one_is_never_believed
         agrees_with_a_full_read(&env, what);
     }
 }
+
+/// A catalogue an older convo wrote has no `project` in its lines: they are computed again
+/// (once), never read as "ran nowhere", so `list --here` and `list --format json` agree with
+/// HEAD and the next `list` reads the catalogue alone again.
+#[test]
+fn catalogue_lines_without_where_a_session_ran_are_computed_again() {
+    let env = TestEnv::new();
+    let session = serde_json::json!({"parentUuid": null, "isSidechain": false, "type": "user", "uuid": "u1",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": "/work/project", "gitBranch": "main",
+        "message": {"role": "user", "content": "Fix the parser"}});
+    let file = env.root.join("s.jsonl");
+    std::fs::write(&file, format!("{session}\n")).unwrap();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    env.new_conversation("made here");
+    let expected = full_read(&env);
+    // As a convo from before `project` wrote it.
+    let old: String = std::fs::read_to_string(catalogue(&env))
+        .unwrap()
+        .lines()
+        .map(|l| regex::Regex::new(r#","project":\{[^}]*\}"#).unwrap().replace(l, "").into_owned() + "\n")
+        .collect();
+    assert!(!old.contains("project") && !old.contains("/work/project"));
+    std::fs::write(catalogue(&env), &old).unwrap();
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected);
+    let healed = std::fs::read_to_string(catalogue(&env)).unwrap();
+    assert!(healed.contains(r#""project":{"cwd":"/work/project","branch":"main","remote":null}"#), "{healed}");
+    assert!(ends_with_a_marker(&catalogue(&env)));
+    agrees_with_a_full_read(&env, "after the old lines were computed again");
+}

@@ -63,7 +63,14 @@ fn a_session_followed_as_it_grows_equals_one_import_of_the_whole() {
     assert_eq!(stored(&env).len(), 3, "the main conversation and two subagents'");
     // Each follow's commit says what it was: an import, not a hand-made append.
     let log = env.run(&["log", "--all", "--oneline"]).ok().to_owned();
-    assert!(log.contains("import: \"5c0375b4.jsonl\" followed from claude-code (+"), "{log}");
+    // Titled by the session's first command line (its only prompt), never by the file's name.
+    assert!(
+        log.contains(
+            "import: \"/orchestrator @CLAUDE.md を最新の状態にアップデートしてください\" followed from claude-code (+"
+        ),
+        "{log}"
+    );
+    assert!(!log.contains("5c0375b4.jsonl"), "{log}");
     assert!(!log.contains("append:"), "{log}");
     env.run(&["fsck"]).ok();
 }

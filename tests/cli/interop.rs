@@ -666,7 +666,7 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
     === claude.jsonl, again
     exit 3
     --- stderr
-    error: good-claude.jsonl is already imported, as 01KDVDTSS00000000000000001 "good-claude.jsonl"
+    error: good-claude.jsonl is already imported, as 01KDVDTSS00000000000000001 "please look at the parser (turn 1)"
     hint: --again makes another copy
     === convo.jsonl, cut short
     exit 3
@@ -676,7 +676,7 @@ fn an_import_that_fails_late_leaves_no_objects_behind() {
     === convo.jsonl, again
     exit 3
     --- stderr
-    error: good-convo.jsonl is already imported, as 01KDVDTSS00000000000000001 "good-convo.jsonl"
+    error: good-convo.jsonl is already imported, as 01KDVDTSS00000000000000001 "please look at the parser (turn 1)"
     hint: --again makes another copy
     "#);
 }

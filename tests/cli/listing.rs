@@ -122,10 +122,10 @@ fn ids_show_by_their_shortest_unique_prefix() {
     env.new_conversation("later");
     let listed = env.run(&["list"]).ok().to_owned();
     insta::assert_snapshot!(listed, @"
-      01KDVDQ4K00000000000000001 ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl                2 turns  31 events  ~5,885 tok  2025-09-07 09:54
-      01KDVDQ4K00000000000000002 └ ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl: subagent 1   1 turn   7 events    ~715 tok  2025-09-07 09:52
-      01KDVDQ4K00000000000000003 └ ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl: subagent 2   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
-    * 01KDVDRZ600000000000000001 later                                                               0 turns   0 events      ~0 tok  2026-01-01 00:02
+      01KDVDQ4K00000000000000001 /orchestrator @CLAUDE.md を最新の状態にアップデートしてください                                       2 turns  31 events  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ4K00000000000000002 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration         1 turn   7 events    ~715 tok  2025-09-07 09:52
+      01KDVDQ4K00000000000000003 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Analyze current project structure   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
+    * 01KDVDRZ600000000000000001 later                                                                                                 0 turns   0 events      ~0 tok  2026-01-01 00:02
     ");
     // With colour the unique part is highlighted (bold yellow), the rest of the column dim.
     let coloured = env.run(&["--color", "always", "list"]).ok().to_owned();
@@ -151,9 +151,9 @@ fn subagent_import_shows_its_parent() {
     let parent = out.ok().trim().to_owned();
     env.new_conversation("unrelated");
     insta::assert_snapshot!(with_columns(&env, "100", &["list"]), @"
-      01KDVDQ4K00000000000000001 ccviewer__5c0375b4-57a5-4f26-b1…  2 turns  ~5,885 tok  2025-09-07 09:54
-      01KDVDQ4K00000000000000002 └ ccviewer__5c0375b4-57a5-4f26-…   1 turn    ~715 tok  2025-09-07 09:52
-      01KDVDQ4K00000000000000003 └ ccviewer__5c0375b4-57a5-4f26-…   1 turn  ~4,000 tok  2025-09-07 09:53
+      01KDVDQ4K00000000000000001 /orchestrator @CLAUDE.md を最新…  2 turns  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ4K00000000000000002 └ /orchestrator @CLAUDE.md を最…   1 turn    ~715 tok  2025-09-07 09:52
+      01KDVDQ4K00000000000000003 └ /orchestrator @CLAUDE.md を最…   1 turn  ~4,000 tok  2025-09-07 09:53
     * 01KDVDRZ600000000000000001 unrelated                         0 turns      ~0 tok  2026-01-01 00:02
     ");
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
@@ -163,9 +163,9 @@ fn subagent_import_shows_its_parent() {
     let child = subagents[0]["id"].as_str().unwrap();
     let shown = env.run(&["show", child]).ok().to_owned();
     insta::assert_snapshot!(shown.lines().take(3).collect::<Vec<_>>().join("\n"), @r#"
-    ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl: subagent 1 01KDVDQ4K00000000000000002
+    /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration 01KDVDQ4K00000000000000002
     1 turn, 7 events, ~715 tokens (chars/4)
-    subagent of 01KDVDQ4K00000000000000001 "ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.js…"
+    subagent of 01KDVDQ4K00000000000000001 "/orchestrator @CLAUDE.md を最新の状態にアップデー…"
     "#);
 }
 

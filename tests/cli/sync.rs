@@ -309,7 +309,9 @@ fn secrets_outside_events_are_refused() {
 
     let file = dir.path().join(format!("session-{token}.json"));
     std::fs::write(&file, r#"{"messages": [{"role": "user", "content": "hello"}]}"#).unwrap();
-    env.run(&["import", file.to_str().unwrap()]).ok();
+    // A file is titled by its first prompt, not its name: the token reaches the title (and
+    // the commit's subject) only when asked for.
+    env.run(&["import", "--title", &format!("deploy {token}"), file.to_str().unwrap()]).ok();
     let out = env.run(&["push"]);
     insta::assert_snapshot!(env.transcript(&out).replace(&head(), "[HEAD]"), @"
     exit 3

@@ -24,7 +24,7 @@ pub struct Args {
     /// The format [default: detected]
     #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "openai", "anthropic", "openhands", "jsonl"])]
     format: Option<String>,
-    /// Title of the new conversation [default: from the session, else the file name]
+    /// Title of the new conversation [default: the session's own, else its first prompt]
     #[arg(long, short)]
     title: Option<String>,
     /// Import a file again although a conversation already holds it

@@ -1,3 +1,4 @@
+use convo::ops::project;
 use convo::render;
 
 use super::Format;
@@ -12,24 +13,44 @@ use crate::cli::ui::Output;
 /// fork (`⑂`) follow the one they came from, indented. Lines fit the terminal (or `COLUMNS`):
 /// titles are cut and the least useful columns dropped; piped with no `COLUMNS`, nothing is
 /// cut. Token counts are estimates (characters / 4).
+///
+/// `--here` lists the conversations of the repository the current directory is in: those
+/// whose session ran in a clone of it, matched by its remote URL (https, ssh and `host:path`
+/// spellings alike), so sessions captured on another machine or at another path count too;
+/// by the repository's path when it has no remote (or the session recorded none). Outside
+/// a repository, those that ran in the directory or below it. Subagents and forks of a
+/// listed conversation are listed with it.
 #[derive(clap::Args)]
 pub struct Args {
     /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
-    /// `forked_from`)
+    /// `forked_from`, and where the session ran: `cwd`, `branch`, `remote`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Only the conversations of the current directory's repository
+    #[arg(long, conflicts_with = "project")]
+    here: bool,
+    /// Only the conversations of DIR's repository (as --here run in DIR)
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    project: Option<std::path::PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    let dir = match (args.here, args.project) {
+        (true, _) => Some(std::env::current_dir()?),
+        (false, dir) => dir,
+    };
     let summaries = store.summaries()?;
+    // Shortest prefixes unique in the whole store, not only among those listed.
+    let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
+    let summaries = match &dir {
+        Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
+        None => summaries,
+    };
     let active = store.active()?;
     let mut out = Output::stdout();
     match args.format {
-        Format::Text => {
-            let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
-            render::list(out.writer(), &summaries, active.as_deref(), &ids, ctx.ui.width, ctx.ui.theme)?
-        }
+        Format::Text => render::list(out.writer(), &summaries, active.as_deref(), &ids, ctx.ui.width, ctx.ui.theme)?,
         Format::Json => {
             let rows: Vec<serde_json::Value> = summaries
                 .iter()

@@ -414,3 +414,44 @@ fn an_existing_session_file_is_never_replaced() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "someone else's session\n");
     assert_eq!(env.snapshot(), store, "the store changed");
 }
+
+/// The corpus's Codex rollouts from other machines, placed where Codex looks as if they had
+/// run here (this directory for the recorded one, the test's provider for `openai`, which
+/// cannot be pointed at loopback), make Codex send what convo's hand-over of their import
+/// makes it send.
+///
+/// Not `corpus/codex/…SCHEMA-FIXTURE.jsonl`: Codex 0.169 refuses to resume that file itself
+/// (`history_mode: unknown variant default`).
+#[test]
+fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
+    agents_or_skip!();
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let mut files: Vec<PathBuf> = ["corpus-current/codex"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in files {
+        let env = TestEnv::new();
+        let proj = project(&env);
+        codex_config(&env.home(), 0);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let session = meta["payload"]["id"].as_str().unwrap().to_owned();
+        let recorded_cwd = meta["payload"]["cwd"].as_str().unwrap().to_owned();
+        let here = text
+            .replace(&format!("\"{recorded_cwd}"), &format!("\"{}", proj.display()))
+            .replace("\"model_provider\":\"openai\"", "\"model_provider\":\"rec\"");
+        let folder = env.home().join(".codex/sessions/2026/01/01");
+        std::fs::create_dir_all(&folder).unwrap();
+        let placed = folder.join(format!("rollout-2026-01-01T00-00-00-{session}.jsonl"));
+        std::fs::write(&placed, &here).unwrap();
+        env.run(&["import", placed.to_str().unwrap()]).ok();
+        let ours = convo_resume(&env, &proj, &["--in", "codex"]);
+        let theirs = codex_resume(&env, &proj, "theirs", &session, "and now?");
+        let mine = codex_resume(&env, &proj, "ours", &ours, "and now?");
+        same_request(&codex_items(&mine), &codex_items(&theirs), &file.display().to_string());
+    }
+}

@@ -105,7 +105,8 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                 out.record(ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
             }
             Kind::Reasoning { content } => {
-                if let (true, Some(encrypted)) = (session.native, event.extra.get("encrypted_content")) {
+                if session.native {
+                    let encrypted = event.extra.get("encrypted_content").cloned().unwrap_or(Value::Null);
                     let summary =
                         if content.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": content}]) };
                     let payload = json!({"type": "reasoning", "summary": summary, "content": null, "encrypted_content": encrypted});

@@ -152,6 +152,14 @@ fn convo_resume(env: &TestEnv, cwd: &Path, args: &[&str]) -> String {
     run.ok().trim().to_owned()
 }
 
+/// The events `capture` appends to the active conversation.
+fn events_added(env: &TestEnv, capture: impl FnOnce()) -> Vec<Value> {
+    let before = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
+    capture();
+    let after = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    after.lines().skip(before).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 #[test]
 fn a_claude_code_session_resumed_from_convo_sends_what_its_own_file_sends() {
     let agents = agents_or_skip!();
@@ -177,20 +185,17 @@ fn a_claude_code_session_resumed_from_convo_sends_what_its_own_file_sends() {
     same_request(&claude_messages(&mine), &claude_messages(&theirs), "claude-code");
 
     // The loop closes: what the agent added to convo's file comes back into the same
-    // conversation, and nothing convo wrote comes back twice.
-    let before = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
-    // Claude Code's Stop hook, as it runs after the turn.
+    // conversation, and nothing convo wrote comes back twice. Claude Code's Stop hook, as it
+    // runs after the turn; a second capture of the same file finds nothing new.
     let file = session_file(&env.home().join(".claude/projects"), &ours);
-    let hook = json!({"session_id": ours, "transcript_path": file, "hook_event_name": "Stop"}).to_string();
-    env.run_stdin(&["hook", "claude-code"], &hook).ok();
-    // A second capture of the same file finds nothing new.
-    let again = env.run(&["import", "--follow", file.to_str().unwrap()]);
-    assert!(again.stderr.contains("nothing new"), "{}", again.stderr);
-    let after = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
-    let added: Vec<Value> =
-        after.lines().skip(before).map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<Value>>();
+    let added = events_added(&env, || {
+        let hook = json!({"session_id": ours, "transcript_path": file, "hook_event_name": "Stop"}).to_string();
+        env.run_stdin(&["hook", "claude-code"], &hook).ok();
+        let again = env.run(&["import", "--follow", file.to_str().unwrap()]);
+        assert!(again.stderr.contains("nothing new"), "{}", again.stderr);
+    });
     let kinds: Vec<&str> = added.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["user", "assistant"], "{after}");
+    assert_eq!(kinds, ["user", "assistant"], "{added:?}");
     assert_eq!(added[0]["content"], "and now?");
     assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 1);
 }
@@ -219,15 +224,14 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
     let mine = codex_resume(&env, &proj, "ours", &ours, "and now?");
     same_request(&codex_items(&mine), &codex_items(&theirs), "codex");
 
-    let before = env.run(&["show", "--format", "jsonl"]).ok().lines().count();
     let file = session_file(&env.home().join(".codex/sessions"), &ours);
-    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
-    let after = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
-    let added: Vec<Value> = after.lines().skip(before).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let added = events_added(&env, || {
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    });
     let users: Vec<&Value> = added.iter().filter(|e| e["type"] == "user").collect();
-    assert!(users.iter().any(|e| e["content"] == "and now?"), "{after}");
-    assert!(added.iter().any(|e| e["type"] == "assistant"), "{after}");
-    assert!(!added.iter().any(|e| e["content"] == "what is in notes.txt?"), "convo's own lines came back: {after}");
+    assert!(users.iter().any(|e| e["content"] == "and now?"), "{added:?}");
+    assert!(added.iter().any(|e| e["type"] == "assistant"), "{added:?}");
+    assert!(!added.iter().any(|e| e["content"] == "what is in notes.txt?"), "convo's own lines came back: {added:?}");
 }
 
 /// The corpus's Claude Code sessions (older versions, from other machines): each, placed

@@ -382,9 +382,6 @@ impl From<ResumeError> for CommandError {
             ResumeError::Exists(_) => CommandError::new(Kind::Store, message)
                 .hint("nothing was written; a session file is never replaced: run `convo resume` again for a new id"),
             ResumeError::Write { .. } => CommandError::new(Kind::Store, message).hint("nothing was written"),
-            ResumeError::ReadBack(e) => {
-                CommandError::new(Kind::Internal, format!("the session written does not read back: {e}"))
-            }
         }
     }
 }

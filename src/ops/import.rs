@@ -844,25 +844,24 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
 }
 
 /// The record a followed file starts from when convo wrote it (`convo resume`): its bytes
-/// are taken as read, and the events they give are counted as imported, so a follow appends
-/// only what the agent adds after them.
-pub fn written_record(format: Format, name: &str, session: &str, bytes: &[u8], clock: &Clock) -> Result<Value> {
-    let text = std::str::from_utf8(bytes).map_err(|_| ImportFailure::NotText { name: name.to_owned() })?;
-    let mut counts = Counts::default();
-    let roots = match format {
-        Format::ClaudeCode => interop::claude_code::sidechain_roots(&mut interop::text_lines(text)),
-        _ => Ok(Default::default()),
-    }
-    .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
-    let outcome = interop::stream(format, &mut interop::text_lines(text), &roots, clock, &mut counts)
-        .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })?;
+/// are taken as read, the `drafts` events convo's importer makes of them as imported, and
+/// the importer's state after them is `checkpoint` (the conversation's own turns and
+/// events, which a compaction the agent makes later covers), so a follow appends only what
+/// the agent adds.
+pub fn written_record(
+    format: Format,
+    (name, session): (&str, &str),
+    bytes: &[u8],
+    drafts: u64,
+    checkpoint: &interop::Checkpoint,
+) -> Value {
     let mut record = source(format, name, "", 0);
     record["session"] = json!(session);
-    record["drafts"] = json!(counts.0.first().copied().unwrap_or(0));
+    record["drafts"] = json!(drafts);
     if let Value::Object(r) = &mut record {
-        note_read(r, bytes.len() as u64, &marks_of(bytes), outcome.checkpoint.as_ref());
+        note_read(r, bytes.len() as u64, &marks_of(bytes), Some(checkpoint));
     }
-    Ok(record)
+    record
 }
 
 /// How many leading bytes of the file are whole lines (up to and including the last newline).

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 use crate::clock::Clock;
 use crate::compaction::Record;
 use crate::event::{Event, Kind};
+use crate::interop::Checkpoint;
 use crate::interop::resume::{self, Agent, Part, Session};
-use crate::ops::import::{ImportFailure, RESUMES, written_record};
+use crate::ops::import::{RESUMES, written_record};
 use crate::projection::{self, Origin, ProjectionError};
 use crate::store::{Landed, Store, StoreError, subject};
 
@@ -72,9 +73,6 @@ pub enum ResumeError {
     /// A file of that name is there already (it is never replaced).
     #[error("{}: a session file of that name exists", .0.display())]
     Exists(PathBuf),
-    /// What was written cannot be read back as the agent's format (a bug in convo).
-    #[error(transparent)]
-    ReadBack(#[from] ImportFailure),
 }
 
 /// Write the conversation as `request.agent`'s session and record it with the conversation
@@ -104,12 +102,12 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     };
     let mut bytes = Vec::new();
     let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
-    resume::write(request.agent, &session, &parts, &mut fresh, &mut bytes)
+    let drafts = resume::write(request.agent, &session, &parts, &mut fresh, &mut bytes)
         .map_err(|source| ResumeError::Write { path: request.home.into(), source })?;
     let path = request.home.join(relative_path(request.agent, cwd, &session_id, clock));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut record = written_record(request.agent.format(), &name, &stem, &bytes, clock)?;
+    let mut record = written_record(request.agent.format(), (&name, &stem), &bytes, drafts, &checkpoint(&events));
     record["agent"] = json!(request.agent.name());
     record["compacted"] = json!(request.compacted);
     record["at"] = json!(created);
@@ -153,6 +151,18 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         subject: done.subject,
         landed: done.landed,
     })
+}
+
+/// Where the importer of a file convo wrote stands at its end, in the conversation's terms:
+/// a compaction the agent makes later covers the conversation's turns, from its first user
+/// event to its latest event.
+fn checkpoint(events: &[Event]) -> Checkpoint {
+    Checkpoint {
+        turns: events.iter().filter(|e| matches!(e.kind, Kind::User { .. })).count() as u64,
+        first_user: events.iter().find(|e| matches!(e.kind, Kind::User { .. })).map(|e| e.id.clone()),
+        last: events.last().map(|e| e.id.clone()),
+        ..Default::default()
+    }
 }
 
 fn is_sent(event: &Event) -> bool {

@@ -459,3 +459,64 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         same_request(&codex_items(&mine), &codex_items(&theirs), &file.display().to_string());
     }
 }
+
+/// What `resume` records as imported from the file it wrote (`drafts`, which a capture
+/// that reads the file whole skips) is what convo's importer makes of that file, for every
+/// corpus session and a conversation made by `append`, raw and compacted, in both agents.
+#[test]
+fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let mut files: Vec<PathBuf> =
+        ["corpus/claude-code", "corpus/codex", "corpus-current/claude-code", "corpus-current/codex"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+    files.sort();
+    files.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/login-bug.jsonl"));
+    for file in files {
+        let env = TestEnv::new();
+        let work = env.root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        if file.ends_with("login-bug.jsonl") {
+            env.new_conversation("appended");
+            env.run_stdin(&["append"], &std::fs::read_to_string(&file).unwrap()).ok();
+        } else {
+            env.run(&["import", file.to_str().unwrap()]).ok();
+        }
+        env.run(&["compact", "--to", "-1"]);
+        for agent in ["claude-code", "codex"] {
+            for compacted in [false, true] {
+                let mut args = vec!["--in", agent];
+                if compacted {
+                    args.push("--compacted");
+                }
+                let session = convo_resume(&env, &work, &args);
+                let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+                let id = list.as_array().unwrap().iter().find(|c| c["subagent_of"].is_null()).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+                let meta = env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&id))]);
+                let meta: Value = serde_json::from_str(&meta).unwrap();
+                let record = meta["resumes"].as_array().unwrap().last().unwrap().clone();
+                let written = session_file(&env.home(), &session);
+                let other = TestEnv::new();
+                let out = other.run(&["import", written.to_str().unwrap()]);
+                let imported: u64 = if out.code == 0 {
+                    let list: Value = serde_json::from_str(other.run(&["list", "--format", "json"]).ok()).unwrap();
+                    list[0]["events"].as_u64().unwrap()
+                } else {
+                    0
+                };
+                assert_eq!(
+                    record["drafts"].as_u64(),
+                    Some(imported),
+                    "{} in {agent}, compacted {compacted}: {}",
+                    file.display(),
+                    out.stderr
+                );
+            }
+        }
+    }
+}

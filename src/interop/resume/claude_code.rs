@@ -26,6 +26,10 @@ struct Writer<'s, 'w> {
     parent: Option<String>,
     pending: Option<Pending>,
     messages: u64,
+    /// The events the importer makes of what was written, and whether a user event is among
+    /// them yet (a compaction with nothing before it makes none).
+    drafts: u64,
+    users: bool,
 }
 
 /// The line being gathered: one side's blocks, from one source line where the events say
@@ -100,6 +104,18 @@ impl Writer<'_, '_> {
     fn flush(&mut self) -> std::io::Result<()> {
         let Some(Pending { role, blocks, ts, model, message_id, .. }) = self.pending.take() else { return Ok(()) };
         let mut fields = Map::new();
+        // What the importer makes of the line: an event per block, except that a user
+        // line's texts become one event (none when they are blank).
+        self.drafts += match role {
+            Role::Assistant => blocks.len() as u64,
+            Role::User => {
+                let results = blocks.iter().filter(|b| b["type"] == "tool_result").count() as u64;
+                let text: String = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+                let user = !text.trim().is_empty();
+                self.users |= user;
+                results + u64::from(user)
+            }
+        };
         match role {
             Role::User => {
                 // A prompt alone is a string, as Claude Code writes what was typed.
@@ -135,6 +151,7 @@ impl Writer<'_, '_> {
 
     fn compacted(&mut self, summary: &str, ts: &str) -> std::io::Result<()> {
         self.flush()?;
+        self.drafts += u64::from(self.users && !summary.trim().is_empty());
         let logical = self.parent.take();
         let mut boundary = Map::new();
         boundary.insert("logicalParentUuid".into(), logical.map(Value::String).unwrap_or(Value::Null));
@@ -160,13 +177,14 @@ const VERSION: &str = "2.1.0";
 /// The model named on an assistant message the source did not name one for.
 const MODEL: &str = "convo";
 
+/// Write the session; the number of events convo's importer makes of it.
 pub fn write(
     session: &Session<'_>,
     parts: &[Part<'_>],
     fresh: &mut dyn FnMut() -> String,
     out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let mut w = Writer { session, out, fresh, parent: None, pending: None, messages: 0 };
+) -> std::io::Result<u64> {
+    let mut w = Writer { session, out, fresh, parent: None, pending: None, messages: 0, drafts: 0, users: false };
     let mut text = AsText::default();
     // Call ids as written (the source's own where the importer renamed one), for results.
     let mut ids: std::collections::HashMap<&str, String> = Default::default();
@@ -231,5 +249,5 @@ pub fn write(
         serde_json::to_writer(&mut *w.out, &line)?;
         w.out.write_all(b"\n")?;
     }
-    Ok(())
+    Ok(w.drafts)
 }

@@ -20,10 +20,25 @@ const CLI_VERSION: &str = "0.169.0";
 struct Out<'w> {
     out: &'w mut dyn Write,
     ordinal: u64,
+    /// The events the importer makes of what was written (a response item each, a
+    /// compaction once a user message is before it), and whether one is yet.
+    drafts: u64,
+    users: bool,
 }
 
 impl Out<'_> {
     fn record(&mut self, ts: &str, kind: &str, payload: Value) -> std::io::Result<()> {
+        match kind {
+            "response_item" => {
+                self.drafts += 1;
+                self.users |= payload["role"] == "user";
+            }
+            "compacted" => {
+                let summary = payload["message"].as_str().unwrap_or_default();
+                self.drafts += u64::from(self.users && !summary.trim().is_empty());
+            }
+            _ => {}
+        }
         let line = json!({"timestamp": ts, "ordinal": self.ordinal, "type": kind, "payload": payload});
         self.ordinal += 1;
         serde_json::to_writer(&mut *self.out, &line)?;
@@ -46,8 +61,9 @@ fn message_of(event: &crate::event::Event, role: &str, part: &str, text: &str) -
     }
 }
 
-pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> std::io::Result<()> {
-    let mut out = Out { out, ordinal: 0 };
+/// Write the rollout; the number of events convo's importer makes of it.
+pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> std::io::Result<u64> {
+    let mut out = Out { out, ordinal: 0, drafts: 0, users: false };
     // The source's own session metadata (its instructions, originator, ...) when it came
     // from Codex, under this session's id, directory and provider.
     let recorded = parts.iter().find_map(|p| match p {
@@ -144,7 +160,7 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
             Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
     }
-    Ok(())
+    Ok(out.drafts)
 }
 
 /// The source's own records kept with an event (its turn context and settings), written

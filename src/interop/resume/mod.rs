@@ -93,18 +93,22 @@ pub fn uuid_from_ulid(ulid: &str, version: u8) -> String {
     let mut bytes = n.to_be_bytes();
     bytes[6] = (bytes[6] & 0x0f) | (version << 4);
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex: String =
+        bytes.iter().flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]).map(char::from).collect();
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
 /// Write `parts` as `agent`'s session; `fresh` gives a new id each call (UUIDs for lines).
+/// Returns how many events convo's importer makes of what was written: what a capture of
+/// the file, when the agent has added to it, skips if it reads the file whole.
 pub fn write(
     agent: Agent,
     session: &Session<'_>,
     parts: &[Part<'_>],
     fresh: &mut dyn FnMut() -> String,
     out: &mut dyn Write,
-) -> std::io::Result<()> {
+) -> std::io::Result<u64> {
     match agent {
         Agent::ClaudeCode => claude_code::write(session, parts, fresh, out),
         Agent::Codex => codex::write(session, parts, out),

@@ -848,10 +848,12 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
 /// the importer's state after them is `checkpoint` (the conversation's own turns and
 /// events, which a compaction the agent makes later covers), so a follow appends only what
 /// the agent adds.
+/// `head` and `tail` are the file's first and last [`MARK_WINDOW`] bytes (all of them, both,
+/// when it is shorter).
 pub fn written_record(
     format: Format,
     (name, session): (&str, &str),
-    bytes: &[u8],
+    (consumed, head, tail): (u64, &[u8], &[u8]),
     drafts: u64,
     checkpoint: &interop::Checkpoint,
 ) -> Value {
@@ -859,7 +861,7 @@ pub fn written_record(
     record["session"] = json!(session);
     record["drafts"] = json!(drafts);
     if let Value::Object(r) = &mut record {
-        note_read(r, bytes.len() as u64, &marks_of(bytes), Some(checkpoint));
+        note_read(r, consumed, &(sha1_hex(head), sha1_hex(tail)), Some(checkpoint));
     }
     record
 }
@@ -885,7 +887,7 @@ fn whole_lines(path: &Path) -> Result<u64> {
 }
 
 /// How much of the start and the end of the bytes read a followed file's record hashes.
-const MARK_WINDOW: u64 = 64 * 1024;
+pub const MARK_WINDOW: u64 = 64 * 1024;
 
 /// The SHA-1s of the first and the last [`MARK_WINDOW`] bytes of the file's first `n`:
 /// what tells, without reading them all again, that bytes read before are still there. An
@@ -897,16 +899,10 @@ fn prefix_marks(path: &Path, n: u64) -> Result<(String, String)> {
     Ok((head, tail))
 }
 
-/// [`prefix_marks`] of bytes in memory.
-fn marks_of(bytes: &[u8]) -> (String, String) {
-    let sha1 = |b: &[u8]| {
-        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-        hasher.update(b);
-        hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default()
-    };
-    let n = bytes.len();
-    let w = MARK_WINDOW as usize;
-    (sha1(&bytes[..n.min(w)]), sha1(&bytes[n.saturating_sub(w)..]))
+fn sha1_hex(bytes: &[u8]) -> String {
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(bytes);
+    hasher.try_finalize().map(|id| id.to_string()).unwrap_or_default()
 }
 
 /// Whether the first `consumed` bytes are those a follow read before: by the marks its

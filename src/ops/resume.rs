@@ -19,7 +19,7 @@ use crate::compaction::Record;
 use crate::event::{Event, Kind};
 use crate::interop::Checkpoint;
 use crate::interop::resume::{self, Agent, Part, Session};
-use crate::ops::import::{RESUMES, written_record};
+use crate::ops::import::{MARK_WINDOW, RESUMES, written_record};
 use crate::projection::{self, Origin, ProjectionError};
 use crate::store::{Landed, Store, StoreError, subject};
 
@@ -76,19 +76,13 @@ pub enum ResumeError {
 }
 
 /// Write the conversation as `request.agent`'s session and record it with the conversation
-/// in one commit. The file is removed again if that commit fails.
+/// in one commit. The file is removed again if that commit fails. The events are read,
+/// handed over and written a segment at a time: memory does not grow with the conversation.
 pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Resumed, ResumeError> {
     let cwd = request.cwd.to_str().filter(|_| request.cwd.is_absolute()).ok_or(ResumeError::Cwd(request.cwd.into()))?;
     let lock = store.lock()?;
     let meta = store.meta(request.id)?;
-    let events = store.events(request.id)?;
-    let view;
-    let parts = if request.compacted {
-        view = projection::project(&events)?;
-        compacted_parts(&view)
-    } else {
-        raw_parts(&events, request.agent)
-    };
+    let at = store.outlined(request.id)?;
     let native = came_from(store, request.id, request.agent)?;
     let created = clock.timestamp();
     let session_id = resume::uuid_from_ulid(&clock.new_id(), if request.agent == Agent::Codex { 7 } else { 4 });
@@ -100,18 +94,30 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         native,
         provider: request.provider,
     };
-    let mut bytes = Vec::new();
-    let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
-    let drafts = resume::write(request.agent, &session, &parts, &mut fresh, &mut bytes)
-        .map_err(|source| ResumeError::Write { path: request.home.into(), source })?;
     let path = request.home.join(relative_path(request.agent, cwd, &session_id, clock));
+    let mut written = 0u64;
+    let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
+    let file = write_new(&path, |out| {
+        let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out);
+        let mut hand = |part: Part<'_>| -> Result<(), Failed> {
+            written += u64::from(!matches!(part, Part::Event(e) if !is_sent(e)));
+            writer.part(part).map_err(Failed::Write)
+        };
+        if request.compacted {
+            compacted_parts(store, &at, &mut hand)?;
+        } else {
+            raw_parts(store, &at, request.agent, &mut hand)?;
+        }
+        writer.finish().map_err(Failed::Write)
+    })?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut record = written_record(request.agent.format(), (&name, &stem), &bytes, drafts, &checkpoint(&events));
+    let read = (file.size, file.head.as_slice(), file.tail.as_slice());
+    let mut record =
+        written_record(request.agent.format(), (&name, &stem), read, file.value, &checkpoint(&at.outlined.outlines));
     record["agent"] = json!(request.agent.name());
     record["compacted"] = json!(request.compacted);
     record["at"] = json!(created);
-    write_new(&path, &bytes)?;
 
     let mut meta = meta;
     match meta.extra.get_mut(RESUMES).and_then(Value::as_array_mut) {
@@ -121,7 +127,6 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         }
     }
     let title = meta.title.clone();
-    let written = parts.iter().filter(|p| !matches!(p, Part::Event(e) if !is_sent(e))).count() as u64;
     let subject = subject::resume(
         &subject::name(request.id, title.as_deref()),
         request.agent.name(),
@@ -153,62 +158,87 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     })
 }
 
-/// Where the importer of a file convo wrote stands at its end, in the conversation's terms:
-/// a compaction the agent makes later covers the conversation's turns, from its first user
-/// event to its latest event.
-fn checkpoint(events: &[Event]) -> Checkpoint {
-    Checkpoint {
-        turns: events.iter().filter(|e| matches!(e.kind, Kind::User { .. })).count() as u64,
-        first_user: events.iter().find(|e| matches!(e.kind, Kind::User { .. })).map(|e| e.id.clone()),
-        last: events.last().map(|e| e.id.clone()),
-        ..Default::default()
+/// Why writing the session stopped: the store could not be read, or the file not written.
+enum Failed {
+    Store(StoreError),
+    Projection(ProjectionError),
+    Write(std::io::Error),
+}
+
+impl From<StoreError> for Failed {
+    fn from(e: StoreError) -> Self {
+        Failed::Store(e)
     }
 }
 
-fn is_sent(event: &Event) -> bool {
-    !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_))
+/// The stored events of the segments `at` was read from, one segment at a time, each
+/// given to `each` with its index in the conversation.
+fn each_event(
+    store: &Store,
+    at: &crate::store::OutlinedAt,
+    each: &mut dyn FnMut(usize, &Event) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let mut index = 0;
+    for (segment, (path, ..)) in store.outlined_lines(at).zip(&at.segments) {
+        let bytes = segment?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
+        let events =
+            crate::event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: path.clone(), error })?;
+        for event in &events {
+            each(index, event)?;
+            index += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The raw events, with the agent's own compactions where they were made: the agent then
 /// sends what it sent from its own file (the summary and what follows). convo's own
 /// compactions are left to `--compacted`.
-fn raw_parts(events: &[Event], agent: Agent) -> Vec<Part<'_>> {
-    let mut parts = Vec::with_capacity(events.len());
-    for event in events {
+fn raw_parts(
+    store: &Store,
+    at: &crate::store::OutlinedAt,
+    agent: Agent,
+    hand: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    each_event(store, at, &mut |_, event| {
         if !matches!(event.kind, Kind::Compaction) {
-            parts.push(Part::Event(event));
-            continue;
+            return hand(Part::Event(event));
         }
-        if let Ok(Record::Apply(c)) = Record::from_event(event)
-            && let Some(summary) = c.summary.filter(|s| s.by == agent.summary_by())
-        {
-            // Borrowed from the event's stored fields, which hold the same text.
-            let text = event.extra.get("summary").and_then(|s| s.get("text")).and_then(Value::as_str);
-            let history = event.extra.get("summary").and_then(|s| s.get("agent_history"));
-            if let Some(text) = text.filter(|t| *t == summary.text) {
-                parts.push(Part::Compacted { summary: text, agent_history: history, ts: &event.ts });
-            }
+        let Ok(Record::Apply(c)) = Record::from_event(event) else { return Ok(()) };
+        match c.summary {
+            Some(summary) if summary.by == agent.summary_by() => hand(Part::Compacted {
+                summary: &summary.text,
+                agent_history: summary.agent_history.as_ref(),
+                ts: &event.ts,
+            }),
+            _ => Ok(()),
         }
-    }
-    parts
+    })
 }
 
-/// The view an LLM is sent. A summary the view opens with (nothing but system events
-/// before it) becomes the agent's own compaction record; one further in stays the
-/// user/assistant pair the projection made, as the model is sent it.
-fn compacted_parts(view: &[projection::Projected]) -> Vec<Part<'_>> {
-    let mut parts = Vec::with_capacity(view.len());
+/// The view an LLM is sent, decided from the outlines and made a segment at a time. A
+/// summary the view opens with (nothing but system events before it) becomes the agent's
+/// own compaction record; one further in stays the user/assistant pair the projection made,
+/// as the model is sent it.
+fn compacted_parts(
+    store: &Store,
+    at: &crate::store::OutlinedAt,
+    hand: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let items = projection::view(&at.outlined).map_err(Failed::Projection)?;
+    let mut items = items.iter().peekable();
     let mut opening = true;
-    for p in view {
+    let mut give = |p: projection::Projected| -> Result<(), Failed> {
         // Only a summary pair is made up by a compaction (placeholders are by none).
         if opening && matches!(&p.origin, Origin::Synthetic { by: Some(_) }) {
             match &p.event.kind {
                 // The projection's request for the summary: the agent's record stands for it.
-                Kind::User { .. } => continue,
+                Kind::User { .. } => return Ok(()),
                 Kind::Assistant { content } => {
-                    parts.push(Part::Compacted { summary: content, agent_history: None, ts: &p.event.ts });
                     opening = false;
-                    continue;
+                    return hand(Part::Compacted { summary: content, agent_history: None, ts: &p.event.ts });
                 }
                 _ => {}
             }
@@ -216,9 +246,50 @@ fn compacted_parts(view: &[projection::Projected]) -> Vec<Part<'_>> {
         if !matches!(p.event.kind, Kind::System { .. } | Kind::Config { .. }) {
             opening = false;
         }
-        parts.push(Part::Event(&p.event));
+        hand(Part::Event(&p.event))
+    };
+    // Items come in the order of the events they stand at; made-up ones between them.
+    let synthetic = |item: &projection::Item| projection::materialise(std::slice::from_ref(item), &[]).remove(0);
+    each_event(store, at, &mut |index, event| {
+        while let Some(item) = items.peek() {
+            match item {
+                projection::Item::Synthetic(_) => give(synthetic(items.next().expect("peeked")))?,
+                projection::Item::Raw { index: i, .. } if *i < index => {
+                    items.next();
+                }
+                projection::Item::Raw { index: i, edit, turn } if *i == index => {
+                    give(projection::apply(edit, *turn, event))?;
+                    items.next();
+                }
+                projection::Item::Raw { .. } => break,
+            }
+        }
+        Ok(())
+    })?;
+    for item in items {
+        if let projection::Item::Synthetic(_) = item {
+            give(synthetic(item))?;
+        }
     }
-    parts
+    Ok(())
+}
+
+/// Where the importer of a file convo wrote stands at its end, in the conversation's terms:
+/// a compaction the agent makes later covers the conversation's turns, from its first user
+/// event to its latest event.
+fn checkpoint(outlines: &[crate::event::outline::Outline]) -> Checkpoint {
+    use crate::event::outline::Shape;
+    let users = || outlines.iter().filter(|o| matches!(o.shape, Shape::User));
+    Checkpoint {
+        turns: users().count() as u64,
+        first_user: users().next().map(|o| o.id.to_string()),
+        last: outlines.last().map(|o| o.id.to_string()),
+        ..Default::default()
+    }
+}
+
+fn is_sent(event: &Event) -> bool {
+    !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_))
 }
 
 /// Whether the conversation (or the one it was forked from, and so on) was imported from
@@ -260,25 +331,77 @@ pub fn claude_project(cwd: &str) -> String {
     cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
 }
 
-/// Write `bytes` at `path`, which must not exist: a private temporary file beside it,
-/// synced, then hard-linked to the name (which fails if the name is taken) and unlinked.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<(), ResumeError> {
+/// A file written through [`write_new`]: its size and its first and last
+/// [`MARK_WINDOW`] bytes (what a capture recognises it by later), and what the writer gave.
+struct Written<T> {
+    size: u64,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    value: T,
+}
+
+/// Counts what passes and keeps its first and last [`MARK_WINDOW`] bytes.
+struct Marking<W> {
+    inner: W,
+    size: u64,
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+}
+
+impl<W: Write> Write for Marking<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        let window = MARK_WINDOW as usize;
+        let buf = &buf[..n];
+        self.size += n as u64;
+        let room = window.saturating_sub(self.head.len()).min(buf.len());
+        self.head.extend_from_slice(&buf[..room]);
+        let keep = &buf[buf.len().saturating_sub(window)..];
+        let over = (self.tail.len() + keep.len()).saturating_sub(window);
+        self.tail.drain(..over.min(self.tail.len()));
+        self.tail.extend(keep);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Write a new file at `path`, which must not exist, with what `fill` writes: a private
+/// temporary file beside it, synced, then hard-linked to the name (which fails if the name
+/// is taken) and unlinked.
+fn write_new<T>(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<T, Failed>,
+) -> Result<Written<T>, ResumeError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let err = |source| ResumeError::Write { path: path.into(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(err)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.convo-tmp"));
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(err)?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    drop(file);
-    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
+    let file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(err)?;
+    let mut out = Marking {
+        inner: std::io::BufWriter::with_capacity(1 << 16, file),
+        size: 0,
+        head: Vec::new(),
+        tail: Default::default(),
+    };
+    let filled = fill(&mut out);
+    let synced = out.flush().and_then(|()| out.inner.get_ref().sync_all());
+    let linked = match (filled, synced) {
+        (Ok(value), Ok(())) => std::fs::hard_link(&tmp, path).map(|()| value).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => ResumeError::Exists(path.into()),
+            _ => err(e),
+        }),
+        (Err(Failed::Store(e)), _) => Err(e.into()),
+        (Err(Failed::Projection(e)), _) => Err(e.into()),
+        (Err(Failed::Write(e)), _) | (Ok(_), Err(e)) => Err(err(e)),
+    };
     let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(ResumeError::Exists(path.into())),
-        Err(e) => Err(err(e)),
-    }
+    let value = linked?;
+    Ok(Written { size: out.size, head: out.head, tail: out.tail.into_iter().collect(), value })
 }
 
 #[cfg(test)]

@@ -177,29 +177,29 @@ const VERSION: &str = "2.1.0";
 /// The model named on an assistant message the source did not name one for.
 const MODEL: &str = "convo";
 
-/// Write the session; the number of events convo's importer makes of it.
-pub fn write(
-    session: &Session<'_>,
-    parts: &[Part<'_>],
-    fresh: &mut dyn FnMut() -> String,
-    out: &mut dyn Write,
-) -> std::io::Result<u64> {
-    let mut w = Writer { session, out, fresh, parent: None, pending: None, messages: 0, drafts: 0, users: false };
-    let mut text = AsText::default();
-    // Call ids as written (the source's own where the importer renamed one), for results.
-    let mut ids: std::collections::HashMap<&str, String> = Default::default();
-    for part in parts {
+/// A Claude Code session written a part at a time (see [`super::Writer`]).
+pub struct Stream<'a> {
+    w: Writer<'a, 'a>,
+    text: AsText,
+    /// Call ids as written (the source's own where the importer renamed one), for results.
+    ids: std::collections::HashMap<String, String>,
+}
+
+impl<'a> Stream<'a> {
+    pub fn new(session: &'a Session<'a>, fresh: &'a mut dyn FnMut() -> String, out: &'a mut dyn Write) -> Self {
+        let w = Writer { session, out, fresh, parent: None, pending: None, messages: 0, drafts: 0, users: false };
+        Stream { w, text: AsText::default(), ids: Default::default() }
+    }
+
+    pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        let native = self.w.session.native;
+        let w = &mut self.w;
         let event = match part {
-            Part::Compacted { summary, ts, .. } => {
-                w.compacted(summary, ts)?;
-                continue;
-            }
+            Part::Compacted { summary, ts, .. } => return w.compacted(summary, ts),
             Part::Event(event) if is_message(event) => event,
-            Part::Event(_) => continue,
+            Part::Event(_) => return Ok(()),
         };
-        if session.native
-            && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS)
-        {
+        if native && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS) {
             w.flush()?;
             for record in records {
                 w.record(record)?;
@@ -209,26 +209,26 @@ pub fn write(
             Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), event)?,
             Kind::Assistant { content } => w.block(Role::Assistant, json!({"type": "text", "text": content}), event)?,
             Kind::Reasoning { content } => {
-                if let (true, Some(signature)) = (session.native, event.extra.get("signature")) {
+                if let (true, Some(signature)) = (native, event.extra.get("signature")) {
                     let block = json!({"type": "thinking", "thinking": content, "signature": signature});
                     w.block(Role::Assistant, block, event)?;
                 }
             }
-            Kind::ToolCall { call_id, name, arguments } if session.native => {
+            Kind::ToolCall { call_id, name, arguments } if native => {
                 let input = match arguments {
                     Value::Object(_) => arguments.clone(),
                     other => json!({ "input": other }),
                 };
-                let id = ids.entry(call_id).or_insert_with(|| written_call_id(event, call_id));
+                let id = self.ids.entry(call_id.clone()).or_insert_with(|| written_call_id(event, call_id));
                 let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
                 w.block(Role::Assistant, block, event)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
-                let block = json!({"type": "text", "text": text.call(call_id, name, arguments)});
+                let block = json!({"type": "text", "text": self.text.call(call_id, name, arguments)});
                 w.block(Role::Assistant, block, event)?;
             }
-            Kind::ToolResult { call_id, content, is_error } if session.native => {
-                let id = ids.get(call_id.as_str()).map(String::as_str).unwrap_or(call_id);
+            Kind::ToolResult { call_id, content, is_error } if native => {
+                let id = self.ids.get(call_id.as_str()).map(String::as_str).unwrap_or(call_id);
                 let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);
@@ -236,18 +236,24 @@ pub fn write(
                 w.block(Role::User, block, event)?;
             }
             Kind::ToolResult { call_id, content, is_error } => {
-                let block = json!({"type": "text", "text": text.result(call_id, content, *is_error)});
+                let block = json!({"type": "text", "text": self.text.result(call_id, content, *is_error)});
                 w.block(Role::User, block, event)?;
             }
             // Claude Code's system prompt is its own.
             Kind::System { .. } | Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
+        Ok(())
     }
-    w.flush()?;
-    if let (Some(title), Some(leaf)) = (session.title, w.parent.clone()) {
-        let line = json!({"type": "summary", "summary": title, "leafUuid": leaf});
-        serde_json::to_writer(&mut *w.out, &line)?;
-        w.out.write_all(b"\n")?;
+
+    /// The last line, and the title; the number of events convo's importer makes of it all.
+    pub fn finish(mut self) -> std::io::Result<u64> {
+        let w = &mut self.w;
+        w.flush()?;
+        if let (Some(title), Some(leaf)) = (w.session.title, w.parent.clone()) {
+            let line = json!({"type": "summary", "summary": title, "leafUuid": leaf});
+            serde_json::to_writer(&mut *w.out, &line)?;
+            w.out.write_all(b"\n")?;
+        }
+        Ok(w.drafts)
     }
-    Ok(w.drafts)
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::{AsText, Part, Session, is_message, written_call_id};
-use crate::event::Kind;
+use crate::event::{Event, Kind};
 use crate::interop::AGENT_RECORDS;
 
 /// The Codex version written in `session_meta`.
@@ -61,63 +61,85 @@ fn message_of(event: &crate::event::Event, role: &str, part: &str, text: &str) -
     }
 }
 
-/// Write the rollout; the number of events convo's importer makes of it.
-pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> std::io::Result<u64> {
-    let mut out = Out { out, ordinal: 0, drafts: 0, users: false };
-    // The source's own session metadata (its instructions, originator, ...) when it came
-    // from Codex, under this session's id, directory and provider.
-    let recorded = parts.iter().find_map(|p| match p {
-        Part::Event(e) if session.native => {
-            e.extra.get(AGENT_RECORDS)?.as_array()?.iter().find(|r| r["type"] == "session_meta")
-        }
-        _ => None,
-    });
-    let mut meta = recorded
-        .and_then(|r| r.get("payload"))
-        .cloned()
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({"originator": "convo", "cli_version": CLI_VERSION, "source": "cli"}));
-    for (key, value) in [
-        ("id", json!(session.id)),
-        ("session_id", json!(session.id)),
-        ("timestamp", json!(session.created)),
-        ("cwd", json!(session.cwd)),
-        ("model_provider", json!(session.provider)),
-    ] {
-        meta[key] = value;
+/// A Codex rollout written a part at a time (see [`super::Writer`]).
+pub struct Stream<'a> {
+    session: &'a Session<'a>,
+    out: Out<'a>,
+    /// The `session_meta` line is written with the first part, which may carry the
+    /// source's own.
+    begun: bool,
+    text: AsText,
+    /// Call ids as written (the source's own where the importer renamed one), for results.
+    ids: std::collections::HashMap<String, String>,
+}
+
+impl<'a> Stream<'a> {
+    pub fn new(session: &'a Session<'a>, out: &'a mut dyn Write) -> Self {
+        let out = Out { out, ordinal: 0, drafts: 0, users: false };
+        Stream { session, out, begun: false, text: AsText::default(), ids: Default::default() }
     }
-    out.record(session.created, "session_meta", meta)?;
-    let mut text = AsText::default();
-    let mut ids: std::collections::HashMap<&str, String> = Default::default();
-    for part in parts {
+
+    /// `session_meta`: the source's own (its instructions, originator, ...) when it came
+    /// from Codex and `first` carries it, under this session's id, directory and provider.
+    fn begin(&mut self, first: Option<&Event>) -> std::io::Result<()> {
+        self.begun = true;
+        let session = self.session;
+        let recorded = first
+            .filter(|_| session.native)
+            .and_then(|e| e.extra.get(AGENT_RECORDS)?.as_array()?.iter().find(|r| r["type"] == "session_meta"));
+        let mut meta = recorded
+            .and_then(|r| r.get("payload"))
+            .cloned()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({"originator": "convo", "cli_version": CLI_VERSION, "source": "cli"}));
+        for (key, value) in [
+            ("id", json!(session.id)),
+            ("session_id", json!(session.id)),
+            ("timestamp", json!(session.created)),
+            ("cwd", json!(session.cwd)),
+            ("model_provider", json!(session.provider)),
+        ] {
+            meta[key] = value;
+        }
+        self.out.record(session.created, "session_meta", meta)
+    }
+
+    pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        if !self.begun {
+            let first = match part {
+                Part::Event(e) => Some(e),
+                Part::Compacted { .. } => None,
+            };
+            self.begin(first)?;
+        }
+        let (session, out, text) = (self.session, &mut self.out, &mut self.text);
         let event = match part {
             Part::Compacted { summary, agent_history, ts } => {
                 let mut payload = json!({"message": summary});
                 if let Some(history) = agent_history {
-                    payload["replacement_history"] = (*history).clone();
+                    payload["replacement_history"] = history.clone();
                 }
-                out.record(ts, "compacted", payload)?;
-                continue;
+                return out.record(ts, "compacted", payload);
             }
             Part::Event(event) if is_message(event) => event,
-            Part::Event(_) => continue,
+            Part::Event(_) => return Ok(()),
         };
         let ts = event.ts.as_str();
-        agent_records(&mut out, session, event.extra.get(AGENT_RECORDS), ts)?;
+        agent_records(out, session, event.extra.get(AGENT_RECORDS), ts)?;
         let item = |out: &mut Out<'_>, payload: Value| out.record(ts, "response_item", payload);
         let codex_type = event.extra.get("codex_type").and_then(Value::as_str);
         match &event.kind {
             Kind::System { content } => {
                 let role = event.extra.get("codex_role").and_then(Value::as_str).unwrap_or("developer");
-                item(&mut out, message_of(event, role, "input_text", content))?;
+                item(out, message_of(event, role, "input_text", content))?;
             }
             Kind::User { content } => {
-                item(&mut out, message_of(event, "user", "input_text", content))?;
+                item(out, message_of(event, "user", "input_text", content))?;
                 let shown = json!({"type": "user_message", "message": content, "images": []});
                 out.record(ts, "event_msg", shown)?;
             }
             Kind::Assistant { content } => {
-                item(&mut out, message_of(event, "assistant", "output_text", content))?;
+                item(out, message_of(event, "assistant", "output_text", content))?;
                 out.record(ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
             }
             Kind::Reasoning { content } => {
@@ -126,11 +148,11 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                     let summary =
                         if content.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": content}]) };
                     let payload = json!({"type": "reasoning", "summary": summary, "content": null, "encrypted_content": encrypted});
-                    item(&mut out, payload)?;
+                    item(out, payload)?;
                 }
             }
             Kind::ToolCall { call_id, name, arguments } if session.native => {
-                let id = ids.entry(call_id).or_insert_with(|| written_call_id(event, call_id)).clone();
+                let id = self.ids.entry(call_id.clone()).or_insert_with(|| written_call_id(event, call_id)).clone();
                 let as_string = match arguments {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
@@ -141,26 +163,34 @@ pub fn write(session: &Session<'_>, parts: &[Part<'_>], out: &mut dyn Write) -> 
                     }
                     _ => json!({"type": "function_call", "name": name, "arguments": as_string, "call_id": id}),
                 };
-                item(&mut out, payload)?;
+                item(out, payload)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
-                item(&mut out, message("assistant", "output_text", &text.call(call_id, name, arguments)))?;
+                item(out, message("assistant", "output_text", &text.call(call_id, name, arguments)))?;
             }
             Kind::ToolResult { call_id, content, .. } if session.native => {
-                let id = ids.get(call_id.as_str()).cloned().unwrap_or_else(|| call_id.clone());
+                let id = self.ids.get(call_id.as_str()).cloned().unwrap_or_else(|| call_id.clone());
                 let kind = match codex_type {
                     Some("custom_tool_call_output") => "custom_tool_call_output",
                     _ => "function_call_output",
                 };
-                item(&mut out, json!({"type": kind, "call_id": id, "output": content}))?;
+                item(out, json!({"type": kind, "call_id": id, "output": content}))?;
             }
             Kind::ToolResult { call_id, content, is_error } => {
-                item(&mut out, message("user", "input_text", &text.result(call_id, content, *is_error)))?;
+                item(out, message("user", "input_text", &text.result(call_id, content, *is_error)))?;
             }
             Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
+        Ok(())
     }
-    Ok(out.drafts)
+
+    /// The number of events convo's importer makes of what was written.
+    pub fn finish(mut self) -> std::io::Result<u64> {
+        if !self.begun {
+            self.begin(None)?;
+        }
+        Ok(self.out.drafts)
+    }
 }
 
 /// The source's own records kept with an event (its turn context and settings), written

@@ -99,19 +99,42 @@ pub fn uuid_from_ulid(ulid: &str, version: u8) -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-/// Write `parts` as `agent`'s session; `fresh` gives a new id each call (UUIDs for lines).
-/// Returns how many events convo's importer makes of what was written: what a capture of
-/// the file, when the agent has added to it, skips if it reads the file whole.
-pub fn write(
-    agent: Agent,
-    session: &Session<'_>,
-    parts: &[Part<'_>],
-    fresh: &mut dyn FnMut() -> String,
-    out: &mut dyn Write,
-) -> std::io::Result<u64> {
-    match agent {
-        Agent::ClaudeCode => claude_code::write(session, parts, fresh, out),
-        Agent::Codex => codex::write(session, parts, out),
+/// A session being written a part at a time, in the order the conversation has them, so a
+/// long conversation is handed over in bounded memory.
+pub enum Writer<'a> {
+    ClaudeCode(claude_code::Stream<'a>),
+    Codex(codex::Stream<'a>),
+}
+
+impl<'a> Writer<'a> {
+    /// `fresh` gives a new id each call (the UUIDs of Claude Code's lines).
+    pub fn new(
+        agent: Agent,
+        session: &'a Session<'a>,
+        fresh: &'a mut dyn FnMut() -> String,
+        out: &'a mut dyn Write,
+    ) -> Self {
+        match agent {
+            Agent::ClaudeCode => Writer::ClaudeCode(claude_code::Stream::new(session, fresh, out)),
+            Agent::Codex => Writer::Codex(codex::Stream::new(session, out)),
+        }
+    }
+
+    pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        match self {
+            Writer::ClaudeCode(w) => w.part(part),
+            Writer::Codex(w) => w.part(part),
+        }
+    }
+
+    /// Finish the file. Returns how many events convo's importer makes of what was
+    /// written: what a capture of the file, when the agent has added to it, skips if it
+    /// reads the file whole.
+    pub fn finish(self) -> std::io::Result<u64> {
+        match self {
+            Writer::ClaudeCode(w) => w.finish(),
+            Writer::Codex(w) => w.finish(),
+        }
     }
 }
 

@@ -452,17 +452,29 @@ def bench_resume(b: Bench, turns: int) -> list[Result]:
         key = "show --compacted" if flags else "show"
         return lambda: b.measure(key, cmd)
 
-    progress(f"resume: {b.rounds + 1} rounds of 5 commands")
-    raw_s, comp_s, show_s, showc_s, floor_s = alternate(
-        b.rounds, [resume("raw"), resume("compacted", "--compacted"), show(),
-                   show("--compacted"), floor_side(b)])
+    # The conversion floor (benches/resume_floor.rs), when built: the stored lines parsed
+    # and written again as other JSON, nothing else.
+    convert = b.convo_bin.parent / "examples" / "resume_floor"
+    sides = [resume("raw"), resume("compacted", "--compacted"), show(), show("--compacted"),
+             floor_side(b)]
+    if convert.is_file():
+        sides.append(lambda: b.measure(None, [str(convert), str(store), cid,
+                                               str(b.root / "floor-out.jsonl")]))
+    else:
+        print(f"  ({convert} not built: `cargo build --release --example resume_floor` "
+              "adds the conversion floor)")
+    progress(f"resume: {b.rounds + 1} rounds of {len(sides)} commands")
+    raw_s, comp_s, show_s, showc_s, floor_s, *convert_s = alternate(b.rounds, sides)
     r_raw = [x / y for x, y in zip(raw_s, show_s)]
     r_comp = [x / y for x, y in zip(comp_s, show_s)]
-    for name, xs in (("resume --in claude-code", raw_s),
-                     ("resume --in claude-code --compacted", comp_s),
-                     ("show --format jsonl (anchor)", show_s),
-                     ("show --compacted --format jsonl", showc_s),
-                     ("process floor `--version`", floor_s)):
+    rows = [("resume --in claude-code", raw_s),
+            ("resume --in claude-code --compacted", comp_s),
+            ("show --format jsonl (anchor)", show_s),
+            ("show --compacted --format jsonl", showc_s),
+            ("process floor `--version`", floor_s)]
+    if convert_s:
+        rows.append(("conversion floor (resume_floor)", convert_s[0]))
+    for name, xs in rows:
         print(f"  {name:<38} median {med(xs) * 1000:8.1f} ms   ({ms(xs)})")
     print(f"  session file written: raw {written['raw'][-1] / 1e6:.1f} MB, compacted "
           f"{written['compacted'][-1] / 1e6:.1f} MB (removed after each round)")
@@ -481,6 +493,14 @@ def bench_resume(b: Bench, turns: int) -> list[Result]:
         info("show --format jsonl (anchor)", med(show_s) * 1000, "ms"),
         info("show --compacted --format jsonl", med(showc_s) * 1000, "ms"),
     ]
+    if convert_s:
+        floor_ratio = [x / y for x, y in zip(convert_s[0], show_s)]
+        above = [x / y for x, y in zip(raw_s, convert_s[0])]
+        print(f"  conversion floor/show {med(floor_ratio):.2f}; resume raw/floor {med(above):.2f}")
+        results += [
+            info("conversion floor / show --format jsonl", med(floor_ratio), "x"),
+            info("resume raw / conversion floor", med(above), "x"),
+        ]
     for kind in ("raw", "compacted"):
         key = f"resume ({kind})"
         results.append(judged(f"{key} peak RSS / show's ({mib['show']:.1f} MiB)",

@@ -82,7 +82,6 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let cwd = request.cwd.to_str().filter(|_| request.cwd.is_absolute()).ok_or(ResumeError::Cwd(request.cwd.into()))?;
     let lock = store.lock()?;
     let meta = store.meta(request.id)?;
-    let at = store.outlined(request.id)?;
     let native = came_from(store, request.id, request.agent)?;
     let created = clock.timestamp();
     let session_id = resume::uuid_from_ulid(&clock.new_id(), if request.agent == Agent::Codex { 7 } else { 4 });
@@ -96,6 +95,7 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     };
     let path = request.home.join(relative_path(request.agent, cwd, &session_id, clock));
     let mut written = 0u64;
+    let mut tally = Checkpoint::default();
     let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
     let file = write_new(&path, |out| {
         let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out);
@@ -104,17 +104,16 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
             writer.part(part).map_err(Failed::Write)
         };
         if request.compacted {
-            compacted_parts(store, &at, &mut hand)?;
+            compacted_parts(store, request.id, &mut tally, &mut hand)?;
         } else {
-            raw_parts(store, &at, request.agent, &mut hand)?;
+            raw_parts(store, request.id, request.agent, &mut tally, &mut hand)?;
         }
         writer.finish().map_err(Failed::Write)
     })?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let read = (file.size, file.head.as_slice(), file.tail.as_slice());
-    let mut record =
-        written_record(request.agent.format(), (&name, &stem), read, file.value, &checkpoint(&at.outlined.outlines));
+    let mut record = written_record(request.agent.format(), (&name, &stem), read, file.value, &tally);
     record["agent"] = json!(request.agent.name());
     record["compacted"] = json!(request.compacted);
     record["at"] = json!(created);
@@ -171,21 +170,30 @@ impl From<StoreError> for Failed {
     }
 }
 
-/// The stored events of the segments `at` was read from, one segment at a time, each
-/// given to `each` with its index in the conversation.
+/// The stored events of `segments` (conversation `id`'s, in order), one segment at a time,
+/// each given to `each` with its index in the conversation. `tally` counts them as the
+/// importer of the written file would stand at its end, in the conversation's terms: a
+/// compaction the agent makes later covers the conversation's turns, from its first user
+/// event to its latest event.
 fn each_event(
-    store: &Store,
-    at: &crate::store::OutlinedAt,
+    id: &str,
+    segments: impl Iterator<Item = Result<Vec<u8>, StoreError>>,
+    tally: &mut Checkpoint,
     each: &mut dyn FnMut(usize, &Event) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
     let mut index = 0;
-    for (segment, (path, ..)) in store.outlined_lines(at).zip(&at.segments) {
+    for segment in segments {
         let bytes = segment?;
         let text = std::str::from_utf8(&bytes)
-            .map_err(|_| StoreError::BadFile { path: path.clone(), message: "not UTF-8".into() })?;
+            .map_err(|_| StoreError::BadFile { path: id.to_owned(), message: "not UTF-8".into() })?;
         let events =
-            crate::event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: path.clone(), error })?;
+            crate::event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: id.to_owned(), error })?;
         for event in &events {
+            if let Kind::User { .. } = event.kind {
+                tally.turns += 1;
+                tally.first_user.get_or_insert_with(|| event.id.clone());
+            }
+            tally.last = Some(event.id.clone());
             each(index, event)?;
             index += 1;
         }
@@ -198,11 +206,12 @@ fn each_event(
 /// compactions are left to `--compacted`.
 fn raw_parts(
     store: &Store,
-    at: &crate::store::OutlinedAt,
+    id: &str,
     agent: Agent,
+    tally: &mut Checkpoint,
     hand: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
-    each_event(store, at, &mut |_, event| {
+    each_event(id, store.stored_lines(id)?, tally, &mut |_, event| {
         if !matches!(event.kind, Kind::Compaction) {
             return hand(Part::Event(event));
         }
@@ -224,9 +233,11 @@ fn raw_parts(
 /// as the model is sent it.
 fn compacted_parts(
     store: &Store,
-    at: &crate::store::OutlinedAt,
+    id: &str,
+    tally: &mut Checkpoint,
     hand: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
+    let at = store.outlined(id)?;
     let items = projection::view(&at.outlined).map_err(Failed::Projection)?;
     let mut items = items.iter().peekable();
     let mut opening = true;
@@ -250,7 +261,7 @@ fn compacted_parts(
     };
     // Items come in the order of the events they stand at; made-up ones between them.
     let synthetic = |item: &projection::Item| projection::materialise(std::slice::from_ref(item), &[]).remove(0);
-    each_event(store, at, &mut |index, event| {
+    each_event(id, store.outlined_lines(&at), tally, &mut |index, event| {
         while let Some(item) = items.peek() {
             match item {
                 projection::Item::Synthetic(_) => give(synthetic(items.next().expect("peeked")))?,
@@ -272,20 +283,6 @@ fn compacted_parts(
         }
     }
     Ok(())
-}
-
-/// Where the importer of a file convo wrote stands at its end, in the conversation's terms:
-/// a compaction the agent makes later covers the conversation's turns, from its first user
-/// event to its latest event.
-fn checkpoint(outlines: &[crate::event::outline::Outline]) -> Checkpoint {
-    use crate::event::outline::Shape;
-    let users = || outlines.iter().filter(|o| matches!(o.shape, Shape::User));
-    Checkpoint {
-        turns: users().count() as u64,
-        first_user: users().next().map(|o| o.id.to_string()),
-        last: outlines.last().map(|o| o.id.to_string()),
-        ..Default::default()
-    }
 }
 
 fn is_sent(event: &Event) -> bool {
@@ -382,14 +379,11 @@ fn write_new<T>(
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.convo-tmp"));
     let file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(err)?;
-    let mut out = Marking {
-        inner: std::io::BufWriter::with_capacity(1 << 16, file),
-        size: 0,
-        head: Vec::new(),
-        tail: Default::default(),
-    };
+    // Buffered before the marks, which then see 64 KiB at a time, not every token.
+    let marking = Marking { inner: file, size: 0, head: Vec::new(), tail: Default::default() };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, marking);
     let filled = fill(&mut out);
-    let synced = out.flush().and_then(|()| out.inner.get_ref().sync_all());
+    let synced = out.flush().and_then(|()| out.get_ref().inner.sync_all());
     let linked = match (filled, synced) {
         (Ok(value), Ok(())) => std::fs::hard_link(&tmp, path).map(|()| value).map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => ResumeError::Exists(path.into()),
@@ -401,7 +395,8 @@ fn write_new<T>(
     };
     let _ = std::fs::remove_file(&tmp);
     let value = linked?;
-    Ok(Written { size: out.size, head: out.head, tail: out.tail.into_iter().collect(), value })
+    let marks = out.get_ref();
+    Ok(Written { size: marks.size, head: marks.head.clone(), tail: marks.tail.iter().copied().collect(), value })
 }
 
 #[cfg(test)]

@@ -122,6 +122,9 @@ impl Store {
     /// it transfers only what the store lacks.
     pub fn quarantine(&self) -> Result<Quarantine> {
         let path = self.state_dir().join(format!("quarantine-{}", std::process::id()));
+        // Absolute: git runs from the store's root, where a path relative to the caller's
+        // directory (`convo -C store2 pull`) would name another folder.
+        let path = std::path::absolute(&path).map_err(io_err(&path))?;
         let _ = std::fs::remove_dir_all(&path);
         super::create_private_dir(&path)?;
         let quarantine = Quarantine { path };

@@ -173,7 +173,10 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         // Run from the store's root so a relative remote path means what it does to git,
         // with the store's own config included (the user's credential helpers, http.*
         // settings), as a plain `git fetch` in the store would have it.
-        let include = format!("include.path={}", store.root().join(".git").join("config").display());
+        // Absolute: git takes no relative include from the command line (`-C store2`).
+        let config = store.root().join(".git").join("config");
+        let config = std::path::absolute(&config).unwrap_or(config);
+        let include = format!("include.path={}", config.display());
         let fetched = git(
             store.root(),
             &[

@@ -814,3 +814,31 @@ fn sync_refuses_secrets_as_push_does() {
     Synced with origin: nothing in, 1 out (1 event)
     ");
 }
+
+/// `convo -C store pull` and `fetch` with a store path relative to the current directory
+/// (or `CONVO_DIR` relative) bring the hub's turns in, as an absolute path does: the
+/// quarantine git fetches into is named absolutely.
+#[test]
+fn a_relative_store_path_pulls_and_fetches() {
+    let a = TestEnv::new();
+    let hub = bare(&a.root, "hub");
+    let url = hub.to_str().unwrap();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, url);
+    a.run(&["append", "--user", "second"]).ok();
+    a.run(&["push"]).ok();
+
+    // The sealed command runs in b's root, where the store is the folder `store`.
+    let mut fetch = b.command_without_store(&["-C", "store", "fetch"]);
+    fetch.env_remove("CONVO_DIR");
+    crate::common::run_command(fetch, "").ok();
+    let mut pull = b.command_without_store(&["pull"]);
+    pull.env("CONVO_DIR", "store");
+    crate::common::run_command(pull, "").ok();
+    let (_, messages) = contents(&b);
+    assert_eq!(messages, ["first", "second"]);
+}

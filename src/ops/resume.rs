@@ -100,7 +100,7 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let file = write_new(&path, |out| {
         let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out);
         let mut hand = |part: Part<'_>| -> Result<(), Failed> {
-            written += u64::from(!matches!(part, Part::Event(e) if !is_sent(e)));
+            written += u64::from(part.is_sent());
             writer.part(part).map_err(Failed::Write)
         };
         if request.compacted {
@@ -283,10 +283,6 @@ fn compacted_parts(
         }
     }
     Ok(())
-}
-
-fn is_sent(event: &Event) -> bool {
-    !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_))
 }
 
 /// Whether the conversation (or the one it was forked from, and so on) was imported from

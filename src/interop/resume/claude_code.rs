@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
-use super::{AsText, Part, Session, is_message, written_call_id};
+use super::{AsText, Part, Session, written_call_id};
 use crate::event::Kind;
 use crate::interop::AGENT_RECORDS;
 
@@ -196,7 +196,7 @@ impl<'a> Stream<'a> {
         let w = &mut self.w;
         let event = match part {
             Part::Compacted { summary, ts, .. } => return w.compacted(summary, ts),
-            Part::Event(event) if is_message(event) => event,
+            Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
         if native && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS) {

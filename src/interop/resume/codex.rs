@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{AsText, Part, Session, is_message, written_call_id};
+use super::{AsText, Part, Session, written_call_id};
 use crate::event::{Event, Kind};
 use crate::interop::AGENT_RECORDS;
 
@@ -121,7 +121,7 @@ impl<'a> Stream<'a> {
                 }
                 return out.record(ts, "compacted", payload);
             }
-            Part::Event(event) if is_message(event) => event,
+            Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
         let ts = event.ts.as_str();

@@ -168,9 +168,15 @@ impl AsText {
     }
 }
 
-/// Whether an event is part of what a model is sent (not config, compaction or unknown).
-pub(crate) fn is_message(event: &Event) -> bool {
-    !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_))
+impl Part<'_> {
+    /// Whether this is part of what a model is sent: a compaction's summary, or an event
+    /// that is not config, a compaction record or of a type convo does not know.
+    pub fn is_sent(&self) -> bool {
+        match self {
+            Part::Compacted { .. } => true,
+            Part::Event(event) => !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_)),
+        }
+    }
 }
 
 #[cfg(test)]

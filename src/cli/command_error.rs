@@ -359,6 +359,8 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Refused { source: ImportError::Invalid(InteropError::Store(e)), .. } => e.into(),
             ImportFailure::Refused { .. } => refused(),
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
+            ImportFailure::Captured { .. } => CommandError::input(message)
+                .hint("`convo import --follow FILE` adds what it gained since; --again makes another copy"),
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
             ImportFailure::Follow(FollowFailure::ImportedWhole { id, .. }) => CommandError::input(message).hint(format!(
                 "nothing was written; `convo rm {id}` and follow it again to import the session anew, or `convo import --again FILE` for a second copy"

@@ -23,6 +23,10 @@ pub enum ImportFailure {
     Refused { name: String, source: ImportError },
     #[error("{name} is already imported, as {id}{}", title.as_ref().map(|t| format!(" \"{t}\"")).unwrap_or_default())]
     Duplicate { name: String, id: String, title: Option<String> },
+    /// The session is followed already (`watch`, `hook`, `import --follow`, or a session
+    /// `convo resume` wrote): a plain import would make a second copy of it.
+    #[error("{name} is already captured, as {id}{}", title.as_ref().map(|t| format!(" \"{t}\"")).unwrap_or_default())]
+    Captured { name: String, id: String, title: Option<String> },
     #[error("{name}: the file is binary, not UTF-8 text")]
     NotText { name: String },
     #[error("{}: {source}", path.display())]
@@ -164,6 +168,7 @@ pub fn import(
             (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
         }
         How::Streamed { path, format, roots } => {
+            check_captured(store, &name, &path, options.again)?;
             let mut lines = FileLines::open(&path, true, progress)?;
             let mut emit = StoreEmit { store, clock, staged: Vec::new() };
             let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
@@ -254,6 +259,19 @@ fn check_duplicate(store: &Store, name: &str, fingerprint: &str, again: bool) ->
         }
     }
     Ok(())
+}
+
+/// A session file is known by its name whichever way it came in: one that `watch`, `hook`
+/// or `import --follow` captured (or `convo resume` wrote) is not imported a second time.
+fn check_captured(store: &Store, name: &str, path: &Path, again: bool) -> Result<()> {
+    if again {
+        return Ok(());
+    }
+    let session = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match session_parts(store, &session)?.remove(&0) {
+        Some((id, meta, _)) => Err(ImportFailure::Captured { name: name.to_owned(), id, title: meta.title }),
+        None => Ok(()),
+    }
 }
 
 /// Puts what a streaming importer emits straight into staged conversations.

@@ -150,6 +150,37 @@ fn a_session_imported_whole_before_is_continued_not_imported_twice() {
 }
 
 #[test]
+fn a_session_captured_by_watch_is_not_imported_a_second_time() {
+    let whole = source();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    let path = file.to_str().unwrap();
+    std::fs::write(&file, &whole).unwrap();
+    let env = TestEnv::new();
+    env.run(&["watch", "--once", dir.path().to_str().unwrap()]).ok();
+    let captured = stored(&env);
+    let main = env.run(&["list", "--format", "json"]).ok().to_owned();
+    let main: Vec<serde_json::Value> = serde_json::from_str(&main).unwrap();
+    let id = main.iter().find(|r| r["subagent_of"].is_null()).unwrap()["id"].as_str().unwrap().to_owned();
+
+    let before = env.snapshot();
+    let again = env.run(&["import", path]);
+    assert_eq!(
+        again.fails_with(3).lines().next().unwrap(),
+        format!(
+            "error: 5c0375b4.jsonl is already captured, as {id} \"/orchestrator @CLAUDE.md を最新の状態にアップデートしてください\""
+        ),
+    );
+    assert!(again.stderr.contains("hint: `convo import --follow FILE` adds what it gained since"), "{}", again.stderr);
+    assert!(env.snapshot() == before, "refused, nothing written");
+    assert_eq!(stored(&env), captured);
+
+    // Asked for, a second copy is still made.
+    env.run(&["import", "--again", path]).ok();
+    assert_eq!(stored(&env).len(), 2 * captured.len());
+}
+
+#[test]
 fn the_claude_code_hook_records_its_transcript_as_it_grows() {
     let whole = source();
     let env = TestEnv::new();

@@ -528,7 +528,11 @@ pub fn list(
         .iter()
         .map(|&(i, depth)| {
             let s = &summaries[i];
-            let marker = if s.subagent_of.is_some() {
+            // An orphan (its parent removed, or not pulled yet) stands on its own: drawn
+            // with a marker at the top level it would read as the line above's.
+            let marker = if depth == 0 {
+                ""
+            } else if s.subagent_of.is_some() {
                 "└ "
             } else if s.forked_from.is_some() {
                 "⑂ "

@@ -72,6 +72,41 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
 }
 
 #[test]
+fn rm_takes_a_conversations_subagents_with_it_and_never_draws_an_orphan_under_a_stranger() {
+    let env = TestEnv::new();
+    let session = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl");
+    let parent = env.run(&["import", session.to_str().unwrap()]).ok().trim().to_owned();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let subagents: Vec<String> = rows
+        .iter()
+        .filter(|r| r["subagent_of"] == parent.as_str())
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(subagents.len(), 2);
+    env.new_conversation("unrelated");
+
+    let rm = env.run(&["rm", &parent]);
+    rm.ok();
+    assert!(
+        rm.stderr.contains(&format!("Also removed 2 subagent conversations: {}, {}", subagents[0], subagents[1])),
+        "{}",
+        rm.stderr
+    );
+    assert!(rm.stderr.contains(&format!("`convo restore {parent}` brings it back")), "{}", rm.stderr);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(rows.iter().map(|r| r["title"].as_str().unwrap()).collect::<Vec<_>>(), ["unrelated"]);
+    env.run(&["fsck"]).ok();
+
+    // One subagent brought back alone has no parent to sit under: it is not drawn as the
+    // work of the conversation listed above it.
+    env.run(&["restore", &subagents[0]]).ok();
+    let listed = env.run(&["list"]).ok().to_owned();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(!listed.contains('└'), "{listed}");
+}
+
+#[test]
 fn rm_hides_a_conversation_and_restore_brings_it_back_as_it_was() {
     let (env, first, second) = two_conversations();
     let shown = env.run(&["show", &second, "--format", "jsonl"]).ok().to_owned();

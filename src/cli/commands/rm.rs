@@ -6,8 +6,8 @@ use crate::cli::ui::CommitReport;
 ///
 /// One commit takes their folders out of the tree: they no longer list or resolve, and the
 /// removal travels through push and pull like any commit. Nothing leaves history: `convo
-/// restore ID` brings one back as it was. If the active conversation is removed, none is
-/// active afterwards.
+/// restore ID` brings one back as it was. A conversation's subagent conversations go with
+/// it, in the same commit. If the active conversation is removed, none is active afterwards.
 #[derive(clap::Args)]
 pub struct Args {
     /// Conversation ids, unique id prefixes, or titles
@@ -19,15 +19,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let lock = store.lock()?;
     // Every name is resolved before anything is written: one unknown name removes nothing.
-    let ids = args.ids.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?;
+    let mut ids = args.ids.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?;
+    // A subagent's work is part of its parent's: left behind it would list as an orphan.
+    let subagents = store.subagents_of(&ids)?;
+    ids.extend(subagents.iter().cloned());
     let fixed = store.remove(&lock, &ids, &ctx.clock)?;
-    let single = (ids.len() == 1).then(|| ids[0].as_str());
+    let single = (ids.len() == subagents.len() + 1).then(|| ids[0].as_str());
     ctx.ui.commit(&CommitReport {
         conversation: single,
         commit: &fixed.commit,
         subject: &fixed.subject,
         landed: &fixed.landed,
     });
+    if !subagents.is_empty() {
+        let n = subagents.len();
+        let what = if n == 1 { "subagent conversation" } else { "subagent conversations" };
+        ctx.ui.status(&format!("Also removed {n} {what}: {}", subagents.join(", ")));
+    }
     ctx.note(&match single {
         Some(id) => format!("`convo restore {id}` brings it back"),
         None => "`convo restore ID` brings one back; `convo restore --list` lists them".to_owned(),

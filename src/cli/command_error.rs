@@ -285,7 +285,7 @@ impl From<SyncError> for CommandError {
             SyncError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
                 "its own rules (a hook, a protected branch, permissions) decide what it takes; nothing was pushed",
             ),
-            SyncError::Secrets(findings) => {
+            SyncError::Secrets { findings, .. } => {
                 let mut error = CommandError::input(message);
                 for f in findings {
                     error = error.hint(format!("{}: {}", f.place, f.kind));

@@ -279,7 +279,10 @@ impl Store {
             if redacted != original || tree != decoded.tree() {
                 changed += 1;
             }
-            let message = remap_trailers(&redacted, &map);
+            let mut message = remap_trailers(&redacted, &map);
+            if tree != decoded.tree() {
+                message = self.recount_tokens(&message, tree)?;
+            }
             // Untouched and on untouched parents: the commit stays as it is.
             if message == original && tree == decoded.tree() && parents == old_parents {
                 map.insert(*commit, *commit);
@@ -314,6 +317,33 @@ impl Store {
         // whole, so redacted text is left in no file.
         self.catalogue_drop();
         Ok(Some(Rewritten { old_head: head, new_head, commits: order.len(), changed, files }))
+    }
+
+    /// `message` with the token counts of its trailers (`Convo-Tokens`, and those of
+    /// `Convo-Appended`) recounted at `tree`: the marker is not as long as the text it
+    /// replaced, and `log` shows the size after each commit from these trailers.
+    fn recount_tokens(&self, message: &str, tree: ObjectId) -> Result<String> {
+        let trailers = super::history::Trailers::parse(message);
+        let tokens_at = |id: &str| -> Result<u64> {
+            let folder = self.entry_at(tree, &super::layout::conversation_dir(id))?;
+            Ok(self.cached_stats_in(id, folder)?.stats.tokens())
+        };
+        let mut out = String::with_capacity(message.len());
+        for line in message.split_inclusive('\n') {
+            let end = if line.ends_with('\n') { "\n" } else { "" };
+            if line.starts_with("Convo-Tokens: ")
+                && let Some(id) = &trailers.convo_id
+            {
+                out += &format!("Convo-Tokens: {}{end}", tokens_at(id)?);
+            } else if let Some(value) = line.strip_prefix("Convo-Appended: ")
+                && let [id, previous, turns, events, _] = value.split_whitespace().collect::<Vec<_>>()[..]
+            {
+                out += &format!("Convo-Appended: {id} {previous} {turns} {events} {}{end}", tokens_at(id)?);
+            } else {
+                out.push_str(line);
+            }
+        }
+        Ok(out)
     }
 
     /// Drop every reflog entry and every object no ref reaches, through `git` (`reflog

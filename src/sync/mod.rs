@@ -34,8 +34,10 @@ pub enum SyncError {
     /// a hook, a protected branch, permissions. `reason` is git's word for why.
     #[error("the remote `{remote}` refused the push: {reason}")]
     Refused { remote: String, reason: String },
-    #[error("refusing to push: {} secret{} found in what the push would publish", .0.len(), if .0.len() == 1 { "" } else { "s" })]
-    Secrets(Vec<Finding>),
+    /// `secrets` counts distinct secret texts, as `convo redact --secrets` replaces them;
+    /// `findings` says where each place holds one.
+    #[error("refusing to push: {secrets} secret{} found in what the push would publish", if *.secrets == 1 { "" } else { "s" })]
+    Secrets { secrets: usize, findings: Vec<Finding> },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -43,11 +45,25 @@ pub enum SyncError {
 pub type Result<T, E = SyncError> = std::result::Result<T, E>;
 
 /// A secret-like string in what a push would publish: where it is (a conversation's event
-/// and field, a file, a commit message) and the rule that found it, never the secret.
+/// and field, a file, a commit message) and the rules that found it (`github-pat,
+/// secret-assignment`: several rules often match one text), never the secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub place: String,
     pub kind: String,
+}
+
+/// One finding per place, the rules that matched there joined, in the order first found.
+fn by_place(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for f in findings {
+        match out.iter_mut().find(|o| o.place == f.place) {
+            Some(o) if o.kind.split(", ").any(|k| k == f.kind) => {}
+            Some(o) => o.kind = format!("{}, {}", o.kind, f.kind),
+            None => out.push(f),
+        }
+    }
+    out
 }
 
 /// How git's own output is handled: progress goes straight to the terminal's stderr.
@@ -306,7 +322,7 @@ pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
         }
         Ok(())
     })?;
-    Ok(findings)
+    Ok(by_place(findings))
 }
 
 /// The secrets themselves in what a push to `remote` would publish: the text behind each
@@ -412,7 +428,9 @@ pub fn push(
     if !allow_secrets {
         let findings = scan_unpublished(store, remote)?;
         if !findings.is_empty() {
-            return Err(SyncError::Secrets(findings));
+            // Counted as redact counts them, so the two commands name the same number.
+            let secrets = unpublished_secret_texts(store, remote)?.len().max(1);
+            return Err(SyncError::Secrets { secrets, findings });
         }
     }
     let refspec = format!("HEAD:refs/heads/{}", branch(store)?);

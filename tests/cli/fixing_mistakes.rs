@@ -386,12 +386,9 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     insta::assert_snapshot!(env.transcript(&push), @"
     exit 3
     --- stderr
-    error: refusing to push: 5 secrets found in what the push would publish
+    error: refusing to push: 1 secret found in what the push would publish
     hint: conversation 01KDVDQ4K00000000000000001 event 01KDVDYEZ00000000000000001 content: github-pat
-    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: curl-auth-header
-    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: generic-api-key
-    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: github-pat
-    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: secret-assignment
+    hint: conversation 01KDVDQ4K00000000000000001 event 01KDVE09J00000000000000001 arguments.cmd: curl-auth-header, generic-api-key, github-pat, secret-assignment
     hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
     hint: --allow-secrets pushes anyway
     ");
@@ -402,7 +399,7 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD 1fd866b -> 4815fc6
+    Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD 1fd866b -> 6e54e49
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     // Gone from every object, loose or packed, and from the working tree.
@@ -428,6 +425,11 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     "#);
     let log_after = env.run(&["log", &id, "--oneline"]).ok().to_owned();
     assert_eq!(log_after.lines().count(), log_before.lines().count());
+    // The sizes `log` shows are those of the redacted events: the marker is shorter.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let tokens = rows[0]["tokens"].as_u64().unwrap();
+    assert!(log_after.lines().next().unwrap().contains(&format!(" ~{tokens} tokens")), "{log_after}");
+    assert_ne!(log_after.lines().next(), log_before.lines().next());
     rm_log_cache(&env);
     assert_eq!(env.run(&["log", &id, "--oneline"]).ok(), log_after, "the trailer chain and the index disagree");
     assert_eq!(env.git(&["reflog"]).lines().count(), 0);
@@ -462,7 +464,7 @@ fn redact_of_a_named_text_replaces_it_in_titles_and_messages_too() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 88496b2 -> 11bc566
+    Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 88496b2 -> bc08e1b
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains("hunter2-secret"));
@@ -530,7 +532,7 @@ fn redact_in_a_store_never_pushed_rewrites_from_the_first_commit() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD 7f3c1b7 -> 8ada4f1
+    Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD 7f3c1b7 -> 55ce3c4
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains(TOKEN));
@@ -556,7 +558,7 @@ fn redact_secrets_takes_out_every_kind_the_push_scan_finds() {
     insta::assert_snapshot!(env.transcript(&redact), @"
     exit 0
     --- stderr
-    Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c9546d2 -> 5f273f3
+    Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c9546d2 -> 44bb3d0
     Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
     warning: still found: conversation 01KDVDQ4K00000000000000001 event 01KDVEJKG00000000000000001 content: url-credentials (URL-encoded)
     hint: name the text itself: `convo redact TEXT`

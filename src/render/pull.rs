@@ -1,6 +1,6 @@
 //! What a pull did, in words: the headline (`Already up to date.`, `Fast-forward to …`,
 //! `Merged …`) and one line per conversation that needs a person's attention (forked,
-//! removed, kept, restored, a conflict). Here so that `pull` and `sync` say the same.
+//! removed, kept, restored, renamed on both sides, a conflict). Here so that `pull` and `sync` say the same.
 
 use std::io::{self, Write};
 
@@ -29,7 +29,7 @@ pub fn details(out: &mut dyn Write, outcome: &Integrated) -> io::Result<()> {
     match outcome {
         Integrated::UpToDate => Ok(()),
         Integrated::FastForward { removed, .. } => removed_lines(out, removed),
-        Integrated::Merged { diverged, kept_remote, kept_local, removed, revived, kept_removed, .. } => {
+        Integrated::Merged { diverged, kept_remote, kept_local, removed, revived, kept_removed, retitled, .. } => {
             for d in diverged {
                 let title = d.title.as_ref().map(|t| format!(" \"{}\"", super::escape_line(t))).unwrap_or_default();
                 let rewritten = match d.rewritten {
@@ -56,6 +56,19 @@ pub fn details(out: &mut dyn Write, outcome: &Integrated) -> io::Result<()> {
                 writeln!(
                     out,
                     "kept removed: {id}: the remote's line rewrites events of this conversation you removed"
+                )?;
+            }
+            for r in retitled {
+                let quoted = |t: &Option<String>| match t {
+                    Some(t) => format!("\"{}\"", super::escape_line(t)),
+                    None => "none".to_owned(),
+                };
+                writeln!(
+                    out,
+                    "renamed: {}: both sides renamed it; the remote's title {} replaced yours, {}",
+                    r.id,
+                    quoted(&r.theirs),
+                    quoted(&r.ours)
                 )?;
             }
             for file in kept_remote {

@@ -56,7 +56,18 @@ pub enum Integrated {
         /// Conversations we removed whose remote line rewrites their events: they stay
         /// removed rather than come back with other content under the same ids.
         kept_removed: Vec<String>,
+        /// Conversations renamed on both sides: the remote's title replaced ours.
+        retitled: Vec<Retitled>,
     },
+}
+
+/// A conversation both sides renamed, to different titles: the remote's stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retitled {
+    pub id: String,
+    /// Our title, which the remote's replaced.
+    pub ours: Option<String>,
+    pub theirs: Option<String>,
 }
 
 impl Store {
@@ -178,6 +189,7 @@ impl Store {
         let mut diverged = Vec::new();
         let mut kept_local = Vec::new();
         let (mut removed, mut revived, mut kept_removed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut retitled = Vec::new();
         for id in all {
             let dir = layout::conversation_dir(&id);
             let (b, o, t) = (self.entry_at(b_tree, &dir)?, self.entry_at(o_tree, &dir)?, self.entry_at(t_tree, &dir)?);
@@ -255,11 +267,22 @@ impl Store {
                 }
                 let meta = layout::meta_path(&id);
                 let (b_meta, o_meta) = (self.entry_at(b_tree, &meta)?, self.entry_at(o_tree, &meta)?);
+                let t_meta = self.entry_at(t_tree, &meta)?;
                 if o_meta != b_meta
-                    && self.entry_at(t_tree, &meta)? == b_meta
+                    && t_meta == b_meta
                     && let Some(o_meta) = o_meta
                 {
                     editor.upsert(meta.as_str(), EntryKind::Blob, o_meta).map_err(git_err(format!("merge {meta}")))?;
+                } else if o_meta != b_meta && t_meta != b_meta && o_meta != t_meta {
+                    // Both changed it: theirs stands, and a title of ours it replaces is said.
+                    let (ours, theirs) = (self.meta_in(o_tree, &id)?.title, self.meta_in(t_tree, &id)?.title);
+                    let base = match b {
+                        Some(_) => self.meta_in(b_tree, &id)?.title,
+                        None => None,
+                    };
+                    if ours != theirs && ours != base && theirs != base {
+                        retitled.push(Retitled { id: id.clone(), ours, theirs });
+                    }
                 }
                 continue;
             }
@@ -317,7 +340,17 @@ impl Store {
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
         let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
         self.advance(lock, ours, commit, &subject, clock)?;
-        Ok(Integrated::Merged { commit, updated, diverged, kept_remote, kept_local, removed, revived, kept_removed })
+        Ok(Integrated::Merged {
+            commit,
+            updated,
+            diverged,
+            kept_remote,
+            kept_local,
+            removed,
+            revived,
+            kept_removed,
+            retitled,
+        })
     }
 
     /// Events of conversation `id` in tree `root`.

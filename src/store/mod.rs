@@ -47,7 +47,7 @@ pub use gitlocks::GitLock;
 pub use history::{LogEntry, Trailers};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
-pub use merge::{Diverged, Integrated};
+pub use merge::{Diverged, Integrated, Retitled};
 pub use outgoing::{Moved, Outgoing};
 pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;

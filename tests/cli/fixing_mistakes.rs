@@ -201,7 +201,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Fast-forward to 27fa7c3 (0 conversations)
     removed: 01KDVDQ4K00000000000000001: the remote's line removes it; `convo restore 01KDVDQ4K00000000000000001` brings it back
     ");
@@ -215,7 +215,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     let pull = w.a.run(&["pull"]);
     insta::assert_snapshot!(w.a.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Fast-forward to fa054ef (1 conversation)
     ");
     assert_eq!(event_lines(&w.a), ours);
@@ -231,7 +231,7 @@ fn a_removal_there_and_appends_here_keep_the_appends() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Merged 87fde8a (0 conversations updated)
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
@@ -248,7 +248,7 @@ fn a_removal_here_and_appends_there_bring_it_back_with_the_appends() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Merged de40773 (1 conversation updated)
     restored: 01KDVDQ4K00000000000000001: you removed it and the remote's line appended to it; it is back
     ");
@@ -267,7 +267,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Merged 3b35849 (1 conversation updated)
     ");
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD b's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
@@ -280,11 +280,12 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     w.a.run(&["push"]).ok();
     w.b.run(&["rename", "b's second title"]).ok();
     let pull = w.b.run(&["pull"]);
-    insta::assert_snapshot!(w.b.transcript(&pull), @"
+    insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
-    --- stdout
+    --- stderr
     Merged 9a51aff (1 conversation updated)
-    ");
+    renamed: 01KDVDQ4K00000000000000001: both sides renamed it; the remote's title "a's title" replaced yours, "b's second title"
+    "#);
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD a's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     w.b.run(&["fsck"]).ok();
 }
@@ -306,7 +307,7 @@ fn a_remote_that_removes_and_re_adds_a_conversation_with_other_events_is_diverte
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
-    --- stdout
+    --- stderr
     Merged a32ef49 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
@@ -323,7 +324,7 @@ fn a_remote_that_rewrites_a_conversation_we_removed_does_not_bring_it_back() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Merged 8d58aa3 (0 conversations updated)
     kept removed: 01KDVDQ4K00000000000000001: the remote's line rewrites events of this conversation you removed
     ");

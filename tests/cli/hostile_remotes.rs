@@ -280,7 +280,7 @@ fn pull_and_clone_refuse_trees_convo_never_writes() {
 
     // Put back, the hub is pulled as usual.
     w.publish(&w.tip);
-    assert_eq!(w.b.run(&["pull"]).ok(), "Already up to date.\n");
+    assert_eq!(w.b.run(&["pull"]).ok_status(), "Already up to date.\n");
 }
 
 /// The layout-preserving segment of `tree` for the conversation, with `edit` applied to its
@@ -304,7 +304,7 @@ fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
     let out = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&out), @r#"
     exit 0
-    --- stdout
+    --- stderr
     Merged a5ed551 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
@@ -341,7 +341,7 @@ fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
-    --- stdout
+    --- stderr
     Merged 237a130 (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE658SF00000000000000001
     "#);
@@ -373,7 +373,7 @@ fn a_remote_that_drops_a_conversation_we_appended_to_does_not_drop_ours() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
-    --- stdout
+    --- stderr
     Merged c1faf68 (0 conversations updated)
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
@@ -461,7 +461,7 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     let pull = w.b.run(&["pull"]);
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
-    --- stdout
+    --- stderr
     Merged a44dcda (1 conversation updated)
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE6554900000000000000001
     "#);

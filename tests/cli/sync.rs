@@ -66,14 +66,14 @@ fn round_trip(url: &str) {
         let pulled = b.run(&["pull"]);
         insta::assert_snapshot!(hub_dir(b.transcript(&pulled)), @r#"
         exit 0
-        --- stdout
+        --- stderr
         Merged 6cc440d (2 conversations updated)
         diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE65AM200000000000000001
         "#);
         b.run(&["push"]).ok();
         insta::assert_snapshot!(hub_dir(a.transcript(&a.run(&["pull"]))), @"
         exit 0
-        --- stdout
+        --- stderr
         Fast-forward to 6cc440d (4 conversations)
         ");
     }
@@ -376,7 +376,7 @@ fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
     b.run(&["switch", "c"]).ok();
     b.run(&["append", "--user", "two"]).ok();
     b.run(&["push"]).ok();
-    assert!(a.run(&["pull"]).ok().starts_with("Merged "));
+    assert!(a.run(&["pull"]).ok_status().starts_with("Merged "));
     a.git(&["fsck", "--strict", "--no-progress"]);
     assert_eq!(std::fs::read_to_string(a.store.join("notes/x.txt")).unwrap(), "by hand\n");
     a.run(&["append", "--user", "three"]).ok();
@@ -438,11 +438,12 @@ fn the_stores_own_git_config_applies_to_a_fetch() {
     let refused = b.run(&["pull"]);
     assert_eq!(refused.fails_with(6).lines().next(), Some("error: git fetch: transport 'file' not allowed"));
     b.git(&["config", "--unset", "protocol.file.allow"]);
-    assert!(b.run(&["pull"]).ok().starts_with("Fast-forward to "));
+    assert!(b.run(&["pull"]).ok_status().starts_with("Fast-forward to "));
     assert!(b.run(&["show", "c", "--format", "jsonl"]).ok().contains("\"one\""));
 }
 
-/// Issue 12: `fetch` says what it brought and a push with nothing new says so, as git does.
+/// Issue 12: `fetch` says what it brought and a push with nothing new says so, as git does;
+/// `pull` says it on stderr, and `-q` silences it.
 #[test]
 fn fetch_and_push_report_what_they_did() {
     let hub_dir = tempfile::tempdir().unwrap();
@@ -467,6 +468,9 @@ fn fetch_and_push_report_what_they_did() {
     b.run(&["push"]).ok();
     run(&a, &["fetch"]);
     run(&a, &["-q", "fetch"]);
+    run(&a, &["-q", "pull"]);
+    run(&a, &["-q", "pull"]);
+    run(&a, &["pull"]);
     insta::assert_snapshot!(said, @"
     $ convo fetch
     exit 0
@@ -495,6 +499,17 @@ fn fetch_and_push_report_what_they_did() {
 
     $ convo -q fetch
     exit 0
+
+    $ convo -q pull
+    exit 0
+
+    $ convo -q pull
+    exit 0
+
+    $ convo pull
+    exit 0
+    --- stderr
+    Already up to date.
     ");
 }
 

@@ -12,8 +12,9 @@ use crate::cli::command_error::CommandError;
 /// under its id, and your local line becomes a fork (`forked_from` the common point), one line
 /// of output per such conversation. A conversation removed there (`convo rm`) and left as it
 /// was here is removed here too (`convo restore` brings it back); one you appended to stays.
-/// When both sides renamed a conversation, the remote's title wins. The active conversation
-/// is left as it is.
+/// When both sides renamed a conversation, the remote's title wins, and a line says so. The
+/// active conversation is left as it is. What happened is said on stderr; -q says nothing
+/// but errors.
 #[derive(clap::Args)]
 pub struct Args {
     /// The remote's name
@@ -25,6 +26,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
     let outcome = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
-    convo::render::pull::integrated(&mut ctx.ui.stdout(), &outcome)?;
+    // Status, as git's: on stderr, and nothing under -q.
+    let mut lines = Vec::new();
+    convo::render::pull::integrated(&mut lines, &outcome)?;
+    for line in String::from_utf8_lossy(&lines).lines() {
+        ctx.note(line);
+    }
     Ok(())
 }

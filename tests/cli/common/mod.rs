@@ -32,6 +32,13 @@ impl Run {
         &self.stdout
     }
 
+    /// Assert success and return stderr: what a command says for people (`pull`'s status).
+    #[track_caller]
+    pub fn ok_status(&self) -> &str {
+        self.ok();
+        &self.stderr
+    }
+
     #[track_caller]
     pub fn fails_with(&self, code: i32) -> &str {
         assert_eq!(self.code, code, "unexpected exit\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);

@@ -122,6 +122,19 @@ pub fn remote_add(store: &Store, name: &str, url: &str) -> Result<()> {
     checked(store.root(), &["remote", "add", name, url], Stderr::Capture, "add a remote").map(drop)
 }
 
+/// Whether git takes `url` for a path on this machine: no `scheme://`, and no ssh
+/// `[user@]host:path` (a colon before the first slash), as git's own rule has it.
+pub fn is_local_path(url: &str) -> bool {
+    if url.contains("://") {
+        return false;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => slash < colon,
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
 pub fn remote_remove(store: &Store, name: &str) -> Result<()> {
     require_remote(store, name)?;
     checked(store.root(), &["remote", "remove", name], Stderr::Capture, "remove a remote").map(drop)

@@ -858,3 +858,28 @@ fn a_relative_store_path_pulls_and_fetches() {
     let (_, messages) = contents(&b);
     assert_eq!(messages, ["first", "second"]);
 }
+
+#[test]
+fn a_relative_remote_path_is_taken_from_the_current_directory() {
+    let a = TestEnv::new();
+    // The sealed command runs in a's root; the store is its folder `store`.
+    let hub = bare(&a.root, "hub");
+    a.new_conversation("shared");
+    a.run(&["remote", "add", "origin", "hub.git"]).ok();
+    assert_eq!(a.run(&["remote"]).ok(), format!("origin\t{}\n", hub.display()));
+    a.run(&["push"]).ok();
+    a.run(&["remote", "set-url", "origin", "./hub.git"]).ok();
+    assert_eq!(a.run(&["remote"]).ok(), format!("origin\t{}\n", hub.display()));
+    // ssh's host:path and URLs are kept as written.
+    a.run(&["remote", "add", "other", "git@example.com:team/hub.git"]).ok();
+    a.run(&["remote", "set-url", "other", "file://hub.git"]).ok();
+    assert!(a.run(&["remote"]).ok().contains("other\tfile://hub.git\n"));
+
+    // A clone of a hub that is not there names the URL, not remotes it has none of.
+    let b = TestEnv::bare_at(100);
+    let clone = b.run(&["clone", "missing.git", b.store.to_str().unwrap()]);
+    let said = clone.fails_with(6);
+    assert!(said.starts_with("error: git clone: "), "{said}");
+    assert!(said.contains("hint: check the URL: a path, file://"), "{said}");
+    assert!(!said.contains("convo remote"), "{said}");
+}

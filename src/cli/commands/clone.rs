@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use convo::sync;
 
 use crate::cli::Ctx;
-use crate::cli::command_error::CommandError;
+use crate::cli::command_error::{CommandError, Kind};
 
 /// Clone a store from a git remote
 ///
@@ -32,7 +32,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             .hint("clone into a new PATH"));
     }
     let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
-    let store = sync::clone(&args.url, &path, progress)?;
+    let store = sync::clone(&args.url, &path, progress).map_err(|e| match e {
+        // No remote is set up yet: the URL itself is what to check.
+        sync::SyncError::Git { .. } => CommandError::new(Kind::Remote, e.to_string())
+            .hint("check the URL: a path, file://, git://, http(s)://, or ssh (user@host:path) that git can reach"),
+        e => e.into(),
+    })?;
     let count = store.conversation_ids()?.len();
     ctx.note(&format!(
         "Cloned {} into {} ({count} conversation{})",

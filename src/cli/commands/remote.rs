@@ -8,7 +8,8 @@ use crate::cli::command_error::CommandError;
 /// Manage the git remotes conversations are shared through
 ///
 /// A remote is anything git can talk to: a path, file://, git://, http(s)://, ssh.
-/// Credentials go through git's own helpers; convo never stores them.
+/// A relative path is taken from the current directory, as git takes it in a repository,
+/// and kept absolute. Credentials go through git's own helpers; convo never stores them.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -43,9 +44,9 @@ enum Action {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     match args.action.unwrap_or(Action::List) {
-        Action::Add { name, url } => sync::remote_add(&store, &name, &url)?,
+        Action::Add { name, url } => sync::remote_add(&store, &name, &from_here(&url)?)?,
         Action::Remove { name } => sync::remote_remove(&store, &name)?,
-        Action::SetUrl { name, url } => sync::remote_set_url(&store, &name, &url)?,
+        Action::SetUrl { name, url } => sync::remote_set_url(&store, &name, &from_here(&url)?)?,
         Action::List => {
             let mut out = ctx.ui.stdout();
             for (name, url) in sync::remotes(&store)? {
@@ -54,4 +55,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// `url` as git would reach it from the current directory: a relative path made absolute
+/// (the store is usually elsewhere, and git would take it from there); URLs and ssh's
+/// `host:path` as they are.
+fn from_here(url: &str) -> Result<String, CommandError> {
+    if url.contains("://") || !sync::is_local_path(url) || std::path::Path::new(url).is_absolute() {
+        return Ok(url.to_owned());
+    }
+    let absolute = std::path::absolute(url)
+        .map_err(|e| CommandError::input(format!("{url}: cannot make it absolute: {e}")).hint("give the full path"))?;
+    Ok(absolute.to_string_lossy().into_owned())
 }

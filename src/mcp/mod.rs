@@ -3,7 +3,9 @@
 //!
 //! Built on the official Rust SDK (`rmcp`): it frames JSON-RPC, negotiates the protocol,
 //! answers malformed requests with JSON-RPC errors and derives each tool's input schema
-//! from its parameter struct ([`tools`]). This module only wires tools to that work.
+//! from its parameter struct ([`tools`]). [`gate`] answers what the SDK would not (a line
+//! that is not JSON, a request before `initialize`). This module only wires tools to that
+//! work.
 //!
 //! What the server needs from the program running it (the store's location, the user's
 //! configuration, a clock, the user's hooks around a compaction) comes through [`Host`]:
@@ -11,6 +13,7 @@
 //! afresh, so what other processes wrote in between is seen, and every write takes the
 //! store's lock as the CLI's do. Calls are served one at a time.
 
+mod gate;
 pub mod tools;
 
 use std::sync::{Arc, Mutex};
@@ -120,7 +123,8 @@ pub fn serve_stdio(host: Box<dyn Host>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let server = Server::new(host);
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+        let pipes = gate::open();
+        let running = server.serve((pipes.read, pipes.write)).await.map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     })

@@ -95,9 +95,10 @@ fn mcp_appends_take_the_store_lock_beside_cli_appends() {
     env.run(&["fsck"]).ok();
 }
 
-/// The server over a bare pipe, without any SDK: it answers the handshake, lists its tools,
-/// runs one, answers an unknown method with JSON-RPC's "method not found" and a line that
-/// is not JSON with nothing, and goes on serving; closing stdin ends it with exit 0. (The
+/// The server over a bare pipe, without any SDK: it answers a request before the handshake
+/// with "server not initialized", the handshake, lists its tools, runs one, answers an
+/// unknown method with JSON-RPC's "method not found" and a line that is not JSON with a
+/// parse error, and goes on serving; closing stdin ends it with exit 0. (The
 /// SDK session above is skipped where PyPI cannot be reached; this is not.)
 #[test]
 fn the_server_speaks_json_rpc_on_a_bare_pipe() {
@@ -122,6 +123,12 @@ fn the_server_speaks_json_rpc_on_a_bare_pipe() {
             serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
         })
     };
+    // Before `initialize`: a request is told so, a line that is not JSON gets a parse
+    // error, and the server keeps serving.
+    let early = ask(r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#, true).unwrap();
+    assert_eq!((early["id"].as_i64(), early["error"]["code"].as_i64()), (Some(0), Some(-32002)), "{early}");
+    let garbage = ask("not JSON before the session", true).unwrap();
+    assert_eq!((garbage["id"].is_null(), garbage["error"]["code"].as_i64()), (true, Some(-32700)), "{garbage}");
     let init = ask(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
         true,
@@ -134,7 +141,8 @@ fn the_server_speaks_json_rpc_on_a_bare_pipe() {
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["append", "compact", "fork", "list_conversations", "log", "new_conversation", "search", "show"]);
-    ask("this is not JSON", false);
+    let garbage = ask("this is not JSON", true).unwrap();
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
     let unknown = ask(r#"{"jsonrpc":"2.0","id":3,"method":"convo/nothing"}"#, true).unwrap();
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     let listed = ask(

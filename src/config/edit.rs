@@ -1,4 +1,5 @@
-//! Setting one key in a TOML document while keeping the rest of it, comments included.
+//! Setting or removing one key in a TOML document while keeping the rest of it, comments
+//! included.
 
 use toml_edit::{DocumentMut, Item, Table};
 
@@ -46,9 +47,49 @@ pub fn set_in_document(text: &str, key: &str, value: &toml::Value) -> Result<Str
     Ok(doc.to_string())
 }
 
+/// `text` without dotted `key`; `None` when it does not set it. A table the removal leaves
+/// empty goes too, so `unset` after `set` gives back the file as it was.
+pub fn remove_in_document(text: &str, key: &str) -> Result<Option<String>, EditError> {
+    let mut doc: DocumentMut = text.parse()?;
+    let parts = super::split_key(key);
+    if parts.is_empty() {
+        return Err(EditError::EmptyKey);
+    }
+    if !remove_path(doc.as_table_mut(), &parts) {
+        return Ok(None);
+    }
+    Ok(Some(doc.to_string()))
+}
+
+/// Remove `parts` under `table`; whether it was there. Emptied tables below are removed.
+fn remove_path(table: &mut Table, parts: &[String]) -> bool {
+    match parts {
+        [] => false,
+        [last] => table.remove(last.as_str()).is_some(),
+        [first, rest @ ..] => {
+            let Some(child) = table.get_mut(first.as_str()).and_then(Item::as_table_mut) else { return false };
+            let removed = remove_path(child, rest);
+            if removed && child.is_empty() {
+                table.remove(first.as_str());
+            }
+            removed
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unset_after_set_gives_back_the_file() {
+        let text = "# mine\n[llm]\nmodel = \"a\"\n";
+        let set = set_in_document(text, "compaction.keep_last", &toml::Value::Integer(4)).unwrap();
+        assert_eq!(remove_in_document(&set, "compaction.keep_last").unwrap().as_deref(), Some(text));
+        assert_eq!(remove_in_document(text, "compaction.keep_last").unwrap(), None);
+        // A comment above a table is the table's: it goes with the table's last key.
+        assert_eq!(remove_in_document(text, "llm.model").unwrap().as_deref(), Some(""));
+    }
 
     #[test]
     fn setting_a_key_keeps_comments_and_other_keys() {

@@ -16,7 +16,7 @@ use toml::{Table, Value};
 
 use crate::compaction::{ReasoningPolicy, ToolCallPolicy, ToolHint};
 
-pub use edit::{EditError, set_in_document};
+pub use edit::{EditError, remove_in_document, set_in_document};
 
 /// Where a layer comes from, lowest precedence first: the order *is* the precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

@@ -1,6 +1,6 @@
-//! `config set` and `config trust`: change one key in one layer, keeping the rest of the file
-//! (comments included), and refuse an edit that would leave the layer invalid before anything
-//! is written.
+//! `config set`, `config unset` and `config trust`: change one key in one layer, keeping the
+//! rest of the file (comments included), and refuse an edit that would leave the layer
+//! invalid before anything is written.
 
 use std::path::Path;
 
@@ -59,6 +59,34 @@ pub fn set_in_store(store: &Store, lock: &Lock, key: &str, value: &toml::Value, 
     let updated = edited(Source::Store, STORE_CONFIG, &text, key, value)?;
     let message = subject::config(None, key, &value.to_string());
     Ok(store.commit_file(lock, STORE_CONFIG, updated.into_bytes(), &message, clock)?)
+}
+
+/// Remove `key` from the user's config file at `path`; whether it was set there.
+pub fn unset_in_user_file(path: &Path, key: &str) -> Result<bool> {
+    let text = read_user_file(path)?;
+    let origin = path.display().to_string();
+    let Some(updated) = removed(Source::User, &origin, &text, key)? else { return Ok(false) };
+    write_private(path, updated.as_bytes()).map_err(|source| OpsError::File { path: path.to_owned(), source })?;
+    Ok(true)
+}
+
+/// Remove `key` from the store's committed `convo.toml`, as one commit; `None` when it was
+/// not set there (nothing is committed).
+pub fn unset_in_store(store: &Store, lock: &Lock, key: &str, clock: &Clock) -> Result<Option<ObjectId>> {
+    let text = store.head_file(STORE_CONFIG)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let Some(updated) = removed(Source::Store, STORE_CONFIG, &text, key)? else { return Ok(None) };
+    let message = subject::config_unset(key);
+    Ok(Some(store.commit_file(lock, STORE_CONFIG, updated.into_bytes(), &message, clock)?))
+}
+
+/// `text` without `key`, checked as a layer; `None` when it does not set it.
+fn removed(source: Source, origin: &str, text: &str, key: &str) -> Result<Option<String>> {
+    let updated = config::remove_in_document(text, key)
+        .map_err(|source| OpsError::ConfigEdit { origin: origin.to_owned(), source })?;
+    if let Some(updated) = &updated {
+        config::parse_layer(source, origin, updated)?;
+    }
+    Ok(updated)
 }
 
 /// Set `key` for one conversation: a `config` event appended as one commit.

@@ -81,6 +81,11 @@ pub fn config(name: Option<&str>, key: &str, value: &str) -> String {
     }
 }
 
+/// `config: unset KEY` in the store's convo.toml.
+pub fn config_unset(key: &str) -> String {
+    format!("config: unset {key}")
+}
+
 /// `import: "title" from claude-code (+812 events)`.
 pub fn import(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" from {format} (+{events} events)")

@@ -327,7 +327,7 @@ fn config_layers_and_where_they_come_from() {
     let env = TestEnv::new();
     record(&env, "t", 6);
     assert_eq!(env.run(&["config", "get", "compaction.keep_last"]).ok(), "3\n");
-    env.run(&["config", "set", "compaction.keep_last", "4"]).ok();
+    env.run(&["config", "set", "--shared", "compaction.keep_last", "4"]).ok();
     assert_eq!(env.git(&["show", "HEAD:convo.toml"]), "[compaction]\nkeep_last = 4\n");
     assert_eq!(env.git(&["log", "-1", "--format=%s"]), "config: set compaction.keep_last = 4\n");
     assert_eq!(env.run(&["config", "get", "compaction.keep_last"]).ok(), "4\n");
@@ -503,4 +503,43 @@ fn digest_over_budget_leaves_out_the_oldest_turns() {
     turn 2: asked "Fix bug #2 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth2.rs, src/login.rs; answered "Bug #2 came from a cookie set on the wrong path."
     turn 3: asked "Fix bug #3 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth3.rs, src/login.rs; answered "Bug #3 came from a cookie set on the wrong path."
     "#);
+}
+
+#[test]
+fn config_set_writes_your_own_file_unless_asked_to_share_and_unset_takes_a_key_out() {
+    let env = TestEnv::new();
+    let before = env.snapshot();
+    let set = env.run(&["config", "set", "llm.model", "ollama/llama3.2"]);
+    insta::assert_snapshot!(env.transcript(&set), @r#"
+    exit 0
+    --- stderr
+    llm.model = "ollama/llama3.2" in [ROOT]/home/.config/convo/config.toml
+    "#);
+    assert!(env.snapshot() == before, "a personal setting is not committed to the store");
+    let user_file = env.home().join(".config/convo/config.toml");
+    assert_eq!(std::fs::read_to_string(&user_file).unwrap(), "[llm]\nmodel = \"ollama/llama3.2\"\n");
+    assert_eq!(env.run(&["config", "get", "llm.model"]).ok(), "\"ollama/llama3.2\"\n");
+
+    let shared = env.run(&["config", "set", "--shared", "compaction.keep_last", "4"]);
+    assert!(shared.ok_status().contains("compaction.keep_last = 4 in the store's convo.toml: `convo push` shares it"));
+    assert_eq!(env.git(&["show", "HEAD:convo.toml"]), "[compaction]\nkeep_last = 4\n");
+
+    let unset = env.run(&["config", "unset", "llm.model"]);
+    assert!(unset.ok_status().starts_with("llm.model removed from "), "{}", unset.stderr);
+    assert_eq!(std::fs::read_to_string(&user_file).unwrap(), "");
+    let unset = env.run(&["config", "unset", "--shared", "compaction.keep_last"]);
+    assert!(unset.ok_status().contains("config: unset compaction.keep_last"), "{}", unset.stderr);
+    assert_eq!(env.git(&["show", "HEAD:convo.toml"]), "");
+    assert_eq!(env.run(&["config", "get", "compaction.keep_last"]).ok(), "3\n");
+
+    // Not set there: said, nothing written.
+    let before = env.snapshot();
+    let again = env.run(&["config", "unset", "--shared", "compaction.keep_last"]);
+    insta::assert_snapshot!(env.transcript(&again), @"
+    exit 4
+    --- stderr
+    error: `compaction.keep_last` is not set in the store's convo.toml
+    hint: `convo config list` shows every setting and the layer it comes from
+    ");
+    assert!(env.snapshot() == before);
 }

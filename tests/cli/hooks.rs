@@ -222,7 +222,7 @@ fn a_stores_hooks_never_run() {
 fn config_set_refuses_hooks_outside_the_user_file() {
     let env = TestEnv::new();
     let before = env.snapshot();
-    let out = env.run(&["config", "set", "hooks.pre_compact", "x"]);
+    let out = env.run(&["config", "set", "--shared", "hooks.pre_compact", "x"]);
     insta::assert_snapshot!(env.transcript(&out), @"
     exit 3
     --- stderr

@@ -83,7 +83,7 @@ fn an_unknown_config_flag_key_is_refused_like_config_set() {
 fn config_set_of_a_profile_that_does_not_exist_is_refused_before_writing() {
     let env = conversation_with_a_call();
     let before = env.snapshot();
-    let store = env.run(&["config", "set", "compaction.default_profile", r#""nosuch""#]);
+    let store = env.run(&["config", "set", "--shared", "compaction.default_profile", r#""nosuch""#]);
     insta::assert_snapshot!(env.transcript(&store), @r#"
     exit 3
     --- stderr

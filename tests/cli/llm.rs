@@ -804,7 +804,7 @@ fn a_cloned_convo_toml_cannot_name_providers_until_the_store_is_trusted() {
     ] {
         theirs.run(&["config", "set", "--layer", "store", key, &value]).ok();
     }
-    assert_eq!(theirs.run(&["config", "set", "trust.stores", "[\"/\"]"]).fails_with(3).lines().count(), 2);
+    assert_eq!(theirs.run(&["config", "set", "--shared", "trust.stores", "[\"/\"]"]).fails_with(3).lines().count(), 2);
     let toml = std::fs::read_to_string(theirs.store.join("convo.toml")).unwrap();
     std::fs::write(theirs.store.join("convo.toml"), format!("{toml}[trust]\nstores = [\"/\"]\n")).unwrap();
     theirs.git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "trust me"]);

@@ -2,6 +2,7 @@ mod get;
 mod list;
 mod set;
 mod trust;
+mod unset;
 
 use convo::config;
 
@@ -12,6 +13,7 @@ use crate::cli::command_error::CommandError;
 ///
 /// Layers, lowest first: built-in defaults, the user file ($XDG_CONFIG_HOME/convo/config.toml),
 /// the store's committed convo.toml, the conversation's `config` events, --config KEY=VALUE.
+/// `set` and `unset` write the user file unless told otherwise (`--shared`: the store's).
 ///
 /// convo.toml and config events are content, written by whoever can write to the store:
 /// keys that decide where a conversation or a key is sent (`providers.*`) count from them
@@ -26,6 +28,7 @@ pub struct Args {
 enum Action {
     Get(get::Args),
     Set(set::Args),
+    Unset(unset::Args),
     List(list::Args),
     Trust(trust::Args),
 }
@@ -41,6 +44,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     match args.action {
         Action::Get(args) => get::run(ctx, args),
         Action::Set(args) => set::run(ctx, args),
+        Action::Unset(args) => unset::run(ctx, args),
         Action::List(args) => list::run(ctx, args),
         Action::Trust(args) => trust::run(ctx, args),
     }

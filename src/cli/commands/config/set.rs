@@ -6,29 +6,54 @@ use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 use crate::cli::ui::CommitReport;
 
-/// Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: the store's]
+/// Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: your own file]
+///
+/// Your own file is yours alone; `--shared` commits the setting to the store's convo.toml,
+/// which `push` sends to everyone who pulls the store.
 #[derive(clap::Args)]
 pub struct Args {
     /// The key, e.g. compaction.keep_last
     key: String,
     /// The value, as TOML (a bare word is taken as a string)
     value: String,
-    /// The layer to write
-    #[arg(long, value_enum, default_value_t = Target::Store)]
-    layer: Target,
-    /// Same as --layer user
-    #[arg(long, conflicts_with_all = ["layer", "conversation"])]
-    user: bool,
-    /// Same as --layer conversation
-    #[arg(long, conflicts_with = "layer")]
-    conversation: bool,
+    #[command(flatten)]
+    layer: Layer,
     #[command(flatten)]
     at: Conversation,
 }
 
-/// Which layer `config set` writes. (`--store` itself names the store's path.)
+/// Which layer `config set` and `config unset` write.
+#[derive(clap::Args)]
+pub(super) struct Layer {
+    /// The layer to write
+    #[arg(long, value_enum, default_value_t = Target::User)]
+    layer: Target,
+    /// Same as --layer user (the default)
+    #[arg(long, conflicts_with_all = ["layer", "conversation", "shared"])]
+    user: bool,
+    /// Same as --layer store: commit it to the store's convo.toml, shared through remotes
+    #[arg(long, conflicts_with_all = ["layer", "conversation"])]
+    shared: bool,
+    /// Same as --layer conversation
+    #[arg(long, conflicts_with = "layer")]
+    conversation: bool,
+}
+
+impl Layer {
+    pub(super) fn target(&self) -> Target {
+        match (self.user, self.shared, self.conversation) {
+            (true, ..) => Target::User,
+            (_, true, _) => Target::Store,
+            (.., true) => Target::Conversation,
+            _ => self.layer,
+        }
+    }
+}
+
+/// Which layer `config set` writes. (`--store` itself names the store's path, hence
+/// `--shared` for the store's layer.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Target {
+pub(super) enum Target {
     /// $XDG_CONFIG_HOME/convo/config.toml, yours alone
     User,
     /// The store's convo.toml, committed and shared through remotes
@@ -40,11 +65,7 @@ enum Target {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let (key, value) = (args.key.as_str(), config::parse_value(&args.value));
     config::check_assignment(key, &value)?;
-    let target = match (args.user, args.conversation) {
-        (true, _) => Target::User,
-        (_, true) => Target::Conversation,
-        _ => args.layer,
-    };
+    let target = args.layer.target();
     if target != Target::User
         && let Some(prefix) = config::USER_ONLY_KEYS.iter().find(|p| key_under(key, p))
     {
@@ -72,6 +93,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 subject: &subject,
                 landed: &Default::default(),
             });
+            ctx.note(&format!("{key} = {value} in the store's convo.toml: `convo push` shares it"));
             warn_if_untrusted(ctx, &store, key);
         }
         Target::Conversation => {

@@ -1,5 +1,7 @@
 //! `grep`'s output: hits grouped under their conversation, each on one line (turn, type,
 //! tool, the matching text with the matches marked), cut to a width around the first match.
+//! With context (`-A`/`-B`/`-C`), the events shown around hits as grep shows context lines:
+//! `-` where a hit has `:`, and `--` between groups that are not next to each other.
 
 use std::io::{self, Write};
 
@@ -14,29 +16,45 @@ pub struct Hit<'a> {
     pub line: &'a str,
     /// Byte ranges of the matches in `line`.
     pub matches: &'a [(usize, usize)],
+    /// An event shown around a hit, not a hit.
+    pub context: bool,
+    /// With context, the event's place among the conversation's events with text.
+    pub at: usize,
 }
 
 /// Characters of text kept before the first match of a cut line.
 const BEFORE: usize = 40;
 
-/// One conversation's hits: a heading (id and title), then a line per hit.
+/// One conversation's hits: a heading (id and title), then a line per hit; `grouped`: with
+/// the events around them (see the module's doc).
 pub fn hits(
     out: &mut dyn Write,
     id: &str,
     title: Option<&str>,
     hits: &[Hit],
+    grouped: bool,
     width: Option<usize>,
     theme: Theme,
 ) -> io::Result<()> {
     let title = title.map(|t| format!(" {}", escape_line(t))).unwrap_or_default();
     writeln!(out, "{}{}", theme.paint(Style::IdPrefix, id), theme.paint(Style::Bold, &title))?;
+    let mut last: Option<usize> = None;
     for hit in hits {
+        if grouped && last.is_some_and(|l| hit.at > l + 1) {
+            writeln!(out, "{}", theme.dim("--"))?;
+        }
+        last = Some(hit.at);
         let turn = hit.turn.map_or_else(|| "-".to_owned(), |t| t.to_string());
         let kind = match hit.tool {
             Some(tool) => format!("{} {}", hit.kind, escape_line(tool)),
             None => hit.kind.to_owned(),
         };
-        let label = format!("  {turn:>5}  {kind:<16} ");
+        let sep = match (grouped, hit.context) {
+            (false, _) => ' ',
+            (true, false) => ':',
+            (true, true) => '-',
+        };
+        let label = format!("  {turn:>5}{sep} {kind:<16} ");
         let room = width.map(|w| w.saturating_sub(label.chars().count()).max(20));
         writeln!(out, "{}{}", theme.dim(&label), snippet(hit, room, theme))?;
     }
@@ -99,7 +117,15 @@ mod tests {
     #[test]
     fn a_long_line_is_cut_around_its_first_match_and_escaped() {
         let line = format!("{}needle\nrest{}", "x".repeat(100), "y".repeat(100));
-        let h = Hit { turn: Some(2), kind: "tool_result", tool: Some("Bash"), line: &line, matches: &[(100, 106)] };
+        let h = Hit {
+            turn: Some(2),
+            kind: "tool_result",
+            tool: Some("Bash"),
+            line: &line,
+            matches: &[(100, 106)],
+            context: false,
+            at: 0,
+        };
         let shown = snippet(&h, Some(60), Theme::default());
         assert!(shown.starts_with('…'), "{shown}");
         assert!(shown.contains("needle\\nrest"), "{shown}");

@@ -209,3 +209,39 @@ fn failed_finds_the_tool_results_that_reported_an_error() {
     }
     insta::assert_snapshot!("grep_failed", all);
 }
+
+/// Hit lines fit the terminal as `list`'s do: with `COLUMNS` set (or on a terminal) the
+/// heading's title and each hit's text are cut with `…`, counted in terminal columns (a CJK
+/// character takes two, a tab shows as a space); piped with no `COLUMNS`, lines are whole.
+#[test]
+fn hit_lines_fit_the_terminal_width() {
+    let env = TestEnv::new();
+    env.new_conversation("日本語のタイトル: a title long enough to need cutting at fifty columns");
+    let lines = [
+        r#"{"type":"user","content":"ログインのエラーを直してください。needle はこのあたり、そのあとも長く続く文です。"}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"Bash","arguments":{"cmd":"grep -rn needle src/ | sort | uniq -c | sort -rn | head -n 100"}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"src/a.rs:1:\tlet needle = \"x\";\t\t// and a long comment after it"}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    let at = |width: &str| {
+        let mut cmd = env.command(&["grep", "needle"]);
+        cmd.env("COLUMNS", width);
+        crate::common::run_command(cmd, "").ok().to_owned()
+    };
+    for width in [50, 64] {
+        let out = at(&width.to_string());
+        for line in out.lines() {
+            let columns: usize = line.chars().map(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)).sum();
+            assert!(columns <= width && !line.contains('\t'), "{columns} columns at {width}: {line}");
+        }
+    }
+    insta::assert_snapshot!(at("50"), @r#"
+    01KDVDQ4K00000000000000001 日本語のタイトル: a ti…
+          0  user             …てください。needle は…
+          0  tool_call Bash   grep -rn needle src/ | …
+          0  tool_result Bash …a.rs:1: let needle = "…
+    "#);
+    // Piped, no COLUMNS: every line whole.
+    let whole = env.run(&["grep", "needle"]).ok().to_owned();
+    assert!(whole.contains("at fifty columns\n") && whole.contains("head -n 100\n"), "{whole}");
+}

@@ -351,9 +351,8 @@ impl<'a> Page<'a> {
                 Origin::Synthetic { by: Some(by) } => self.number(by),
                 _ => None,
             };
-            // A turn opens at its user message, as `show --compacted` opens it: a placeholder
-            // answering the turn before (`[no reply]`) carries the next turn's number, and
-            // belongs under the turn it answers.
+            // A turn opens at its user message, as `show --compacted` opens it: whatever else
+            // the view holds stays under the turn shown before it.
             if matches!(made.event.kind, Kind::User { .. })
                 && made.raw_turn != last_turn
                 && let Some(t) = made.raw_turn

@@ -348,14 +348,14 @@ fn the_compacted_page_shows_placeholders_where_show_does_and_counts_in_english()
     let compacted = &compacted[..compacted.find("second question").unwrap() + "second question".len()];
     insta::assert_snapshot!(compacted, @r"
     Turn 0
-    ~11 → ~4 tokens
+    ~11 → ~6 tokens
     User
     first question
     Assistant
     placeholder, keeps the view valid
     [no reply]
     Turn 1
-    ~17 → ~31 tokens
+    ~17 → ~28 tokens
     User
     second question
     ");

@@ -38,9 +38,9 @@ impl TypeArg {
 /// and phrases across lines (`to\nthe`) match as written. PATTERN is a regular expression
 /// (Rust's regex syntax) unless -F. Hits are grouped under their conversation (oldest
 /// first), one line each: turn, event type (and tool), and the matching text with the match
-/// marked. With -A, -B or --context, the events around each hit follow and precede it (`:` after
-/// a hit's turn, `-` after an event shown around one, `--` between groups that are not next
-/// to each other), as grep shows context lines. The exit status is 0 when something
+/// marked. With -A, -B or --context, each hit comes with the events around it, as grep shows
+/// context lines: `:` after a hit's turn, `-` after an event shown around one, `--` between
+/// groups that are not next to each other. The exit status is 0 when something
 /// matched, 1 when nothing did.
 #[derive(clap::Args)]
 pub struct Args {

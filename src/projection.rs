@@ -645,6 +645,7 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline], numbers: &crate::event::out
     }
     let mut out: Vec<Item> = Vec::with_capacity(kept.len() + 1);
     let mut last: Option<Side> = None;
+    let mut last_turn: Option<u64> = None;
     for item in kept {
         let (at_id, ts) = match &item {
             Item::Raw { index, .. } => (outlines[*index].id.as_str(), outlines[*index].ts.as_str()),
@@ -652,7 +653,9 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline], numbers: &crate::event::out
         };
         let at = (ts, None, item.turn());
         match (last, item_side(&item)) {
+            // The reply that is missing is the turn before's: it stands in that turn.
             (Some(Side::User), Some(Side::User)) => {
+                let at = (ts, None, last_turn);
                 out.push(synthetic(Kind::Assistant { content: NO_REPLY.into() }, at_id, at, "no-reply"));
             }
             (None, Some(Side::Assistant)) => {
@@ -662,6 +665,7 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline], numbers: &crate::event::out
         }
         if let Some(s) = item_side(&item) {
             last = Some(s);
+            last_turn = item.turn();
         }
         out.push(item);
     }

@@ -13,6 +13,7 @@ use convo::ops::plan::PlanError;
 use convo::ops::project::ProjectError;
 use convo::ops::redact::RedactError;
 use convo::ops::resume::ResumeError;
+use convo::ops::select::SelectError;
 use convo::ops::sync::SyncFailed;
 use convo::ops::{OpsError, QueryError};
 use convo::projection::ProjectionError;
@@ -384,6 +385,23 @@ impl From<ResumeError> for CommandError {
             ResumeError::Exists(_) => CommandError::new(Kind::Store, message)
                 .hint("nothing was written; a session file is never replaced: run `convo resume` again for a new id"),
             ResumeError::Write { .. } => CommandError::new(Kind::Store, message).hint("nothing was written"),
+        }
+    }
+}
+
+/// `show --turn`, `--turns`, `--event` asked for what the conversation does not hold.
+impl From<SelectError> for CommandError {
+    fn from(e: SelectError) -> Self {
+        let message = escape_line(&e.to_string()).into_owned();
+        match e {
+            SelectError::NoSuchTurn { .. } | SelectError::Backwards { .. } => {
+                CommandError::input(message).hint("turns are numbered from 0, as `convo show` heads them")
+            }
+            SelectError::NoSuchEvent(_) => CommandError::new(Kind::NotFound, message)
+                .hint("`convo show --format jsonl` lists the events with their ids"),
+            SelectError::Ambiguous { .. } => {
+                CommandError::new(Kind::NotFound, message).hint("give more characters of the event's id")
+            }
         }
     }
 }

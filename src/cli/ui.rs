@@ -29,7 +29,7 @@ pub struct CommitReport<'a> {
 pub struct Ui {
     pub theme: Theme,
     pub quiet: bool,
-    /// The columns listings fit (`list`, `log --oneline`): the terminal's width when stdout
+    /// The columns listings fit (`list`, `log --oneline`, `grep`): the terminal's width when stdout
     /// is one, else `COLUMNS` when set, else none: piped output keeps whole titles for
     /// scripts (set `COLUMNS=80` to cut them anyway).
     pub width: Option<usize>,

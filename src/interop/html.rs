@@ -262,26 +262,28 @@ impl<'a> Page<'a> {
     /// What compaction number `n` does to the events of its range, counted: "12 events in
     /// the summary, 3 tool results stripped".
     fn stripped_in(&self, n: usize) -> Vec<String> {
-        let mut counts: Vec<(String, u64)> = Vec::new();
-        let mut add = |what: String| match counts.iter_mut().find(|(w, _)| *w == what) {
+        // Each what in the singular and the plural: the noun that takes the plural is not
+        // always the first word ("2 tool results stripped").
+        let mut counts: Vec<((String, String), u64)> = Vec::new();
+        let mut add = |what: (String, String)| match counts.iter_mut().find(|(w, _)| *w == what) {
             Some((_, k)) => *k += 1,
             None => counts.push((what, 1)),
         };
+        let both = |one: &str, many: &str| (one.to_owned(), many.to_owned());
         for fate in self.fates() {
             match fate {
-                Fate::Summarised(m) if m == n => add("event in the summary".into()),
-                Fate::Edited(edit, m) if m == n => add(edit_noun(edit)),
-                Fate::ReasoningStripped(Some(m)) if m == n => add("reasoning stripped".into()),
-                Fate::LeftOut(Some(m)) if m == n => add("tool event left out".into()),
+                Fate::Summarised(m) if m == n => add(both("event in the summary", "events in the summary")),
+                Fate::Edited(edit, m) if m == n => add(edit_counted(edit)),
+                Fate::ReasoningStripped(Some(m)) if m == n => {
+                    add(both("reasoning event stripped", "reasoning events stripped"))
+                }
+                Fate::LeftOut(Some(m)) if m == n => add(both("tool event left out", "tool events left out")),
                 _ => {}
             }
         }
         counts
             .into_iter()
-            .map(|(what, k)| match what.split_once(' ') {
-                Some((noun, rest)) if k > 1 => format!("{k} {noun}s {rest}"),
-                _ => format!("{k} {what}"),
-            })
+            .map(|((one, many), k)| if k == 1 { format!("1 {one}") } else { format!("{} {many}", thousands(k)) })
             .collect()
     }
 
@@ -349,7 +351,10 @@ impl<'a> Page<'a> {
                 Origin::Synthetic { by: Some(by) } => self.number(by),
                 _ => None,
             };
-            if made.raw_turn != last_turn
+            // A turn opens at its user message, as `show --compacted` opens it: whatever else
+            // the view holds stays under the turn shown before it.
+            if matches!(made.event.kind, Kind::User { .. })
+                && made.raw_turn != last_turn
                 && let Some(t) = made.raw_turn
             {
                 match by.and_then(|n| self.in_force.get(n - 1)) {
@@ -499,6 +504,21 @@ fn edit_noun(edit: &Edit) -> String {
         Edit::EmptyArguments { .. } => "tool arguments stripped".into(),
         Edit::StatusLine { .. } => "tool result stripped".into(),
         Edit::Truncate { max_lines, .. } => format!("tool result truncated to {max_lines} lines"),
+    }
+}
+
+/// [`edit_noun`] as it is counted, in the singular and the plural.
+fn edit_counted(edit: &Edit) -> (String, String) {
+    match edit {
+        Edit::None => ("event sent as it is".into(), "events sent as they are".into()),
+        Edit::EmptyArguments { .. } => {
+            ("tool call's arguments stripped".into(), "tool calls' arguments stripped".into())
+        }
+        Edit::StatusLine { .. } => ("tool result stripped".into(), "tool results stripped".into()),
+        Edit::Truncate { max_lines, .. } => (
+            format!("tool result truncated to {max_lines} lines"),
+            format!("tool results truncated to {max_lines} lines"),
+        ),
     }
 }
 

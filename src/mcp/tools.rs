@@ -123,6 +123,7 @@ pub fn search(store: &Store, now: chrono::DateTime<chrono::Utc>, p: &SearchParam
         since: when("since", &p.since)?,
         until: when("until", &p.until)?,
         compacted: p.compacted.unwrap_or(false),
+        failed: false,
     };
     let ids = match &p.ids {
         Some(queries) => queries.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?,

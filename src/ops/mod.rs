@@ -14,6 +14,7 @@ pub mod query;
 pub mod redact;
 pub mod resume;
 pub mod search;
+pub mod select;
 pub mod sync;
 pub mod watch;
 

@@ -23,6 +23,8 @@ pub struct Pattern {
     regex: regex::Regex,
     /// What every stored line holding a match must contain, looked for in its bytes.
     stored: Option<Stored>,
+    /// Every event searched is a hit, on its first line ([`Pattern::anything`]).
+    anything: bool,
 }
 
 /// How a stored line that cannot hold a match is known without parsing it. A stored line
@@ -85,7 +87,13 @@ impl Pattern {
                     .map(Stored::Literals)
             }),
         };
-        Ok(Pattern { regex, stored })
+        Ok(Pattern { regex, stored, anything: false })
+    }
+
+    /// A pattern every event with text matches once, on its first line, nothing marked:
+    /// what `grep --failed` without a pattern looks for (a filter chooses the events).
+    pub fn anything() -> Pattern {
+        Pattern { regex: regex::Regex::new("$^").expect("a valid regex"), stored: None, anything: true }
     }
 }
 
@@ -230,6 +238,8 @@ pub struct Filter {
     pub until: Option<DateTime<Utc>>,
     /// Search the projected view instead of the raw events.
     pub compacted: bool,
+    /// Only tool results that report an error (`is_error`).
+    pub failed: bool,
 }
 
 /// One line (or run of lines) of an event's text that matches.
@@ -246,6 +256,13 @@ pub struct Hit {
     pub line: String,
     /// Byte ranges of the matches in `line`.
     pub matches: Vec<(usize, usize)>,
+    /// Not a hit: an event shown around one ([`Mode::Around`]), `line` its first line.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context: bool,
+    /// With [`Mode::Around`], the event's place among the conversation's events with text:
+    /// where two shown events are not next to each other, something was left out between.
+    #[serde(skip)]
+    pub at: usize,
 }
 
 /// What a search collects: a count asks for no hit to be built, which for a common
@@ -258,6 +275,9 @@ pub enum Mode {
     Count,
     /// Whether there is one: the search of a conversation stops at its first.
     Any,
+    /// Every hit, and the events with text around each (as grep's `-B`, `-A`): `before`
+    /// and `after` events, in order, a hit's event shown once.
+    Around { before: usize, after: usize },
 }
 
 /// What a search of one conversation found: `count` hits (in [`Mode::Hits`], `hits` holds
@@ -271,7 +291,7 @@ pub struct Found {
 impl Found {
     fn add(&mut self, pattern: &Pattern, text: &str, at: &Source, mode: Mode) {
         match mode {
-            Mode::Hits(_) => {
+            Mode::Hits(_) | Mode::Around { .. } => {
                 let hits = matches_in(pattern, text, at);
                 self.count += hits.len();
                 self.hits.extend(hits);
@@ -296,9 +316,84 @@ impl Found {
 
 /// Every hit in conversation `id`, in order, as `mode` asks.
 pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode: Mode) -> Result<Found> {
-    if filter.compacted {
-        return search_view(store, id, pattern, filter, mode);
+    let mut found = if filter.compacted {
+        search_view(store, id, pattern, filter, mode)?
+    } else {
+        search_raw(store, id, pattern, filter, mode)?
+    };
+    if let Mode::Around { before, after } = mode
+        && !found.hits.is_empty()
+    {
+        found.hits = with_context(store, id, filter.compacted, std::mem::take(&mut found.hits), before, after)?;
     }
+    Ok(found)
+}
+
+/// `hits` (in order) with the events around them: `before` and `after` events with text
+/// around each hit's event, whatever the filter (as grep's context is whatever lines are
+/// there), in the view searched. Only a conversation with a hit is read whole for this.
+fn with_context(
+    store: &Store,
+    id: &str,
+    compacted: bool,
+    hits: Vec<Hit>,
+    before: usize,
+    after: usize,
+) -> Result<Vec<Hit>> {
+    let events = store.events(id)?;
+    let tools: HashMap<String, String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Kind::ToolCall { call_id, name, .. } => Some((call_id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    let (shown, turns): (Vec<Event>, Vec<Option<u64>>) = if compacted {
+        projection::project(&events)?.into_iter().map(|p| (p.event, p.raw_turn)).unzip()
+    } else {
+        let turns = event::turn_numbers(&events);
+        (events, turns)
+    };
+    let texts: Vec<(usize, String)> =
+        shown.iter().enumerate().filter_map(|(i, e)| searched_text(e).map(|t| (i, t))).collect();
+    let place: HashMap<&str, usize> = texts.iter().enumerate().map(|(n, (i, _))| (shown[*i].id.as_str(), n)).collect();
+    let mut wanted = vec![false; texts.len()];
+    for hit in &hits {
+        if let Some(&n) = place.get(hit.event.as_str()) {
+            let last = (n + after).min(texts.len() - 1);
+            wanted[n.saturating_sub(before)..=last].iter_mut().for_each(|w| *w = true);
+        }
+    }
+    let mut hits = hits.into_iter().peekable();
+    let mut out = Vec::new();
+    for (n, (i, text)) in texts.iter().enumerate() {
+        if !wanted[n] {
+            continue;
+        }
+        let mut hit_here = false;
+        while let Some(hit) = hits.next_if(|h| place.get(h.event.as_str()) == Some(&n)) {
+            out.push(Hit { at: n, ..hit });
+            hit_here = true;
+        }
+        if !hit_here {
+            let event = &shown[*i];
+            let tool = match &event.kind {
+                Kind::ToolCall { name, .. } => Some(name.as_str()),
+                Kind::ToolResult { call_id, .. } => tools.get(call_id).map(String::as_str),
+                _ => None,
+            };
+            let at = Source { id: &event.id, kind: event.kind.type_name(), ts: &event.ts, turn: turns[*i], tool };
+            let line = first_line(text).len();
+            out.push(Hit { context: true, at: n, ..hit(&at, text, (0, line, Vec::new())) });
+        }
+    }
+    // A hit on an event the view does not hold (none should be) is kept, after the rest.
+    out.extend(hits);
+    Ok(out)
+}
+
+/// [`search`] of the raw events.
+fn search_raw(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode: Mode) -> Result<Found> {
     let at = store.outlined(id)?;
     let outlines = &at.outlined.outlines;
     let mut reader = store.segment_reader();
@@ -329,7 +424,8 @@ pub fn search(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode:
                 Shape::ToolResult { call_id, .. } => tools.get(call_id.as_str()).copied(),
                 _ => None,
             };
-            if !filter.wants(kind_name(&outline.shape), tool, &outline.ts) {
+            let is_error = matches!(outline.shape, Shape::ToolResult { is_error: true, .. });
+            if !filter.wants(kind_name(&outline.shape), tool, &outline.ts, is_error) {
                 continue;
             }
             if let Some(stored) = &pattern.stored
@@ -441,7 +537,8 @@ fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode
             Kind::ToolResult { call_id, .. } => tools.get(call_id).map(String::as_str),
             _ => None,
         };
-        if !filter.wants(p.event.kind.type_name(), tool, &p.event.ts) {
+        let is_error = matches!(p.event.kind, Kind::ToolResult { is_error: true, .. });
+        if !filter.wants(p.event.kind.type_name(), tool, &p.event.ts, is_error) {
             continue;
         }
         let Some(text) = searched_text(&p.event) else { continue };
@@ -455,7 +552,10 @@ fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode
 }
 
 impl Filter {
-    fn wants(&self, kind: &str, tool: Option<&str>, ts: &str) -> bool {
+    fn wants(&self, kind: &str, tool: Option<&str>, ts: &str, is_error: bool) -> bool {
+        if self.failed && !(kind == "tool_result" && is_error) {
+            return false;
+        }
         if !self.types.is_empty() && !self.types.iter().any(|t| t == kind) {
             return false;
         }
@@ -558,6 +658,9 @@ fn stored_text<'a>(line: &'a str, shape: &Shape) -> Option<Option<std::borrow::C
 
 /// The hits of `pattern` in a text: matches that start on the same line share a hit.
 fn matches_in(pattern: &Pattern, text: &str, at: &Source) -> Vec<Hit> {
+    if pattern.anything {
+        return vec![hit(at, text, (0, first_line(text).len(), Vec::new()))];
+    }
     let mut hits: Vec<Hit> = Vec::new();
     let mut current: Option<Run> = None;
     for m in pattern.regex.find_iter(text) {
@@ -587,6 +690,9 @@ fn matches_in(pattern: &Pattern, text: &str, at: &Source) -> Vec<Hit> {
 
 /// How many hits [`matches_in`] would make (at most one with `first`), without making them.
 fn count_in(pattern: &Pattern, text: &str, first: bool) -> usize {
+    if pattern.anything {
+        return 1;
+    }
     let (mut n, mut line) = (0, None);
     for m in pattern.regex.find_iter(text) {
         if m.start() == m.end() {
@@ -613,7 +719,14 @@ fn hit(at: &Source, text: &str, (start, end, matches): Run) -> Hit {
         ts: at.ts.to_owned(),
         line: text[start..end].to_owned(),
         matches,
+        context: false,
+        at: 0,
     }
+}
+
+/// The first line of a text.
+fn first_line(text: &str) -> &str {
+    text.split('\n').next().unwrap_or_default()
 }
 
 #[cfg(test)]

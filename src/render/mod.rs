@@ -217,6 +217,20 @@ pub fn conversation(
     brief: bool,
     theme: Theme,
 ) -> io::Result<()> {
+    conversation_part(out, events, labels, None, brief, theme)
+}
+
+/// [`conversation`], only the events at the places `shown` holds (in order; `None`: all).
+/// The rest still name what a shown one needs (a result's tool), and a part that starts
+/// inside a turn is headed by that turn.
+pub fn conversation_part(
+    out: &mut dyn Write,
+    events: &[Event],
+    labels: &[Label],
+    shown: Option<&[usize]>,
+    brief: bool,
+    theme: Theme,
+) -> io::Result<()> {
     let tool_names: std::collections::HashMap<&str, &str> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -225,7 +239,19 @@ pub fn conversation(
         })
         .collect();
     let turns = if labels.is_empty() { turn_numbers(events) } else { labels.iter().map(|l| l.turn).collect() };
+    let mut first = true;
     for (i, (event, turn)) in events.iter().zip(turns).enumerate() {
+        if shown.is_some_and(|shown| shown.binary_search(&i).is_err()) {
+            continue;
+        }
+        if std::mem::take(&mut first)
+            && !matches!(event.kind, Kind::User { .. })
+            && let (Some(turn), Some(_)) = (turn, shown)
+        {
+            writeln!(out)?;
+            let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
+            writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;
+        }
         let mark = match labels.get(i).map(|l| l.mark) {
             Some(Mark::Compacted) => format!(" {}", theme.paint(Style::Dim, "[compacted]")),
             Some(Mark::Synthetic) => format!(" {}", theme.paint(Style::Dim, "[synthetic]")),

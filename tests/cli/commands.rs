@@ -654,3 +654,57 @@ fn a_provider_body_without_a_model_says_so() {
     warning: the body names no model: --model or llm.model sets one
     "#);
 }
+
+/// `show --turn N`, `--turns A..B` and `--event ID` show part of a conversation, turns
+/// numbered as `show` heads them (a range from turn 0 keeps the system prompt before it);
+/// an event is named by its id or a unique prefix, and a part that starts inside a turn is
+/// headed by it. The compacted view is cut the same way: a `[no reply]` placeholder is in
+/// the turn it answers. What the conversation does not hold is one line and a hint.
+#[test]
+fn show_turn_turns_and_event_show_part_of_a_conversation() {
+    let env = TestEnv::new();
+    let id = record_sample(&env);
+    let stored = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let ids: Vec<String> = stored
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_owned())
+        .collect();
+    let result = stored.lines().position(|l| l.contains("\"tool_result\"")).unwrap();
+    let unique = (1..=ids[result].len())
+        .map(|n| &ids[result][..n])
+        .find(|p| ids.iter().filter(|id| id.starts_with(p)).count() == 1)
+        .unwrap();
+    let shared = &ids[0][..2];
+    let mut all = String::new();
+    for args in [
+        vec!["show", "--turn", "1"],
+        vec!["show", "--turns", "0..0", "--brief"],
+        vec!["show", "--turns", "1.."],
+        vec!["show", "--event", unique],
+        vec!["show", "--format", "jsonl", "--turn", "1"],
+        vec!["show", "--turn", "2"],
+        vec!["show", "--turns", "1..0"],
+        vec!["show", "--turns", "one"],
+        vec!["show", "--event", shared],
+        vec!["show", "--event", "nothing-like-it"],
+        vec!["show", "--format", "openai", "--turn", "0"],
+    ] {
+        let run = env.run(&args);
+        all += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&run));
+    }
+    env.new_conversation("no reply");
+    let lines = [
+        r#"{"type":"user","content":"first"}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"ls","arguments":{}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"a b"}"#,
+        r#"{"type":"user","content":"second"}"#,
+        r#"{"type":"assistant","content":"done"}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    env.run(&["compact", "--to", "0", "--tools", "omit"]).ok();
+    for args in [vec!["show", "--compacted", "--turn", "0"], vec!["show", "--compacted", "--turn", "1", &id]] {
+        let run = env.run(&args);
+        all += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&run));
+    }
+    insta::assert_snapshot!("show_part", all);
+}

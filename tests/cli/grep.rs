@@ -141,3 +141,107 @@ fn compacted_search_sees_what_an_llm_is_sent() {
     let stripped = env.run(&["grep", "--compacted", "-F", "[compacted] Bash: success", &id]);
     assert_eq!(stripped.code, 0, "the status line a stripped result reads is what is searched");
 }
+
+/// A store with one debugging session: two failed tool results, the word `login` in a
+/// result, an answer and the next question.
+fn session() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let id = env.new_conversation("ci fails");
+    let lines = [
+        r#"{"type":"user","content":"the build fails on CI"}"#,
+        r#"{"type":"assistant","content":"Let me look."}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"Bash","arguments":{"cmd":"cargo build"}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"error[E0425]: cannot find value `x`\n1 error","is_error":true}"#,
+        r#"{"type":"assistant","content":"A typo; fixing it."}"#,
+        r#"{"type":"tool_call","call_id":"c2","name":"Edit","arguments":{"path":"src/lib.rs"}}"#,
+        r#"{"type":"tool_result","call_id":"c2","content":"ok"}"#,
+        r#"{"type":"user","content":"and the tests?"}"#,
+        r#"{"type":"tool_call","call_id":"c3","name":"Bash","arguments":{"cmd":"cargo test"}}"#,
+        r#"{"type":"tool_result","call_id":"c3","content":"test login ... FAILED\n1 failed","is_error":true}"#,
+        r#"{"type":"assistant","content":"One test fails: login."}"#,
+        r#"{"type":"user","content":"fix login please"}"#,
+        r#"{"type":"assistant","content":"Done."}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    (env, id)
+}
+
+/// -A, -B and --context show the events around each hit as grep shows context lines: `:`
+/// after a hit's turn, `-` after an event around one, `--` between groups that are not next
+/// to each other; an event is shown once however many hits need it. In JSON, an event shown
+/// around a hit says so (`"context": true`).
+#[test]
+fn context_flags_show_the_events_around_each_hit() {
+    let (env, id) = session();
+    let mut all = String::new();
+    for args in [
+        vec!["grep", "-A", "1", "cargo", &id],
+        vec!["grep", "-B", "2", "E0425", &id],
+        vec!["grep", "--context", "1", "login", &id],
+        vec!["grep", "--context", "1", "--type", "user", "fix", &id],
+        vec!["grep", "-A", "0", "-B", "0", "cargo"],
+        vec!["grep", "--format", "json", "-B", "1", "One test"],
+        vec!["grep", "-c", "-A", "1", "cargo"],
+    ] {
+        let run = env.run(&args);
+        all += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&run));
+    }
+    insta::assert_snapshot!("grep_context", all);
+}
+
+/// --failed searches only the tool results that reported an error; alone it shows every
+/// one of them, with a pattern only those that match, and it goes with the other flags.
+#[test]
+fn failed_finds_the_tool_results_that_reported_an_error() {
+    let (env, id) = session();
+    let mut all = String::new();
+    for args in [
+        vec!["grep", "--failed"],
+        vec!["grep", "--failed", "FAILED"],
+        vec!["grep", "--failed", "typo"],
+        vec!["grep", "--failed", "-c"],
+        vec!["grep", "--failed", "-B", "1", "", &id],
+        vec!["grep", "--failed", "--format", "json", "-i", "e0425"],
+        vec!["grep"],
+    ] {
+        let run = env.run(&args);
+        all += &format!("$ convo {}\n{}\n", args.join(" "), env.transcript(&run));
+    }
+    insta::assert_snapshot!("grep_failed", all);
+}
+
+/// Hit lines fit the terminal as `list`'s do: with `COLUMNS` set (or on a terminal) the
+/// heading's title and each hit's text are cut with `…`, counted in terminal columns (a CJK
+/// character takes two, a tab shows as a space); piped with no `COLUMNS`, lines are whole.
+#[test]
+fn hit_lines_fit_the_terminal_width() {
+    let env = TestEnv::new();
+    env.new_conversation("日本語のタイトル: a title long enough to need cutting at fifty columns");
+    let lines = [
+        r#"{"type":"user","content":"ログインのエラーを直してください。needle はこのあたり、そのあとも長く続く文です。"}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"Bash","arguments":{"cmd":"grep -rn needle src/ | sort | uniq -c | sort -rn | head -n 100"}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"src/a.rs:1:\tlet needle = \"x\";\t\t// and a long comment after it"}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    let at = |width: &str| {
+        let mut cmd = env.command(&["grep", "needle"]);
+        cmd.env("COLUMNS", width);
+        crate::common::run_command(cmd, "").ok().to_owned()
+    };
+    for width in [50, 64] {
+        let out = at(&width.to_string());
+        for line in out.lines() {
+            let columns: usize = line.chars().map(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)).sum();
+            assert!(columns <= width && !line.contains('\t'), "{columns} columns at {width}: {line}");
+        }
+    }
+    insta::assert_snapshot!(at("50"), @r#"
+    01KDVDQ4K00000000000000001 日本語のタイトル: a ti…
+          0  user             …てください。needle は…
+          0  tool_call Bash   grep -rn needle src/ | …
+          0  tool_result Bash …a.rs:1: let needle = "…
+    "#);
+    // Piped, no COLUMNS: every line whole.
+    let whole = env.run(&["grep", "needle"]).ok().to_owned();
+    assert!(whole.contains("at fifty columns\n") && whole.contains("head -n 100\n"), "{whole}");
+}

@@ -297,3 +297,76 @@ fn markdown_in_messages_is_inert() {
     <details><summary>x</summary>
     "#);
 }
+
+/// The compacted view of the page, as text: what a reader sees in it (no browser needed:
+/// the section is in the page as written).
+fn compacted_text(html: &str) -> String {
+    let start = html.find("<section class=\"view\" data-view=\"compacted\"").expect("a compacted view");
+    let end = start + html[start..].find("</section>").expect("a closed section");
+    text(&html[start..end])
+}
+
+/// Tool calls left out of turn 0 leave two user messages in a row: `show --compacted` puts
+/// the `[no reply]` placeholder in turn 0, after its question, and so does the page (it is
+/// in the view a model is sent, and it answers that turn). Each compaction's line in the
+/// header counts what it did in English: "1 tool result stripped", "2 tool results stripped".
+#[test]
+fn the_compacted_page_shows_placeholders_where_show_does_and_counts_in_english() {
+    let env = TestEnv::new();
+    env.new_conversation("placeholders");
+    let lines = [
+        r#"{"type":"user","content":"first question"}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"Bash","arguments":{"cmd":"ls"}}"#,
+        r#"{"type":"tool_result","call_id":"c1","content":"no such dir","is_error":true}"#,
+        r#"{"type":"user","content":"second question"}"#,
+        r#"{"type":"tool_call","call_id":"c2","name":"Bash","arguments":{"cmd":"ls a"}}"#,
+        r#"{"type":"tool_result","call_id":"c2","content":"a1"}"#,
+        r#"{"type":"tool_call","call_id":"c3","name":"Bash","arguments":{"cmd":"ls b"}}"#,
+        r#"{"type":"tool_result","call_id":"c3","content":"b1"}"#,
+        r#"{"type":"assistant","content":"answer two"}"#,
+        r#"{"type":"user","content":"third question"}"#,
+        r#"{"type":"reasoning","content":"think"}"#,
+        r#"{"type":"tool_call","call_id":"c4","name":"Bash","arguments":{"cmd":"ls c"}}"#,
+        r#"{"type":"tool_result","call_id":"c4","content":"c1"}"#,
+        r#"{"type":"assistant","content":"answer three"}"#,
+        r#"{"type":"user","content":"fourth question"}"#,
+        r#"{"type":"assistant","content":"answer four"}"#,
+    ];
+    env.run_stdin(&["append"], &(lines.join("\n") + "\n")).ok();
+    env.run(&["compact", "--to", "0", "--tools", "omit"]).ok();
+    env.run(&["compact", "--from", "1", "--to", "1", "--tools", "strip-responses", "--min-bytes", "0"]).ok();
+    env.run(&["compact", "--from", "2", "--to", "2", "--tools", "strip", "--reasoning", "strip", "--min-bytes", "0"])
+        .ok();
+
+    let show = env.run(&["show", "--compacted"]).ok().to_owned();
+    let in_show = |text: &str| show.find(text).unwrap_or_else(|| panic!("{text:?} in\n{show}"));
+    assert!(in_show("── turn 0") < in_show("[no reply]") && in_show("[no reply]") < in_show("── turn 1"), "{show}");
+
+    let (_, html) = export(&env, "placeholders", &[]);
+    // Up to turn 1's question: the rest is the stripped results the header counts.
+    let compacted = compacted_text(&html);
+    let compacted = &compacted[..compacted.find("second question").unwrap() + "second question".len()];
+    insta::assert_snapshot!(compacted, @r"
+    Turn 0
+    ~11 → ~6 tokens
+    User
+    first question
+    Assistant
+    placeholder, keeps the view valid
+    [no reply]
+    Turn 1
+    ~17 → ~28 tokens
+    User
+    second question
+    ");
+    let facts: Vec<&str> = html.lines().filter(|l| l.contains("class=\"stripped\"")).collect();
+    let facts = text(&facts.join("\n"));
+    insta::assert_snapshot!(facts, @r"
+    Compaction #1 · turn 0 · events 0–2 (3 events) · strip reasoning, omit tool calls, over 200 bytes · ~46 → ~42 tokens when made
+    In the compacted view: 2 tool events left out
+    Compaction #2 · turn 1 · events 3–8 (6 events) · strip reasoning, strip tool responses, over 0 bytes · ~42 → ~53 tokens when made
+    In the compacted view: 2 tool results stripped
+    Compaction #3 · turn 2 · events 9–13 (5 events) · strip reasoning, strip tool calls, over 0 bytes · ~53 → ~55 tokens when made
+    In the compacted view: 1 reasoning event stripped, 1 tool call's arguments stripped, 1 tool result stripped
+    ");
+}

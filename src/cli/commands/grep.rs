@@ -38,11 +38,15 @@ impl TypeArg {
 /// and phrases across lines (`to\nthe`) match as written. PATTERN is a regular expression
 /// (Rust's regex syntax) unless -F. Hits are grouped under their conversation (oldest
 /// first), one line each: turn, event type (and tool), and the matching text with the match
-/// marked. The exit status is 0 when something matched, 1 when nothing did.
+/// marked. With -A, -B or --context, each hit comes with the events around it, as grep shows
+/// context lines: `:` after a hit's turn, `-` after an event shown around one, `--` between
+/// groups that are not next to each other. The exit status is 0 when something
+/// matched, 1 when nothing did.
 #[derive(clap::Args)]
 pub struct Args {
-    /// What to look for
-    pattern: String,
+    /// What to look for (with --failed, optional: every failed result)
+    #[arg(required_unless_present = "failed")]
+    pattern: Option<String>,
     /// Conversations to search: ids, unique id prefixes, or titles (default: all)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     ids: Vec<String>,
@@ -76,17 +80,40 @@ pub struct Args {
     /// Search what an LLM is sent (compactions applied) instead of the raw events
     #[arg(long)]
     compacted: bool,
-    /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation)
+    /// Search only tool results that failed (`is_error`); without PATTERN, show them all
+    #[arg(long)]
+    failed: bool,
+    /// Show N events after each hit
+    #[arg(long = "after-context", short = 'A', value_name = "N", conflicts_with_all = ["list", "count"])]
+    after: Option<usize>,
+    /// Show N events before each hit
+    #[arg(long = "before-context", short = 'B', value_name = "N", conflicts_with_all = ["list", "count"])]
+    before: Option<usize>,
+    /// Show N events before and after each hit (grep's -C: here -C names the store)
+    #[arg(long = "context", value_name = "N", conflicts_with_all = ["list", "count"])]
+    context: Option<usize>,
+    /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation;
+    /// with -A, -B or --context, an event around a hit too, `"context": true`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let pattern = Pattern::new(&args.pattern, args.fixed_strings, args.ignore_case, args.word_regexp).map_err(|e| {
-        let why = e.lines().last().unwrap_or(&e).trim();
-        CommandError::input(format!("PATTERN: {}", why.strip_prefix("error: ").unwrap_or(why)))
-            .hint("PATTERN is a regular expression (Rust's regex syntax); -F takes it as plain text")
-    })?;
+    let pattern = match args.pattern.as_deref() {
+        // `--failed` alone (or with an empty pattern): every failed result.
+        None | Some("") if args.failed => Pattern::anything(),
+        pattern => Pattern::new(pattern.unwrap_or_default(), args.fixed_strings, args.ignore_case, args.word_regexp)
+            .map_err(|e| {
+                let why = e.lines().last().unwrap_or(&e).trim();
+                CommandError::input(format!("PATTERN: {}", why.strip_prefix("error: ").unwrap_or(why)))
+                    .hint("PATTERN is a regular expression (Rust's regex syntax); -F takes it as plain text")
+            })?,
+    };
+    // As grep: -A and -B say their side, over --context.
+    let around = match (args.before.or(args.context), args.after.or(args.context)) {
+        (None, None) => None,
+        (before, after) => Some((before.unwrap_or(0), after.unwrap_or(0))),
+    };
     let now = ctx.clock.now();
     let filter = Filter {
         types: args.types.iter().map(|t| t.name().to_owned()).collect(),
@@ -94,6 +121,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         since: args.since.as_deref().map(|w| when("--since", w, now)).transpose()?,
         until: args.until.as_deref().map(|w| when("--until", w, now)).transpose()?,
         compacted: args.compacted,
+        failed: args.failed,
     };
     let store = ctx.open_store()?;
     let conversations: Vec<(String, Option<String>)> = if args.ids.is_empty() {
@@ -147,9 +175,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                         tool: h.tool.as_deref(),
                         line: &h.line,
                         matches: &h.matches,
+                        context: h.context,
+                        at: h.at,
                     })
                     .collect();
-                render::search::hits(w, id, title.as_deref(), &shown, ctx.ui.width, ctx.ui.theme)?;
+                let grouped = around.is_some();
+                render::search::hits(w, id, title.as_deref(), &shown, grouped, ctx.ui.width, ctx.ui.theme)?;
             }
         }
         Ok(())
@@ -157,9 +188,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     // A failure to print (a closed pipe) stops the search; it is reported after it.
     let mut printed = Ok(());
     // A count or a list of conversations needs no hit built; a list, only the first.
-    let mode = match (args.list, args.count) {
-        (true, _) => search::Mode::Any,
-        (_, true) => search::Mode::Count,
+    let mode = match (args.list, args.count, around) {
+        (true, _, _) => search::Mode::Any,
+        (_, true, _) => search::Mode::Count,
+        (_, _, Some((before, after))) => search::Mode::Around { before, after },
         _ => search::Mode::Hits(usize::MAX),
     };
     search::search_all(store.root(), &ids, &pattern, &filter, mode, &mut |n, result| {

@@ -1,3 +1,4 @@
+use convo::ops::select::{self, Selection};
 use convo::projection;
 use convo::render;
 
@@ -33,11 +34,47 @@ pub struct Args {
     /// With --format openai|anthropic: the model named in the body [default: llm.model]
     #[arg(long, short)]
     model: Option<String>,
+    /// Show only turn N (numbered from 0, as the turn headings are)
+    #[arg(long, value_name = "N", conflicts_with_all = ["turns", "event"])]
+    turn: Option<u64>,
+    /// Show only turns A to B, both included (A.. and ..B leave a side open)
+    #[arg(long, value_name = "A..B", conflicts_with = "event")]
+    turns: Option<String>,
+    /// Show only this event: its id, or a prefix no other event's id starts with
+    #[arg(long, value_name = "ID")]
+    event: Option<String>,
+}
+
+impl Args {
+    /// The part of the conversation asked for; `None`: all of it.
+    fn selection(&self) -> Result<Option<Selection>, CommandError> {
+        if let Some(n) = self.turn {
+            return Ok(Some(Selection::Turns { from: Some(n), to: Some(n) }));
+        }
+        if let Some(text) = &self.turns {
+            let bad = || {
+                CommandError::input(format!("--turns {}: not a range of turns", render::escape_line(text)))
+                    .hint("e.g. --turns 2..5 (both shown), --turns 3.. (to the end), --turns ..4")
+            };
+            let (from, to) = text.split_once("..").ok_or_else(bad)?;
+            let bound = |s: &str| if s.is_empty() { Ok(None) } else { s.parse::<u64>().map(Some).map_err(|_| bad()) };
+            return Ok(Some(Selection::Turns { from: bound(from)?, to: bound(to)? }));
+        }
+        Ok(self.event.clone().map(Selection::Event))
+    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let selection = args.selection()?;
+    if selection.is_some() && matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
+        return Err(CommandError::input("--turn, --turns and --event select events to read, not a request body")
+            .hint("a request body is the whole compacted view: drop --format, or use --format jsonl"));
+    }
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
+    if let Some(selection) = &selection {
+        return show_part(ctx, &store, &id, &args, selection);
+    }
     if let (ShowFormat::Jsonl, false) = (args.format, args.compacted) {
         // Stored lines are canonical JSONL already: copied through, a segment at a time.
         let mut out = crate::cli::ui::Output::stdout();
@@ -67,31 +104,90 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (ShowFormat::Jsonl, _) => unreachable!("streamed above"),
         (ShowFormat::Openai | ShowFormat::Anthropic, _) => unreachable!("handled above"),
         (ShowFormat::Text, _) => {
-            let summary = store.summary(&id)?;
             let mut out = ctx.ui.paged();
-            // What the shown ids' shortest unique prefixes depend on: each one's neighbours.
-            let mut near = vec![summary.id.clone()];
-            near.extend(summary.subagent_of.clone());
-            near.extend(summary.forked_from.as_ref().map(|f| f.id.clone()));
-            for id in near.clone() {
-                near.extend(store.id_neighbours(&id)?);
-            }
-            let ids = render::ShortIds::new(near);
-            let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
-            render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
+            header(ctx, &store, &id, &events, args.compacted, &mut out)?;
             match view {
                 None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
                 Some(view) => {
-                    // From what the provider reported where it did (`calibrated`), else chars/4.
-                    let (n, basis) = convo::ops::query::view_estimate(&events)?;
-                    let line = format!("compacted view: ~{} tokens ({})", render::thousands(n), basis.label());
-                    writeln!(out.writer(), "{}", ctx.ui.theme.dim(&line))?;
                     let (events, marks) = render::marked(&view);
                     render::conversation(out.writer(), &events, &marks, args.brief, ctx.ui.theme)?;
                 }
             }
             out.finish()?;
         }
+    }
+    Ok(())
+}
+
+/// `show` of part of a conversation (a turn, a range of turns, an event), as text or JSONL,
+/// raw or compacted: the whole conversation is read, and only the part written.
+fn show_part(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    id: &str,
+    args: &Args,
+    selection: &Selection,
+) -> Result<(), CommandError> {
+    let events = store.events(id)?;
+    let view = if args.compacted { Some(projection::project(&events)?) } else { None };
+    let (shown, labels) = match &view {
+        Some(view) => render::marked(view),
+        None => (events.clone(), Vec::new()),
+    };
+    let turns: Vec<Option<u64>> = match &view {
+        Some(_) => labels.iter().map(|l| l.turn).collect(),
+        None => convo::event::turn_numbers(&events),
+    };
+    let ids: Vec<&str> = shown.iter().map(|e| e.id.as_str()).collect();
+    let kept = select::select(&ids, &turns, selection)?;
+    if args.format == ShowFormat::Jsonl {
+        let mut out = crate::cli::ui::Output::stdout();
+        match &view {
+            Some(view) => {
+                let part: Vec<_> = kept.iter().map(|i| view[*i].clone()).collect();
+                render::projected_jsonl(out.writer(), &part)?;
+            }
+            None => {
+                for i in &kept {
+                    out.writer().write_all(events[*i].to_line().as_bytes())?;
+                }
+            }
+        }
+        out.finish()?;
+        return Ok(());
+    }
+    let mut out = ctx.ui.paged();
+    header(ctx, store, id, &events, args.compacted, &mut out)?;
+    render::conversation_part(out.writer(), &shown, &labels, Some(&kept), args.brief, ctx.ui.theme)?;
+    out.finish()?;
+    Ok(())
+}
+
+/// `show`'s header, and with `compacted` the compacted view's size.
+fn header(
+    ctx: &Ctx,
+    store: &convo::store::Store,
+    id: &str,
+    events: &[convo::event::Event],
+    compacted: bool,
+    out: &mut crate::cli::ui::Output,
+) -> Result<(), CommandError> {
+    let summary = store.summary(id)?;
+    // What the shown ids' shortest unique prefixes depend on: each one's neighbours.
+    let mut near = vec![summary.id.clone()];
+    near.extend(summary.subagent_of.clone());
+    near.extend(summary.forked_from.as_ref().map(|f| f.id.clone()));
+    for id in near.clone() {
+        near.extend(store.id_neighbours(&id)?);
+    }
+    let ids = render::ShortIds::new(near);
+    let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
+    render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
+    if compacted {
+        // From what the provider reported where it did (`calibrated`), else chars/4.
+        let (n, basis) = convo::ops::query::view_estimate(events)?;
+        let line = format!("compacted view: ~{} tokens ({})", render::thousands(n), basis.label());
+        writeln!(out.writer(), "{}", ctx.ui.theme.dim(&line))?;
     }
     Ok(())
 }

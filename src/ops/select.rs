@@ -1,0 +1,99 @@
+//! Part of a conversation to read (`show --turn`, `--turns`, `--event`): a turn or a range
+//! of turns, numbered as `show` heads them (a user message starts one, the first is 0), or
+//! one event by its id or a prefix no other event of the conversation shares.
+
+/// What to keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Turns `from` to `to`, both kept; `None`: that side is open.
+    Turns { from: Option<u64>, to: Option<u64> },
+    /// The event with this id, or the one whose id starts with it.
+    Event(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    /// A turn asked for is past the last.
+    #[error("turn {asked} is out of range: {}", have(*count))]
+    NoSuchTurn { asked: u64, count: u64 },
+    /// A range whose first turn is after its last.
+    #[error("turns {from}..{to}: the first is after the last")]
+    Backwards { from: u64, to: u64 },
+    #[error("no event {0} in this conversation")]
+    NoSuchEvent(String),
+    #[error("event {prefix} is ambiguous: {count} events start with it")]
+    Ambiguous { prefix: String, count: usize },
+}
+
+/// "the conversation has 4 turns (0-3)": what a turn out of range is measured against.
+fn have(count: u64) -> String {
+    match count {
+        0 => "the conversation has no turns".to_owned(),
+        1 => "the conversation has 1 turn (0)".to_owned(),
+        n => format!("the conversation has {n} turns (0-{})", n - 1),
+    }
+}
+
+/// The places of the events `selection` keeps, in order, given each event's id and turn
+/// (`None`: before the first user message). A range from turn 0 keeps what comes before it
+/// too (a system prompt): that is where the conversation starts.
+pub fn select(ids: &[&str], turns: &[Option<u64>], selection: &Selection) -> Result<Vec<usize>, SelectError> {
+    match selection {
+        Selection::Turns { from, to } => {
+            let count = turns.iter().flatten().max().map_or(0, |t| t + 1);
+            for asked in [from, to].into_iter().flatten() {
+                if *asked >= count {
+                    return Err(SelectError::NoSuchTurn { asked: *asked, count });
+                }
+            }
+            let (from, to) = (from.unwrap_or(0), to.unwrap_or(count.saturating_sub(1)));
+            if from > to {
+                return Err(SelectError::Backwards { from, to });
+            }
+            let kept = |turn: Option<u64>| match turn {
+                Some(t) => (from..=to).contains(&t),
+                None => from == 0,
+            };
+            Ok((0..turns.len()).filter(|i| kept(turns[*i])).collect())
+        }
+        Selection::Event(query) => {
+            if let Some(at) = ids.iter().position(|id| id == query) {
+                return Ok(vec![at]);
+            }
+            let starting: Vec<usize> =
+                (0..ids.len()).filter(|i| !query.is_empty() && ids[*i].starts_with(query.as_str())).collect();
+            match starting.len() {
+                0 => Err(SelectError::NoSuchEvent(query.clone())),
+                1 => Ok(starting),
+                count => Err(SelectError::Ambiguous { prefix: query.clone(), count }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turns_and_events() {
+        let ids = ["s", "a1", "a2", "b1", "b2"];
+        let turns = [None, Some(0), Some(0), Some(1), Some(1)];
+        let turn = |from, to| Selection::Turns { from, to };
+        assert_eq!(select(&ids, &turns, &turn(Some(1), Some(1))).unwrap(), [3, 4]);
+        assert_eq!(select(&ids, &turns, &turn(Some(0), Some(0))).unwrap(), [0, 1, 2]);
+        assert_eq!(select(&ids, &turns, &turn(Some(1), None)).unwrap(), [3, 4]);
+        assert!(matches!(
+            select(&ids, &turns, &turn(Some(2), Some(2))),
+            Err(SelectError::NoSuchTurn { asked: 2, count: 2 })
+        ));
+        assert!(matches!(select(&ids, &turns, &turn(Some(1), Some(0))), Err(SelectError::Backwards { .. })));
+        assert_eq!(
+            select(&ids, &turns, &Selection::Event("b".into())).map_err(|e| e.to_string()).unwrap_err(),
+            "event b is ambiguous: 2 events start with it"
+        );
+        assert_eq!(select(&ids, &turns, &Selection::Event("b2".into())).unwrap(), [4]);
+        assert_eq!(select(&ids, &turns, &Selection::Event("s".into())).unwrap(), [0]);
+        assert!(matches!(select(&ids, &turns, &Selection::Event("z".into())), Err(SelectError::NoSuchEvent(_))));
+    }
+}

@@ -233,10 +233,10 @@ impl<'a> Page<'a> {
         let what = c_.describe();
         let what = what.trim_start_matches('[').trim_end_matches(']');
         let mut card = format!(
-            "<div class=\"compaction\"><div class=\"ctitle\"><b>Compaction #{n}</b> · {turns} · events {}–{} ({} events) · {}",
+            "<div class=\"compaction\"><div class=\"ctitle\"><b>Compaction #{n}</b> · {turns} · events {}–{} ({}) · {}",
             c.start,
             c.end,
-            c.end - c.start + 1,
+            if c.end == c.start { "1 event".to_owned() } else { format!("{} events", c.end - c.start + 1) },
             escape(what)
         );
         if let Some(t) = c_.tokens {

@@ -36,7 +36,8 @@ pub fn fork(
         ForkRange::All => (0, count.saturating_sub(1)),
         ForkRange::Last(n) if n == 0 || n > count => {
             return Err(OpsError::Invalid(format!(
-                "--last {n}: expected 1 to {count} (the conversation has {count} turns)"
+                "--last {n}: expected 1 to {count} (the conversation has {count} turn{})",
+                if count == 1 { "" } else { "s" }
             )));
         }
         ForkRange::Last(n) => (count - n, count - 1),

@@ -162,9 +162,13 @@ pub fn import(
                 let title = part_title(main_title.as_deref(), i, c.title.as_deref());
                 new.push(NewConversation { title, extra, drafts: c.drafts.clone(), parent: c.parent });
             }
-            let events: usize = imported.conversations.iter().map(|c| c.drafts.len()).sum();
-            let subject =
-                subject::import(main_title.as_deref().unwrap_or(&name), imported.format.name(), events as u64);
+            let events: Vec<u64> = imported.conversations.iter().map(|c| c.drafts.len() as u64).collect();
+            let subject = subject::import(
+                main_title.as_deref().unwrap_or(&name),
+                imported.format.name(),
+                events[0],
+                &events[1..],
+            );
             (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
         }
         How::Streamed { path, format, roots } => {
@@ -201,8 +205,9 @@ pub fn import(
                 }
                 staged.push(s);
             }
-            let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-            let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
+            let events: Vec<u64> = staged.iter().map(|s| s.stats.events).collect();
+            let subject =
+                subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events[0], &events[1..]);
             (format, outcome.report, store.commit_staged(&lock, staged, &subject, clock)?)
         }
     };
@@ -534,8 +539,9 @@ pub fn follow_into(
             s.extra.insert("source".into(), src);
             staged.push(s);
         }
-        let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-        let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
+        // Only new subagents' conversations: the main one's events are appended apart.
+        let events: Vec<u64> = staged.iter().map(|s| s.stats.events).collect();
+        let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), 0, &events);
         let committed = match commits {
             Commits::Into(batch) => {
                 store.batch_make(batch, staged);
@@ -791,8 +797,8 @@ fn start_following(
         s.extra.insert("source".into(), src);
         staged.push(s);
     }
-    let events: u64 = staged.iter().map(|s| s.stats.events).sum();
-    let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events);
+    let events: Vec<u64> = staged.iter().map(|s| s.stats.events).collect();
+    let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), events[0], &events[1..]);
     let (conversations, landed) = match commits {
         Commits::Into(batch) => {
             let conversations = staged.iter().map(|s| (s.id.clone(), s.stats)).collect();

@@ -136,7 +136,8 @@ pub fn tokens(n: u64) -> String {
     format!("~{} tokens (chars/4)", thousands(n))
 }
 
-fn plural(n: u64, word: &str) -> String {
+/// `1 event`, `2 events`, `12,345 events`: a count and its noun, which takes an `s`.
+pub fn plural(n: u64, word: &str) -> String {
     if n == 1 { format!("{n} {word}") } else { format!("{} {word}s", thousands(n)) }
 }
 

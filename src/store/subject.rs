@@ -86,15 +86,23 @@ pub fn config_unset(key: &str) -> String {
     format!("config: unset {key}")
 }
 
-/// `import: "title" from claude-code (+812 events)`.
-pub fn import(title: &str, format: &str, events: u64) -> String {
-    format!("import: \"{title}\" from {format} (+{events} events)")
+/// `import: "title" from claude-code (+812 events)`: the count is the main conversation's;
+/// subagents' conversations are counted apart (`+31 events; 2 subagent conversations, +22
+/// events`).
+pub fn import(title: &str, format: &str, events: u64, subagents: &[u64]) -> String {
+    let apart = match subagents {
+        [] => String::new(),
+        some => {
+            format!("; {}, +{}", plural(some.len() as u64, "subagent conversation"), plural(some.iter().sum(), "event"))
+        }
+    };
+    format!("import: \"{title}\" from {format} (+{}{apart})", plural(events, "event"))
 }
 
 /// `import: "fix login" followed from claude-code (+12 events)`: what a session file gained
 /// since it was last imported (`import --follow`, `watch`, `hook`).
 pub fn follow(title: &str, format: &str, events: u64) -> String {
-    format!("import: \"{title}\" followed from {format} (+{events} events)")
+    format!("import: \"{title}\" followed from {format} (+{})", plural(events, "event"))
 }
 
 /// `resume: "fix login" in claude-code as 3f2a…, compacted (17 events)` (`title` quoted by [`name`]): a conversation
@@ -107,14 +115,13 @@ pub fn resume(title: &str, agent: &str, session: &str, compacted: bool, events: 
 /// `import: 3 sessions from projects (+120 events)`: a folder of sessions, new and grown,
 /// in one commit (`import DIR`).
 pub fn folder(dir: &str, sessions: usize, events: u64) -> String {
-    let s = if sessions == 1 { "" } else { "s" };
-    format!("import: {sessions} session{s} from {dir} (+{events} events)")
+    format!("import: {} from {dir} (+{})", plural(sessions as u64, "session"), plural(events, "event"))
 }
 
 /// `query: "fix login" turn 4 (+3 events) via local/smol`.
 pub fn query(name: &str, turn: u64, events: usize, model: &str, interrupted: bool) -> String {
     let interrupted = if interrupted { " (interrupted)" } else { "" };
-    format!("query: {name} turn {turn} (+{events} events) via {model}{interrupted}")
+    format!("query: {name} turn {turn} (+{}) via {model}{interrupted}", plural(events as u64, "event"))
 }
 
 /// `fork: "copy" from "original" turn 7 (+42 events)`.

@@ -524,3 +524,34 @@ fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
         env.run(&["fsck"]).ok();
     }
 }
+
+#[test]
+fn the_import_report_and_commit_count_the_main_conversation_and_subagents_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    std::fs::write(&file, source()).unwrap();
+    let env = TestEnv::new();
+    let import = env.run(&["import", file.to_str().unwrap()]);
+    let said = import.ok_status();
+    assert!(said.contains("\n  turns: 2\n"), "{said}");
+    let subagents: Vec<&str> = said.lines().filter(|l| l.starts_with("  subagent conversation: ")).collect();
+    assert_eq!(subagents.len(), 2, "{said}");
+    assert!(subagents[0].ends_with(" (1 turn, 7 events)"), "{said}");
+    assert!(subagents[1].ends_with(" (1 turn, 15 events)"), "{said}");
+    let subject = env.git(&["log", "-1", "--format=%s"]);
+    assert!(subject.ends_with(" from claude-code (+31 events; 2 subagent conversations, +22 events)\n"), "{subject}");
+
+    // One event more: "1 event", as everywhere.
+    let env = TestEnv::new();
+    std::fs::write(&file, source()).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let mut grown = source();
+    grown.extend_from_slice(
+        br#"{"type":"user","message":{"role":"user","content":"one more"},"uuid":"u-more","parentUuid":null,"sessionId":"x","timestamp":"2025-09-08T00:00:00Z"}
+"#,
+    );
+    std::fs::write(&file, grown).unwrap();
+    let follow = env.run(&["import", "--follow", file.to_str().unwrap()]);
+    assert!(follow.ok_status().contains(": 1 new event in "), "{}", follow.stderr);
+    assert!(env.git(&["log", "-1", "--format=%s"]).ends_with("(+1 event)\n"));
+}

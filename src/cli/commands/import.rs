@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use convo::interop::Format;
 use convo::ops::import::{self, Input};
+use convo::render::plural;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -64,9 +65,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             }
             import::Followed::Grew { name, format, id, added, new_parts, landed } => {
                 writeln!(ctx.ui.stdout(), "{id}")?;
-                ctx.ui.status(&format!("Followed {name} ({}): {added} new events in {id}", format.name()));
+                ctx.ui.status(&format!("Followed {name} ({}): {} in {id}", format.name(), plural(added, "new event")));
                 if new_parts > 0 {
-                    ctx.ui.status(&format!("  {new_parts} events of new subagent work, in conversations of their own"));
+                    ctx.ui.status(&format!(
+                        "  {} of new subagent work, in conversations of their own",
+                        plural(new_parts, "event")
+                    ));
                 }
                 landed.iter().for_each(|l| ctx.ui.landed(l));
                 Ok(())
@@ -195,10 +199,11 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
         });
     }
     ctx.ui.status(&format!(
-        "{}: {} files: {started} new, {grew} continued, {unchanged} unchanged{}, {skipped} not sessions, {failed} failed; {events} events imported",
+        "{}: {}: {started} new, {grew} continued, {unchanged} unchanged{}, {skipped} not sessions, {failed} failed; {} imported",
         dir.display(),
-        files.len(),
-        if taken > 0 { format!(", {taken} imported whole before and taken over") } else { String::new() }
+        plural(files.len() as u64, "file"),
+        if taken > 0 { format!(", {taken} imported whole before and taken over") } else { String::new() },
+        plural(events, "event")
     ));
     if failed > 0 {
         return Err(CommandError::input(format!("{failed} of {} files could not be imported", files.len()))
@@ -221,12 +226,17 @@ fn report(ctx: &Ctx, done: &import::Done) -> Result<(), CommandError> {
         r.records
     ));
     ui.status(&format!("  events: {}", counts.join(", ")));
-    ui.status(&format!("  turns: {}", created.iter().map(|(_, s)| s.turns).sum::<u64>()));
+    // The main conversation's turns: a subagent's are its own, counted on its line below.
+    ui.status(&format!("  turns: {}", created[0].1.turns));
     if r.compactions > 0 {
         ui.status(&format!("  compactions from the source: {}", r.compactions));
     }
-    for (id, _) in &created[1..] {
-        ui.status(&format!("  subagent conversation: {id}"));
+    for (id, stats) in &created[1..] {
+        ui.status(&format!(
+            "  subagent conversation: {id} ({}, {})",
+            plural(stats.turns, "turn"),
+            plural(stats.events, "event")
+        ));
     }
     for (why, n) in &r.skipped {
         ui.status(&format!("  skipped {n}: {why}"));

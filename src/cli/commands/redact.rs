@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         return Ok(());
     };
     let short = |c: &dyn std::fmt::Display| super::short_hash(&c);
-    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+    let plural = |n: usize, word: &str| convo::render::plural(n as u64, word);
     ctx.note(&format!(
         "Redacted {} in {} of {} unpushed commits ({}): HEAD {} -> {}",
         plural(done.texts, if args.secrets { "secret" } else { "text" }),

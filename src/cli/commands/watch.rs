@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 use convo::ops::import::{self, Followed, ImportFailure};
 use convo::ops::watch::Watch;
 
+use convo::render::plural;
+
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 
@@ -60,10 +62,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             match import::follow(&store, &path, None, &options, &ctx.clock) {
                 Ok(Followed::Started(done)) => {
                     let events: u64 = done.conversations.iter().map(|(_, s)| s.events).sum();
-                    ctx.ui.status(&format!("{}: new, {events} events", path.display()));
+                    ctx.ui.status(&format!("{}: new, {}", path.display(), plural(events, "event")));
                 }
                 Ok(Followed::Grew { added, new_parts, .. }) => {
-                    ctx.ui.status(&format!("{}: +{} events", path.display(), added + new_parts));
+                    ctx.ui.status(&format!("{}: +{}", path.display(), plural(added + new_parts, "event")));
                 }
                 Ok(Followed::Unchanged { .. }) => {}
                 Ok(Followed::TakenOver { id, .. }) => {

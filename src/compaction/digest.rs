@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::event::{Event, Kind, tokens};
+use crate::event::{Event, Kind, title, tokens};
 
 /// Who a digest is recorded as written by (`Summary::by`).
 pub const BY: &str = "convo/digest";
@@ -97,8 +97,13 @@ struct TurnNote {
 
 fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
     let mut notes: Vec<TurnNote> = Vec::new();
+    // A slash command the user typed (`/name args`, from the agent's markup), until an event
+    // other than a user message: the user message right after it is the command's
+    // template, which the user did not type.
+    let mut command: Option<String> = None;
     // Events before the first turn (a system prompt) belong to no turn and are not digested.
     for (event, turn) in events.iter().zip(turns) {
+        let expanding = command.take();
         let Some(turn) = *turn else { continue };
         if notes.last().is_none_or(|n| n.turn != turn) {
             let partial = !matches!(event.kind, Kind::User { .. });
@@ -107,9 +112,12 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
         let Some(note) = notes.last_mut() else { continue };
         match &event.kind {
             Kind::User { content } => {
+                let typed = title::from_command(content);
                 if note.asked.is_none() {
-                    note.asked = first_line(content).map(|l| cut(&l, ASKED_CHARS));
+                    note.asked = typed.clone().or(expanding.clone()).or_else(|| first_line(content));
+                    note.asked = note.asked.take().map(|l| cut(&l, ASKED_CHARS));
                 }
+                command = typed;
             }
             Kind::ToolCall { name, arguments, .. } => {
                 match note.tools.iter_mut().find(|(n, _)| n == name) {
@@ -293,6 +301,28 @@ mod tests {
             user("thanks"),
             assistant("You're welcome"),
         ])
+    }
+
+    #[test]
+    fn a_slash_command_turn_records_the_request_typed_not_the_template() {
+        let events = events(vec![
+            user(
+                "<command-message>orchestrator is running…</command-message>\n\
+                 <command-name>/orchestrator</command-name>\n\
+                 <command-args>update CLAUDE.md</command-args>",
+            ),
+            user("Split complex tasks into independent subtasks.\n\n## Process"),
+            assistant("Updated."),
+            user("thanks"),
+        ]);
+        let text = digest(&events, &turn_numbers(&events), 2000);
+        assert_eq!(
+            text,
+            "Digest of turns 0-2 (written by convo, no model):\n\
+             turn 0: asked \"/orchestrator update CLAUDE.md\"\n\
+             turn 1: asked \"/orchestrator update CLAUDE.md\"; answered \"Updated.\"\n\
+             turn 2: asked \"thanks\""
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub mod html;
 pub mod messages;
 pub mod openhands;
 pub mod resume;
-pub mod title;
+pub use crate::event::title;
 
 use std::collections::BTreeMap;
 

@@ -57,6 +57,24 @@ fn list_fits_80_columns_cutting_titles_and_dropping_columns() {
     assert!(line.contains("never rewrite a closed segment ") && line.contains(" 1 event "), "{whole}");
 }
 
+/// A new user's first `list` says how conversations get into a store; a script reading
+/// stdout still reads nothing.
+#[test]
+fn list_of_an_empty_store_hints_how_to_begin() {
+    let env = TestEnv::new();
+    insta::assert_snapshot!(env.transcript(&env.run(&["list"])), @"
+    exit 0
+    --- stderr
+    hint: no conversations yet: `convo new` starts one
+    hint: `convo watch` imports your Claude Code and Codex sessions as they are written
+    hint: `convo clone URL` copies a store you keep elsewhere
+    ");
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), "[]\n");
+    assert_eq!(env.run(&["-q", "list"]).stderr, "");
+    env.new_conversation("first");
+    assert_eq!(env.run(&["list"]).stderr, "");
+}
+
 /// Wherever the width makes the cut fall, an escape marker is shown whole or not at all.
 #[test]
 fn title_cuts_never_split_an_escape_marker() {

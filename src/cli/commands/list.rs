@@ -34,6 +34,13 @@ pub struct Args {
     project: Option<std::path::PathBuf>,
 }
 
+/// What an empty store's `list` suggests: the three ways conversations arrive.
+const BEGIN: [&str; 3] = [
+    "no conversations yet: `convo new` starts one",
+    "`convo watch` imports your Claude Code and Codex sessions as they are written",
+    "`convo clone URL` copies a store you keep elsewhere",
+];
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let dir = match (args.here, args.project) {
@@ -41,6 +48,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (false, dir) => dir,
     };
     let summaries = store.summaries()?;
+    if summaries.is_empty() {
+        // A first `list` is where a new user looks; stdout stays empty for scripts.
+        for hint in BEGIN {
+            ctx.ui.status(&format!("hint: {hint}"));
+        }
+    }
     // Shortest prefixes unique in the whole store, not only among those listed.
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
     let summaries = match &dir {

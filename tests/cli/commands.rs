@@ -175,14 +175,14 @@ fn ids_resolve_by_full_id_prefix_and_title() {
         --- stderr
         error: no conversation matches `gamma`
         hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
-        hint: name one by id, unique id prefix or title; `convo list` shows all
+        hint: name one by id or title, or a unique prefix of either; `convo list` shows all
         "#);
     insta::assert_snapshot!(env.transcript(&env.run(&["show", "../x"])), @r#"
         exit 4
         --- stderr
         error: no conversation matches `../x`
         hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
-        hint: name one by id, unique id prefix or title; `convo list` shows all
+        hint: name one by id or title, or a unique prefix of either; `convo list` shows all
         "#);
 }
 

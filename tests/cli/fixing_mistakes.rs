@@ -25,6 +25,7 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     exit 0
     --- stderr
     [01KDVDWMC00000000000000001 e351027] rename: "second" -> "second take"
+    renamed the active conversation 01KDVDW: "second" -> "second take"
     "#);
     let out = env.run(&["rename", &first[..12], "first, renamed"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
@@ -55,7 +56,7 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     --- stderr
     error: no conversation matches `nosuch`
     hint: recent conversations: 01KDVDWMC00000000000000001 "second take", 01KDVDQ4K00000000000000001 "first, renamed"
-    hint: name one by id, unique id prefix or title; `convo list` shows all
+    hint: name one by id or title, or a unique prefix of either; `convo list` shows all
     "#);
     let missing = env.run(&["rename"]);
     assert_eq!(missing.code, 2, "{missing:?}");
@@ -125,7 +126,7 @@ fn rm_of_several_is_one_commit_and_an_unknown_name_removes_nothing() {
     --- stderr
     error: no conversation matches `nosuch`
     hint: recent conversations: 01KDVDWMC00000000000000001 "second", 01KDVDQ4K00000000000000001 "first"
-    hint: name one by id, unique id prefix or title; `convo list` shows all
+    hint: name one by id or title, or a unique prefix of either; `convo list` shows all
     "#);
     assert!(env.snapshot() == before, "a refused rm changed the store");
     let restore = env.run(&["restore", &first]);

@@ -43,7 +43,7 @@ impl TypeArg {
 pub struct Args {
     /// What to look for
     pattern: String,
-    /// Conversations to search: ids, unique id prefixes, or titles (default: all)
+    /// Conversations to search: ids or titles, or unique prefixes of either (default: all)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     ids: Vec<String>,
     /// Match upper and lower case alike

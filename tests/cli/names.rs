@@ -38,7 +38,7 @@ fn a_unique_title_prefix_names_a_conversation_as_an_id_prefix_does() {
     // The session's subagents are titled after it: its title's prefix names the session, a
     // longer one a subagent.
     insta::assert_snapshot!(named(&env, "/orch"), @"/orchestrator @CLAUDE.md を最新の状態にアップデートしてください 01KDVE24500000000000000001");
-    insta::assert_snapshot!(named(&env, "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください: C"), @"/orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration 01KDVE24500000000000000002");
+    insta::assert_snapshot!(named(&env, "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください: C"), @"/orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration 01KDVE25000000000000000002");
     // Two that came from nowhere else: neither is named, both are listed.
     insta::assert_snapshot!(named(&env, "Re"), @r#"
     exit 4
@@ -67,7 +67,7 @@ fn rename_to_a_title_another_has_warns_and_still_renames() {
     exit 0
     --- stderr
     [01KDVDRZ600000000000000001 3013ef1] rename: "login bug, part 2" -> "login bug"
-    warning: another conversation is titled "login bug" too (01KDVDQ): the title alone names none of them now
+    warning: another conversation is titled "login bug" too (01KDVDQ4): the title alone names none of them now
     "#);
     insta::assert_snapshot!(named(&env, "login bug"), @r#"
     exit 4
@@ -88,7 +88,7 @@ fn rename_with_one_argument_says_which_conversation_it_renamed() {
     exit 0
     --- stderr
     [01KDVDQ4K00000000000000001 1d8892d] rename: "login bug" -> "login bug, part 2"
-    renamed the active conversation 01KD: "login bug" -> "login bug, part 2"
+    renamed the active conversation 01KDVDQ4: "login bug" -> "login bug, part 2"
     "#);
     // Named explicitly, it needs no such line.
     let out = env.run(&["rename", "login", "login bug, part 3"]);
@@ -97,4 +97,47 @@ fn rename_with_one_argument_says_which_conversation_it_renamed() {
     --- stderr
     [01KDVDQ4K00000000000000001 5ce3aa0] rename: "login bug, part 2" -> "login bug, part 3"
     "#);
+}
+
+/// The ids `list` shows (the first word of each line after the marker).
+fn listed_ids(env: &TestEnv) -> Vec<String> {
+    let listed = env.run(&["list"]).ok().to_owned();
+    listed.lines().map(|line| line[2..].split(' ').next().unwrap().to_owned()).collect()
+}
+
+/// An import makes its conversations in one instant; each still gets an id that differs
+/// from every other within 8 characters, so `list` shows ids people can type, and each one
+/// shown names its conversation wherever an id does.
+#[test]
+fn an_imports_conversations_list_by_short_ids_every_command_takes() {
+    let env = TestEnv::new();
+    let other = "../shared/corpus/claude-code/ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    for session in [SESSION, other] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(session).to_str().unwrap()]).ok();
+    }
+    env.new_conversation("made after");
+    let shown = listed_ids(&env);
+    assert_eq!(shown.len(), 10);
+    for id in &shown {
+        assert!(id.len() <= 8, "{id} is longer than 8 characters: {shown:?}");
+    }
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    for (short, row) in shown.iter().zip(&rows) {
+        let id = row["id"].as_str().unwrap();
+        assert!(id.starts_with(short.as_str()), "{short} shown for {id}");
+        let header = env.run(&["show", short]).ok().lines().next().unwrap().to_owned();
+        assert!(header.ends_with(id), "show {short}: {header}");
+        env.run(&["log", short]).ok();
+        env.run(&["export", "--format", "markdown", short]).ok();
+        env.run(&["switch", short]).ok();
+        assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"active\": true").count(), 1);
+        env.run(&["resume", "--in", "claude-code", short]).ok();
+        env.run(&["rename", short, &format!("renamed {short}")]).ok();
+    }
+    // Taken out and brought back by it too; ids made after the import are as short.
+    let last = shown.last().unwrap();
+    env.run(&["rm", last]).ok();
+    env.run(&["restore", last]).ok();
+    env.new_conversation("later still");
+    assert!(listed_ids(&env).iter().all(|id| id.len() <= 8), "{:?}", listed_ids(&env));
 }

@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         near.extend(store.id_neighbours(&named)?);
     }
     let ids = ShortIds::new(near);
-    let short = |id: &str| ids.show(id, ids.unique_len(id), render::Theme::default());
+    let short = |id: &str| ids.short(id, render::Theme::default());
     if args.id.is_none() {
         // One argument is easily meant as a name with the title forgotten: say whose it was.
         ctx.note(&format!(

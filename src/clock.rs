@@ -3,17 +3,31 @@
 //! frozen at a fixed instant for sealed tests (which then get reproducible ids and commit
 //! hashes).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::SystemTime;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use ulid::Ulid;
+
+/// The characters of a conversation id people see and type: its time to about the second
+/// (a ULID's first 8 characters are its milliseconds over 1,024). A new conversation id is
+/// made to differ from every other id of its store there, so eight characters name it.
+pub const SHORT_ID: usize = 8;
+
+/// The time bits below [`SHORT_ID`]: ids whose times differ only there share 8 characters.
+const BELOW_SHORT_ID: u32 = 10;
+
+/// How many later seconds a new conversation id tries before it settles for one that shares
+/// its short id (it is still unique by its random part).
+const SECONDS_TRIED: u64 = 4096;
 
 pub struct Clock {
     /// `None`: the system clock, read at each call, so a record is stamped when it is made
     /// (a `query` answer when it arrives, not when the command started).
     fixed: Option<DateTime<Utc>>,
     ids: RefCell<IdSource>,
+    /// The second (ms >> 10) of the last conversation id made: the next takes a later one.
+    conversation_second: Cell<Option<u64>>,
 }
 
 enum IdSource {
@@ -27,13 +41,13 @@ enum IdSource {
 impl Clock {
     /// The real time, read at each call, and random ids.
     pub fn system() -> Clock {
-        Clock { fixed: None, ids: RefCell::new(IdSource::Random(None)) }
+        Clock { fixed: None, ids: RefCell::new(IdSource::Random(None)), conversation_second: Cell::new(None) }
     }
 
     /// A frozen instant and counter-based ids: every run with the same instant produces the
     /// same ids.
     pub fn fixed(now: DateTime<Utc>) -> Clock {
-        Clock { fixed: Some(now), ids: RefCell::new(IdSource::Counter(0)) }
+        Clock { fixed: Some(now), ids: RefCell::new(IdSource::Counter(0)), conversation_second: Cell::new(None) }
     }
 
     /// The current time: the system clock read now, or the fixed instant.
@@ -64,14 +78,46 @@ impl Clock {
         };
         ulid.to_string()
     }
+
+    /// A new conversation id, its [`SHORT_ID`] characters unlike those of any id `taken`
+    /// says the store has and of any this clock made before. Ids made in one millisecond
+    /// (an import's subagent conversations) would share twelve characters; instead each
+    /// takes the next free second, dated up to a few seconds ahead. Its order among ids
+    /// (creation order) is kept; the time a conversation was created is in its `meta.json`.
+    pub fn new_conversation_id(&self, taken: &dyn Fn(&str) -> bool) -> String {
+        let now = u64::try_from(self.now().timestamp_millis()).unwrap_or_default();
+        let this_second = now >> BELOW_SHORT_ID;
+        let mut second = this_second.max(self.conversation_second.get().map_or(0, |s| s + 1));
+        for _ in 0..SECONDS_TRIED {
+            if !taken(&short_id_of(second)) {
+                break;
+            }
+            second += 1;
+        }
+        self.conversation_second.set(Some(second));
+        let ms = if second == this_second { now } else { second << BELOW_SHORT_ID };
+        let random = match &mut *self.ids.borrow_mut() {
+            IdSource::Random(_) => Ulid::from_datetime(SystemTime::now()).random(),
+            IdSource::Counter(n) => {
+                *n += 1;
+                u128::from(*n)
+            }
+        };
+        Ulid::from_parts(ms, random).to_string()
+    }
+}
+
+/// The short id every id made in `second` (ms >> 10) starts with.
+fn short_id_of(second: u64) -> String {
+    Ulid::from_parts(second << BELOW_SHORT_ID, 0).to_string().chars().take(SHORT_ID).collect()
 }
 
 /// The id to make after `last`, given a `fresh` one (now, random): `fresh` when its instant
 /// is later; else (the same millisecond, or the clock stepped back) one above `last` by a
-/// random step below 2^72. Ids stay ordered, and ids made together (an import's subagent
-/// conversations) differ within a character or two of their random part, not only in the
-/// last, as a step of 1 (ulid's `Generator`) would leave them: people see ids by their
-/// shortest unique prefix.
+/// random step below 2^72. Ids stay ordered, and ids made together (a reply's events) differ
+/// within a character or two of their random part, not only in the last, as a step of 1
+/// (ulid's `Generator`) would leave them. Conversation ids, which people type, are made
+/// apart in time instead ([`Clock::new_conversation_id`]).
 fn after(last: Option<Ulid>, fresh: Ulid) -> Ulid {
     const RANDOM_BITS: u32 = 80;
     let Some(last) = last.filter(|l| fresh.timestamp_ms() <= l.timestamp_ms()) else {
@@ -154,6 +200,30 @@ mod tests {
         let (a, b) = (clock.new_id(), clock.new_id());
         let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
         assert!(shared < 20, "{a} {b}");
+    }
+
+    #[test]
+    fn conversation_ids_made_together_differ_in_their_short_id_and_stay_ordered() {
+        let t = DateTime::parse_from_rfc3339("2026-01-01T00:00:00.5Z").unwrap().to_utc();
+        for clock in [Clock::fixed(t), Clock::system()] {
+            let first = clock.new_conversation_id(&|_| false);
+            // The next second is taken in the store: the one after it is used.
+            let taken = short_id_of((Ulid::from_string(&first).unwrap().timestamp_ms() >> BELOW_SHORT_ID) + 1);
+            let ids: Vec<String> = (0..5).map(|_| clock.new_conversation_id(&|short| short == taken)).collect();
+            let all: Vec<&String> = std::iter::once(&first).chain(&ids).collect();
+            assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+            let mut shorts: Vec<&str> = all.iter().map(|id| &id[..SHORT_ID]).collect();
+            assert!(!shorts.contains(&taken.as_str()), "{all:?}");
+            shorts.dedup();
+            assert_eq!(shorts.len(), all.len(), "{all:?}");
+            assert!(all.iter().all(|id| is_ulid(id)));
+        }
+        // The first one of a fixed clock is dated at its instant, as `new_id` would be.
+        let fixed = Clock::fixed(t);
+        assert_eq!(
+            Ulid::from_string(&fixed.new_conversation_id(&|_| false)).unwrap().timestamp_ms(),
+            1_767_225_600_500
+        );
     }
 
     #[test]

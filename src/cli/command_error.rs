@@ -151,7 +151,7 @@ impl From<StoreError> for CommandError {
             }
             StoreError::UnknownConversation { candidates: c, .. } => CommandError::new(Kind::NotFound, message)
                 .hint(format!("recent conversations: {}", Summary::candidates(&c)))
-                .hint("name one by id, unique id prefix or title; `convo list` shows all"),
+                .hint("name one by id or title, or a unique prefix of either; `convo list` shows all"),
             StoreError::AmbiguousConversation { candidates: c, .. } => {
                 CommandError::new(Kind::NotFound, message).hint(format!("candidates: {}", Summary::candidates(&c)))
             }

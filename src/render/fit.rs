@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use unicode_width::UnicodeWidthChar;
 
 use super::{Style, Theme, escape_char, is_unsafe};
+use crate::clock::SHORT_ID;
 
 /// The shortest id prefix shown. ULIDs start with their time, so four characters change
 /// only every few days: a store's ids mostly need more, and never less.
@@ -79,9 +80,10 @@ fn units_iter(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
         .flatten()
 }
 
-/// Every conversation id of a store, to show each by its shortest unique prefix (as jj shows
-/// change ids): ULIDs made in the same second share ten characters, so a fixed cut would be
-/// ambiguous and a whole id is 26 columns.
+/// Every conversation id of a store, to show each by its shortest unique prefix highlighted
+/// in [`SHORT_ID`] characters (as jj shows change ids): a whole id is 26 columns. New ids
+/// differ within those eight, so the ids shown stay unique as the store grows; ids made
+/// before that, or pulled from a store that made one in the same second, show longer.
 #[derive(Debug, Clone, Default)]
 pub struct ShortIds {
     sorted: Vec<String>,
@@ -117,6 +119,16 @@ impl ShortIds {
         let tail: String = id.chars().skip(unique).take(width.saturating_sub(unique)).collect();
         let head = theme.paint(Style::IdPrefix, &super::escape_line(&head));
         if tail.is_empty() { head } else { format!("{head}{}", theme.paint(Style::Dim, &super::escape_line(&tail))) }
+    }
+
+    /// `id` as people type it: [`SHORT_ID`] characters, or its unique prefix when longer.
+    pub fn short(&self, id: &str, theme: Theme) -> String {
+        self.show(id, self.width(id), theme)
+    }
+
+    /// The columns [`ShortIds::short`] takes for `id`.
+    pub fn width(&self, id: &str) -> usize {
+        self.unique_len(id).max(SHORT_ID.min(id.chars().count()))
     }
 
     /// `id` whole, its unique prefix highlighted.

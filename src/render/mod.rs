@@ -191,7 +191,7 @@ pub fn header(
     writeln!(out, "{}", theme.paint(Style::Dim, &counts))?;
     let related = |id: &str| {
         let name = title_of(id).map(|t| format!(" \"{}\"", fit(&t, Some(50)))).unwrap_or_default();
-        format!("{}{name}", ids.show(id, ids.unique_len(id), theme))
+        format!("{}{name}", ids.short(id, theme))
     };
     if let Some(parent) = &summary.subagent_of {
         writeln!(out, "{} {}", theme.dim("subagent of"), related(parent))?;
@@ -550,7 +550,7 @@ pub fn list(
     theme: Theme,
 ) -> io::Result<()> {
     let rows = family_order(summaries);
-    let id_width = summaries.iter().map(|s| ids.unique_len(&s.id)).max().unwrap_or(0);
+    let id_width = summaries.iter().map(|s| ids.width(&s.id)).max().unwrap_or(0);
     let titles: Vec<(String, String)> = rows
         .iter()
         .map(|&(i, depth)| {

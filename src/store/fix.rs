@@ -22,6 +22,17 @@ pub struct Fixed {
     pub landed: Landed,
 }
 
+/// What [`Store::rename`] committed, and what the new title means for naming.
+#[derive(Debug, Clone)]
+pub struct Renamed {
+    pub fixed: Fixed,
+    /// The title before.
+    pub old: Option<String>,
+    /// The other conversations with the new title, oldest first: while there are any, the
+    /// title names none of them.
+    pub namesakes: Vec<String>,
+}
+
 /// A conversation that is in history but not at HEAD: what `restore` can bring back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
@@ -33,8 +44,10 @@ pub struct Removed {
 
 impl Store {
     /// Give conversation `id` a new title: its `meta.json` rewritten (every other field kept),
-    /// one commit. Returns `None` when it already has that title (nothing to do).
-    pub fn rename(&self, lock: &Lock, id: &str, title: &str, clock: &Clock) -> Result<Option<Fixed>> {
+    /// one commit. Returns `None` when it already has that title (nothing to do). Another
+    /// conversation with the same title does not stop it: titles are not unique, they only
+    /// stop naming a conversation while they are shared.
+    pub fn rename(&self, lock: &Lock, id: &str, title: &str, clock: &Clock) -> Result<Option<Renamed>> {
         if title.trim().is_empty() {
             return Err(StoreError::EmptyTitle);
         }
@@ -43,6 +56,7 @@ impl Store {
         if old.as_deref() == Some(title) {
             return Ok(None);
         }
+        let namesakes: Vec<String> = self.titled(title)?.into_iter().filter(|other| other != id).collect();
         meta.title = Some(title.to_owned());
         let before = self.cached_stats(id)?;
         let previous = self.last_commit_of(id)?;
@@ -64,7 +78,8 @@ impl Store {
             self.catalogue_note(id, &cache, true);
         }
         self.record_log(id, committed.commit, previous);
-        Ok(Some(Fixed { commit: committed.commit, subject, landed: committed.landed }))
+        let fixed = Fixed { commit: committed.commit, subject, landed: committed.landed };
+        Ok(Some(Renamed { fixed, old, namesakes }))
     }
 
     /// Take conversations `ids` (resolved, at HEAD) out of the tree in one commit. Their

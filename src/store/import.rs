@@ -38,7 +38,7 @@ pub struct Staged {
 impl Store {
     pub fn stage(&self, clock: &Clock) -> Staged {
         Staged {
-            id: clock.new_id(),
+            id: self.new_conversation_id(clock),
             title: None,
             extra: Default::default(),
             parent: None,

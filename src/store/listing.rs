@@ -477,6 +477,14 @@ impl Store {
         Ok(self.ids()?.with_prefix(prefix))
     }
 
+    /// A new conversation id whose first [`crate::clock::SHORT_ID`] characters no id at
+    /// HEAD starts with, so that many name it for good (unless a pull brings one that does).
+    /// Best effort: a store whose ids cannot be read gets an id unique by its random part.
+    pub(super) fn new_conversation_id(&self, clock: &crate::clock::Clock) -> String {
+        let ids = self.ids().ok();
+        clock.new_conversation_id(&|short| ids.as_ref().is_some_and(|ids| !ids.with_prefix(short).is_empty()))
+    }
+
     /// Whether HEAD holds conversation `id`.
     pub fn has_conversation(&self, id: &str) -> Result<bool> {
         if !super::layout::is_conversation_id(id) {

@@ -304,7 +304,7 @@ impl Store {
                 None => 0,
             };
             let source_meta = self.meta_in(o_tree, &id)?;
-            let fork = clock.new_id();
+            let fork = self.new_conversation_id(clock);
             let meta = Meta {
                 title: Some(format!("{} (diverged)", source_meta.title.clone().unwrap_or_else(|| id.clone()))),
                 created: clock.timestamp(),

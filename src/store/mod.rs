@@ -41,7 +41,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
-pub use fix::{Fixed, Removed};
+pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem};
 pub use gitlocks::GitLock;
 pub use history::{LogEntry, Trailers};
@@ -205,6 +205,12 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The conversation this one came from: the one it is a subagent's work in, or else
+    /// the one it was forked from.
+    pub fn came_from(&self) -> Option<&str> {
+        self.subagent_of.as_deref().or(self.forked_from.as_ref().map(|f| f.id.as_str()))
+    }
+
     /// Candidates of a name that matched none or several, as a hint names them: `id
     /// "title"` each, comma-separated.
     pub fn candidates(list: &[Summary]) -> String {
@@ -824,28 +830,67 @@ impl Store {
         Ok(segments)
     }
 
-    /// The conversation `query` names: a full id, a unique id prefix, or an exact title.
+    /// The conversation `query` names: a full id, a unique id prefix, an exact title, or a
+    /// unique title prefix, in that order: an id is never shadowed by a title.
     ///
-    /// None of these lists the store's conversations: an id and a prefix are looked up in
-    /// the `conversations` folder in place, a title in the catalogue.
+    /// An id and a prefix are looked up in the `conversations` folder in place, a title in
+    /// the catalogue; only a title prefix reads every title, and only when nothing else
+    /// matched.
     pub fn resolve(&self, query: &str) -> Result<String> {
         if self.has_conversation(query)? {
             return Ok(query.to_owned());
         }
         let upper = query.to_ascii_uppercase();
         let by_prefix = if layout::could_start_id(&upper) { self.ids_with_prefix(&upper)? } else { Vec::new() };
-        let matches: Vec<String> = if by_prefix.is_empty() { self.titled(query)? } else { by_prefix };
-        match matches.len() {
-            1 => Ok(matches.into_iter().next().unwrap_or_default()),
-            0 => Err(StoreError::UnknownConversation {
-                query: query.to_owned(),
-                candidates: self.summaries_of(self.conversation_ids()?.iter().rev().take(5))?,
-            }),
+        let matches = match by_prefix.is_empty() {
+            false => by_prefix,
+            true => match self.titled(query)? {
+                exact if exact.is_empty() => return self.resolve_title_prefix(query),
+                exact => exact,
+            },
+        };
+        match matches.as_slice() {
+            [one] => Ok(one.clone()),
             _ => Err(StoreError::AmbiguousConversation {
                 query: query.to_owned(),
                 candidates: self.summaries_of(matches.iter())?,
             }),
         }
+    }
+
+    /// The conversation whose title starts with `query`: case-insensitive unless `query` has
+    /// an upper-case letter (smart case, as in ripgrep and vim). A subagent's or a fork's
+    /// title starts with the title of the conversation it came from, so when all matches but
+    /// one came from another match, that one is named: "Fix login" names the session, not
+    /// its subagents titled "Fix login: Run tests".
+    fn resolve_title_prefix(&self, query: &str) -> Result<String> {
+        if query.trim().is_empty() {
+            return Err(self.unknown(query)?);
+        }
+        let starts = |title: &str| match query.chars().any(char::is_uppercase) {
+            true => title.starts_with(query),
+            false => title.to_lowercase().starts_with(&query.to_lowercase()),
+        };
+        let matches: Vec<Summary> =
+            self.summaries()?.into_iter().filter(|s| s.title.as_deref().is_some_and(starts)).collect();
+        let ids: std::collections::HashSet<&str> = matches.iter().map(|s| s.id.as_str()).collect();
+        let roots: Vec<Summary> =
+            matches.iter().filter(|s| !s.came_from().is_some_and(|from| ids.contains(from))).cloned().collect();
+        match roots.len() {
+            1 => Ok(roots[0].id.clone()),
+            _ if matches.is_empty() => Err(self.unknown(query)?),
+            // Only a hand-edited store has a cycle of subagents and no root: name them all.
+            0 => Err(StoreError::AmbiguousConversation { query: query.to_owned(), candidates: matches }),
+            _ => Err(StoreError::AmbiguousConversation { query: query.to_owned(), candidates: roots }),
+        }
+    }
+
+    /// No conversation matches `query`: the newest few are the candidates a hint names.
+    fn unknown(&self, query: &str) -> Result<StoreError> {
+        Ok(StoreError::UnknownConversation {
+            query: query.to_owned(),
+            candidates: self.summaries_of(self.conversation_ids()?.iter().rev().take(5))?,
+        })
     }
 
     /// `query` resolved, or the active conversation when there is none.

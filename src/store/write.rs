@@ -62,7 +62,7 @@ pub(super) fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
 impl Store {
     /// Start a conversation: one commit adding its `meta.json`.
     pub fn create(&self, lock: &Lock, title: Option<&str>, clock: &Clock) -> Result<Created> {
-        let id = clock.new_id();
+        let id = self.new_conversation_id(clock);
         let meta = Meta {
             title: title.map(str::to_owned),
             created: clock.timestamp(),
@@ -239,7 +239,7 @@ impl Store {
         forked_from: super::ForkedFrom,
         clock: &Clock,
     ) -> Result<Created> {
-        let id = clock.new_id();
+        let id = self.new_conversation_id(clock);
         let meta = Meta {
             title: title.map(str::to_owned),
             created: clock.timestamp(),

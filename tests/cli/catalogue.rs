@@ -87,10 +87,10 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     let line = last.lines().rev().nth(1).unwrap();
     assert!(line.ends_with("\t\t{\"title\":\"beta\"}"), "a titles line holds the title alone: {line}");
     agrees_with_a_full_read(&env, "after an append on a certified catalogue");
-    env.run(&["rename", "alpha", "alpha two"]).ok();
+    env.run(&["rename", "alpha", "aleph two"]).ok();
     agrees_with_a_full_read(&env, "after a rename");
     // By title: the new one resolves, the old one is gone.
-    env.run(&["show", "alpha two"]).ok();
+    env.run(&["show", "aleph two"]).ok();
     env.run(&["show", "alpha"]).fails_with(4);
     env.run(&["fork", "beta", "--title", "beta fork"]).ok();
     agrees_with_a_full_read(&env, "after a fork");
@@ -103,7 +103,7 @@ fn writers_keep_the_catalogue_in_step_with_every_change() {
     // Superseded lines pile up until a reader rewrites the file with one line each.
     let lines = || std::fs::read_to_string(catalogue(&env)).unwrap().lines().count();
     // (The active conversation: resolving a title reads the catalogue, which may rewrite it.)
-    env.run(&["switch", "alpha two"]).ok();
+    env.run(&["switch", "aleph two"]).ok();
     for n in 0..80 {
         env.run(&["append", "--user", &format!("turn {n}")]).ok();
     }

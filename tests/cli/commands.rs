@@ -146,8 +146,8 @@ fn list_shows_counts_and_marks_the_active_conversation() {
     record_sample(&env);
     env.new_conversation("second");
     insta::assert_snapshot!(env.run(&["list"]).ok(), @"
-      01KDVD fix login  2 turns  6 events  ~45 tok  2026-01-01 00:06
-    * 01KDVE second     0 turns  0 events   ~0 tok  2026-01-01 00:07
+      01KDVDQ4 fix login  2 turns  6 events  ~45 tok  2026-01-01 00:06
+    * 01KDVE24 second     0 turns  0 events   ~0 tok  2026-01-01 00:07
     ");
     insta::assert_snapshot!("list_json", env.run(&["list", "--format", "json"]).ok());
 }
@@ -175,14 +175,14 @@ fn ids_resolve_by_full_id_prefix_and_title() {
         --- stderr
         error: no conversation matches `gamma`
         hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
-        hint: name one by id, unique id prefix or title; `convo list` shows all
+        hint: name one by id or title, or a unique prefix of either; `convo list` shows all
         "#);
     insta::assert_snapshot!(env.transcript(&env.run(&["show", "../x"])), @r#"
         exit 4
         --- stderr
         error: no conversation matches `../x`
         hint: recent conversations: 01KDVDRZ600000000000000001 "beta", 01KDVDQ4K00000000000000001 "alpha"
-        hint: name one by id, unique id prefix or title; `convo list` shows all
+        hint: name one by id or title, or a unique prefix of either; `convo list` shows all
         "#);
 }
 
@@ -213,7 +213,7 @@ fn the_first_write_creates_the_default_store() {
         format!("Created convo store in {}\n[{} 68351f6] new: \"first\"\n", default.display(), out.stdout.trim_end())
     );
     let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
-    insta::assert_snapshot!(listed.ok(), @"* 01KD first  0 turns  0 events  ~0 tok  2026-01-01 00:00");
+    insta::assert_snapshot!(listed.ok(), @"* 01KDVDNA first  0 turns  0 events  ~0 tok  2026-01-01 00:00");
 }
 
 #[test]
@@ -483,7 +483,7 @@ fn text_output_escapes_control_characters_from_the_store() {
     assert_terminal_safe("list", &list);
     assert_eq!(list.lines().count(), 1, "{list}");
     // Piped with no COLUMNS: the whole title, escaped.
-    insta::assert_snapshot!(list, @r"* 01KD red ^[[31mX^[]0;pwned^G cr^MZ csi<U+009B>Q bidi<U+202E>RTL\nfake line  1 turn  3 events  ~21 tok  2026-01-01 00:04");
+    insta::assert_snapshot!(list, @r"* 01KDVDQ4 red ^[[31mX^[]0;pwned^G cr^MZ csi<U+009B>Q bidi<U+202E>RTL\nfake line  1 turn  3 events  ~21 tok  2026-01-01 00:04");
 
     let show = env.run(&["show"]).ok().to_owned();
     assert_terminal_safe("show", &show);

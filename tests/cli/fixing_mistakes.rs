@@ -25,6 +25,7 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     exit 0
     --- stderr
     [01KDVDWMC00000000000000001 e351027] rename: "second" -> "second take"
+    renamed the active conversation 01KDVDWM: "second" -> "second take"
     "#);
     let out = env.run(&["rename", &first[..12], "first, renamed"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
@@ -33,8 +34,8 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     [01KDVDQ4K00000000000000001 6742e72] rename: "first" -> "first, renamed"
     "#);
     insta::assert_snapshot!(env.run(&["list"]).ok(), @"
-      01KDVDQ first, renamed  1 turn  2 events  ~2 tok  2026-01-01 00:03
-    * 01KDVDW second take     1 turn   1 event  ~2 tok  2026-01-01 00:05
+      01KDVDQ4 first, renamed  1 turn  2 events  ~2 tok  2026-01-01 00:03
+    * 01KDVDWM second take     1 turn   1 event  ~2 tok  2026-01-01 00:05
     ");
     insta::assert_snapshot!(env.git(&["log", "--format=%s", "-2"]), @r#"
     rename: "first" -> "first, renamed"
@@ -55,7 +56,7 @@ fn rename_commits_a_new_title_and_refused_renames_change_nothing() {
     --- stderr
     error: no conversation matches `nosuch`
     hint: recent conversations: 01KDVDWMC00000000000000001 "second take", 01KDVDQ4K00000000000000001 "first, renamed"
-    hint: name one by id, unique id prefix or title; `convo list` shows all
+    hint: name one by id or title, or a unique prefix of either; `convo list` shows all
     "#);
     let missing = env.run(&["rename"]);
     assert_eq!(missing.code, 2, "{missing:?}");
@@ -117,7 +118,7 @@ fn rm_hides_a_conversation_and_restore_brings_it_back_as_it_was() {
     [01KDVDWMC00000000000000001 bd3e912] rm: "second"
     `convo restore 01KDVDWMC00000000000000001` brings it back
     "#);
-    insta::assert_snapshot!(env.run(&["list"]).ok(), @"  01KD first  1 turn  2 events  ~2 tok  2026-01-01 00:03");
+    insta::assert_snapshot!(env.run(&["list"]).ok(), @"  01KDVDQ4 first  1 turn  2 events  ~2 tok  2026-01-01 00:03");
     // It no longer resolves, and the active pointer (it was active) does not dangle.
     assert_eq!(env.run(&["show", &second]).code, 4);
     insta::assert_snapshot!(env.transcript(&env.run(&["show"])), @"
@@ -160,7 +161,7 @@ fn rm_of_several_is_one_commit_and_an_unknown_name_removes_nothing() {
     --- stderr
     error: no conversation matches `nosuch`
     hint: recent conversations: 01KDVDWMC00000000000000001 "second", 01KDVDQ4K00000000000000001 "first"
-    hint: name one by id, unique id prefix or title; `convo list` shows all
+    hint: name one by id or title, or a unique prefix of either; `convo list` shows all
     "#);
     assert!(env.snapshot() == before, "a refused rm changed the store");
     let restore = env.run(&["restore", &first]);
@@ -270,7 +271,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     --- stderr
     Merged 3b35849 (1 conversation updated)
     ");
-    insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD b's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
+    insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KDVDQ4 b's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     assert_eq!(event_lines(&w.b), event_lines(&w.a));
     w.b.run(&["push"]).ok();
     w.a.run(&["pull"]).ok();
@@ -286,7 +287,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     Merged 9a51aff (1 conversation updated)
     renamed: 01KDVDQ4K00000000000000001: both sides renamed it; the remote's title "a's title" replaced yours, "b's second title"
     "#);
-    insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KD a's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
+    insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KDVDQ4 a's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     w.b.run(&["fsck"]).ok();
 }
 

@@ -41,20 +41,38 @@ fn list_fits_80_columns_cutting_titles_and_dropping_columns() {
         assert!(columns(line) <= 80, "{} columns: {line}", columns(line));
     }
     insta::assert_snapshot!(at_80, @"
-      01KDVDQ Refactor the session store so that…   1 turn  ~1 tok  2026-01-01 00:02
-      01KDVDT short                                0 turns  ~0 tok  2026-01-01 00:03
-    * 01KDVDW escapes <U+009B><U+009B><U+009B>…    0 turns  ~0 tok  2026-01-01 00:04
+      01KDVDQ4 Refactor the session store so tha…   1 turn  ~1 tok  2026-01-01 00:02
+      01KDVDTS short                               0 turns  ~0 tok  2026-01-01 00:03
+    * 01KDVDWM escapes <U+009B><U+009B><U+009B>…   0 turns  ~0 tok  2026-01-01 00:04
     ");
     // Narrower: fewer columns, shorter titles.
     insta::assert_snapshot!(with_columns(&env, "40", &["list"]), @"
-      01KDVDQ Refactor the session store so…
-      01KDVDT short
-    * 01KDVDW escapes <U+009B><U+009B>…
+      01KDVDQ4 Refactor the session store s…
+      01KDVDTS short
+    * 01KDVDWM escapes <U+009B><U+009B>…
     ");
     // Piped with no COLUMNS: whole titles and every column, for scripts.
     let whole = env.run(&["list"]).ok().to_owned();
     let line = whole.lines().next().unwrap();
     assert!(line.contains("never rewrite a closed segment ") && line.contains(" 1 event "), "{whole}");
+}
+
+/// A new user's first `list` says how conversations get into a store; a script reading
+/// stdout still reads nothing.
+#[test]
+fn list_of_an_empty_store_hints_how_to_begin() {
+    let env = TestEnv::new();
+    insta::assert_snapshot!(env.transcript(&env.run(&["list"])), @"
+    exit 0
+    --- stderr
+    hint: no conversations yet: `convo new` starts one
+    hint: `convo watch` imports your Claude Code and Codex sessions as they are written
+    hint: `convo clone URL` copies a store you keep elsewhere
+    ");
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), "[]\n");
+    assert_eq!(env.run(&["-q", "list"]).stderr, "");
+    env.new_conversation("first");
+    assert_eq!(env.run(&["list"]).stderr, "");
 }
 
 /// Wherever the width makes the cut fall, an escape marker is shown whole or not at all.
@@ -89,9 +107,9 @@ fn list_on_a_terminal_fits_its_width() {
         assert!(columns(line) <= 60, "{} columns: {line}", columns(line));
     }
     insta::assert_snapshot!(text, @"
-      01KDVDQ Refactor the session store so…  ~1 tok  2026-01-01
-      01KDVDT short                           ~0 tok  2026-01-01
-    * 01KDVDW escapes <U+009B><U+009B>…       ~0 tok  2026-01-01
+      01KDVDQ4 Refactor the session store so that appen…  ~1 tok
+      01KDVDTS short                                      ~0 tok
+    * 01KDVDWM escapes <U+009B><U+009B><U+009B><U+009B>…  ~0 tok
     ");
 }
 
@@ -122,16 +140,16 @@ fn ids_show_by_their_shortest_unique_prefix() {
     env.new_conversation("later");
     let listed = env.run(&["list"]).ok().to_owned();
     insta::assert_snapshot!(listed, @"
-      01KDVDQ4K00000000000000001 /orchestrator @CLAUDE.md を最新の状態にアップデートしてください                                       2 turns  31 events  ~5,885 tok  2025-09-07 09:54
-      01KDVDQ4K00000000000000002 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration         1 turn   7 events    ~715 tok  2025-09-07 09:52
-      01KDVDQ4K00000000000000003 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Analyze current project structure   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
-    * 01KDVDRZ600000000000000001 later                                                                                                 0 turns   0 events      ~0 tok  2026-01-01 00:02
+      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態にアップデートしてください                                       2 turns  31 events  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ5 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration         1 turn   7 events    ~715 tok  2025-09-07 09:52
+      01KDVDQ6 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Analyze current project structure   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
+    * 01KDVDRZ later                                                                                                 0 turns   0 events      ~0 tok  2026-01-01 00:02
     ");
     // With colour the unique part is highlighted (bold yellow), the rest of the column dim.
     let coloured = env.run(&["--color", "always", "list"]).ok().to_owned();
     let unique = regex::Regex::new("\x1b\\[1;33m([0-9A-Z]+)\x1b\\[0m").unwrap();
     let prefixes: Vec<&str> = unique.captures_iter(&coloured).map(|c| c.get(1).unwrap().as_str()).collect();
-    insta::assert_snapshot!(prefixes.join(" "), @"01KDVDQ4K00000000000000001 01KDVDQ4K00000000000000002 01KDVDQ4K00000000000000003 01KDVDR");
+    insta::assert_snapshot!(prefixes.join(" "), @"01KDVDQ4 01KDVDQ5 01KDVDQ6 01KDVDR");
     for prefix in prefixes {
         let out = env.run(&["show", prefix, "--format", "jsonl"]);
         assert_eq!(out.code, 0, "{prefix} does not name one conversation: {}", out.stderr);
@@ -151,10 +169,10 @@ fn subagent_import_shows_its_parent() {
     let parent = out.ok().trim().to_owned();
     env.new_conversation("unrelated");
     insta::assert_snapshot!(with_columns(&env, "100", &["list"]), @"
-      01KDVDQ4K00000000000000001 /orchestrator @CLAUDE.md を最新…  2 turns  ~5,885 tok  2025-09-07 09:54
-      01KDVDQ4K00000000000000002 └ /orchestrator @CLAUDE.md を最…   1 turn    ~715 tok  2025-09-07 09:52
-      01KDVDQ4K00000000000000003 └ /orchestrator @CLAUDE.md を最…   1 turn  ~4,000 tok  2025-09-07 09:53
-    * 01KDVDRZ600000000000000001 unrelated                         0 turns      ~0 tok  2026-01-01 00:02
+      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態…  2 turns  31 events  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ5 └ /orchestrator @CLAUDE.md を最新の状…   1 turn   7 events    ~715 tok  2025-09-07 09:52
+      01KDVDQ6 └ /orchestrator @CLAUDE.md を最新の状…   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
+    * 01KDVDRZ unrelated                               0 turns   0 events      ~0 tok  2026-01-01 00:02
     ");
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let subagents: Vec<&serde_json::Value> = rows.iter().filter(|r| r["subagent_of"] == parent.as_str()).collect();
@@ -163,9 +181,9 @@ fn subagent_import_shows_its_parent() {
     let child = subagents[0]["id"].as_str().unwrap();
     let shown = env.run(&["show", child]).ok().to_owned();
     insta::assert_snapshot!(shown.lines().take(3).collect::<Vec<_>>().join("\n"), @r#"
-    /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration 01KDVDQ4K00000000000000002
+    /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration 01KDVDQ5000000000000000002
     1 turn, 7 events, ~715 tokens (chars/4)
-    subagent of 01KDVDQ4K00000000000000001 "/orchestrator @CLAUDE.md を最新の状態にアップデー…"
+    subagent of 01KDVDQ4 "/orchestrator @CLAUDE.md を最新の状態にアップデー…"
     "#);
 }
 
@@ -179,14 +197,14 @@ fn fork_shows_where_it_came_from() {
     env.new_conversation("between");
     env.run(&["fork", "original", "--last", "1", "--title", "the copy"]).ok();
     insta::assert_snapshot!(env.run(&["list"]).ok(), @"
-      01KDVDQ original    2 turns  2 events  ~2 tok  2026-01-01 00:03
-    * 01KDVDY ⑂ the copy   1 turn   1 event  ~1 tok  2026-01-01 00:03
-      01KDVDW between     0 turns  0 events  ~0 tok  2026-01-01 00:04
+      01KDVDQ4 original    2 turns  2 events  ~2 tok  2026-01-01 00:03
+    * 01KDVDYE ⑂ the copy   1 turn   1 event  ~1 tok  2026-01-01 00:03
+      01KDVDWM between     0 turns  0 events  ~0 tok  2026-01-01 00:04
     ");
     insta::assert_snapshot!(env.run(&["show"]).ok().lines().take(3).collect::<Vec<_>>().join("\n"), @r#"
     the copy 01KDVDYEZ00000000000000001
     1 turn, 1 event, ~1 tokens (chars/4)
-    forked from 01KDVDQ "original" at turn 1
+    forked from 01KDVDQ4 "original" at turn 1
     "#);
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let fork = rows.iter().find(|r| r["title"] == "the copy").unwrap();

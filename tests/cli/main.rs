@@ -32,6 +32,7 @@ mod listing;
 mod llama;
 mod llm;
 mod mcp;
+mod names;
 mod outline_index;
 mod plain_errors;
 mod projection;

@@ -113,15 +113,15 @@ fn world() -> World {
 fn list_here_shows_the_conversations_of_the_current_repository() {
     let World { env, project } = world();
     insta::assert_snapshot!(run_in(&env, &project.join("src"), &["list", "--here"]), @r"
-    01KDVDY Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
-    01KDVE0 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
+    01KDVDYE Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
+    01KDVE09 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
     ");
     // The same from anywhere, naming the folder; outside any repository, by path.
     assert_eq!(
         run_in(&env, &env.root, &["list", "--project", project.to_str().unwrap()]),
         run_in(&env, &project, &["list", "--here"])
     );
-    insta::assert_snapshot!(run_in(&env, &env.root, &["list", "--project", "loose"]), @"* 01KDVE5 Loose notes  1 turn  2 events  ~4 tok  2026-01-01 00:00");
+    insta::assert_snapshot!(run_in(&env, &env.root, &["list", "--project", "loose"]), @"* 01KDVE5S Loose notes  1 turn  2 events  ~4 tok  2026-01-01 00:00");
     // `work/` is in no repository: every session that ran below it, whichever repository.
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&run_in(&env, &env.root.join("work"), &["list", "--here", "--format", "json"])).unwrap();
@@ -162,8 +162,8 @@ fn list_here_matches_across_clones_at_other_paths() {
     assert_ne!(clone, project);
     let here = run_in(&b, &clone, &["list", "--here"]);
     insta::assert_snapshot!(here, @r"
-    01KDVDY Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
-    01KDVE0 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
+    01KDVDYE Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
+    01KDVE09 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
     ");
     // `other` by an ssh URL with a port: the Codex session that recorded its scp-like spelling.
     let other = repository(&b, &b.root.join("elsewhere/other"), Some("ssh://git@GitHub.com:22/Example/other.git/"));
@@ -289,9 +289,9 @@ fn a_captured_session_its_subagent_and_a_fork_are_listed_here() {
     env.run(&["fork", "Refactor the store", "--title", "the other way"]).ok();
     env.new_conversation("elsewhere");
     insta::assert_snapshot!(run_in(&env, &repo, &["list", "--here"]), @r"
-    01KDVDT Refactor the store                           1 turn  4 events  ~30 tok  2026-01-01 00:00
-    01KDVDW └ Refactor the store: Survey the store code  1 turn  2 events  ~10 tok  2026-01-01 00:00
-    01KDVDY ⑂ the other way                              1 turn  4 events  ~30 tok  2026-01-01 00:00
+    01KDVDTS Refactor the store                           1 turn  4 events  ~30 tok  2026-01-01 00:00
+    01KDVDWM └ Refactor the store: Survey the store code  1 turn  2 events  ~10 tok  2026-01-01 00:00
+    01KDVDYE ⑂ the other way                              1 turn  4 events  ~30 tok  2026-01-01 00:00
     ");
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&run_in(&env, &repo, &["list", "--here", "--format", "json"])).unwrap();

@@ -226,5 +226,5 @@ fn a_session_without_a_prompt_is_untitled_not_named_after_its_file() {
     let env = TestEnv::new();
     let text = [user(0, "<local-command-stdout>See ya!</local-command-stdout>"), assistant(1, "Bye.")].join("\n");
     assert_eq!(titles_of_text(&env, "0b9f5c1e-6d0a-4c39-9a57-5a0d3c3b8e21.jsonl", &text), ["(none)"]);
-    insta::assert_snapshot!(env.run(&["list"]).ok(), @"* 01KD (untitled)  1 turn  2 events  ~14 tok  2026-01-01 00:00");
+    insta::assert_snapshot!(env.run(&["list"]).ok(), @"* 01KDVDQ4 (untitled)  1 turn  2 events  ~14 tok  2026-01-01 00:00");
 }

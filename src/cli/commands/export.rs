@@ -25,7 +25,7 @@ enum ExportFormat {
 /// Write a conversation in another format
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// The format to write

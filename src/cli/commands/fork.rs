@@ -18,7 +18,7 @@ use crate::cli::ui::CommitReport;
 /// default profile, or the one named).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Take the last N turns

@@ -47,7 +47,7 @@ pub struct Args {
     /// What to look for (with --failed, optional: every failed result)
     #[arg(required_unless_present = "failed")]
     pattern: Option<String>,
-    /// Conversations to search: ids, unique id prefixes, or titles (default: all)
+    /// Conversations to search: ids or titles, or unique prefixes of either (default: all)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     ids: Vec<String>,
     /// Match upper and lower case alike

@@ -8,8 +8,9 @@ use crate::cli::ui::Output;
 
 /// List conversations: id, title, turns, events, estimated tokens, last update
 ///
-/// The active conversation is marked with `*`. Ids are shown by the shortest prefix unique in
-/// the store (any unique prefix names a conversation). A subagent's conversation (`└`) and a
+/// The active conversation is marked with `*`. Ids are shown by their first 8 characters, which
+/// convo makes unique in the store (more where an older or pulled id needs them), the shortest
+/// unique prefix highlighted; any unique prefix names a conversation. A subagent's conversation (`└`) and a
 /// fork (`⑂`) follow the one they came from, indented. Lines fit the terminal (or `COLUMNS`):
 /// titles are cut and the least useful columns dropped; piped with no `COLUMNS`, nothing is
 /// cut. Token counts are estimates (characters / 4).
@@ -34,6 +35,13 @@ pub struct Args {
     project: Option<std::path::PathBuf>,
 }
 
+/// What an empty store's `list` suggests: the three ways conversations arrive.
+const BEGIN: [&str; 3] = [
+    "no conversations yet: `convo new` starts one",
+    "`convo watch` imports your Claude Code and Codex sessions as they are written",
+    "`convo clone URL` copies a store you keep elsewhere",
+];
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let dir = match (args.here, args.project) {
@@ -41,12 +49,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (false, dir) => dir,
     };
     let summaries = store.summaries()?;
+    let empty = summaries.is_empty();
     // Shortest prefixes unique in the whole store, not only among those listed.
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
     let summaries = match &dir {
         Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
         None => summaries,
     };
+    if empty {
+        // A first `list` is where a new user looks; stdout stays empty for scripts.
+        for hint in BEGIN {
+            ctx.ui.status(&format!("hint: {hint}"));
+        }
+    }
     let active = store.active()?;
     let mut out = Output::stdout();
     match args.format {

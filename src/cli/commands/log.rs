@@ -12,7 +12,7 @@ use crate::cli::command_error::CommandError;
 /// terminal (or `COLUMNS`): the sizes shorten, then go, then subjects are cut.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(conflicts_with = "all", add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// One line per commit

@@ -32,7 +32,7 @@ enum Target {
 /// reasoning is left out.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// The agent to carry the conversation on in

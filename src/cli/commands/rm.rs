@@ -10,7 +10,7 @@ use crate::cli::ui::CommitReport;
 /// it, in the same commit. If the active conversation is removed, none is active afterwards.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation ids, unique id prefixes, or titles
+    /// Conversation ids or titles, or unique prefixes of either
     #[arg(required = true)]
     ids: Vec<String>,
 }

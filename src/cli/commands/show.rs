@@ -20,7 +20,7 @@ enum ShowFormat {
 /// Print a conversation: its raw events, or with --compacted what an LLM is sent
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]

@@ -4,7 +4,7 @@ use crate::cli::command_error::CommandError;
 /// Make another conversation the active one
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title
+    /// Conversation id or title, or a unique prefix of either
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: String,
 }

@@ -15,7 +15,7 @@ use crate::cli::ui::CommitReport;
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("source").multiple(false))]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Read JSONL events from FILE instead of stdin

@@ -34,7 +34,7 @@ use crate::cli::ui::CommitReport;
 /// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Conversation id, unique id prefix, or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     id: Option<String>,
     /// Profile to apply (default: compaction.default_profile)

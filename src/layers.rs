@@ -11,7 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("config", &["compaction", "event"]),
     ("llm", &["config", "event"]),
     ("store", &["clock", "event"]),
-    ("render", &["compaction", "event", "projection", "store"]),
+    ("render", &["clock", "compaction", "event", "projection", "store"]),
     ("interop", &["clock", "compaction", "event", "projection", "store"]),
     ("sync", &["clock", "store"]),
     ("ops", &["clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),

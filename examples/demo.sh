@@ -6,8 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The binary is where cargo says it put it: CARGO_TARGET_DIR or a build.target-dir in a
-# cargo config moves it away from target/.
-convo=$(cargo build --quiet --bin convo --message-format=json-render-diagnostics |
+# cargo config moves it away from target/. The first build is long: say so, and let cargo
+# show its progress (on stderr; only its JSON goes through the pipe).
+if [ ! -x target/debug/convo ]; then
+    echo "demo: building convo first: about 6 minutes on 2 cores the first time, then it starts at once" >&2
+fi
+convo=$(cargo build --bin convo --message-format=json-render-diagnostics |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 [ -x "$convo" ] || { echo "demo: cargo did not report where it built convo" >&2; exit 1; }
 export CONVO_DIR="${CONVO_DIR:-$(mktemp -d)/store}"

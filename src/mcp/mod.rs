@@ -70,11 +70,11 @@ fn store_hint(e: &StoreError) -> Option<String> {
     Some(match e {
         StoreError::UnknownConversation { candidates, .. } if candidates.is_empty() => NEW.into(),
         StoreError::UnknownConversation { candidates, .. } => format!(
-            "recent conversations: {}; name one by id, unique id prefix or title (list_conversations shows all)",
+            "recent conversations: {}; name one by id or title, or a unique prefix of either (list_conversations shows all)",
             Summary::candidates(candidates)
         ),
         StoreError::AmbiguousConversation { candidates, .. } => {
-            format!("candidates: {}; pass a longer id prefix or the whole id", Summary::candidates(candidates))
+            format!("candidates: {}; pass a longer prefix, the whole id or the whole title", Summary::candidates(candidates))
         }
         StoreError::NoActiveConversation => format!("pass id, or {NEW}"),
         StoreError::Empty => NEW.into(),
@@ -214,8 +214,8 @@ impl ServerHandler for Server {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("convo", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "convo keeps LLM conversations in a git repository. Ids may be given whole, as a \
-                 unique prefix, or as a title. Results are paged: follow next_offset.",
+                "convo keeps LLM conversations in a git repository. A conversation is named by its \
+                 id or title, or a unique prefix of either. Results are paged: follow next_offset.",
             )
     }
 }

@@ -82,7 +82,7 @@ pub fn list(store: &Store, p: &ListParams) -> Result<Value, Failure> {
 pub struct SearchParams {
     /// A regular expression (Rust regex syntax), or with fixed_strings the text itself
     pub pattern: String,
-    /// Conversations to search (ids, unique id prefixes or titles); default: all
+    /// Conversations to search (ids or titles, or unique prefixes of either); default: all
     pub ids: Option<Vec<String>>,
     /// Take the pattern as text, not a regular expression
     pub fixed_strings: Option<bool>,
@@ -200,7 +200,7 @@ pub enum ShowFormat {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShowParams {
-    /// Conversation id, unique id prefix or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     pub id: Option<String>,
     /// What an LLM is sent (compactions applied) instead of the raw events
     pub compacted: Option<bool>,
@@ -308,7 +308,7 @@ fn window(text: &str, offset: Option<u64>, max: Option<u64>) -> (String, Option<
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendParams {
-    /// Conversation id, unique id prefix or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     pub id: Option<String>,
     /// Events in convo's schema, e.g. {"type":"user","content":"…"}, {"type":"assistant",
     /// "content":"…"}, {"type":"tool_call","name":"…","call_id":"…","arguments":{…}},
@@ -376,7 +376,7 @@ pub enum ToolsPolicy {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompactParams {
-    /// Conversation id, unique id prefix or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     pub id: Option<String>,
     /// Profile to apply (default: compaction.default_profile)
     pub profile: Option<String>,
@@ -492,7 +492,7 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForkParams {
-    /// Conversation id, unique id prefix or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     pub id: Option<String>,
     /// Take the last N turns
     pub last: Option<u64>,
@@ -536,7 +536,7 @@ pub fn fork(store: &Store, clock: &Clock, p: &ForkParams) -> Result<Value, Failu
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LogParams {
-    /// Conversation id, unique id prefix or title (default: the active one)
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
     pub id: Option<String>,
     /// At most this many commits, newest first (default 20, at most 500)
     pub limit: Option<u64>,

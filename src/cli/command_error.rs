@@ -69,12 +69,15 @@ impl Kind {
 pub struct CommandError {
     pub kind: Kind,
     pub message: String,
+    /// What caused it, outermost first: printed as `Caused by:` lines under the message,
+    /// as jj prints them.
+    pub causes: Vec<String>,
     pub hints: Vec<String>,
 }
 
 impl CommandError {
     pub fn new(kind: Kind, message: impl Into<String>) -> Self {
-        CommandError { kind, message: message.into(), hints: Vec::new() }
+        CommandError { kind, message: message.into(), causes: Vec::new(), hints: Vec::new() }
     }
 
     pub fn input(message: impl Into<String>) -> Self {
@@ -126,6 +129,18 @@ impl CommandError {
             return;
         }
         let _ = writeln!(err, "error: {}", escape_line(&self.message));
+        match self.causes.as_slice() {
+            [] => {}
+            [one] => {
+                let _ = writeln!(err, "Caused by: {}", escape_line(one));
+            }
+            many => {
+                let _ = writeln!(err, "Caused by:");
+                for (n, cause) in many.iter().enumerate() {
+                    let _ = writeln!(err, "{}: {}", n + 1, escape_line(cause));
+                }
+            }
+        }
         for hint in &self.hints {
             let _ = writeln!(err, "hint: {}", escape_line(hint));
         }
@@ -191,10 +206,17 @@ impl From<StoreError> for CommandError {
                 CommandError::new(Kind::Store, format!("cannot write the store: {message}"))
                     .hint("its files belong to another user or are not writable; a store is its owner's alone")
             }
+            StoreError::HeadMoved { .. } => CommandError::new(Kind::Store, message)
+                .hint("nothing was written; run the command again once the other program is done"),
             StoreError::GitLockHeld { .. } => CommandError::new(Kind::Store, message).hint(
                 "nothing was written; try again when that git command is done (git's `core.filesRefLockTimeout`, in ms, sets how long convo waits)",
             ),
-            StoreError::Io { .. } | StoreError::Git { .. } => CommandError::new(Kind::Store, message),
+            StoreError::Git { .. } => {
+                let mut error = CommandError::new(Kind::Store, message);
+                error.causes = e.causes();
+                error
+            }
+            StoreError::Io { .. } => CommandError::new(Kind::Store, message),
         }
     }
 }

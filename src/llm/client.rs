@@ -269,9 +269,11 @@ impl Endpoint {
             return LlmError::Refused { endpoint, address: self.address() };
         }
         let text: Vec<String> = causes.iter().map(|c| c.to_string()).collect();
-        let closed = |t: &String| t.contains("connection closed before message completed");
+        // hyper's own word for a connection that closed before the response was whole.
+        let incomplete =
+            causes.iter().any(|c| c.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_incomplete_message));
         if !e.is_connect()
-            && (text.iter().any(closed)
+            && (incomplete
                 || matches!(io_kind, Some(std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof)))
         {
             return LlmError::Closed { endpoint };

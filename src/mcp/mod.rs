@@ -58,8 +58,15 @@ impl Failure {
 
 impl<E: std::error::Error + 'static> From<E> for Failure {
     fn from(e: E) -> Failure {
-        let hint = (&e as &dyn std::any::Any).downcast_ref::<StoreError>().and_then(store_hint);
-        Failure { message: e.to_string(), hint }
+        let store = (&e as &dyn std::any::Any).downcast_ref::<StoreError>();
+        let hint = store.and_then(store_hint);
+        // The causes the message leaves out (a git error's), after it, as the CLI's
+        // `Caused by:` lines give them.
+        let mut message = e.to_string();
+        for cause in store.map(StoreError::causes).unwrap_or_default() {
+            message = format!("{message}: {cause}");
+        }
+        Failure { message, hint }
     }
 }
 
@@ -74,7 +81,10 @@ fn store_hint(e: &StoreError) -> Option<String> {
             Summary::candidates(candidates)
         ),
         StoreError::AmbiguousConversation { candidates, .. } => {
-            format!("candidates: {}; pass a longer prefix, the whole id or the whole title", Summary::candidates(candidates))
+            format!(
+                "candidates: {}; pass a longer prefix, the whole id or the whole title",
+                Summary::candidates(candidates)
+            )
         }
         StoreError::NoActiveConversation => format!("pass id, or {NEW}"),
         StoreError::Empty => NEW.into(),

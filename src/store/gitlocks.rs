@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+#[cfg(test)]
+use super::git_err;
 use super::{Result, Store, StoreError};
 
 /// A git lock file in the repository.
@@ -277,19 +279,30 @@ pub(super) fn start_time(pid: u32) -> Option<u64> {
 }
 
 /// Whether a failed object write is the race with `prune-packed` (the object's folder went
-/// away), judged by gix's message since its error is opaque behind [`StoreError::Git`].
+/// away: an I/O "not found" under the write), or a read of an object gc packed and pruned
+/// while this command had the old packs in view (gix classifies it as not found; it is in
+/// the new pack, which a second look finds). Decided on the cause's type and gix's
+/// classification, never on its words.
 fn lost_to_gc(error: &StoreError) -> bool {
     match error {
-        StoreError::Git { message, .. } => {
-            message.contains("Could not persist loose object")
-                || message.contains("Could not create object directory")
-                || (message.contains("loose object") && message.contains("No such file or directory"))
-                // A loose object gc packed and pruned while this command had the old packs
-                // in view: it is in the new pack, which a second look finds.
-                || message.contains("could not be found")
+        StoreError::Git { source, .. } => {
+            let source: &(dyn std::error::Error + 'static) = source.as_ref();
+            gix::error::classify(source).is_not_found() || io_not_found_in(source)
         }
         _ => false,
     }
+}
+
+/// Whether an `io::Error` of kind `NotFound` is among `error`'s causes.
+fn io_not_found_in(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -297,11 +310,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_lost_object_folder_is_retried() {
-        let git = |m: &str| StoreError::Git { context: "write blob".into(), message: m.into() };
-        assert!(lost_to_gc(&git("Could not persist loose object: No such file or directory (os error 2)")));
-        assert!(lost_to_gc(&git("An object with id 305b3805a65435f4a0bf60463fe8b1c02fa50db0 could not be found")));
-        assert!(!lost_to_gc(&git("disk full")));
+    fn only_a_lost_object_folder_or_a_pruned_object_is_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path()).unwrap();
+        // The folders gone under gix's write, as a gc racing it can leave them.
+        std::fs::remove_dir_all(dir.path().join("objects")).unwrap();
+        let lost = repo.write_blob(b"hello").expect_err("no folder to write into");
+        assert!(lost_to_gc(&git_err("write blob")(lost)));
+        // An object this handle cannot find.
+        let repo = gix::init_bare(tempfile::tempdir().unwrap().path()).unwrap();
+        let missing = repo.find_object(gix::ObjectId::from_hex(b"305b3805a65435f4a0bf60463fe8b1c02fa50db0").unwrap());
+        assert!(lost_to_gc(&git_err("read blob")(missing.unwrap_err())));
+        // convo's own writer, its object folder gone.
+        let gone = super::super::loose::LooseError::Io {
+            path: "objects/ab/cd".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert!(lost_to_gc(&git_err("write blob")(gone)));
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(!lost_to_gc(&git_err("write blob")(denied)));
+        assert!(!lost_to_gc(&super::super::git_detail("write blob", "could not be found")));
         assert!(!lost_to_gc(&StoreError::EmptyTitle));
     }
 }

@@ -188,8 +188,9 @@ impl Store {
         // it must not read as a failed import (a retry would import twice).
         if let Err(e) = self.replay_journal(lock) {
             let warning = format!(
-                "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
-                &commit.to_string()[..7]
+                "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
+                &commit.to_string()[..7],
+                e.explained()
             );
             return Ok(StagedCommit {
                 conversations,

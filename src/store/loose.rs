@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use zlib_rs::{Deflate, DeflateFlush, Status};
 
-use super::{Result, Store, StoreError, git_err, io_err};
+use super::{Result, Store, git_err, io_err};
 
 /// Writes loose objects into one `objects` folder, reusing its zlib states.
 pub(super) struct LooseWriter {
@@ -212,9 +212,7 @@ impl Store {
             (LooseWriter::new(objects, self.repo.object_hash()), loose_level(&self.repo.config_snapshot()))
         });
         let level = level.unwrap_or_else(|| zlib_rs_level(kind, *default));
-        let id = writer
-            .write(kind, data, level, known)
-            .map_err(|e| StoreError::Git { context: "write object".into(), message: e.to_string() })?;
+        let id = writer.write(kind, data, level, known).map_err(super::git_err("write object"))?;
         self.remember_small(id, kind, data);
         Ok(id)
     }

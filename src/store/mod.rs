@@ -87,8 +87,11 @@ pub enum StoreError {
     BadFile { path: String, message: String },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("git: {context}: {message}")]
-    Git { context: String, message: String },
+    /// Reading or writing git's objects, refs or index failed: `context` says what convo
+    /// was doing, `source` keeps gix's (or convo's own writer's) error, to be told apart by
+    /// its type (a retry on an object gc moved) and shown as the cause.
+    #[error("git: {context}")]
+    Git { context: String, source: GitCause },
     #[error("unknown revision `{rev}`: {message}")]
     UnknownRevision { rev: String, message: String },
     #[error("`git` was not found on PATH; it is needed to {purpose}")]
@@ -108,6 +111,10 @@ pub enum StoreError {
     /// A git lock a live git process kept past the wait (`core.filesRefLockTimeout`).
     #[error("{path} is held by {}, still after {} ms", if holders.is_empty() { "a program convo cannot see".to_owned() } else { format!("git (pid {holders})") }, waited.as_millis())]
     GitLockHeld { path: String, waited: std::time::Duration, holders: String },
+    /// The branch moved between convo reading it and writing it, under convo's lock: a
+    /// program that does not take the lock (git itself) is writing to the store.
+    #[error("{name} moved to {to} while convo was committing; another program is writing to the store")]
+    HeadMoved { name: String, to: String },
     /// A symlink inside the store's working tree, which convo never follows.
     #[error("{path}: is a symlink; convo does not follow symlinks inside a store")]
     Symlink { path: String },
@@ -115,9 +122,45 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-pub(crate) fn git_err<E: std::fmt::Display>(context: impl Into<String>) -> impl FnOnce(E) -> StoreError {
+impl StoreError {
+    /// What caused it, outermost first, for the causes its message does not say itself
+    /// (a [`StoreError::Git`]'s: its message is only what convo was doing).
+    pub fn causes(&self) -> Vec<String> {
+        let StoreError::Git { source, .. } = self else { return Vec::new() };
+        let mut causes = Vec::new();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
+        while let Some(e) = next {
+            causes.push(e.to_string());
+            next = e.source();
+        }
+        causes
+    }
+
+    /// The message with its [`causes`](Self::causes) after it, on one line: for a warning
+    /// that has no `Caused by:` lines of its own.
+    pub fn explained(&self) -> String {
+        std::iter::once(self.to_string()).chain(self.causes()).collect::<Vec<_>>().join(": ")
+    }
+}
+
+/// The cause a [`StoreError::Git`] keeps.
+pub type GitCause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A cause that is a statement, not an error of a library (`too large`, `HEAD moved`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Detail(pub String);
+
+pub(crate) fn git_err<E: std::error::Error + Send + Sync + 'static>(
+    context: impl Into<String>,
+) -> impl FnOnce(E) -> StoreError {
     let context = context.into();
-    move |e| StoreError::Git { context, message: e.to_string() }
+    move |e| StoreError::Git { context, source: Box::new(e) }
+}
+
+/// A [`StoreError::Git`] whose cause is a plain statement.
+pub(crate) fn git_detail(context: impl Into<String>, detail: impl Into<String>) -> StoreError {
+    StoreError::Git { context: context.into(), source: Box::new(Detail(detail.into())) }
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -554,27 +597,25 @@ impl Store {
 
     fn object_data_uncached(&self, id: ObjectId, kind: gix::objs::Kind) -> Result<Vec<u8>> {
         let what = || format!("read {kind} {id}");
-        let find = |repo: &gix::Repository| -> std::result::Result<Vec<u8>, String> {
-            let object = repo.find_object(id).map_err(|e| e.to_string())?;
+        // `None`: not there (yet, or any more, in the packs this handle has in view).
+        let find = |repo: &gix::Repository| -> Result<Option<Vec<u8>>> {
+            let Some(object) = repo.try_find_object(id).map_err(git_err(what()))? else { return Ok(None) };
             if object.kind != kind {
-                return Err(format!("expected a {kind}, found a {}", object.kind));
+                return Err(git_detail(what(), format!("expected a {kind}, found a {}", object.kind)));
             }
-            Ok(object.detach().data)
+            Ok(Some(object.detach().data))
         };
-        let missing = |e: &str| e.contains("could not be found");
-        match find(&self.repo) {
-            Ok(data) => return Ok(data),
-            Err(e) if !missing(&e) => return Err(StoreError::Git { context: what(), message: e }),
-            Err(_) => {}
+        if let Some(data) = find(&self.repo)? {
+            return Ok(data);
         }
         for attempt in 1..=3u64 {
             std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
-            if let Ok(data) = find(&self.repo) {
+            if let Ok(Some(data)) = find(&self.repo) {
                 return Ok(data);
             }
         }
         let fresh = gix::open(&self.root).map_err(git_err(format!("open {}", self.root.display())))?;
-        find(&fresh).map_err(|message| StoreError::Git { context: what(), message })
+        find(&fresh)?.ok_or_else(|| git_detail(what(), "the object is not in the repository"))
     }
 
     /// Entry `name` of the tree whose bytes are `data`: its id and whether it is a tree.

@@ -55,7 +55,7 @@ impl Store {
                 Err(e) => {
                     return Err(StoreError::Git {
                         context: format!("lock {}", lock_path.display()),
-                        message: e.to_string(),
+                        source: Box::new(e),
                     });
                 }
             }
@@ -65,12 +65,9 @@ impl Store {
             let current = self.read_head_commit_id()?;
             if current != expected {
                 self.forget_head();
-                return Err(StoreError::Git {
-                    context: format!("move {name}"),
-                    message: format!(
-                        "it moved to {} while convo was committing; another program is writing to the store",
-                        current.map_or("nothing".into(), |c| c.to_string())
-                    ),
+                return Err(StoreError::HeadMoved {
+                    name: name.to_string(),
+                    to: current.map_or("nothing".into(), |c| c.to_string()),
                 });
             }
             let line = format!("{new}\n");

@@ -52,8 +52,7 @@ impl Needles {
                 patterns.push(inner);
             }
         }
-        let finder = AhoCorasick::new(&patterns)
-            .map_err(|e| StoreError::Git { context: "search for the text to redact".into(), message: e.to_string() })?;
+        let finder = AhoCorasick::new(&patterns).map_err(git_err("search for the text to redact"))?;
         Ok(Needles { texts: texts.to_vec(), finder })
     }
 
@@ -165,8 +164,7 @@ impl Store {
         let refs = self.repo.references().map_err(git_err("read refs"))?;
         let mut tips = Vec::new();
         for reference in refs.remote_branches().map_err(git_err("read remote refs"))? {
-            let mut reference = reference
-                .map_err(|e| StoreError::Git { context: "read remote refs".into(), message: e.to_string() })?;
+            let mut reference = reference.map_err(git_err("read remote refs"))?;
             if let Ok(id) = reference.peel_to_id() {
                 tips.push(id.detach());
             }
@@ -361,13 +359,14 @@ impl Store {
                 .output()
                 .map_err(|e| match e.kind() {
                     std::io::ErrorKind::NotFound => StoreError::GitMissing { purpose: "prune the old commits" },
-                    _ => StoreError::Git { context: format!("git {}", args.join(" ")), message: e.to_string() },
+                    _ => StoreError::Git { context: format!("git {}", args.join(" ")), source: Box::new(e) },
                 })?;
             if !output.status.success() {
-                return Err(StoreError::Git {
-                    context: format!("git {}", args.join(" ")),
-                    message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-                });
+                // git's own words on stderr are the cause: a process's output, not an error value.
+                return Err(super::git_detail(
+                    format!("git {}", args.join(" ")),
+                    String::from_utf8_lossy(&output.stderr).trim(),
+                ));
             }
         }
         self.create_object_folders();

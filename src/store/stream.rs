@@ -55,10 +55,7 @@ impl Iterator for StoredLines<'_> {
                 self.next_queue += 1;
                 let Ok(batch) = queue.recv() else {
                     self.next_queue = self.batches;
-                    return Some(Err(StoreError::Git {
-                        context: "read segments".into(),
-                        message: "a reading thread stopped early".into(),
-                    }));
+                    return Some(Err(super::git_detail("read segments", "a reading thread stopped early")));
                 };
                 self.batch = batch.into_iter();
                 self.batch.next()?

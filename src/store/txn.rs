@@ -353,8 +353,9 @@ impl Store {
         // would append twice). The journal stays, and the next command mirrors from HEAD.
         if let Err(e) = self.mirror(changes, &journal.paths, &now, tree) {
             let warning = format!(
-                "committed {}, but the working tree and index lag behind ({e}); the next convo command brings them up to date",
-                &commit.to_string()[..7]
+                "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
+                &commit.to_string()[..7],
+                e.explained()
             );
             return Ok(Committed { commit, tree, landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) } });
         }
@@ -542,8 +543,7 @@ impl Store {
     /// Written in place over the blank journal, padded with spaces to its length, so no
     /// stale byte of a longer earlier one (a torn one, never blanked) is left after it.
     pub(crate) fn write_journal(&self, paths: &[String]) -> Result<()> {
-        let mut bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() })
-            .map_err(|e| StoreError::Git { context: "journal".into(), message: e.to_string() })?;
+        let mut bytes = serde_json::to_vec(&Journal { paths: paths.to_vec() }).map_err(super::git_err("journal"))?;
         let path = self.journal_path();
         let file = open_journal(&path, true).map_err(|e| journal_err(&path, e))?;
         let len = file.metadata().map_err(io_err(&path))?.len() as usize;
@@ -859,7 +859,7 @@ impl Store {
         drop(file);
         std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
         let split = super::split_index::empty(version, id)
-            .ok_or_else(|| StoreError::Git { context: "write the split index".into(), message: "too large".into() })?;
+            .ok_or_else(|| super::git_detail("write the split index", "too large"))?;
         lock.replace_index_hashed(&split, kind)?;
         let expire = self.shared_index_expiry();
         let now = std::time::SystemTime::now();
@@ -936,8 +936,8 @@ impl Store {
     fn lock_index(&self) -> Result<IndexLock> {
         let path = self.repo.git_dir().join("index.lock");
         let file = private_options().write(true).create_new(true).open(&path).map_err(|e| StoreError::Git {
-            context: format!("lock {}", path.display()),
-            message: format!("{e}; is a git command running in the store?"),
+            context: format!("lock {} (is a git command running in the store?)", path.display()),
+            source: Box::new(e),
         })?;
         Ok(IndexLock { file, path, index: self.repo.index_path(), done: false })
     }
@@ -1171,7 +1171,7 @@ mod tests {
         git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "outside"]);
         let outside = git(dir.path(), &["rev-parse", "HEAD"]);
         let err = store.commit(&lock, &[note("two")], "two", &clock).err().expect("the commit must be refused");
-        assert!(err.to_string().contains("while convo was committing"), "{err}");
+        assert!(matches!(err, StoreError::HeadMoved { .. }), "{err}");
         assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), outside);
         // Refused once, the files are read again: the next commit goes on top of git's.
         store.commit(&lock, &[note("three")], "three", &clock).unwrap();

@@ -138,3 +138,32 @@ fn exit_codes_are_documented_the_same_everywhere() {
     let section = section.split_once("```").unwrap().0;
     assert_eq!(section.trim_end(), table.trim_end());
 }
+
+/// A git error says what convo was doing, then gix's error and its causes as `Caused by:`
+/// lines (as jj prints them), never flattened into one message.
+#[test]
+fn a_git_error_keeps_its_causes_as_caused_by_lines() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("damaged");
+    env.run(&["append", "--user", "hello"]).ok();
+    // HEAD's tree, made unreadable on disk.
+    let tree = env.git(&["rev-parse", "HEAD^{tree}"]);
+    let tree = tree.trim();
+    let object = env.store.join(".git/objects").join(&tree[..2]).join(&tree[2..]);
+    assert!(object.exists(), "the tree is a loose object");
+    let mut permissions = std::fs::metadata(&object).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
+    std::fs::set_permissions(&object, permissions).unwrap();
+    std::fs::write(&object, b"not zlib at all").unwrap();
+    // Caches would answer without reading the tree.
+    let _ = std::fs::remove_dir_all(env.store.join(".git/convo"));
+    let run = env.run(&["show", &id, "--format", "jsonl"]);
+    let stderr = run.fails_with(5);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("error: git: read tree "), "{stderr}");
+    assert!(lines[1].starts_with("Caused by:"), "{stderr}");
+    assert!(
+        !lines[0].contains("zlib") && !lines[0].contains("decompress"),
+        "the cause is not in the message: {stderr}"
+    );
+}

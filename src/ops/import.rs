@@ -37,6 +37,14 @@ pub enum ImportFailure {
     Store(#[from] StoreError),
 }
 
+impl ImportFailure {
+    /// The file is not a line-based session, or holds no whole line yet: what a folder
+    /// import and `watch` pass over without a word, as not theirs to take.
+    pub fn is_not_a_session(&self) -> bool {
+        matches!(self, ImportFailure::Follow(FollowFailure::NotLines { .. } | FollowFailure::Empty { .. }))
+    }
+}
+
 type Result<T, E = ImportFailure> = std::result::Result<T, E>;
 
 /// What is imported: a file by path (streamed when its format is line-based), or bytes

@@ -6,6 +6,7 @@
 pub mod budget;
 pub mod compact;
 pub mod config_edit;
+pub mod folder;
 pub mod fork;
 pub mod import;
 pub mod plan;

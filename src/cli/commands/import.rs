@@ -2,6 +2,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use convo::interop::Format;
+use convo::ops::folder;
 use convo::ops::import::{self, Input};
 use convo::render::plural;
 
@@ -109,9 +110,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// `import DIR`: every session file under the folder, each as `--follow` imports it (new
-/// ones whole, imported ones continued, unchanged ones left); a file that is not a
-/// line-based session is skipped, one that fails is said and the rest go on.
+/// `import DIR`: every session file under the folder, in one commit ([`folder::import`]);
+/// each file that failed is named, and the whole says what it did.
 fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<(), CommandError> {
     let files = import::session_files(dir)?;
     if files.is_empty() {
@@ -125,88 +125,49 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
     {
         bar.set_style(style);
     }
-    let options = import::Options { title: None, again: false };
-    let (mut started, mut grew, mut unchanged, mut skipped, mut failed, mut taken) = (0, 0, 0, 0, 0, 0);
-    let mut events = 0u64;
-    // Every session that is new or grew goes into one commit, made at the end under one
-    // lock: a folder imports whole or, if that commit fails, not at all.
-    let lock = store.lock()?;
-    let mut batch = convo::store::Batch::default();
-    let mut last_started = None;
-    // A session is known by its file name: a second file of that name in the folder (a
-    // copy, a backup) would be taken for the same session within one commit.
-    let mut sessions = std::collections::HashSet::new();
-    for path in &files {
-        let stem = path.file_stem().map(|s| s.to_owned());
-        if sessions.contains(&stem) {
-            failed += 1;
-            ctx.ui.warning(&format!(
+    let done = folder::import(&store, dir, format, &ctx.clock, &mut || {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut done = done?;
+    let failed = done.failed.len();
+    for failure in std::mem::take(&mut done.failed) {
+        match failure {
+            folder::Failed::SameSession(path) => ctx.ui.warning(&format!(
                 "{}: a file of the same session name was imported in this run (skipped)",
                 path.display()
-            ));
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            continue;
-        }
-        let mut commits = import::Commits::Into(&mut batch);
-        let followed = import::follow_into(&store, &lock, path, format, &options, &ctx.clock, &mut commits);
-        if followed.is_ok() {
-            sessions.insert(stem);
-        }
-        match followed {
-            Ok(import::Followed::Started(done)) => {
-                started += 1;
-                events += done.conversations.iter().map(|(_, s)| s.events).sum::<u64>();
-                last_started = Some(done.conversations[0].0.clone());
-            }
-            Ok(import::Followed::Grew { added, new_parts, .. }) => {
-                grew += 1;
-                events += added + new_parts;
-            }
-            Ok(import::Followed::Unchanged { .. }) => unchanged += 1,
-            Ok(import::Followed::TakenOver { .. }) => taken += 1,
-            Err(import::ImportFailure::Follow(
-                import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
-            )) => skipped += 1,
-            Err(e) => {
-                failed += 1;
+            )),
+            folder::Failed::Import(_, e) => {
                 let e = CommandError::from(e);
                 ctx.ui.warning(&format!("{} (skipped)", e.message));
             }
         }
-        if let Some(bar) = &bar {
-            bar.inc(1);
-        }
     }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    if !batch.is_empty() {
-        let name =
-            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
-        let subject = convo::store::subject::folder(&name, started + grew + taken, events);
-        let committed = store.commit_batch(&lock, batch, &subject, &ctx.clock)?;
-        drop(lock);
-        if let Some(id) = last_started {
-            store.set_active(&id)?;
-        }
+    if let Some(committed) = &done.committed {
         ctx.ui.commit(&CommitReport {
             conversation: None,
             commit: &committed.commit,
-            subject: &subject,
+            subject: &committed.subject,
             landed: &committed.landed,
         });
     }
     ctx.ui.status(&format!(
-        "{}: {}: {started} new, {grew} continued, {unchanged} unchanged{}, {skipped} not sessions, {failed} failed; {} imported",
+        "{}: {}: {} new, {} continued, {} unchanged{}, {} not sessions, {failed} failed; {} imported",
         dir.display(),
-        plural(files.len() as u64, "file"),
-        if taken > 0 { format!(", {taken} imported whole before and taken over") } else { String::new() },
-        plural(events, "event")
+        plural(done.files as u64, "file"),
+        done.started,
+        done.grew,
+        done.unchanged,
+        if done.taken > 0 { format!(", {} imported whole before and taken over", done.taken) } else { String::new() },
+        done.skipped,
+        plural(done.events, "event")
     ));
     if failed > 0 {
-        return Err(CommandError::input(format!("{failed} of {} files could not be imported", files.len()))
+        return Err(CommandError::input(format!("{failed} of {} files could not be imported", done.files))
             .hint("each is named above; the others were imported"));
     }
     Ok(())

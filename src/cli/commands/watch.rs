@@ -2,7 +2,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use convo::ops::import::{self, Followed, ImportFailure};
+use convo::ops::import::{self, Followed};
 use convo::ops::watch::Watch;
 
 use convo::render::plural;
@@ -71,9 +71,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 Ok(Followed::TakenOver { id, .. }) => {
                     ctx.ui.status(&format!("{}: imported whole before, as {id}; followed from here", path.display()));
                 }
-                Err(ImportFailure::Follow(
-                    import::FollowFailure::NotLines { .. } | import::FollowFailure::Empty { .. },
-                )) => {}
+                Err(e) if e.is_not_a_session() => {}
                 // One bad file never stops the watch: said, and left.
                 Err(e) => ctx.ui.warning(&format!("{} (left as it is)", CommandError::from(e).message)),
             }

@@ -1,12 +1,11 @@
 //! What operations need from the outside world, supplied by the CLI: API keys from the
 //! environment, a yes/no on the terminal, a spinner while a model works, the user's hooks
-//! around a compaction; and the one automatic-compaction path that follows a turn (`append`,
-//! `query`).
+//! around a compaction, the user's layers for automatic compaction ([`ops::auto`]), and how
+//! each is said.
 
 use std::io::Write;
 use std::time::Duration;
 
-use convo::event::outline::Outlined;
 use convo::ops::plan::Conversation;
 use convo::ops::{self, HookDocument, HookFailure, Hooks, Planned, QueryError, Summarizer, SummaryJob};
 use convo::render::{escape, thousands};
@@ -132,81 +131,48 @@ impl Ctx {
         }
     }
 
-    /// After a turn: with `compaction.auto.enabled`, compact when the conversation nears
-    /// `model`'s (or llm.model's) context window ([`ops::compact::auto_plan`]), through the
-    /// same path as `compact` (hooks included; no question before a summary call), and say
-    /// so unless --quiet. It never fails the turn, which has landed: a model summary that
-    /// fails falls back to the digest, and anything else that goes wrong is a warning.
-    /// Enabled is checked first without the conversation's own `config` events, which would
-    /// cost a read of every event on each append.
+    /// After a turn: automatic compaction ([`ops::auto::after_turn`]), said unless --quiet.
+    /// It never fails the turn, which has landed: anything that goes wrong is a warning.
     pub fn auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
-        if let Err(e) = self.try_auto_compact(store, id, model) {
-            self.ui.warning(&format!("automatic compaction failed: {}; the turn is recorded", e.message));
+        let done = self
+            .automatic(store)
+            .and_then(|mut apply| Ok(ops::auto::after_turn(store, id, model, &mut apply, &self.clock)?));
+        match done {
+            Ok(Some(compacted)) => self.report_automatic(compacted),
+            Ok(None) => {}
+            Err(e) => self.ui.warning(&format!("automatic compaction failed: {}; the turn is recorded", e.message)),
         }
         Ok(())
     }
 
-    fn try_auto_compact(&self, store: &Store, id: &str, model: Option<&str>) -> Result<(), CommandError> {
-        let quick = self.config_quietly(store, &[])?;
-        if !quick.config.compaction.auto.enabled {
-            return Ok(());
-        }
-        let events = store.events(id)?;
-        let outlined = Outlined::of(&events);
-        let conversation = Conversation::full(&outlined, &events);
-        let config = self.config(store, &events)?;
-        let window = convo::llm::resolve_model(&config.config, model).ok().and_then(|m| m.context_window);
-        let Some(planned) = ops::compact::auto_plan(conversation, &config, window, &self.clock)? else {
-            return Ok(());
-        };
-        self.apply_automatic(store, id, conversation, &config, planned)
-    }
-
     /// Before a request that would not fit the window (or after the server said it did
-    /// not): with `compaction.auto.enabled`, compact until the view is under `budget`, as
-    /// automatic compaction does (its profile, its digest fallback), and say so. `false`:
-    /// compaction is off, or nothing was left to compact.
+    /// not): [`ops::auto::to_fit`], said. `false`: compaction is off, or nothing was left.
     pub fn compact_to_fit(&self, store: &Store, id: &str, budget: u64, why: &str) -> Result<bool, CommandError> {
-        let events = store.events(id)?;
-        let config = self.config(store, &events)?;
-        if !config.config.compaction.auto.enabled {
-            return Ok(false);
+        let mut apply = self.automatic(store)?;
+        match ops::auto::to_fit(store, id, budget, why, &mut apply, &self.clock)? {
+            Some(compacted) => {
+                self.report_automatic(compacted);
+                Ok(true)
+            }
+            None => Ok(false),
         }
-        let label = format!("what fits the window ({why})");
-        let outlined = Outlined::of(&events);
-        let conversation = Conversation::full(&outlined, &events);
-        let Some(planned) = ops::compact::plan_under(conversation, &config, budget, label, &self.clock)? else {
-            return Ok(false);
-        };
-        self.apply_automatic(store, id, conversation, &config, planned)?;
-        Ok(true)
     }
 
-    /// Apply a compaction automatic compaction planned: a model summary that fails falls
-    /// back to the digest; say what was done.
-    fn apply_automatic(
-        &self,
-        store: &Store,
-        id: &str,
-        conversation: Conversation,
-        config: &convo::config::Resolved,
-        planned: Planned,
-    ) -> Result<(), CommandError> {
-        let choice = SummaryChoice { yes: true, ..Default::default() };
-        let summarizing = planned.prepared.pending.is_some();
-        let (appended, planned) = match self.compact_or_why(store, id, conversation, config, planned, &choice) {
-            Ok(done) => done,
-            // A hook's veto is the user's word, not a fault to work around.
-            Err(e) if summarizing && !matches!(e, QueryError::Ops(ops::OpsError::Vetoed { .. })) => {
-                let Some(fallback) = ops::compact::auto_fallback(conversation, config, &self.clock)? else {
-                    return Err(e.into());
-                };
-                let why = CommandError::from(e).message;
-                self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
-                self.compact(store, id, conversation, config, fallback, &choice)?
-            }
-            Err(e) => return Err(e.into()),
-        };
+    /// What automatic compaction needs from here: the user's layers (read once) and the
+    /// compaction path with its hooks, asking nothing.
+    fn automatic(&self, store: &Store) -> Result<Automatic<'_>, CommandError> {
+        let base = self.base_layers()?;
+        let trusted = super::store_trusted(store.root(), &convo::config::trusted_stores(&base));
+        Ok(Automatic { ctx: self, base, trusted })
+    }
+
+    /// `[context compacted …]`, after the fallback's reason when a summary failed.
+    fn report_automatic(&self, compacted: ops::auto::Compacted) {
+        if let Some(e) = compacted.fell_back {
+            let why = CommandError::from(e).message;
+            self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
+        }
+        let planned = &compacted.planned;
         let c = &planned.prepared.compaction;
         let step = planned.ladder.as_ref().map(|l| format!(" by {}", l.chosen().step.name())).unwrap_or_default();
         self.note(&format!(
@@ -216,8 +182,7 @@ impl Ctx {
             thousands(planned.estimate.before),
             thousands(planned.estimate.after)
         ));
-        self.ui.landed(&appended.landed);
-        Ok(())
+        self.ui.landed(&compacted.appended.landed);
     }
 
     /// A provider body with no `model` (none given, no llm.model) cannot be sent as it is:
@@ -226,5 +191,32 @@ impl Ctx {
         if body.get("model").is_none_or(serde_json::Value::is_null) {
             self.ui.warning("the body names no model: --model or llm.model sets one");
         }
+    }
+}
+
+/// [`ops::auto::Apply`] from the CLI.
+struct Automatic<'a> {
+    ctx: &'a Ctx,
+    base: Vec<convo::config::Layer>,
+    trusted: bool,
+}
+
+impl ops::auto::Apply for Automatic<'_> {
+    fn config(&self, store: &Store, events: &[convo::event::Event]) -> Result<convo::config::Resolved, ops::OpsError> {
+        let resolved = ops::resolve_config(store, events, &self.base, self.trusted)?;
+        self.ctx.warn_ignored(&resolved.ignored);
+        Ok(resolved)
+    }
+
+    fn compact(
+        &mut self,
+        store: &Store,
+        id: &str,
+        conversation: Conversation,
+        config: &convo::config::Resolved,
+        planned: Planned,
+    ) -> Result<(Appended, Planned), QueryError> {
+        let choice = SummaryChoice { yes: true, ..Default::default() };
+        self.ctx.compact_or_why(store, id, conversation, config, planned, &choice)
     }
 }

@@ -3,6 +3,7 @@
 //! render its report; an operation never prints or reads the environment: what it needs
 //! from outside (a key, a yes/no, progress) the caller passes in as a capability.
 
+pub mod auto;
 pub mod budget;
 pub mod compact;
 pub mod config_edit;

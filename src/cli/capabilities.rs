@@ -145,29 +145,16 @@ impl Ctx {
         Ok(())
     }
 
-    /// Before a request that would not fit the window (or after the server said it did
-    /// not): [`ops::auto::to_fit`], said. `false`: compaction is off, or nothing was left.
-    pub fn compact_to_fit(&self, store: &Store, id: &str, budget: u64, why: &str) -> Result<bool, CommandError> {
-        let mut apply = self.automatic(store)?;
-        match ops::auto::to_fit(store, id, budget, why, &mut apply, &self.clock)? {
-            Some(compacted) => {
-                self.report_automatic(compacted);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-
     /// What automatic compaction needs from here: the user's layers (read once) and the
     /// compaction path with its hooks, asking nothing.
-    fn automatic(&self, store: &Store) -> Result<Automatic<'_>, CommandError> {
+    pub fn automatic(&self, store: &Store) -> Result<Automatic<'_>, CommandError> {
         let base = self.base_layers()?;
         let trusted = super::store_trusted(store.root(), &convo::config::trusted_stores(&base));
         Ok(Automatic { ctx: self, base, trusted })
     }
 
     /// `[context compacted …]`, after the fallback's reason when a summary failed.
-    fn report_automatic(&self, compacted: ops::auto::Compacted) {
+    pub fn report_automatic(&self, compacted: ops::auto::Compacted) {
         if let Some(e) = compacted.fell_back {
             let why = CommandError::from(e).message;
             self.note(&format!("automatic summary failed ({why}): compacting with a digest instead"));
@@ -195,7 +182,7 @@ impl Ctx {
 }
 
 /// [`ops::auto::Apply`] from the CLI.
-struct Automatic<'a> {
+pub struct Automatic<'a> {
     ctx: &'a Ctx,
     base: Vec<convo::config::Layer>,
     trusted: bool,

@@ -153,6 +153,63 @@ impl From<StoreError> for QueryError {
     }
 }
 
+/// What [`ask`] did on the way to an answer, for the caller to say.
+#[derive(Debug)]
+pub enum Step {
+    /// Automatic compaction made the conversation fit (before sending, or after the server
+    /// said it did not fit).
+    Compacted(Box<crate::ops::auto::Compacted>),
+    /// The server found the conversation over its context: compacted, sent once more.
+    Resending,
+}
+
+/// [`query`], fitted to the window: a request the estimate says is too large is refused
+/// before anything is sent, or with automatic compaction on, compacted first ([`Step`]);
+/// the server has the last word, and an overflow it reports is compacted to half the view
+/// (and half of what the window leaves beside the answer) and sent once more.
+#[allow(clippy::too_many_arguments)]
+pub fn ask(
+    store: &crate::store::Store,
+    id: &str,
+    message: String,
+    model: &crate::llm::Model,
+    endpoint: &crate::llm::client::Endpoint,
+    apply: &mut dyn crate::ops::auto::Apply,
+    on_delta: &mut dyn FnMut(crate::llm::client::Delta),
+    on_step: &mut dyn FnMut(Step),
+    stop: &dyn Fn() -> bool,
+    clock: &Clock,
+) -> Result<Queried, QueryError> {
+    use crate::ops::auto;
+    let events = store.events(id)?;
+    if let Some(over) = overflow(&events, &message, model)? {
+        if !apply.config(store, &events)?.config.compaction.auto.enabled {
+            return Err(QueryError::Overflow { model: model.name.clone(), overflow: over });
+        }
+        let over_by = over.view + over.max_output - over.window;
+        let why = format!("~{over_by} tokens over");
+        if let Some(compacted) = auto::to_fit(store, id, over.budget(&message), &why, apply, clock)? {
+            on_step(Step::Compacted(Box::new(compacted)));
+        }
+    }
+    match query(store, id, message.clone(), model, endpoint, on_delta, stop, clock) {
+        Err(QueryError::Llm(e)) if e.is_context_overflow() => {
+            let view = view_tokens(&store.events(id)?, "")?;
+            let room = model.context_window.map_or(u64::MAX, |w| w.saturating_sub(model.max_output_tokens));
+            let budget = view.min(room) / 2;
+            let compacted = match budget {
+                0 => None,
+                budget => auto::to_fit(store, id, budget, "the server said it does not", apply, clock)?,
+            };
+            let Some(compacted) = compacted else { return Err(QueryError::Llm(e)) };
+            on_step(Step::Compacted(Box::new(compacted)));
+            on_step(Step::Resending);
+            query(store, id, message, model, endpoint, on_delta, stop, clock)
+        }
+        other => other,
+    }
+}
+
 /// Send `message` after the projected view of conversation `id` to `endpoint`, streaming the
 /// answer to `on_delta`, then append the user message and the answer as one commit. A failed
 /// call writes nothing; a stream that ends early (or `stop`) keeps what arrived, marked

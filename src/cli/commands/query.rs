@@ -74,18 +74,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         });
     }
 
-    // Too large for the window, by the estimate: refused before anything is sent, or with
-    // automatic compaction on, compacted first and sent (the server has the last word: an
-    // overflow it reports is handled below).
-    let events = store.events(&id)?;
-    if let Some(over) = ops::query::overflow(&events, &message, &model)? {
-        if !config.config.compaction.auto.enabled {
-            return Err(ops::QueryError::Overflow { model: model.name.clone(), overflow: over }.into());
-        }
-        let over_by = over.view + over.max_output - over.window;
-        ctx.compact_to_fit(&store, &id, over.budget(&message), &format!("~{over_by} tokens over"))?;
-    }
-
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -107,33 +95,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         Delta::Reasoning(_) => {}
     };
-    let send = |on_delta: &mut dyn FnMut(Delta)| {
-        ops::query::query(
-            &store,
-            &id,
-            message.clone(),
-            &model,
-            &endpoint,
-            on_delta,
-            &|| stop.load(Ordering::SeqCst),
-            &ctx.clock,
-        )
-    };
-    let queried = match send(&mut on_delta) {
-        // The server counts otherwise than the estimate: compact to half the view (and half
-        // of what the window leaves beside the answer), and send once more.
-        Err(ops::QueryError::Llm(e)) if e.is_context_overflow() => {
-            let view = ops::query::view_tokens(&store.events(&id)?, "")?;
-            let room = model.context_window.map_or(u64::MAX, |w| w.saturating_sub(model.max_output_tokens));
-            let budget = view.min(room) / 2;
-            if budget == 0 || !ctx.compact_to_fit(&store, &id, budget, "the server said it does not")? {
-                return Err(ops::QueryError::Llm(e).into());
-            }
-            ctx.note("the server found the conversation over its context: compacted, sending again");
-            send(&mut on_delta)?
+    let mut apply = ctx.automatic(&store)?;
+    let mut on_step = |step: ops::query::Step| match step {
+        ops::query::Step::Compacted(compacted) => ctx.report_automatic(*compacted),
+        ops::query::Step::Resending => {
+            ctx.note("the server found the conversation over its context: compacted, sending again")
         }
-        other => other?,
     };
+    let stopped = || stop.load(Ordering::SeqCst);
+    let queried = ops::query::ask(
+        &store,
+        &id,
+        message,
+        &model,
+        &endpoint,
+        &mut apply,
+        &mut on_delta,
+        &mut on_step,
+        &stopped,
+        &ctx.clock,
+    )?;
     writeln!(ctx.ui.stdout())?;
     if queried.reply.interrupted {
         ctx.ui.warning("the answer was interrupted; what arrived is kept, marked interrupted");

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::clock::Clock;
 use crate::event::{self, Event};
-use crate::ops::plan::{Conversation, Request};
+use crate::ops::plan::Request;
 use crate::ops::{self, ForkRange};
 use crate::projection;
 use crate::render;
@@ -438,17 +438,20 @@ impl CompactParams {
 pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Value, Failure> {
     let request = p.request()?;
     let id = store.resolve_or_active(p.id.as_deref())?;
-    let events = store.events(&id)?;
-    let outlined = crate::event::outline::Outlined::of(&events);
-    let conversation = Conversation::full(&outlined, &events);
-    let config = host.config(store, &events)?;
+    // Planned as `convo compact` plans: from the outline index, the events read only when
+    // the plan needs their text.
+    let at = store.outlined(&id)?;
+    let config = host.config(store, &at.outlined.configs)?;
     let clock = host.clock();
-    let planned = match ops::compact::plan_compaction(conversation, &config, &request, clock) {
+    let dry_run = p.dry_run.unwrap_or(false);
+    let planned = ops::compact::plan_outlined(store, &id, &at.outlined, &config, &request, clock, dry_run);
+    let (planned, read) = match planned {
         Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
             return Ok(json!({ "id": id, "compacted": false, "why": e.to_string() }));
         }
         planned => planned?,
     };
+    let conversation = ops::compact::conversation(&at.outlined, &read);
     if planned.prepared.pending.is_some() {
         return Err(Failure::input("this profile asks a model for the summary, which the MCP server does not call")
             .hint("pass summary (your own text) or digest: true, or another profile"));
@@ -462,7 +465,7 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
         "tokens_before": planned.estimate.before,
         "tokens_after": planned.estimate.after,
     });
-    if p.dry_run.unwrap_or(false) {
+    if dry_run {
         // What `compact --dry-run` prints, turn by turn.
         let mut plan = Vec::new();
         let name = crate::store::subject::name(&id, store.meta(&id)?.title.as_deref());

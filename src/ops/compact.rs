@@ -5,6 +5,7 @@
 use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary};
 use crate::config::Resolved;
+use crate::event::outline::Outlined;
 use crate::event::{Event, Kind};
 use crate::ops::budget;
 use crate::ops::plan::{self, Conversation, PlanError, Prepared, Request};
@@ -36,6 +37,43 @@ pub fn plan_compaction(
     clock: &Clock,
 ) -> Result<Planned> {
     plan_with(conversation, config, request, clock, false)
+}
+
+/// The events a plan read because it needed their text (a digest, a truncation), outlined
+/// with them, so plan and compaction see one HEAD.
+pub type Read = Option<(Outlined, Vec<Event>)>;
+
+/// Plan from the outline index, and again from the events when the plan needs their text
+/// ([`PlanError::NeedsEvents`]): what `compact` and the MCP `compact` tool plan with. The
+/// conversation the plan was made from is [`conversation`] of `outlined` and the [`Read`].
+pub fn plan_outlined(
+    store: &Store,
+    id: &str,
+    outlined: &Outlined,
+    config: &Resolved,
+    request: &Request,
+    clock: &Clock,
+    every_step: bool,
+) -> Result<(Planned, Read)> {
+    // One id and time for both tries: the compaction event is the same whichever plan lands.
+    let (event, now) = ((clock.new_id(), clock.timestamp()), clock.now());
+    match plan_as(Conversation::outlined(outlined), config, request, event.clone(), now, every_step) {
+        Err(OpsError::Plan(PlanError::NeedsEvents { .. })) => {
+            let events = store.events(id)?;
+            let full = Outlined::of(&events);
+            let planned = plan_as(Conversation::full(&full, &events), config, request, event, now, every_step)?;
+            Ok((planned, Some((full, events))))
+        }
+        planned => Ok((planned?, None)),
+    }
+}
+
+/// The conversation a [`plan_outlined`] plan was made from.
+pub fn conversation<'a>(outlined: &'a Outlined, read: &'a Read) -> Conversation<'a> {
+    match read {
+        Some((outlined, events)) => Conversation::full(outlined, events),
+        None => Conversation::outlined(outlined),
+    }
 }
 
 /// [`plan_compaction`]; with `every_step`, a budget's ladder tries every step (`--dry-run`

@@ -5,9 +5,7 @@ mod undo;
 use std::path::PathBuf;
 
 use self::request::{ReasoningArg, ToolsArg};
-use convo::event::outline::Outlined;
 use convo::ops;
-use convo::ops::plan::Conversation;
 
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
@@ -127,21 +125,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     // text (a digest, a truncation), and then outlined with them, so both are one HEAD's.
     let at = store.outlined(&id)?;
     let config = ctx.config(&store, &at.outlined.configs)?;
-    let event = (ctx.clock.new_id(), ctx.clock.timestamp());
-    let plan = |conversation| {
-        ops::compact::plan_as(conversation, &config, &request, event.clone(), ctx.clock.now(), args.dry_run)
-    };
-    let mut full = None;
-    let planned = match plan(Conversation::outlined(&at.outlined)) {
-        Err(ops::OpsError::Plan(ops::plan::PlanError::NeedsEvents { .. })) => {
-            let events = store.events(&id)?;
-            let outlined = Outlined::of(&events);
-            let (outlined, events) = full.insert((outlined, events));
-            plan(Conversation::full(outlined, events))
-        }
-        planned => planned,
-    };
-    let planned = match planned {
+    let planned = ops::compact::plan_outlined(&store, &id, &at.outlined, &config, &request, &ctx.clock, args.dry_run);
+    let (planned, read) = match planned {
         Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
             // Like `git commit` with nothing staged: said, and not a failure.
             ctx.note(&e.to_string());
@@ -149,10 +134,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         planned => planned?,
     };
-    let conversation = match &full {
-        Some((outlined, events)) => Conversation::full(outlined, events),
-        None => Conversation::outlined(&at.outlined),
-    };
+    let conversation = ops::compact::conversation(&at.outlined, &read);
     let choice =
         SummaryChoice { model: args.model.clone(), focus: args.focus.clone(), yes: args.yes, force: args.force };
     if args.dry_run {

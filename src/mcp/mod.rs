@@ -74,7 +74,10 @@ fn store_hint(e: &StoreError) -> Option<String> {
             Summary::candidates(candidates)
         ),
         StoreError::AmbiguousConversation { candidates, .. } => {
-            format!("candidates: {}; pass a longer prefix, the whole id or the whole title", Summary::candidates(candidates))
+            format!(
+                "candidates: {}; pass a longer prefix, the whole id or the whole title",
+                Summary::candidates(candidates)
+            )
         }
         StoreError::NoActiveConversation => format!("pass id, or {NEW}"),
         StoreError::Empty => NEW.into(),

@@ -689,10 +689,10 @@ impl Store {
         // index is written from a mapping of the old one with those entries patched. Mapped
         // with its pages populated at once: at 10,000 conversations a read(2) of the 2.5 MB
         // cost more, and so did a lazy mapping (a fault and a stall every few entries).
-        // SAFETY: git and convo replace the index by renaming a new file over it, never
-        // write it in place, and we hold `index.lock`: the mapped bytes do not change.
         if now.iter().all(Option::is_some)
             && let Ok(file) = File::open(&index_path)
+            // SAFETY: git and convo replace the index by renaming a new file over it, never
+            // write it in place, and we hold `index.lock`: the mapped bytes do not change.
             && let Ok(bytes) = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
         {
             let updates: Vec<super::index_patch::Update> = paths
@@ -714,6 +714,9 @@ impl Store {
                 && let Ok(file) = File::open(self.shared_index_path(link.shared))
                 // Mapped lazily: an append to paths the split index has reads only the
                 // shared index's first and last page.
+                // SAFETY: a shared index is named by the hash of its bytes and never written
+                // again once renamed into place (git and convo alike write a new one), so the
+                // mapped bytes do not change while we read them.
                 && let Ok(shared) = unsafe { memmap2::Mmap::map(&file) }
                 && let Some(outcome) = super::split_index::patched(
                     &bytes,

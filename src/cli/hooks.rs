@@ -9,6 +9,8 @@
 //! counts against the timeout, and is killed with the group when it passes. Being in its own
 //! group also means a Ctrl-C on the terminal does not reach the hook; if convo dies of it, a
 //! running hook is left to finish by itself.
+//!
+//! Unix process groups, and (in the tests) Linux's `/proc` to see that a killed group is gone.
 
 use convo::ops::HookFailure;
 use std::io::{Read, Write};

@@ -13,6 +13,11 @@
 //! Whoever finds an orphaned journal (under the lock) replays step 3 from HEAD, which is
 //! right whether or not the commit landed. Reads use HEAD's tree, never the working tree, so
 //! they cannot see a half-written file.
+//!
+//! Linux only: the lock relies on `flock` being dropped by the kernel when its holder dies,
+//! the index is mapped with `MAP_POPULATE`, replaced files are preallocated with
+//! `fallocate`, and convo's `git gc` is started with `prctl(PR_SET_PDEATHSIG)` so it dies
+//! with a killed convo.
 
 use std::fs::File;
 use std::io::Write as _;

@@ -9,6 +9,8 @@
 //! counts against the timeout, and is killed with the group when it passes. Being in its own
 //! group also means a Ctrl-C on the terminal does not reach the hook; if convo dies of it, a
 //! running hook is left to finish by itself.
+//!
+//! Unix process groups, and (in the tests) Linux's `/proc` to see that a killed group is gone.
 
 use convo::ops::HookFailure;
 use std::io::{Read, Write};
@@ -71,7 +73,7 @@ pub fn run(command: &str, input: &[u8], timeout: Duration) -> std::io::Result<Ou
         // Its own group, led by the child (pgid = its pid): what a timeout kills.
         .process_group(0)
         .spawn()?;
-    let pgid = child.id() as libc::pid_t;
+    let group = rustix::process::Pid::from_child(&child);
 
     // stdin from a thread: a hook that reads nothing would otherwise block this write once
     // the pipe is full. Its error (EPIPE when the hook exits unread; SIGPIPE is ignored in
@@ -124,12 +126,9 @@ pub fn run(command: &str, input: &[u8], timeout: Duration) -> std::io::Result<Ou
         }
     }
     if timed_out {
-        // SAFETY: kill(2) with a negative pid signals the group; no memory is involved. The
-        // group id is the child's pid, reserved until the child is reaped below (or, once it
-        // is, for as long as any member of its group lives).
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+        // The group id is the child's pid, reserved until the child is reaped below (or,
+        // once it is, for as long as any member of its group lives): no stranger is hit.
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
     // Reap the child whatever happened: no zombie.
     let status = match exited {

@@ -362,10 +362,7 @@ pub fn main() -> ExitCode {
     // Conversations are private: every file this process writes (gix's objects, the
     // repository gix::init lays out, exports, the user's config) and every child it starts
     // (git) is user-only, whatever the shell's umask.
-    // SAFETY: umask(2) only sets this process's file-creation mask; it cannot fail.
-    unsafe {
-        libc::umask(0o077);
-    }
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     exit_on_panic();
     // `COMPLETE=bash convo` prints the shell's registration script, and the shell then calls
     // `COMPLETE=bash convo -- WORDS` at each TAB: flags from the clap definition, conversation

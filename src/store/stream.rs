@@ -1,9 +1,11 @@
 //! A conversation's stored lines as they are, at the speed of inflating them: `show
 //! --format jsonl` and the JSONL export copy them through (they are canonical JSONL).
 //!
-//! Two things keep this fast whatever the size. A worker thread inflates the next segments
-//! while the caller writes the current one (a bounded queue, so memory stays a few
-//! segments). And a segment is checked to be JSON lines ([`event::check_stored`]) only once:
+//! Two things keep this fast whatever the size. Two worker threads inflate alternate batches
+//! of the next segments while the caller writes the current one (bounded queues, so memory
+//! stays a few segments), each reading a loose segment with one read(2) and inflating it
+//! with its own zlib state: gix would map each object, and unmapping while other threads
+//! run flushes every core's TLB (benches/README.md, `scale.py`). And a segment is checked to be JSON lines ([`event::check_stored`]) only once:
 //! `.git/convo/checked` lists the blob ids known good, those convo wrote itself (from
 //! validated input) and those a copy has checked before. A blob that came some other way (a
 //! pull, git by hand) is checked when first copied. Like every file under `.git/convo/` it

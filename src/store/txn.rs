@@ -13,6 +13,11 @@
 //! Whoever finds an orphaned journal (under the lock) replays step 3 from HEAD, which is
 //! right whether or not the commit landed. Reads use HEAD's tree, never the working tree, so
 //! they cannot see a half-written file.
+//!
+//! Linux only: the lock relies on `flock` being dropped by the kernel when its holder dies,
+//! the index is mapped with `MAP_POPULATE`, replaced files are preallocated with
+//! `fallocate`, and convo's `git gc` is started with `prctl(PR_SET_PDEATHSIG)` so it dies
+//! with a killed convo.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -689,10 +694,10 @@ impl Store {
         // index is written from a mapping of the old one with those entries patched. Mapped
         // with its pages populated at once: at 10,000 conversations a read(2) of the 2.5 MB
         // cost more, and so did a lazy mapping (a fault and a stall every few entries).
-        // SAFETY: git and convo replace the index by renaming a new file over it, never
-        // write it in place, and we hold `index.lock`: the mapped bytes do not change.
         if now.iter().all(Option::is_some)
             && let Ok(file) = File::open(&index_path)
+            // SAFETY: git and convo replace the index by renaming a new file over it, never
+            // write it in place, and we hold `index.lock`: the mapped bytes do not change.
             && let Ok(bytes) = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
         {
             let updates: Vec<super::index_patch::Update> = paths
@@ -714,6 +719,9 @@ impl Store {
                 && let Ok(file) = File::open(self.shared_index_path(link.shared))
                 // Mapped lazily: an append to paths the split index has reads only the
                 // shared index's first and last page.
+                // SAFETY: a shared index is named by the hash of its bytes and never written
+                // again once renamed into place (git and convo alike write a new one), so the
+                // mapped bytes do not change while we read them.
                 && let Ok(shared) = unsafe { memmap2::Mmap::map(&file) }
                 && let Some(outcome) = super::split_index::patched(
                     &bytes,

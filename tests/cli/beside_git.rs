@@ -35,6 +35,35 @@ fn git_processes_in(store: &Path) -> Vec<String> {
     found
 }
 
+/// Poll `done` until it holds; a generous deadline, so a loaded machine is only slower.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "still not so after 30 s: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Whether some process holds convo's write lock (`.git/convo/lock`, an flock).
+fn convo_lock_held(env: &TestEnv) -> bool {
+    let Ok(file) = std::fs::File::open(env.store.join(".git/convo/lock")) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// Whether the process `strace` (pid `strace`) runs is stopped in an `openat` that creates
+/// a lock file (`O_CREAT | O_EXCL`): with `-P LOCK -e inject=openat:delay_enter=…`, strace
+/// holds it there. /proc/PID/syscall gives the call's number and its arguments, flags third.
+fn held_at_lock_open(strace: u32) -> bool {
+    let children = std::fs::read_to_string(format!("/proc/{strace}/task/{strace}/children")).unwrap_or_default();
+    children.split_whitespace().any(|pid| {
+        let syscall = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+        let mut fields = syscall.split_whitespace();
+        let number = fields.next().and_then(|n| n.parse::<i64>().ok());
+        let flags = fields.nth(2).and_then(|f| i64::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+        number == Some(libc::SYS_openat) && flags.is_some_and(|f| f & i64::from(libc::O_EXCL) != 0)
+    })
+}
+
 /// 3,000 loose objects and `gc.auto` 256: the next convo commit runs `git gc --auto`.
 fn due_for_gc(env: &TestEnv) {
     let blobs = env.root.join("blobs");
@@ -157,18 +186,17 @@ fn a_branch_lock_a_live_git_holds_is_waited_for_and_never_deleted() {
     env.run(&["append", "--user", "before"]).ok();
     let lock = env.store.join(".git").join(format!("{}.lock", branch(&env)));
 
-    // Held, then released: the append waits and lands.
+    // Held, then released: the append waits and lands. Released only once the append holds
+    // convo's lock, from where nothing but the branch's lock stands between it and its commit.
     let holder = FakeGit::start(&env, "30");
     std::fs::write(&lock, "").unwrap();
-    let release = {
-        let lock = lock.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(400));
-            std::fs::remove_file(lock).unwrap();
-        })
-    };
-    env.run(&["append", "--user", "after the wait"]).ok();
-    release.join().unwrap();
+    let mut append = env.command(&["append", "--user", "after the wait"]);
+    let mut append = append.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_until("the append took convo's lock", || convo_lock_held(&env));
+    assert!(append.try_wait().unwrap().is_none(), "the append did not wait for git's lock");
+    std::fs::remove_file(&lock).unwrap();
+    let out = append.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     // Held past the wait: refused, the lock left alone, nothing written.
     env.git(&["config", "core.filesRefLockTimeout", "300"]);
@@ -392,8 +420,12 @@ fn a_git_status_that_read_the_index_before_an_append_does_not_write_over_it() {
             .stderr(Stdio::null());
         let started = std::time::Instant::now();
         let mut status = status.spawn().expect("strace runs (.ci/test installs it)");
-        // git reads the index and refreshes it, then waits two seconds to take the lock.
-        std::thread::sleep(std::time::Duration::from_millis(600));
+        // git reads the index and refreshes it, then is held two seconds taking the lock.
+        let strace = status.id();
+        wait_until("git held at index.lock", || {
+            assert!(status.try_wait().unwrap().is_none(), "git finished before it was seen at its lock");
+            held_at_lock_open(strace)
+        });
         env.run(&["append", &id, "--user", "while git waits"]).ok();
         assert!(status.wait().unwrap().success());
         assert!(started.elapsed() >= std::time::Duration::from_secs(2), "git was held at its lock");

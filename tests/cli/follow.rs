@@ -392,6 +392,14 @@ fn watch_imports_a_session_as_it_grows_and_commits_what_it_saw_on_ctrl_c() {
     let once = TestEnv::new();
     once.run(&["import", file.to_str().unwrap()]).ok();
     let at_ten = event_count(&once);
+    // What twenty whole lines import as, from a file of the same name elsewhere.
+    let twenty = tempfile::tempdir().unwrap();
+    let twenty = twenty.path().join("5c0375b4.jsonl");
+    std::fs::write(&twenty, lines[..20].concat()).unwrap();
+    let once = TestEnv::new();
+    once.run(&["import", twenty.to_str().unwrap()]).ok();
+    let at_twenty = event_count(&once);
+    assert!(at_twenty > at_ten);
 
     let env = TestEnv::new();
     env.run(&["list"]).ok();
@@ -405,15 +413,17 @@ fn watch_imports_a_session_as_it_grows_and_commits_what_it_saw_on_ctrl_c() {
         }
     };
     wait_for(at_ten);
-    // Grown a line at a time, the last one half-written for a while.
-    for line in &lines[10..20] {
+    // Grown a line at a time, the last one half-written for a while: the twentieth line
+    // goes in with half the next, so the watch never sees twenty lines without it, and
+    // the rest is written only once it has imported those twenty and left the half line.
+    for line in &lines[10..19] {
         let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
         std::io::Write::write_all(&mut f, line).unwrap();
     }
     let half = lines[20].len() / 2;
     let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
-    std::io::Write::write_all(&mut f, &lines[20][..half]).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::io::Write::write_all(&mut f, &[lines[19], &lines[20][..half]].concat()).unwrap();
+    wait_for(at_twenty);
     std::io::Write::write_all(&mut f, &lines[20][half..]).unwrap();
     for line in &lines[21..] {
         std::io::Write::write_all(&mut f, line).unwrap();

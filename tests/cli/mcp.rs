@@ -4,6 +4,7 @@
 //! JSON document per step, is compared whole. When the install is impossible here (no
 //! network, nothing cached) the tests say so and skip, as the llama.cpp ones do.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -18,7 +19,8 @@ fn client() -> Option<PathBuf> {
         .get_or_init(|| match crate::common::pypi_venv("mcp-client.sh", "mcp-venv") {
             Ok(venv) => Some(venv.join("bin/python")),
             Err(why) => {
-                eprintln!("skipped: {why}");
+                // Straight to stderr, past the test harness's capture: a skip is never silent.
+                let _ = writeln!(std::io::stderr(), "SKIPPED (MCP SDK session, CONVO_SKIP_PYPI): {why}");
                 None
             }
         })

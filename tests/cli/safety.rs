@@ -3,7 +3,6 @@
 //! event intact.
 
 use std::process::Stdio;
-use std::time::Duration;
 
 use crate::common::{TestEnv, conversation_dir, run_command};
 
@@ -391,24 +390,51 @@ fn stale_git_locks_and_a_torn_worktree_file_are_recovered() {
 }
 
 /// Kill real processes at random moments; every append that reported success must survive.
+/// The kills are spread over one append's own duration, measured here, and the test fails
+/// unless some append was killed inside its commit (its journal left behind) and some was
+/// acknowledged: a machine where every kill landed before the append began, or after it
+/// ended, proves nothing.
 #[test]
 fn kill_nine_at_random_moments_loses_no_committed_event() {
+    use std::os::unix::process::ExitStatusExt as _;
     let env = TestEnv::new();
     env.new_conversation("kill");
-    let mut acknowledged = Vec::new();
-    for i in 0..30u64 {
-        let text = format!("message {i}");
-        let mut cmd = env.command(&["append", "--user", &text]);
+    let append = |text: &str| {
+        let mut cmd = env.command(&["append", "--user", text]);
         cmd.env_remove("CONVO_NOW").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = cmd.spawn().unwrap();
-        // A spread of delays that lands kills before, during and after the commit.
-        std::thread::sleep(Duration::from_micros((i * 7919) % 9000));
+        cmd.spawn().unwrap()
+    };
+    let mut acknowledged = Vec::new();
+    let mut took = Vec::new();
+    for i in 0..3 {
+        let text = format!("timed {i}");
+        let started = std::time::Instant::now();
+        assert!(append(&text).wait().unwrap().success());
+        took.push(started.elapsed());
+        acknowledged.push(text);
+    }
+    took.sort();
+    let one_append = took[1];
+    let mut killed_mid_commit = 0;
+    let mut acknowledged_under_fire = 0;
+    for i in 0..30u32 {
+        let text = format!("message {i}");
+        let mut child = append(&text);
+        // From at once to half again an append's time, so kills land before, during and
+        // after the commit.
+        std::thread::sleep(one_append * ((i * 7919) % 30) / 20);
         let _ = child.kill();
         let out = child.wait_with_output().unwrap();
         if out.status.success() {
             acknowledged.push(text);
+            acknowledged_under_fire += 1;
+        } else if out.status.signal() == Some(9) && journal_pending(&env) {
+            // Killed between naming its paths and finishing: the next append replays it.
+            killed_mid_commit += 1;
         }
     }
+    assert!(killed_mid_commit > 0, "no append was killed inside its commit (one takes {one_append:?})");
+    assert!(acknowledged_under_fire > 0, "no append outran its kill (one takes {one_append:?})");
     let shown = env.run(&["show", "--format", "jsonl"]);
     let stored = shown.ok();
     for text in &acknowledged {
@@ -416,6 +442,12 @@ fn kill_nine_at_random_moments_loses_no_committed_event() {
     }
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
+}
+
+/// Whether a commit's journal names paths: a writer died between starting and finishing.
+fn journal_pending(env: &TestEnv) -> bool {
+    let journal = std::fs::read(env.store.join(".git/convo/journal")).unwrap_or_default();
+    journal.iter().any(|b| !b.is_ascii_whitespace())
 }
 
 #[test]

@@ -10,12 +10,8 @@ use convo::render::plural;
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 
-/// Set by SIGINT and SIGTERM: finish what was seen, then exit.
+/// Set by SIGINT, SIGTERM and SIGHUP: finish what was seen, then exit.
 static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn stop(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 /// Follow agent session folders and import each session as it grows
 ///
@@ -82,10 +78,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         return follow_due(&mut watch, true);
     }
 
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, stop as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, stop as *const () as libc::sighandler_t);
+    // ctrlc's `termination` feature adds SIGTERM and SIGHUP (a closed terminal) to SIGINT.
+    // Without a handler the first signal would kill the watch mid-import.
+    if let Err(e) = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst)) {
+        ctx.ui.warning(&format!("Ctrl-C will stop the watch without importing what it saw last ({e})"));
     }
     let (send, events) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
     // inotify where it works; scans alone (every --poll seconds) where it does not.

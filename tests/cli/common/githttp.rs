@@ -28,13 +28,20 @@ impl Daemon {
             .process_group(0)
             .spawn()
             .expect("git daemon starts");
-        for _ in 0..100 {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
+        // Until it listens; one that never does (no git-daemon installed) fails here, not as
+        // a confusing fetch error later.
+        let listening = (0..600).any(|_| {
+            TcpStream::connect(("127.0.0.1", port)).is_ok() || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                false
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        });
+        let mut daemon = Daemon { url: format!("git://127.0.0.1:{port}"), child };
+        if !listening {
+            let exited = daemon.child.try_wait().ok().flatten();
+            panic!("git daemon did not listen within 30 s (exited: {exited:?}; .ci/test installs git with its daemon)");
         }
-        Daemon { url: format!("git://127.0.0.1:{port}"), child }
+        daemon
     }
 }
 

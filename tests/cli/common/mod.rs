@@ -283,6 +283,18 @@ pub fn pypi_venv(script: &str, venv: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// What a test does when something it needs outside convo is missing here: fail, unless
+/// the opt-out variable `var` (`CONVO_SKIP_…`) is set, in which case the skip is said on
+/// stderr past the harness's capture and the test returns. A missing dependency never
+/// passes for a test that ran.
+#[track_caller]
+pub fn skip_or_fail(var: &str, why: &str) {
+    if std::env::var_os(var).is_none() {
+        panic!("{why} ({var}=1 skips this test)");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED ({var}): {why}");
+}
+
 /// The fan folder of conversation `id` in a store's tree: its last two characters.
 pub fn fan(id: &str) -> &str {
     &id[id.len() - 2..]

@@ -13,7 +13,7 @@ use crate::cli::command_error::CommandError;
 /// How long an open pipe on stdin may stay silent before `append --user` and the like take
 /// it for one a parent holds open and never writes to (a CI runner, `subprocess` with a
 /// pipe): long enough for `echo … |` to have written, short enough not to be felt.
-const STDIN_WAIT_MS: i32 = 200;
+const STDIN_WAIT_MS: i64 = 200;
 
 /// The event flag given, if any.
 fn event_flag(args: &Args) -> Option<&'static str> {
@@ -47,9 +47,9 @@ fn stdin_has_data() -> bool {
         return false;
     };
     if meta.file_type().is_fifo() || meta.file_type().is_socket() {
-        let mut fd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd, for the duration of the call.
-        if unsafe { libc::poll(&mut fd, 1, STDIN_WAIT_MS) } <= 0 {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let wait = Timespec { tv_sec: 0, tv_nsec: STDIN_WAIT_MS * 1_000_000 };
+        if !matches!(rustix::event::poll(&mut [PollFd::new(&file, PollFlags::IN)], Some(&wait)), Ok(n) if n > 0) {
             return false;
         }
     }

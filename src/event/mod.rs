@@ -437,6 +437,21 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Anthropic's `usage` object (Claude Code's `message.usage`): `input_tokens` is the
+    /// prompt outside the cache, `cache_read_input_tokens` and `cache_creation_input_tokens`
+    /// the rest. `None` when it holds no count.
+    pub fn from_anthropic(usage: &serde_json::Value) -> Option<Usage> {
+        let n = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let u = Usage {
+            input_tokens: n("input_tokens"),
+            output_tokens: n("output_tokens"),
+            cache_read_tokens: n("cache_read_input_tokens"),
+            cache_write_tokens: n("cache_creation_input_tokens"),
+            reasoning_tokens: None,
+        };
+        (!u.is_empty()).then_some(u)
+    }
+
     /// Nothing reported.
     pub fn is_empty(&self) -> bool {
         *self == Usage::default()
@@ -463,6 +478,27 @@ impl Usage {
         sum(&mut self.cache_write_tokens, other.cache_write_tokens);
         sum(&mut self.reasoning_tokens, other.reasoning_tokens);
     }
+}
+
+/// The tokens the providers reported for `events`, summed: each event's `usage`, except that
+/// the events of one API message (`message_id`, Claude Code's lines of one message, each
+/// recording the message's usage as it streamed) count once, by the last of them.
+pub fn usage_of(events: &[Event]) -> Usage {
+    let mut total = Usage::default();
+    let mut by_message: std::collections::HashMap<&str, Usage> = std::collections::HashMap::new();
+    for e in events {
+        let Some(usage) = e.extra.get("usage").and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok()) else {
+            continue;
+        };
+        match e.extra.get("message_id").and_then(serde_json::Value::as_str) {
+            Some(message) => {
+                by_message.insert(message, usage);
+            }
+            None => total.add(&usage),
+        }
+    }
+    by_message.values().for_each(|u| total.add(u));
+    total
 }
 
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event
@@ -519,6 +555,22 @@ pub fn turn_numbers(events: &[Event]) -> Vec<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_counts_an_api_message_once_by_its_last_event() {
+        let event = |message: Option<&str>, output: u64| {
+            let mut e = Draft::new(Kind::Assistant { content: "x".into() }).into_event("e".into(), "t".into());
+            if let Some(m) = message {
+                e.extra.insert("message_id".into(), serde_json::json!(m));
+            }
+            e.extra.insert("usage".into(), serde_json::json!({"input_tokens": 10, "output_tokens": output}));
+            e
+        };
+        let events = [event(Some("m1"), 5), event(Some("m1"), 140), event(None, 7), event(Some("m2"), 1)];
+        let total = usage_of(&events);
+        assert_eq!((total.input_tokens, total.output_tokens), (Some(30), Some(148)));
+        assert!(usage_of(&[]).is_empty());
+    }
 
     #[test]
     fn id_set_tells_a_million_ids_apart_and_catches_repeats() {

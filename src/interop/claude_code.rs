@@ -191,7 +191,8 @@ pub fn parse_lines(
                 let content = line.pointer("/message/content").cloned().unwrap_or_default();
                 note_tasks(&content, &mut tasks);
                 let message = (line.pointer("/message/id"), line.pointer("/message/model"));
-                assistant_line(builder, &mut report, &content, uuid, message, ts);
+                let usage = line.pointer("/message/usage").and_then(crate::event::Usage::from_anthropic);
+                assistant_line(builder, &mut report, &content, uuid, (message, usage), ts);
             }
             // What Claude Code renders into its requests (environment, date, reminders): kept
             // with the next event, so a resume sends them as the agent's own file does.
@@ -340,18 +341,22 @@ fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option
 
 /// `message`: the id of the API message the line is part of (kept: Claude Code joins the
 /// lines of one message back into one when it resumes) and the model that wrote it.
+/// `usage`: the tokens the line records, kept on its first event. Every line of one message
+/// records the message's usage, its output count growing as the message streamed: a sum
+/// counts a `message_id` once, by its last line ([`crate::event::usage_of`]).
 fn assistant_line(
     b: &mut Builder,
     report: &mut Report,
     content: &Value,
     uuid: Option<&str>,
-    (message_id, model): (Option<&Value>, Option<&Value>),
+    ((message_id, model), usage): ((Option<&Value>, Option<&Value>), Option<crate::event::Usage>),
     ts: Option<&str>,
 ) {
     let blocks = match content {
         Value::Array(blocks) => blocks.clone(),
         other => vec![serde_json::json!({"type": "text", "text": text_of(other)})],
     };
+    let mut usage_kept = false;
     for (n, block) in blocks.iter().enumerate() {
         let id = part_id(uuid, n);
         let mut extra = serde_json::Map::new();
@@ -360,6 +365,7 @@ fn assistant_line(
                 extra.insert(key.into(), value.clone());
             }
         }
+        let kept_usage = usage.map(|u| serde_json::to_value(u).unwrap_or_default());
         let kind = match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 Kind::Assistant { content: block.get("text").and_then(Value::as_str).unwrap_or("").to_owned() }
@@ -386,6 +392,10 @@ fn assistant_line(
                 continue;
             }
         };
+        if let Some(u) = kept_usage.filter(|_| !usage_kept) {
+            extra.insert("usage".into(), u);
+            usage_kept = true;
+        }
         b.push_with(report, kind, id.as_deref(), ts, extra);
     }
 }

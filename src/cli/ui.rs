@@ -78,6 +78,12 @@ impl Ui {
         }
     }
 
+    /// Whether git's (and convo's) progress meters may draw: stderr is a terminal and
+    /// `--quiet` was not given.
+    pub fn progress(&self) -> bool {
+        io::stderr().is_terminal() && !self.quiet
+    }
+
     /// `warning: MESSAGE` on stderr, also under `--quiet`: something went wrong that the
     /// user must know about although the command succeeded.
     pub fn warning(&self, message: &str) {

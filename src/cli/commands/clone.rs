@@ -1,4 +1,3 @@
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use convo::sync;
@@ -31,7 +30,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         return Err(CommandError::input(format!("{} already exists and is not empty", path.display()))
             .hint("clone into a new PATH"));
     }
-    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let progress = ctx.ui.progress();
     let store = sync::clone(&args.url, &path, progress).map_err(|e| match e {
         // No remote is set up yet: the URL itself is what to check.
         sync::SyncError::Git { .. } => CommandError::new(Kind::Remote, e.to_string())

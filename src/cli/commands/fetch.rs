@@ -1,5 +1,3 @@
-use std::io::IsTerminal;
-
 use convo::sync;
 
 use crate::cli::Ctx;
@@ -15,7 +13,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let fetched = sync::fetch(&store, &args.remote, std::io::stderr().is_terminal() && !ctx.ui.quiet)?;
+    let fetched = sync::fetch(&store, &args.remote, ctx.ui.progress())?;
     let short = |c: &gix::ObjectId| c.to_hex_with_len(7).to_string();
     let t = &fetched.tracking;
     ctx.note(&match (fetched.before, fetched.after) {

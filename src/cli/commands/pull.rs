@@ -1,5 +1,3 @@
-use std::io::IsTerminal;
-
 use convo::sync;
 
 use crate::cli::Ctx;
@@ -24,7 +22,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let progress = ctx.ui.progress();
     let outcome = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
     // Status, as git's: on stderr, and nothing under -q.
     let mut lines = Vec::new();

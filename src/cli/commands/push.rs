@@ -1,5 +1,3 @@
-use std::io::IsTerminal;
-
 use convo::sync;
 
 use crate::cli::Ctx;
@@ -26,7 +24,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let progress = ctx.ui.progress();
     match sync::push(&store, &args.remote, args.force_with_lease, args.allow_secrets, progress)? {
         sync::Pushed::Updated => ctx.note(&format!("Pushed to {}", args.remote)),
         sync::Pushed::UpToDate => ctx.note("Everything up-to-date"),

@@ -1,5 +1,3 @@
-use std::io::IsTerminal;
-
 use convo::ops::sync::{self, Options, Synced};
 use convo::store::Moved;
 
@@ -28,7 +26,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let progress = std::io::stderr().is_terminal() && !ctx.ui.quiet;
+    let progress = ctx.ui.progress();
     let options = Options { allow_secrets: args.allow_secrets, progress, attempts: sync::ATTEMPTS };
     let synced = sync::sync(&store, &args.remote, options, &ctx.clock)?;
     ctx.note(&summary(&args.remote, &synced));

@@ -122,6 +122,20 @@ pub struct Config {
     /// `[hooks]`: commands run around a compaction; read only from the user's own layers.
     #[serde(default)]
     pub hooks: HooksConfig,
+    /// `[prices."model"]`: what `usage` estimates cost with, over the table convo ships.
+    #[serde(default)]
+    pub prices: BTreeMap<String, PriceConfig>,
+}
+
+/// `[prices."model"]`: US dollars per million tokens; a field left out keeps the shipped
+/// table's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceConfig {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
 }
 
 /// `[hooks]`: shell commands (run with `sh -c` by the CLI) around a compaction. They run

@@ -18,6 +18,7 @@ pub mod resume;
 pub mod search;
 pub mod select;
 pub mod sync;
+pub mod usage;
 pub mod watch;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod fit;
 pub mod pull;
 pub mod search;
+pub mod usage;
 
 pub use fit::{ShortIds, fit};
 

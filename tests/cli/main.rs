@@ -43,3 +43,4 @@ mod safety;
 mod suite_layout;
 mod sync;
 mod titles;
+mod usage;

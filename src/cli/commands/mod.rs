@@ -31,6 +31,7 @@ pub mod rm;
 pub mod show;
 pub mod switch;
 pub mod sync;
+pub mod usage;
 pub mod watch;
 
 /// `--format` for commands whose output scripts read.

@@ -1,0 +1,83 @@
+//! `usage`: the tokens the agents recorded, summed as a script sums the source files, and
+//! their cost by the price table, checked by hand.
+
+use std::path::Path;
+
+use crate::common::TestEnv;
+
+const SONNET: &str = "../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl";
+const OPUS: &str = "../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl";
+
+/// (input, output, cache read, cache write) of a Claude Code file, each API message once by
+/// its last line, as a script over the file computes them.
+fn source_tokens(file: &str) -> [u64; 4] {
+    let mut last = std::collections::HashMap::new();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    for line in text.lines() {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if let (Some(id), Some(usage)) = (record.pointer("/message/id"), record.pointer("/message/usage")) {
+            last.insert(id.to_string(), usage.clone());
+        }
+    }
+    let mut total = [0; 4];
+    for usage in last.values() {
+        let keys = ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
+        for (t, key) in total.iter_mut().zip(keys) {
+            *t += usage[key].as_u64().unwrap_or(0);
+        }
+    }
+    total
+}
+
+#[test]
+fn usage_sums_what_the_agents_recorded_and_prices_it_by_the_table() {
+    let env = TestEnv::new();
+    for file in [SONNET, OPUS] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    let row = |model: &str| rows.iter().find(|r| r["key"]["model"] == model).unwrap().clone();
+    let tokens = |r: &serde_json::Value| {
+        ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+            .map(|k| r["usage"][k].as_u64().unwrap_or(0))
+    };
+    let sonnet = row("claude-sonnet-4-20250514");
+    let opus = row("claude-opus-4-6");
+    assert_eq!(tokens(&sonnet), source_tokens(SONNET));
+    assert_eq!(tokens(&opus), source_tokens(OPUS));
+
+    // By hand: claude-sonnet-4 at $3 input, $15 output, $0.30 cache read, $3.75 cache write
+    // per million tokens.
+    let [i, o, r, w] = source_tokens(SONNET).map(|n| n as f64);
+    let by_hand = (i * 3.0 + o * 15.0 + r * 0.30 + w * 3.75) / 1e6;
+    assert!((sonnet["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-9, "{sonnet}");
+    // A model the table does not know: tokens, no cost, named; the total says it leaves it out.
+    assert!(opus["cost_usd"].is_null(), "{opus}");
+    assert_eq!(report["total"]["unpriced_models"], serde_json::json!(["claude-opus-4-6"]));
+
+    // Priced in config, by hand again: $5 input, $25 output, $0.50 cache read, $6.25 write.
+    let prices = "[prices.\"claude-opus-4-6\"]\ninput = 5.0\noutput = 25.0\ncache_read = 0.5\ncache_write = 6.25\n";
+    std::fs::create_dir_all(env.home().join(".config/convo")).unwrap();
+    std::fs::write(env.home().join(".config/convo/config.toml"), prices).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let opus =
+        report["rows"].as_array().unwrap().iter().find(|r| r["key"]["model"] == "claude-opus-4-6").unwrap().clone();
+    let [i, o, r, w] = source_tokens(OPUS).map(|n| n as f64);
+    let by_hand = (i * 5.0 + o * 25.0 + r * 0.50 + w * 6.25) / 1e6;
+    assert!((opus["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-9, "{opus}");
+    assert_eq!(report["total"]["unpriced_models"], serde_json::json!([]));
+
+    // The table, by day, fitted and totalled.
+    insta::assert_snapshot!(env.run(&["usage", "--since", "2025-09-07", "--until", "2026-03-01"]).ok(), @r#"
+    day         input  output  cache read  cache write   cost
+    2025-09-07    129   3,629     324,259       47,747  $0.33
+    2026-02-16     23      88     239,606        9,036  $0.18
+    total         152   3,717     563,865       56,783  $0.51
+    prices of 2025-11-01, US$ per million tokens; config's prices."MODEL" sets others
+    "#);
+    let bad = env.run(&["usage", "--since", "yesterday-ish"]);
+    assert!(bad.fails_with(3).contains("hint: give a date (2025-09-01) or a time ago (7d, 2weeks)"), "{}", bad.stderr);
+}

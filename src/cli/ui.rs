@@ -24,6 +24,38 @@ pub struct CommitReport<'a> {
     pub landed: &'a Landed,
 }
 
+/// What a store write returns that its commit line says: every writer's result has it.
+pub trait Landing {
+    fn commit_id(&self) -> &dyn std::fmt::Display;
+    fn subject(&self) -> &str;
+    fn landed(&self) -> &Landed;
+}
+
+macro_rules! landing {
+    ($($ty:ty),*) => {$(
+        impl Landing for $ty {
+            fn commit_id(&self) -> &dyn std::fmt::Display {
+                &self.commit
+            }
+            fn subject(&self) -> &str {
+                &self.subject
+            }
+            fn landed(&self) -> &Landed {
+                &self.landed
+            }
+        }
+    )*};
+}
+
+landing!(
+    convo::store::Appended,
+    convo::store::BulkAppended,
+    convo::store::Created,
+    convo::store::Fixed,
+    convo::ops::resume::Resumed,
+    convo::ops::folder::Committed
+);
+
 /// Every byte convo writes goes through here: data to stdout ([`Ui::stdout`], [`Ui::paged`]),
 /// status, warnings and commit lines to stderr. Read once at start-up from the environment.
 pub struct Ui {
@@ -104,6 +136,16 @@ impl Ui {
             None => self.status(&format!("[{hash}] {}", report.subject)),
         }
         self.landed(report.landed);
+    }
+
+    /// [`Ui::commit`] for what a writer returned, on `conversation` when it changed one.
+    pub fn committed(&self, conversation: Option<&str>, what: &dyn Landing) {
+        self.commit(&CommitReport {
+            conversation,
+            commit: what.commit_id(),
+            subject: what.subject(),
+            landed: what.landed(),
+        });
     }
 
     /// After a commit: say so when it landed but its mirror into the working tree did not,

@@ -8,7 +8,6 @@ use convo::ops::{self, ForkRange};
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Start a new conversation from (part of) another, and make it active
 ///
@@ -57,12 +56,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let created = ops::fork::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
     store.set_active(&created.id)?;
     writeln!(ctx.ui.stdout(), "{}", created.id)?;
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&created.id),
-        commit: &created.commit,
-        subject: &created.subject,
-        landed: &created.landed,
-    });
+    ctx.ui.committed(Some(&created.id), &created);
     if let Some(profile) = args.compact {
         drop(lock);
         let events = store.events(&created.id)?;
@@ -73,12 +67,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let planned = ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock)?;
         let (appended, _) =
             ctx.compact(&store, &created.id, conversation, &config, planned, &SummaryChoice::default())?;
-        ctx.ui.commit(&CommitReport {
-            conversation: Some(&created.id),
-            commit: &appended.commit,
-            subject: &appended.subject,
-            landed: &appended.landed,
-        });
+        ctx.ui.committed(Some(&created.id), &appended);
     }
     Ok(())
 }

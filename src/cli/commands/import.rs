@@ -8,7 +8,7 @@ use convo::render::plural;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::{self, CommitReport};
+use crate::cli::ui;
 
 /// Import a session from another tool as a new conversation, or every session in a folder
 ///
@@ -148,12 +148,7 @@ fn folder(ctx: &Ctx, dir: &std::path::Path, format: Option<Format>) -> Result<()
         }
     }
     if let Some(committed) = &done.committed {
-        ctx.ui.commit(&CommitReport {
-            conversation: None,
-            commit: &committed.commit,
-            subject: &committed.subject,
-            landed: &committed.landed,
-        });
+        ctx.ui.committed(None, committed);
     }
     ctx.ui.status(&format!(
         "{}: {}: {} new, {} continued, {} unchanged{}, {} not sessions, {failed} failed; {} imported",

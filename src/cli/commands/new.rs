@@ -2,7 +2,6 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Start a conversation and make it the active one
 #[derive(clap::Args)]
@@ -27,11 +26,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     drop(lock);
     // The new id is data (scripts take it from stdout); the commit line is status.
     writeln!(ctx.ui.stdout(), "{}", created.id)?;
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&created.id),
-        commit: &created.commit,
-        subject: &created.subject,
-        landed: &created.landed,
-    });
+    ctx.ui.committed(Some(&created.id), &created);
     Ok(())
 }

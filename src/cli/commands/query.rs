@@ -11,7 +11,6 @@ use convo::ops::plan::Request;
 use crate::cli::Ctx;
 use crate::cli::capabilities::{SummaryChoice, env_key};
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Send a message with the conversation to an LLM and record both sides
 ///
@@ -66,12 +65,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let planned = ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock)?;
         let choice = SummaryChoice { model: args.model.clone(), ..Default::default() };
         let (appended, _) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
-        ctx.ui.commit(&CommitReport {
-            conversation: Some(&id),
-            commit: &appended.commit,
-            subject: &appended.subject,
-            landed: &appended.landed,
-        });
+        ctx.ui.committed(Some(&id), &appended);
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -127,8 +121,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         ));
         ctx.ui.hint(&format!("raise models.\"{}\".max_output_tokens for longer answers", model.name));
     }
-    let a = &queried.appended;
-    ctx.ui.commit(&CommitReport { conversation: Some(&id), commit: &a.commit, subject: &a.subject, landed: &a.landed });
+    ctx.ui.committed(Some(&id), &queried.appended);
 
     ctx.auto_compact(&store, &id, Some(&model.name))
 }

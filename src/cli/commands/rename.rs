@@ -3,7 +3,6 @@ use convo::store::subject;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Give a conversation a new title
 ///
@@ -28,12 +27,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         ctx.note(&format!("{id} is already titled \"{}\"; nothing to do", args.title));
         return Ok(());
     };
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&id),
-        commit: &renamed.fixed.commit,
-        subject: &renamed.fixed.subject,
-        landed: &renamed.fixed.landed,
-    });
+    ctx.ui.committed(Some(&id), &renamed.fixed);
     // The shown ids' shortest unique prefixes depend only on their neighbours.
     let mut near = vec![id.clone()];
     near.extend(renamed.namesakes.iter().cloned());

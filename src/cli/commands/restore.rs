@@ -2,7 +2,6 @@ use std::io::Write;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Bring back a conversation `convo rm` removed
 ///
@@ -31,11 +30,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let lock = store.lock()?;
     let removed = store.resolve_removed(&query)?;
     let fixed = store.restore(&lock, &removed, &ctx.clock)?;
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&removed.id),
-        commit: &fixed.commit,
-        subject: &fixed.subject,
-        landed: &fixed.landed,
-    });
+    ctx.ui.committed(Some(&removed.id), &fixed);
     Ok(())
 }

@@ -6,7 +6,6 @@ use convo::ops::resume::{self, Request};
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Target {
@@ -73,12 +72,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let request = Request { id: &id, agent, compacted: args.compacted, cwd: &cwd, home: &home, provider: &provider };
     let resumed = resume::resume(&store, &request, &ctx.clock)?;
     writeln!(ctx.ui.stdout(), "{}", resumed.session)?;
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&resumed.id),
-        commit: &resumed.commit,
-        subject: &resumed.subject,
-        landed: &resumed.landed,
-    });
+    ctx.ui.committed(Some(&resumed.id), &resumed);
     ctx.note(&format!("wrote {}", resumed.path.display()));
     if resumed.as_text {
         ctx.note("tool calls and results are handed over as text: the conversation came from elsewhere");

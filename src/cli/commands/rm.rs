@@ -1,6 +1,5 @@
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Remove conversations from the store (their history stays)
 ///
@@ -25,12 +24,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     ids.extend(subagents.iter().cloned());
     let fixed = store.remove(&lock, &ids, &ctx.clock)?;
     let single = (ids.len() == subagents.len() + 1).then(|| ids[0].as_str());
-    ctx.ui.commit(&CommitReport {
-        conversation: single,
-        commit: &fixed.commit,
-        subject: &fixed.subject,
-        landed: &fixed.landed,
-    });
+    ctx.ui.committed(single, &fixed);
     if !subagents.is_empty() {
         let n = subagents.len();
         let what = if n == 1 { "subagent conversation" } else { "subagent conversations" };

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Append events to a conversation, as one commit
 ///
@@ -90,12 +89,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let appended = store.finish_append(&lock, appending, &ctx.clock).map_err(refused)?;
     drop(lock);
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&id),
-        commit: &appended.commit,
-        subject: &appended.subject,
-        landed: &appended.landed,
-    });
+    ctx.ui.committed(Some(&id), &appended);
     for added in &appended.added {
         let turn = added.turn.map(|t| format!("turn {t}")).unwrap_or_else(|| "-".into());
         let line = format!(" {turn:>9}  {:<11} {} {}", added.kind, added.id, added.detail);

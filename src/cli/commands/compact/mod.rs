@@ -10,7 +10,6 @@ use convo::ops;
 use crate::cli::Ctx;
 use crate::cli::capabilities::SummaryChoice;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Compact a conversation: append an overlay that shrinks what an LLM is sent
 ///
@@ -147,12 +146,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let (appended, planned) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
     ctx.keep_until_exit(store);
     let c = &planned.prepared.compaction;
-    ctx.ui.commit(&CommitReport {
-        conversation: Some(&id),
-        commit: &appended.commit,
-        subject: &appended.subject,
-        landed: &appended.landed,
-    });
+    ctx.ui.committed(Some(&id), &appended);
     if let Some(ladder) = planned.ladder.as_ref().filter(|l| !l.fits) {
         ctx.ui.warning(&format!(
             "the view is still ~{} tokens, over the budget of {}: no step gets closer",

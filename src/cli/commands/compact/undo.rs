@@ -3,7 +3,6 @@ use convo::store::Store;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// `compact --undo [COMPACTION]`: withdraw `target` (default: the latest in force) by
 /// appending its revocation; with none in force, say so and succeed.
@@ -18,7 +17,6 @@ pub(super) fn run(ctx: &Ctx, store: &Store, id: Option<&str>, target: Option<&st
         undone => undone?,
     };
     drop(lock);
-    let a = &undone.appended;
-    ctx.ui.commit(&CommitReport { conversation: Some(&id), commit: &a.commit, subject: &a.subject, landed: &a.landed });
+    ctx.ui.committed(Some(&id), &undone.appended);
     Ok(())
 }

@@ -101,12 +101,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             let lock = store.lock()?;
             let id = store.resolve_or_active(args.at.id.as_deref())?;
             let a = config_edit::set_in_conversation(&store, &lock, &id, key, &value, &ctx.clock)?;
-            ctx.ui.commit(&CommitReport {
-                conversation: Some(&id),
-                commit: &a.commit,
-                subject: &a.subject,
-                landed: &a.landed,
-            });
+            ctx.ui.committed(Some(&id), &a);
             warn_if_untrusted(ctx, &store, key);
         }
     }

@@ -156,6 +156,23 @@ impl<'a> Page<'a> {
         );
     }
 
+    /// What the model calls used, as the agent or provider recorded them: a row of the
+    /// header's facts, none when nothing was recorded.
+    fn usage_row(&self) -> String {
+        let usage = crate::event::usage_of(self.events);
+        if usage.is_empty() {
+            return String::new();
+        }
+        let n = |v: Option<u64>| thousands(v.unwrap_or(0));
+        format!(
+            "<div><dt>Usage</dt><dd>{} in · {} out · {} cache read · {} cache write</dd></div>",
+            n(usage.input_tokens),
+            n(usage.output_tokens),
+            n(usage.cache_read_tokens),
+            n(usage.cache_write_tokens)
+        )
+    }
+
     fn header(&self, s: &mut String, start: Start) {
         let turns = self.turns.iter().flatten().max().map_or(0, |t| t + 1);
         let sent = self.view.len();
@@ -168,13 +185,14 @@ impl<'a> Page<'a> {
             s,
             "<div><dt>Turns</dt><dd>{}</dd></div><div><dt>Events</dt><dd>{} raw · {sent} sent</dd></div>\
              <div><dt>Tokens</dt><dd>~{} raw → ~{} compacted{}</dd></div>\
-             <div><dt>Compactions</dt><dd>{} in force</dd></div></dl>",
+             <div><dt>Compactions</dt><dd>{} in force</dd></div>{}</dl>",
             thousands(turns),
             thousands(self.events.len() as u64),
             thousands(before),
             thousands(after),
             saving(before, after),
-            self.in_force.len()
+            self.in_force.len(),
+            self.usage_row()
         );
         self.bars(s);
         if !self.in_force.is_empty() {

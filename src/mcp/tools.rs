@@ -271,7 +271,7 @@ pub fn show(store: &Store, p: &ShowParams) -> Result<Value, Failure> {
     match p.format.unwrap_or_default() {
         ShowFormat::Text => {
             let (events, labels) = render::marked(&shown);
-            render::conversation(&mut bytes, &events, &labels, false, render::Theme::default())?;
+            render::conversation(&mut bytes, &events, &labels, render::Detail::default(), render::Theme::default())?;
         }
         ShowFormat::Jsonl if compacted => render::projected_jsonl(&mut bytes, &shown)?,
         ShowFormat::Jsonl => {

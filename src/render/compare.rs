@@ -3,14 +3,14 @@
 
 use std::io::{self, Write};
 
-use super::{Theme, conversation, escape_line, marked, thousands};
+use super::{Detail, Theme, conversation, escape_line, marked, thousands};
 use crate::compaction::Compaction;
 use crate::projection::{Estimate, Projected};
 
 fn text_of(view: &[Projected]) -> io::Result<String> {
     let (events, marks) = marked(view);
     let mut bytes = Vec::new();
-    conversation(&mut bytes, &events, &marks, false, Theme::default())?;
+    conversation(&mut bytes, &events, &marks, Detail::default(), Theme::default())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -216,10 +216,42 @@ pub fn conversation(
     out: &mut dyn Write,
     events: &[Event],
     labels: &[Label],
-    brief: bool,
+    detail: Detail,
     theme: Theme,
 ) -> io::Result<()> {
-    conversation_part(out, events, labels, None, brief, theme)
+    conversation_part(out, events, labels, None, detail, theme)
+}
+
+/// How much of each event [`conversation`] shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Detail {
+    /// Each tool call and result on one line.
+    pub brief: bool,
+    /// After each turn, the tokens its model calls used, as recorded (`show --verbose`).
+    pub usage: bool,
+}
+
+/// `usage: 64 in · 2,003 out · 190,261 cache read · 26,074 cache write (claude-sonnet-4-…)`
+/// for the events of one turn; `None` when none recorded usage.
+fn turn_usage_line(events: &[Event]) -> Option<String> {
+    let usage = crate::event::usage_of(events);
+    if usage.is_empty() {
+        return None;
+    }
+    let n = |v: Option<u64>| thousands(v.unwrap_or(0));
+    let mut models: Vec<&str> = events.iter().filter_map(|e| e.extra.get("model")?.as_str()).collect();
+    models.dedup();
+    let mut line = format!(
+        "usage: {} in · {} out · {} cache read · {} cache write",
+        n(usage.input_tokens),
+        n(usage.output_tokens),
+        n(usage.cache_read_tokens),
+        n(usage.cache_write_tokens)
+    );
+    if !models.is_empty() {
+        line += &format!(" ({})", models.join(", "));
+    }
+    Some(escape_line(&line).into_owned())
 }
 
 /// [`conversation`], only the events at the places `shown` holds (in order; `None`: all).
@@ -230,9 +262,10 @@ pub fn conversation_part(
     events: &[Event],
     labels: &[Label],
     shown: Option<&[usize]>,
-    brief: bool,
+    detail: Detail,
     theme: Theme,
 ) -> io::Result<()> {
+    let brief = detail.brief;
     let tool_names: std::collections::HashMap<&str, &str> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -241,9 +274,22 @@ pub fn conversation_part(
         })
         .collect();
     let turns = if labels.is_empty() { turn_numbers(events) } else { labels.iter().map(|l| l.turn).collect() };
+    // Where each turn starts, for its usage line after its last event.
+    let ends_turn = |i: usize| turns.get(i + 1).is_none_or(|next| *next != turns[i]);
+    let mut turn_start = 0;
     let mut first = true;
-    for (i, (event, turn)) in events.iter().zip(turns).enumerate() {
+    for (i, (event, turn)) in events.iter().zip(turns.iter().copied()).enumerate() {
+        if i > 0 && turns[i - 1] != turn {
+            turn_start = i;
+        }
+        let usage_after = detail.usage && ends_turn(i);
         if shown.is_some_and(|shown| shown.binary_search(&i).is_err()) {
+            if usage_after
+                && shown.is_some_and(|s| s.iter().any(|&k| (turn_start..=i).contains(&k)))
+                && let Some(line) = turn_usage_line(&events[turn_start..=i])
+            {
+                writeln!(out, "{}", theme.paint(Style::Dim, &line))?;
+            }
             continue;
         }
         if std::mem::take(&mut first)
@@ -314,6 +360,9 @@ pub fn conversation_part(
             Kind::Other(_) => {
                 writeln!(out, "{} {}", role, escape_line(&Value::Object(event.extra.clone()).to_string()))?;
             }
+        }
+        if usage_after && let Some(line) = turn_usage_line(&events[turn_start..=i]) {
+            writeln!(out, "{}", theme.paint(Style::Dim, &line))?;
         }
     }
     Ok(())
@@ -549,6 +598,7 @@ pub fn list(
     ids: &ShortIds,
     width: Option<usize>,
     theme: Theme,
+    used: Option<&std::collections::HashMap<String, u64>>,
 ) -> io::Result<()> {
     let rows = family_order(summaries);
     let id_width = summaries.iter().map(|s| ids.width(&s.id)).max().unwrap_or(0);
@@ -581,7 +631,9 @@ pub fn list(
     let time = cells(&|s| escape_line(s.updated.get(..16).unwrap_or(&s.updated)).replace('T', " "));
     let natural_title = titles.iter().map(|(p, t)| fit::columns(p) + fit::columns(&fit(t, None))).max().unwrap_or(0);
     // From everything to nothing: the first layout that leaves the title its room wins.
-    let layouts: [&[&Vec<String>]; 6] = [
+    // `list --usage`: the tokens the conversation's model calls used, beside its size.
+    let used_cells = used.map(|used| cells(&|s| format!("{} used", thousands(used.get(&s.id).copied().unwrap_or(0)))));
+    let base: [&[&Vec<String>]; 6] = [
         &[&turns, &events, &tokens, &time],
         &[&turns, &tokens, &time],
         &[&turns, &tokens, &date],
@@ -589,15 +641,23 @@ pub fn list(
         &[&tokens],
         &[],
     ];
+    let layouts: Vec<Vec<&Vec<String>>> = base
+        .iter()
+        .map(|layout| {
+            let mut columns = layout.to_vec();
+            if let (Some(used), Some(at)) = (&used_cells, columns.iter().position(|c| std::ptr::eq(*c, &tokens))) {
+                columns.insert(at + 1, used);
+            }
+            columns
+        })
+        .collect();
     let width_of = |column: &Vec<String>| column.iter().map(|c| fit::columns(c)).max().unwrap_or(0);
     let fixed = |layout: &[&Vec<String>]| 2 + id_width + 1 + layout.iter().map(|c| 2 + width_of(c)).sum::<usize>();
-    let layout = match width {
-        None => layouts[0],
-        Some(w) => layouts
-            .iter()
-            .copied()
-            .find(|l| fixed(l) + natural_title.min(MIN_TITLE) <= w)
-            .unwrap_or(layouts[layouts.len() - 1]),
+    let layout: &[&Vec<String>] = match width {
+        None => &layouts[0],
+        Some(w) => {
+            layouts.iter().find(|l| fixed(l) + natural_title.min(MIN_TITLE) <= w).unwrap_or(&layouts[layouts.len() - 1])
+        }
     };
     let room = width.map(|w| w.saturating_sub(fixed(layout)));
     let shown: Vec<String> = titles

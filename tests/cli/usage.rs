@@ -81,3 +81,30 @@ fn usage_sums_what_the_agents_recorded_and_prices_it_by_the_table() {
     let bad = env.run(&["usage", "--since", "yesterday-ish"]);
     assert!(bad.fails_with(3).contains("hint: give a date (2025-09-01) or a time ago (7d, 2weeks)"), "{}", bad.stderr);
 }
+
+#[test]
+fn list_show_and_the_html_page_say_what_was_used() {
+    let env = TestEnv::new();
+    let id = env
+        .run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(SONNET).to_str().unwrap()])
+        .ok()
+        .trim()
+        .to_owned();
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(env.run(&["list", "--usage", "--format", "json"]).ok()).unwrap();
+    let used: u64 = rows.iter().map(|r| r["tokens_used"].as_u64().unwrap()).sum();
+    assert_eq!(used, source_tokens(SONNET).iter().sum::<u64>(), "every conversation of the import, each message once");
+    let listed = env.run(&["list", "--usage"]).ok().to_owned();
+    assert_eq!(listed.matches(" used").count(), 3, "{listed}");
+
+    // A usage line closes each turn whose model calls recorded one.
+    let shown = env.run(&["show", &id, "--verbose", "--brief"]).ok().to_owned();
+    let lines: Vec<&str> = shown.lines().filter(|l| l.starts_with("usage: ")).collect();
+    insta::assert_snapshot!(lines.join("\n"), @"
+    usage: 64 in · 2,003 out · 190,261 cache read · 26,074 cache write (claude-sonnet-4-20250514)
+    ");
+    assert!(!env.run(&["show", &id, "--brief"]).ok().contains("usage: "));
+
+    let page = env.run(&["export", &id, "--format", "html"]).ok().to_owned();
+    assert!(page.contains("<dt>Usage</dt><dd>64 in · 2,003 out · 190,261 cache read · 26,074 cache write</dd>"));
+}

@@ -33,6 +33,10 @@ pub struct Args {
     /// Only the conversations of DIR's repository (as --here run in DIR)
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     project: Option<std::path::PathBuf>,
+    /// A column of the tokens each conversation's model calls used, as recorded (`convo
+    /// usage` has them by kind and cost); reads every listed conversation's events
+    #[arg(long)]
+    usage: bool,
 }
 
 /// What an empty store's `list` suggests: the three ways conversations arrive.
@@ -63,9 +67,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
     }
     let active = store.active()?;
+    // Input, output and cache tokens together, as each conversation's events recorded them.
+    let used: Option<std::collections::HashMap<String, u64>> = match args.usage {
+        false => None,
+        true => Some(
+            summaries
+                .iter()
+                .map(|s| {
+                    let u = convo::event::usage_of(&store.events(&s.id)?);
+                    let sum = [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens];
+                    Ok((s.id.clone(), sum.iter().flatten().sum()))
+                })
+                .collect::<Result<_, convo::store::StoreError>>()?,
+        ),
+    };
     let mut out = Output::stdout();
     match args.format {
-        Format::Text => render::list(out.writer(), &summaries, active.as_deref(), &ids, ctx.ui.width, ctx.ui.theme)?,
+        Format::Text => {
+            let (width, theme) = (ctx.ui.width, ctx.ui.theme);
+            render::list(out.writer(), &summaries, active.as_deref(), &ids, width, theme, used.as_ref())?
+        }
         Format::Json => {
             let rows: Vec<serde_json::Value> = summaries
                 .iter()
@@ -74,6 +95,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     row["active"] = serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
                     // `tokens` is the raw events' chars/4: list reads no event to calibrate it.
                     row["tokens_basis"] = serde_json::Value::String("chars/4".into());
+                    if let Some(used) = &used {
+                        row["tokens_used"] = used.get(&s.id).copied().unwrap_or(0).into();
+                    }
                     row
                 })
                 .collect();

@@ -28,6 +28,10 @@ pub struct Args {
     /// Fold each tool call and tool result to one line
     #[arg(long, conflicts_with = "format")]
     brief: bool,
+    /// After each turn, the tokens its model calls used, as the agent or provider recorded
+    /// them, and the model
+    #[arg(long, short, conflicts_with = "format")]
+    verbose: bool,
     /// The projected view: compactions applied, stripped and made-up events marked
     #[arg(long)]
     compacted: bool,
@@ -107,10 +111,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             let mut out = ctx.ui.paged();
             header(ctx, &store, &id, &events, args.compacted, &mut out)?;
             match view {
-                None => render::conversation(out.writer(), &events, &[], args.brief, ctx.ui.theme)?,
+                None => render::conversation(out.writer(), &events, &[], detail(&args), ctx.ui.theme)?,
                 Some(view) => {
                     let (events, marks) = render::marked(&view);
-                    render::conversation(out.writer(), &events, &marks, args.brief, ctx.ui.theme)?;
+                    render::conversation(out.writer(), &events, &marks, detail(&args), ctx.ui.theme)?;
                 }
             }
             out.finish()?;
@@ -158,7 +162,7 @@ fn show_part(
     }
     let mut out = ctx.ui.paged();
     header(ctx, store, id, &events, args.compacted, &mut out)?;
-    render::conversation_part(out.writer(), &shown, &labels, Some(&kept), args.brief, ctx.ui.theme)?;
+    render::conversation_part(out.writer(), &shown, &labels, Some(&kept), detail(args), ctx.ui.theme)?;
     out.finish()?;
     Ok(())
 }
@@ -210,4 +214,8 @@ fn provider_body(
     writeln!(out.writer())?;
     out.finish()?;
     Ok(())
+}
+
+fn detail(args: &Args) -> render::Detail {
+    render::Detail { brief: args.brief, usage: args.verbose }
 }

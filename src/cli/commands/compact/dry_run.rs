@@ -73,7 +73,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             .filter(|p| p.raw_turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
             .collect();
         let (events, marks) = render::marked(&in_range);
-        render::conversation(out.writer(), &events, &marks, false, ctx.ui.theme)?;
+        render::conversation(out.writer(), &events, &marks, render::Detail::default(), ctx.ui.theme)?;
     }
     out.finish()?;
     Ok(())

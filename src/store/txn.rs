@@ -334,16 +334,7 @@ impl Store {
                 now.push(blob);
             }
             let tree = self.write_edited_tree(base_tree, changes, &now)?;
-            let commit = gix::objs::Commit {
-                message: message.into(),
-                tree,
-                author: signature.clone(),
-                committer: signature.clone(),
-                encoding: None,
-                parents: parent.into_iter().collect(),
-                extra_headers: Vec::new(),
-            };
-            let commit = self.write_commit_object(&commit)?;
+            let commit = self.write_commit_object(tree, parent.as_slice(), message, &signature)?;
             Ok((tree, commit))
         })?;
         if let Err(e) = self.move_head(parent, commit, &signature, message.lines().next().unwrap_or("")) {
@@ -421,10 +412,29 @@ impl Store {
         self.write_tree_edits(&mut editor)
     }
 
-    /// Write `commit` as a loose object (see [`Store::write_loose`]).
-    pub(super) fn write_commit_object(&self, commit: &gix::objs::Commit) -> Result<ObjectId> {
+    /// Write a commit of `tree` on `parents` by `signature` (author and committer) as a
+    /// loose object (see [`Store::write_loose`]). Every commit convo makes is built here,
+    /// so they all carry the same headers; only redact's rewrite builds its own, since it
+    /// keeps each rewritten commit's author, committer and encoding. The caller retries it
+    /// under [`Store::gc_proof`] with the objects it belongs with.
+    pub(super) fn write_commit_object(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        signature: &gix::actor::Signature,
+    ) -> Result<ObjectId> {
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author: signature.clone(),
+            committer: signature.clone(),
+            encoding: None,
+            parents: parents.iter().copied().collect(),
+            extra_headers: Vec::new(),
+        };
         let mut bytes = Vec::new();
-        gix::objs::WriteTo::write_to(commit, &mut bytes).map_err(io_err("commit"))?;
+        gix::objs::WriteTo::write_to(&commit, &mut bytes).map_err(io_err("commit"))?;
         self.write_loose(gix::objs::Kind::Commit, &bytes)
     }
 
@@ -532,16 +542,7 @@ impl Store {
         clock: &Clock,
     ) -> Result<ObjectId> {
         let signature = self.signature(clock);
-        let commit = gix::objs::Commit {
-            message: message.into(),
-            tree,
-            author: signature.clone(),
-            committer: signature,
-            encoding: None,
-            parents: parents.iter().copied().collect(),
-            extra_headers: Vec::new(),
-        };
-        self.gc_proof(|| Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach()))
+        self.gc_proof(|| self.write_commit_object(tree, parents, message, &signature))
     }
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.

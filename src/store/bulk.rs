@@ -301,8 +301,9 @@ impl Store {
             merged: Vec::new(),
             appended: Vec::new(),
         };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let committed = match self.commit(lock, &changes, &message, clock) {
+        let mut tx = self.transaction(lock);
+        tx.changes(changes).wrote_conversation(&a.id, a.stats, a.before.updated.clone(), previous);
+        let committed = match tx.commit(&subject, &trailers, clock) {
             Ok(committed) => committed,
             Err(e) => {
                 // HEAD did not move: the blobs are referenced by nothing.
@@ -310,7 +311,6 @@ impl Store {
                 return Err(e);
             }
         };
-        self.note_appended(&a, committed.commit, committed.tree, previous, true)?;
         Ok(BulkAppended { commit: committed.commit, subject, added: a.added, stats: a.stats, landed: committed.landed })
     }
 }

@@ -110,20 +110,21 @@ impl Store {
             None => None,
         };
         let trailers = Trailers { convo_id: single.clone(), previous, ..Default::default() };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let committed = self.commit(lock, &changes, &message, clock)?;
+        let mut tx = self.transaction(lock);
+        tx.changes(changes);
         if let Some(id) = &single {
-            self.record_log(id, committed.commit, previous);
+            tx.continues_log(id, previous);
         }
+        for id in &seen {
+            tx.removes_conversation(id);
+        }
+        tx.changes_catalogue();
+        let committed = tx.commit(&subject, &trailers, clock)?;
         if let Some(active) = self.active()?
             && seen.contains(active.as_str())
         {
             self.clear_active()?;
         }
-        for id in seen {
-            let _ = std::fs::remove_file(self.state_dir().join("cache").join(format!("{id}.json")));
-        }
-        self.catalogue_refresh();
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })
     }
 

@@ -28,11 +28,14 @@ pub(crate) struct Transaction<'s> {
 
 /// What the commit means for the derived caches, told once it has landed.
 enum Observer {
-    /// The commit made or changed conversation `id` alone, which now counts `stats`, its
-    /// newest event at `updated`: its cache, its catalogue and titles lines, its log index.
-    Conversation { id: String, stats: Stats, updated: Option<String>, previous: Option<ObjectId> },
+    /// The commit made or changed conversation `id` (`alone`: and no other), which now
+    /// counts `stats`, its newest event at `updated`: its cache, its catalogue and titles
+    /// lines, its log index.
+    Conversation { id: String, stats: Stats, updated: Option<String>, previous: Option<ObjectId>, alone: bool },
     /// The commit continues conversation `id`'s log chain from `previous`: its log index.
     Log { id: String, previous: Option<ObjectId> },
+    /// The commit took conversation `id` out of HEAD: its cached counts go.
+    Removed { id: String },
     /// The commit changed conversations as a whole (removed, restored, many at once): the
     /// catalogue is certified again by a refresh, not line by line.
     Catalogue,
@@ -67,7 +70,27 @@ impl Transaction<'_> {
         updated: Option<String>,
         previous: Option<ObjectId>,
     ) -> &mut Self {
-        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous });
+        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone: true });
+        self
+    }
+
+    /// [`wrote_conversation`](Self::wrote_conversation) for one of several conversations
+    /// the commit changes: its catalogue line certifies nothing until a
+    /// [`changes_catalogue`](Self::changes_catalogue) refresh after every line is in.
+    pub(crate) fn wrote_one_of(
+        &mut self,
+        id: &str,
+        stats: Stats,
+        updated: Option<String>,
+        previous: Option<ObjectId>,
+    ) -> &mut Self {
+        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone: false });
+        self
+    }
+
+    /// The commit removes conversation `id`.
+    pub(crate) fn removes_conversation(&mut self, id: &str) -> &mut Self {
+        self.observers.push(Observer::Removed { id: id.to_owned() });
         self
     }
 
@@ -104,7 +127,7 @@ impl Store {
     /// keep up is rebuilt by the next read.
     fn notify(&self, observer: Observer, committed: &Committed) {
         match observer {
-            Observer::Conversation { id, stats, updated, previous } => {
+            Observer::Conversation { id, stats, updated, previous, alone } => {
                 if let Ok(Some(tree)) = self.entry_at(committed.tree, &layout::conversation_dir(&id)) {
                     let cache = Cache {
                         tree,
@@ -114,11 +137,12 @@ impl Store {
                         conversations_at_last: None,
                     };
                     self.write_cache(&id, &cache);
-                    self.catalogue_note(&id, &cache, true);
+                    self.catalogue_note(&id, &cache, alone);
                 }
                 self.record_log(&id, committed.commit, previous);
             }
             Observer::Log { id, previous } => self.record_log(&id, committed.commit, previous),
+            Observer::Removed { id } => self.forget_cache(&id),
             Observer::Catalogue => self.catalogue_refresh(),
         }
     }

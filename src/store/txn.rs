@@ -365,7 +365,7 @@ impl Store {
     }
 
     /// Commit `changes` on top of HEAD with `message`, keeping working tree and index in step.
-    pub(crate) fn commit(&self, lock: &Lock, changes: &[Change], message: &str, clock: &Clock) -> Result<Committed> {
+    pub(super) fn commit(&self, lock: &Lock, changes: &[Change], message: &str, clock: &Clock) -> Result<Committed> {
         let parent = self.head_commit_id()?;
         let base_tree = match parent {
             Some(commit) => self.commit_tree_id(commit)?,

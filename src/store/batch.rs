@@ -93,7 +93,18 @@ impl Store {
                 return Err(e);
             }
         };
-        let committed = match self.commit(lock, &changes, &message, clock) {
+        let mut tx = self.transaction(lock);
+        tx.changes(changes);
+        // A commit of several conversations certifies the catalogue only once all their
+        // lines are in: by a refresh, not line by line.
+        let alone = batch.appends.len() == 1 && batch.made.is_empty();
+        for ((a, _), previous) in batch.appends.iter().zip(previous) {
+            tx.appended(a, previous, alone);
+        }
+        if !alone {
+            tx.changes_catalogue();
+        }
+        let committed = match tx.commit_message(&message, clock) {
             Ok(committed) => committed,
             Err(e) => {
                 // HEAD did not move: what the batch wrote is referenced by nothing.
@@ -101,17 +112,6 @@ impl Store {
                 return Err(e);
             }
         };
-        // The commit has landed: the caches are only kept in step, and one that is not is
-        // rebuilt by the next read (a failure here must not read as a failed import).
-        // A commit of several conversations certifies the catalogue only once all their
-        // lines are in: by a refresh, not line by line.
-        let alone = batch.appends.len() == 1 && batch.made.is_empty();
-        for ((a, _), previous) in batch.appends.iter().zip(previous) {
-            let _ = self.note_appended(a, committed.commit, committed.tree, previous, alone);
-        }
-        if !alone {
-            self.catalogue_refresh();
-        }
         Ok(BatchCommit { commit: committed.commit, landed: committed.landed })
     }
 }

@@ -218,31 +218,6 @@ impl Store {
         Ok(changes)
     }
 
-    /// After `a` landed in `commit` (tree `tree`): the conversation's cache, its line in the
-    /// catalogue and its log index, as if read afresh.
-    pub(super) fn note_appended(
-        &self,
-        a: &Appending,
-        commit: ObjectId,
-        tree: ObjectId,
-        previous: Option<ObjectId>,
-        alone: bool,
-    ) -> Result<()> {
-        if let Some(tree) = self.entry_at(tree, &layout::conversation_dir(&a.id))? {
-            let cache = Cache {
-                tree,
-                stats: a.stats,
-                updated: a.before.updated.clone(),
-                last_commit: Some(commit),
-                conversations_at_last: None,
-            };
-            self.write_cache(&a.id, &cache);
-            self.catalogue_note(&a.id, &cache, alone);
-        }
-        self.record_log(&a.id, commit, previous);
-        Ok(())
-    }
-
     /// Write a segment's bytes as a blob: its id, and whether this write created it (an
     /// object already there is not the writer's to remove).
     pub(super) fn write_segment(&self, bytes: &[u8]) -> Result<(ObjectId, bool)> {
@@ -301,8 +276,9 @@ impl Store {
             merged: Vec::new(),
             appended: Vec::new(),
         };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let committed = match self.commit(lock, &changes, &message, clock) {
+        let mut tx = self.transaction(lock);
+        tx.changes(changes).appended(&a, previous, true);
+        let committed = match tx.commit(&subject, &trailers, clock) {
             Ok(committed) => committed,
             Err(e) => {
                 // HEAD did not move: the blobs are referenced by nothing.
@@ -310,7 +286,19 @@ impl Store {
                 return Err(e);
             }
         };
-        self.note_appended(&a, committed.commit, committed.tree, previous, true)?;
         Ok(BulkAppended { commit: committed.commit, subject, added: a.added, stats: a.stats, landed: committed.landed })
+    }
+}
+
+impl super::transaction::Transaction<'_> {
+    /// The commit finishes append `a` (see [`wrote_conversation`](Self::wrote_conversation)
+    /// and [`wrote_one_of`](Self::wrote_one_of) for `alone`).
+    pub(super) fn appended(&mut self, a: &Appending, previous: Option<ObjectId>, alone: bool) -> &mut Self {
+        let updated = a.before.updated.clone();
+        if alone {
+            self.wrote_conversation(&a.id, a.stats, updated, previous)
+        } else {
+            self.wrote_one_of(&a.id, a.stats, updated, previous)
+        }
     }
 }

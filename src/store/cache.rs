@@ -69,6 +69,11 @@ impl Store {
         })
     }
 
+    /// Drop conversation `id`'s cached counts (it is gone from HEAD).
+    pub(super) fn forget_cache(&self, id: &str) {
+        let _ = std::fs::remove_file(self.cache_path(id));
+    }
+
     /// Best effort: a store we cannot write to still answers, just more slowly.
     pub(super) fn write_cache(&self, id: &str, cache: &Cache) {
         // The commit's root tree is small (and usually just written): one lookup now

@@ -80,17 +80,7 @@ impl Store {
         );
         // Dated as HEAD: no clock of the user's asked for this commit.
         let signature = self.signature_as_of(head)?;
-        let commit = gix::objs::Commit {
-            message: message.into(),
-            tree,
-            author: signature.clone(),
-            committer: signature.clone(),
-            encoding: None,
-            parents: [head].into_iter().collect(),
-            extra_headers: Vec::new(),
-        };
-        let commit =
-            self.gc_proof(|| Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach()))?;
+        let commit = self.gc_proof(|| self.write_commit_object(tree, &[head], &message, &signature))?;
         self.advance_as(lock, head, commit, &subject, &signature)
     }
 }

@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
 
-use super::cache::Cache;
 use super::history::Trailers;
 use super::txn::{Change, Landed, Lock};
 use super::{Result, Store, StoreError, layout, subject};
@@ -69,15 +68,10 @@ impl Store {
             tokens: Some(before.stats.tokens()),
             ..Default::default()
         };
-        let changes = [super::write::meta_change(id, &meta)?];
-        let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
+        let mut tx = self.transaction(lock);
         // Only meta.json changed: the counts still hold, under the conversation's new tree.
-        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
-            let cache = Cache { tree, last_commit: Some(committed.commit), ..before };
-            self.write_cache(id, &cache);
-            self.catalogue_note(id, &cache, true);
-        }
-        self.record_log(id, committed.commit, previous);
+        tx.change(super::write::meta_change(id, &meta)?).wrote_conversation(id, before.stats, before.updated, previous);
+        let committed = tx.commit(&subject, &trailers, clock)?;
         let fixed = Fixed { commit: committed.commit, subject, landed: committed.landed };
         Ok(Some(Renamed { fixed, old, namesakes }))
     }
@@ -116,20 +110,21 @@ impl Store {
             None => None,
         };
         let trailers = Trailers { convo_id: single.clone(), previous, ..Default::default() };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let committed = self.commit(lock, &changes, &message, clock)?;
+        let mut tx = self.transaction(lock);
+        tx.changes(changes);
         if let Some(id) = &single {
-            self.record_log(id, committed.commit, previous);
+            tx.continues_log(id, previous);
         }
+        for id in &seen {
+            tx.removes_conversation(id);
+        }
+        tx.changes_catalogue();
+        let committed = tx.commit(&subject, &trailers, clock)?;
         if let Some(active) = self.active()?
             && seen.contains(active.as_str())
         {
             self.clear_active()?;
         }
-        for id in seen {
-            let _ = std::fs::remove_file(self.state_dir().join("cache").join(format!("{id}.json")));
-        }
-        self.catalogue_refresh();
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })
     }
 
@@ -236,9 +231,9 @@ impl Store {
             tokens: Some(stats.tokens()),
             ..Default::default()
         };
-        let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
-        self.record_log(id, committed.commit, previous);
-        self.catalogue_refresh();
+        let mut tx = self.transaction(lock);
+        tx.changes(changes).continues_log(id, previous).changes_catalogue();
+        let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })
     }
 

@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
-use super::txn::{GcOutcome, Landed, Lock};
+use super::txn::{Landed, Lock};
 use super::{Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, IdSet, Kind, Stats};
@@ -159,9 +159,10 @@ impl Store {
         subject: &str,
         clock: &Clock,
     ) -> Result<StagedCommit> {
-        // A git holding the branch is waited for before this commit writes anything more.
-        self.await_branch_lock()?;
         let (entries, trailers) = self.staged_entries(&mut staged, clock)?;
+        let (paths, blobs): (Vec<String>, Vec<ObjectId>) = entries.into_iter().unzip();
+        // A git holding the branch is waited for before this commit writes anything more.
+        let landing = self.begin_landing(lock, paths)?;
         let parent = self.head_commit_id()?;
         let base = match parent {
             Some(commit) => self.commit_tree_id(commit)?,
@@ -169,37 +170,21 @@ impl Store {
         };
         let tree = self.gc_proof(|| {
             let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
-            for (path, blob) in &entries {
+            for (path, blob) in landing.paths().iter().zip(&blobs) {
                 editor.upsert(path.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {path}")))?;
             }
             Ok(editor.write().map_err(git_err("write tree"))?.detach())
         })?;
         let message = format!("{subject}\n\n{trailers}");
         let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
-        let (paths, blobs): (Vec<String>, Vec<ObjectId>) = entries.into_iter().unzip();
-        self.write_journal(&paths)?;
-        if let Err(e) = self.move_head(parent, commit, &self.signature(clock), subject) {
-            // HEAD did not move: no journal to leave (the caller discards the objects).
-            let _ = self.clear_journal();
-            return Err(e);
-        }
+        // If HEAD does not move, the caller discards the objects.
+        let landed = landing.land(parent, commit, &self.signature(clock), subject, |paths| {
+            self.mirror_from_head(paths)?;
+            self.catalogue_refresh();
+            self.note_written_segments(paths.iter().map(String::as_str).zip(blobs.iter().copied()));
+            Ok(())
+        })?;
         let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();
-        // As in `commit`: once HEAD has moved the import has landed, and a failure to mirror
-        // it must not read as a failed import (a retry would import twice).
-        if let Err(e) = self.replay_journal(lock) {
-            let warning = format!(
-                "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
-                &commit.to_string()[..7],
-                e.explained()
-            );
-            return Ok(StagedCommit {
-                conversations,
-                landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) },
-            });
-        }
-        self.catalogue_refresh();
-        self.note_written_segments(paths.iter().map(String::as_str).zip(blobs));
-        // An import writes more loose objects than anything else: let gc see them now.
-        Ok(StagedCommit { conversations, landed: Landed { gc: self.maybe_gc(), warning: None } })
+        Ok(StagedCommit { conversations, landed })
     }
 }

@@ -126,10 +126,11 @@ impl Store {
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
         let mut paths = std::collections::HashMap::new();
         self.collect_blobs(self.commit_tree_id(theirs)?, "", &mut paths)?;
-        let journal: Vec<String> = paths.into_keys().collect();
-        self.write_journal(&journal)?;
-        self.move_head(None, theirs, &self.signature(clock), &format!("pull: {label}"))?;
-        self.replay_journal(lock)?;
+        let landing = self.begin_landing(lock, paths.into_keys().collect())?;
+        // A failed mirror stays this pull's error, as a fast-forward's does (`advance_as`).
+        landing.land_or_lag(None, theirs, &self.signature(clock), &format!("pull: {label}"), |paths| {
+            self.mirror_from_head(paths)
+        })??;
         Ok(Integrated::FastForward {
             commit: theirs,
             conversations: self.conversation_count(theirs)?,
@@ -368,5 +369,41 @@ impl Store {
             .entry_at(root, &path)?
             .ok_or_else(|| StoreError::BadFile { path: path.clone(), message: "missing".into() })?;
         super::parse_meta(&path, &self.read_blob(blob)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    #[test]
+    fn a_pull_into_an_empty_store_whose_ref_move_fails_leaves_no_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
+        let empty = git(dir.path(), &["mktree"]);
+        let theirs = git(dir.path(), &["commit-tree", &empty, "-m", "theirs"]);
+        let theirs = ObjectId::from_hex(theirs.as_bytes()).unwrap();
+        let lock = store.lock().unwrap();
+        // The lock remembers an empty store; git commits behind its back, so the adoption's
+        // compare-and-swap finds HEAD moved.
+        assert_eq!(store.head_commit_id().unwrap(), None);
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "outside"]);
+        let err = store.integrate(&lock, theirs, "theirs", &clock).expect_err("the adoption must be refused");
+        assert!(matches!(err, StoreError::HeadMoved { .. }), "{err}");
+        assert!(!store.journal_pending(), "a refused adoption left its journal behind");
     }
 }

@@ -29,6 +29,7 @@ mod rewrite;
 mod split_index;
 mod stream;
 pub mod subject;
+mod transaction;
 mod txn;
 mod write;
 

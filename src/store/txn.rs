@@ -155,6 +155,77 @@ pub struct Landed {
     pub warning: Option<String>,
 }
 
+/// A commit between its journal and its ref move: the one landing every writer's commit
+/// goes through ([`Store::begin_landing`], then [`Landing::land`]).
+pub(super) struct Landing<'s> {
+    store: &'s Store,
+    paths: Vec<String>,
+    /// The ref has not moved: dropping this blanks the journal.
+    open: bool,
+}
+
+impl Landing<'_> {
+    /// The paths the journal names, in the order given.
+    pub(super) fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// Steps 6 to 8: move HEAD's branch from `expected` to `commit` (the commit point),
+    /// mirror the journalled paths with `mirror`, blank the journal, and run `git gc
+    /// --auto` if due. An error means HEAD did not move, and the journal is blank again:
+    /// there is nothing to mirror. Once HEAD has moved nothing is reported as a failure
+    /// (a retry would commit twice): a mirror that fails becomes the warning, and the
+    /// journal stays for the next command to replay.
+    pub(super) fn land(
+        self,
+        expected: Option<ObjectId>,
+        commit: ObjectId,
+        signature: &gix::actor::Signature,
+        subject: &str,
+        mirror: impl FnOnce(&[String]) -> Result<()>,
+    ) -> Result<Landed> {
+        Ok(match self.land_or_lag(expected, commit, signature, subject, mirror)? {
+            Ok(gc) => Landed { gc, warning: None },
+            Err(e) => Landed {
+                gc: GcOutcome::NotNeeded,
+                warning: Some(format!(
+                    "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
+                    &commit.to_string()[..7],
+                    e.explained()
+                )),
+            },
+        })
+    }
+
+    /// [`land`](Self::land), with a failed mirror as the inner error rather than a warning.
+    pub(super) fn land_or_lag(
+        mut self,
+        expected: Option<ObjectId>,
+        commit: ObjectId,
+        signature: &gix::actor::Signature,
+        subject: &str,
+        mirror: impl FnOnce(&[String]) -> Result<()>,
+    ) -> Result<std::result::Result<GcOutcome, StoreError>> {
+        let store = self.store;
+        store.move_head(expected, commit, signature, subject)?;
+        self.open = false;
+        store.fail(FailPoint::Committed);
+        if let Err(e) = mirror(&self.paths).and_then(|()| store.clear_journal()) {
+            return Ok(Err(e));
+        }
+        Ok(Ok(store.maybe_gc()))
+    }
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            // Best effort: a journal left behind is replayed from HEAD, which did not move.
+            let _ = self.store.clear_journal();
+        }
+    }
+}
+
 impl Store {
     /// Drop what the memo says of HEAD: another program moved it under the lock.
     pub(super) fn forget_head(&self) {
@@ -294,7 +365,7 @@ impl Store {
     }
 
     /// Commit `changes` on top of HEAD with `message`, keeping working tree and index in step.
-    pub(crate) fn commit(&self, _lock: &Lock, changes: &[Change], message: &str, clock: &Clock) -> Result<Committed> {
+    pub(super) fn commit(&self, lock: &Lock, changes: &[Change], message: &str, clock: &Clock) -> Result<Committed> {
         let parent = self.head_commit_id()?;
         let base_tree = match parent {
             Some(commit) => self.commit_tree_id(commit)?,
@@ -304,11 +375,7 @@ impl Store {
         for change in changes {
             self.worktree_path(&change.path)?;
         }
-        self.await_branch_lock()?;
-        let journal = Journal { paths: changes.iter().map(|c| c.path.clone()).collect() };
-        self.write_journal(&journal.paths)?;
-        self.fail(FailPoint::Journal);
-
+        let landing = self.begin_landing(lock, changes.iter().map(|c| c.path.clone()).collect())?;
         let signature = self.signature(clock);
         // All objects again if one is lost to a concurrent gc: the tree editor cannot
         // resume a failed write, and rewriting objects that exist costs only time.
@@ -334,38 +401,26 @@ impl Store {
                 now.push(blob);
             }
             let tree = self.write_edited_tree(base_tree, changes, &now)?;
-            let commit = gix::objs::Commit {
-                message: message.into(),
-                tree,
-                author: signature.clone(),
-                committer: signature.clone(),
-                encoding: None,
-                parents: parent.into_iter().collect(),
-                extra_headers: Vec::new(),
-            };
-            let commit = self.write_commit_object(&commit)?;
+            let commit = self.write_commit_object(tree, parent.as_slice(), message, &signature)?;
             Ok((tree, commit))
         })?;
-        if let Err(e) = self.move_head(parent, commit, &signature, message.lines().next().unwrap_or("")) {
-            // HEAD did not move: there is nothing to mirror, so no journal to leave.
-            let _ = self.clear_journal();
-            return Err(e);
-        }
-        self.fail(FailPoint::Committed);
-        // Segments convo wrote hold lines it validated: copies need not check them again.
-        self.note_written_segments(written);
-        // The commit has landed: from here a failure must not be reported as one (a retry
-        // would append twice). The journal stays, and the next command mirrors from HEAD.
-        if let Err(e) = self.mirror(changes, &journal.paths, &now, tree) {
-            let warning = format!(
-                "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
-                &commit.to_string()[..7],
-                e.explained()
-            );
-            return Ok(Committed { commit, tree, landed: Landed { gc: GcOutcome::NotNeeded, warning: Some(warning) } });
-        }
-        let gc = self.maybe_gc();
-        Ok(Committed { commit, tree, landed: Landed { gc, warning: None } })
+        let subject = message.lines().next().unwrap_or("");
+        let landed = landing.land(parent, commit, &signature, subject, |paths| {
+            // Segments convo wrote hold lines it validated: copies need not check them again.
+            self.note_written_segments(written);
+            self.mirror(changes, paths, &now, tree)
+        })?;
+        Ok(Committed { commit, tree, landed })
+    }
+
+    /// Steps 3 and 4 of every commit: wait while a git holds HEAD's branch, then name
+    /// `paths` in the journal, before the commit writes anything. What it returns moves
+    /// the ref; dropped before that, it blanks the journal again.
+    pub(super) fn begin_landing(&self, _lock: &Lock, paths: Vec<String>) -> Result<Landing<'_>> {
+        self.await_branch_lock()?;
+        self.write_journal(&paths)?;
+        self.fail(FailPoint::Journal);
+        Ok(Landing { store: self, paths, open: true })
     }
 
     /// `base` with each of `changes` holding what `now` says (`None`: removed), written.
@@ -421,14 +476,33 @@ impl Store {
         self.write_tree_edits(&mut editor)
     }
 
-    /// Write `commit` as a loose object (see [`Store::write_loose`]).
-    pub(super) fn write_commit_object(&self, commit: &gix::objs::Commit) -> Result<ObjectId> {
+    /// Write a commit of `tree` on `parents` by `signature` (author and committer) as a
+    /// loose object (see [`Store::write_loose`]). Every commit convo makes is built here,
+    /// so they all carry the same headers; only redact's rewrite builds its own, since it
+    /// keeps each rewritten commit's author, committer and encoding. The caller retries it
+    /// under [`Store::gc_proof`] with the objects it belongs with.
+    pub(super) fn write_commit_object(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        signature: &gix::actor::Signature,
+    ) -> Result<ObjectId> {
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author: signature.clone(),
+            committer: signature.clone(),
+            encoding: None,
+            parents: parents.iter().copied().collect(),
+            extra_headers: Vec::new(),
+        };
         let mut bytes = Vec::new();
-        gix::objs::WriteTo::write_to(commit, &mut bytes).map_err(io_err("commit"))?;
+        gix::objs::WriteTo::write_to(&commit, &mut bytes).map_err(io_err("commit"))?;
         self.write_loose(gix::objs::Kind::Commit, &bytes)
     }
 
-    /// The working tree and index half of a commit, then the journal's removal.
+    /// The working tree and index half of a commit whose changes are in hand.
     fn mirror(&self, changes: &[Change], paths: &[String], now: &[Option<ObjectId>], tree: ObjectId) -> Result<()> {
         for change in changes {
             let written;
@@ -447,7 +521,7 @@ impl Store {
         self.fail(FailPoint::Worktree);
         self.sync_index_to(paths, now, tree)?;
         self.fail(FailPoint::Index);
-        self.clear_journal()
+        Ok(())
     }
 
     /// Author and committer: the user's git identity when configured, else convo's own, so a
@@ -510,16 +584,14 @@ impl Store {
             new.iter().filter(|(p, id)| old.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
         paths.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
         paths.sort();
-        self.await_branch_lock()?;
-        self.write_journal(&paths)?;
-        if let Err(e) = self.move_head(Some(expected), target, signature, subject) {
-            let _ = self.clear_journal();
-            return Err(e);
-        }
-        self.fail(FailPoint::Committed);
-        self.replay_journal(lock)?;
-        self.catalogue_refresh();
-        self.maybe_gc();
+        let landing = self.begin_landing(lock, paths)?;
+        // A mirror that fails is still this call's error, as it was before there was one
+        // landing for every writer; its callers have no way yet to report a lag.
+        landing.land_or_lag(Some(expected), target, signature, subject, |paths| {
+            self.mirror_from_head(paths)?;
+            self.catalogue_refresh();
+            Ok(())
+        })??;
         Ok(())
     }
 
@@ -532,16 +604,7 @@ impl Store {
         clock: &Clock,
     ) -> Result<ObjectId> {
         let signature = self.signature(clock);
-        let commit = gix::objs::Commit {
-            message: message.into(),
-            tree,
-            author: signature.clone(),
-            committer: signature,
-            encoding: None,
-            parents: parents.iter().copied().collect(),
-            extra_headers: Vec::new(),
-        };
-        self.gc_proof(|| Ok(self.repo.write_object(&commit).map_err(git_err("write commit"))?.detach()))
+        self.gc_proof(|| self.write_commit_object(tree, parents, message, &signature))
     }
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
@@ -575,9 +638,17 @@ impl Store {
             // Blank, or torn by a writer that died writing it: nothing to repair.
             return self.clear_journal();
         };
+        self.mirror_from_head(&journal.paths)?;
+        self.clear_journal()
+    }
+
+    /// Write `paths` as HEAD has them into the working tree and index: the mirror of a
+    /// commit convo did not make from changes in hand (a fast-forward, an import, the
+    /// repair of an interrupted one).
+    pub(super) fn mirror_from_head(&self, paths: &[String]) -> Result<()> {
         // convo journals only its own paths; anything else in the file was not written by
         // convo and is never acted on.
-        let paths: Vec<String> = journal.paths.into_iter().filter(|p| layout::is_store_path(p)).collect();
+        let paths: Vec<String> = paths.iter().filter(|p| layout::is_store_path(p)).cloned().collect();
         let tree = self.head_tree_id()?.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
         for file in &paths {
             let bytes = match self.entry_at(tree, file)? {
@@ -589,7 +660,7 @@ impl Store {
         self.sync_index(&paths, tree)?;
         let tmp = self.state_dir().join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
-        self.clear_journal()
+        Ok(())
     }
 
     /// Bring a working-tree file from its committed bytes `bytes[..committed]` to `bytes` by

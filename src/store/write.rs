@@ -5,7 +5,6 @@ use std::collections::HashSet;
 
 use gix::ObjectId;
 
-use super::cache::Cache;
 use super::history::Trailers;
 use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, layout, subject};
@@ -77,22 +76,9 @@ impl Store {
             tokens: Some(0),
             ..Default::default()
         };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let changes = [meta_change(&id, &meta)?];
-        let committed = self.commit(lock, &changes, &message, clock)?;
-        let tree = self.entry_at(committed.tree, &layout::conversation_dir(&id))?;
-        if let Some(tree) = tree {
-            let cache = Cache {
-                tree,
-                stats: Stats::default(),
-                updated: None,
-                last_commit: Some(committed.commit),
-                conversations_at_last: None,
-            };
-            self.write_cache(&id, &cache);
-            self.catalogue_note(&id, &cache, true);
-        }
-        self.record_log(&id, committed.commit, None);
+        let mut tx = self.transaction(lock);
+        tx.change(meta_change(&id, &meta)?).wrote_conversation(&id, Stats::default(), None, None);
+        let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }
 
@@ -179,16 +165,10 @@ impl Store {
             merged: Vec::new(),
             appended: Vec::new(),
         };
-        let message = format!("{subject}\n\n{}", trailers.render());
-        let committed = self.commit(lock, &changes, &message, clock)?;
-        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(id))? {
-            let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-            let cache =
-                Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
-            self.write_cache(id, &cache);
-            self.catalogue_note(id, &cache, true);
-        }
-        self.record_log(id, committed.commit, previous);
+        let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
+        let mut tx = self.transaction(lock);
+        tx.changes(changes).wrote_conversation(id, stats, updated, previous);
+        let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
     }
 
@@ -223,8 +203,9 @@ impl Store {
         message: &str,
         clock: &Clock,
     ) -> Result<ObjectId> {
-        let changes = [Change { path: path.to_owned(), bytes: Some(bytes), append_from: None, ..Change::default() }];
-        Ok(self.commit(lock, &changes, &format!("{message}\n"), clock)?.commit)
+        let mut tx = self.transaction(lock);
+        tx.change(Change { path: path.to_owned(), bytes: Some(bytes), append_from: None, ..Change::default() });
+        Ok(tx.commit_message(&format!("{message}\n"), clock)?.commit)
     }
 
     /// A new conversation holding the events of `source` that `keep` selects, in order, with
@@ -303,14 +284,9 @@ impl Store {
             tokens: Some(stats.tokens()),
             ..Default::default()
         };
-        let committed = self.commit(lock, &changes, &format!("{subject}\n\n{}", trailers.render()), clock)?;
-        if let Some(tree) = self.entry_at(committed.tree, &layout::conversation_dir(&id))? {
-            let cache =
-                Cache { tree, stats, updated, last_commit: Some(committed.commit), conversations_at_last: None };
-            self.write_cache(&id, &cache);
-            self.catalogue_note(&id, &cache, true);
-        }
-        self.record_log(&id, committed.commit, None);
+        let mut tx = self.transaction(lock);
+        tx.changes(changes).wrote_conversation(&id, stats, updated, None);
+        let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }
 

@@ -45,3 +45,16 @@ pub enum Format {
 pub fn short_hash(id: &impl std::fmt::Display) -> String {
     id.to_string().chars().take(7).collect()
 }
+
+/// A `--since`/`--until` value (see [`convo::ops::search::parse_when`]): a time ago, a date
+/// or an RFC 3339 time.
+pub fn when(
+    flag: &str,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<chrono::DateTime<chrono::Utc>, crate::cli::command_error::CommandError> {
+    convo::ops::search::parse_when(text, now).map_err(|e| {
+        crate::cli::command_error::CommandError::input(format!("{flag} {text}: {e}"))
+            .hint("e.g. --since 2h, --since 3days, --since 2026-11-01")
+    })
+}

@@ -1,4 +1,3 @@
-use chrono::{DateTime, Utc};
 use convo::ops::project;
 use convo::ops::usage::{self, By, Options, Prices, Row};
 use convo::render::usage::Line;
@@ -21,10 +20,10 @@ pub struct Args {
     /// Group by: day, week, month, project, model, conversation (several: --by day,model)
     #[arg(long, value_enum, value_delimiter = ',', default_value = "day")]
     by: Vec<ByArg>,
-    /// Only what was used since: a date (2025-09-01) or a time ago (7d, 2weeks)
+    /// Only what was used since: a time ago (7d, 2weeks), a date (2025-09-01) or an RFC 3339 time
     #[arg(long, value_name = "WHEN")]
     since: Option<String>,
-    /// Only what was used before: a date or a time ago
+    /// Only what was used before: a time ago, a date or an RFC 3339 time
     #[arg(long, value_name = "WHEN")]
     until: Option<String>,
     /// Only the conversations of the current directory's repository (as `list --here`)
@@ -76,7 +75,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         .map_err(|e| CommandError::internal(format!("the shipped price table: {e}")))?
         .with(&config.config.prices);
     let now = ctx.clock.now();
-    let when = |flag: &str, value: &Option<String>| value.as_deref().map(|v| parse_when(flag, v, now)).transpose();
+    let when = |flag: &str, value: &Option<String>| value.as_deref().map(|v| super::when(flag, v, now)).transpose();
     let options = Options {
         by: args.by.iter().map(|b| b.by()).collect(),
         since: when("--since", &args.since)?,
@@ -138,16 +137,4 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     out.finish()?;
     Ok(())
-}
-
-/// `2025-09-01` (that day's start, UTC), or a time ago (`7d`, `2weeks`, humantime's words).
-fn parse_when(flag: &str, value: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, CommandError> {
-    if let Ok(day) = chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d") {
-        return Ok(day.and_time(chrono::NaiveTime::MIN).and_utc());
-    }
-    let ago = humantime::parse_duration(value).map_err(|e| {
-        CommandError::input(format!("{flag} {value}: {e}")).hint("give a date (2025-09-01) or a time ago (7d, 2weeks)")
-    })?;
-    let ago = chrono::Duration::from_std(ago).map_err(|e| CommandError::input(format!("{flag} {value}: {e}")))?;
-    Ok(now - ago)
 }

@@ -1,3 +1,4 @@
+mod applied;
 mod dry_run;
 mod request;
 mod undo;
@@ -117,11 +118,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if let Some(target) = &args.undo {
         return undo::run(ctx, &store, args.id.as_deref(), Some(target.as_str()).filter(|t| !t.is_empty()));
     }
-
     let request = request::of(&args)?;
     let id = store.resolve_or_active(args.id.as_deref())?;
-    // Planned from the outline index; the events are read only if the plan needs their
-    // text (a digest, a truncation), and then outlined with them, so both are one HEAD's.
+    // From the outline index; the events only if the plan needs their text.
     let at = store.outlined(&id)?;
     let config = ctx.config(&store, &at.outlined.configs)?;
     let planned = ops::compact::plan_outlined(&store, &id, &at.outlined, &config, &request, &ctx.clock, args.dry_run);
@@ -145,21 +144,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let (appended, planned) = ctx.compact(&store, &id, conversation, &config, planned, &choice)?;
     ctx.keep_until_exit(store);
-    let c = &planned.prepared.compaction;
     ctx.ui.committed(Some(&id), &appended);
-    if let Some(ladder) = planned.ladder.as_ref().filter(|l| !l.fits) {
-        ctx.ui.warning(&format!(
-            "the view is still ~{} tokens, over the budget of {}: no step gets closer",
-            convo::render::thousands(planned.estimate.after),
-            convo::render::thousands(ladder.budget)
-        ));
-    }
-    if planned.prepared.widened {
-        let (a, b) = planned.prepared.requested;
-        ctx.note(&format!(
-            "note: turns {a}-{b} widened to {}-{} to swallow a summary they overlapped",
-            c.from_turn, c.to_turn
-        ));
-    }
+    applied::say(ctx, &planned);
     Ok(())
 }

@@ -1,7 +1,7 @@
 use convo::config;
 use convo::ops::config_edit::{self, key_under};
 
-use super::{Conversation, user_path};
+use super::{Conversation, Layer, Target, user_path};
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
 use crate::cli::ui::CommitReport;
@@ -20,46 +20,6 @@ pub struct Args {
     layer: Layer,
     #[command(flatten)]
     at: Conversation,
-}
-
-/// Which layer `config set` and `config unset` write.
-#[derive(clap::Args)]
-pub(super) struct Layer {
-    /// The layer to write
-    #[arg(long, value_enum, default_value_t = Target::User)]
-    layer: Target,
-    /// Same as --layer user (the default)
-    #[arg(long, conflicts_with_all = ["layer", "conversation", "shared"])]
-    user: bool,
-    /// Same as --layer store: commit it to the store's convo.toml, shared through remotes
-    #[arg(long, conflicts_with_all = ["layer", "conversation"])]
-    shared: bool,
-    /// Same as --layer conversation
-    #[arg(long, conflicts_with = "layer")]
-    conversation: bool,
-}
-
-impl Layer {
-    pub(super) fn target(&self) -> Target {
-        match (self.user, self.shared, self.conversation) {
-            (true, ..) => Target::User,
-            (_, true, _) => Target::Store,
-            (.., true) => Target::Conversation,
-            _ => self.layer,
-        }
-    }
-}
-
-/// Which layer `config set` writes. (`--store` itself names the store's path, hence
-/// `--shared` for the store's layer.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum Target {
-    /// $XDG_CONFIG_HOME/convo/config.toml, yours alone
-    User,
-    /// The store's convo.toml, committed and shared through remotes
-    Store,
-    /// A `config` event in the conversation, from here on
-    Conversation,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {

@@ -1,7 +1,6 @@
 use convo::ops::config_edit;
 
-use super::set::{Layer, Target};
-use super::user_path;
+use super::{Layer, Target, user_path};
 use crate::cli::Ctx;
 use crate::cli::command_error::{CommandError, Kind};
 use crate::cli::ui::CommitReport;

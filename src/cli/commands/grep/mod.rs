@@ -1,35 +1,13 @@
-use chrono::{DateTime, Utc};
 use convo::ops::search::{self, Filter, Pattern};
-use convo::render;
 
-use super::Format;
+mod found;
+mod type_arg;
+
+use super::{Format, when};
+use type_arg::TypeArg;
+
 use crate::cli::Ctx;
 use crate::cli::command_error::{CommandError, Kind};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum TypeArg {
-    System,
-    User,
-    Assistant,
-    Reasoning,
-    #[value(name = "tool_call")]
-    ToolCall,
-    #[value(name = "tool_result")]
-    ToolResult,
-}
-
-impl TypeArg {
-    fn name(self) -> &'static str {
-        match self {
-            TypeArg::System => "system",
-            TypeArg::User => "user",
-            TypeArg::Assistant => "assistant",
-            TypeArg::Reasoning => "reasoning",
-            TypeArg::ToolCall => "tool_call",
-            TypeArg::ToolResult => "tool_result",
-        }
-    }
-}
 
 /// Search conversations for a pattern
 ///
@@ -143,46 +121,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         if result.count == 0 {
             return Ok(());
         }
-        let count = result.count;
-        let hits = result.hits;
         found = true;
         let (id, title) = &conversations[n];
-        let w = out.writer();
-        match (args.format, args.list, args.count) {
-            (Format::Text, true, _) => writeln!(w, "{id}")?,
-            (Format::Text, _, true) => writeln!(w, "{id}\t{count}")?,
-            (Format::Json, true, _) | (Format::Json, _, true) => {
-                let mut row = serde_json::json!({ "conversation": id, "title": title });
-                if args.count {
-                    row["count"] = count.into();
-                }
-                writeln!(w, "{row}")?;
-            }
-            (Format::Json, false, false) => {
-                for hit in &hits {
-                    let mut row = serde_json::to_value(hit).map_err(std::io::Error::from)?;
-                    row["conversation"] = id.as_str().into();
-                    row["title"] = title.as_deref().into();
-                    writeln!(w, "{row}")?;
-                }
-            }
-            (Format::Text, false, false) => {
-                let shown: Vec<render::search::Hit> = hits
-                    .iter()
-                    .map(|h| render::search::Hit {
-                        turn: h.turn,
-                        kind: &h.kind,
-                        tool: h.tool.as_deref(),
-                        line: &h.line,
-                        matches: &h.matches,
-                        context: h.context,
-                        at: h.at,
-                    })
-                    .collect();
-                let grouped = around.is_some();
-                render::search::hits(w, id, title.as_deref(), &shown, grouped, ctx.ui.width, ctx.ui.theme)?;
-            }
-        }
+        let how = found::How { format: args.format, list: args.list, count: args.count, grouped: around.is_some() };
+        found::print(out.writer(), &how, (id, title.as_deref()), result, &ctx.ui)?;
         Ok(())
     };
     // A failure to print (a closed pipe) stops the search; it is reported after it.
@@ -201,11 +143,4 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     printed?;
     out.finish()?;
     if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
-}
-
-/// A `--since`/`--until` value (see [`convo::ops::search::parse_when`]).
-fn when(flag: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, CommandError> {
-    convo::ops::search::parse_when(text, now).map_err(|e| {
-        CommandError::input(format!("{flag} {text}: {e}")).hint("e.g. --since 2h, --since 3days, --since 2026-11-01")
-    })
 }

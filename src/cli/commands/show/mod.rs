@@ -1,6 +1,10 @@
-use convo::ops::select::{self, Selection};
+use convo::ops::select::Selection;
 use convo::projection;
 use convo::render;
+
+mod body;
+mod header;
+mod part;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -77,7 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
     if let Some(selection) = &selection {
-        return show_part(ctx, &store, &id, &args, selection);
+        return part::show_part(ctx, &store, &id, &args, selection);
     }
     if let (ShowFormat::Jsonl, false) = (args.format, args.compacted) {
         // Stored lines are canonical JSONL already: copied through, a segment at a time.
@@ -101,7 +105,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let events = store.events(&id)?;
     if matches!(args.format, ShowFormat::Openai | ShowFormat::Anthropic) {
-        return provider_body(ctx, &store, &events, args.format, args.model.as_deref());
+        return body::provider_body(ctx, &store, &events, args.format, args.model.as_deref());
     }
     let view = if args.compacted { Some(projection::project(&events)?) } else { None };
     match (args.format, &view) {
@@ -109,7 +113,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (ShowFormat::Openai | ShowFormat::Anthropic, _) => unreachable!("handled above"),
         (ShowFormat::Text, _) => {
             let mut out = ctx.ui.paged();
-            header(ctx, &store, &id, &events, args.compacted, &mut out)?;
+            header::header(ctx, &store, &id, &events, args.compacted, &mut out)?;
             match view {
                 None => render::conversation(out.writer(), &events, &[], detail(&args), ctx.ui.theme)?,
                 Some(view) => {
@@ -123,99 +127,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// `show` of part of a conversation (a turn, a range of turns, an event), as text or JSONL,
-/// raw or compacted: the whole conversation is read, and only the part written.
-fn show_part(
-    ctx: &Ctx,
-    store: &convo::store::Store,
-    id: &str,
-    args: &Args,
-    selection: &Selection,
-) -> Result<(), CommandError> {
-    let events = store.events(id)?;
-    let view = if args.compacted { Some(projection::project(&events)?) } else { None };
-    let (shown, labels) = match &view {
-        Some(view) => render::marked(view),
-        None => (events.clone(), Vec::new()),
-    };
-    let turns: Vec<Option<u64>> = match &view {
-        Some(_) => labels.iter().map(|l| l.turn).collect(),
-        None => convo::event::turn_numbers(&events),
-    };
-    let ids: Vec<&str> = shown.iter().map(|e| e.id.as_str()).collect();
-    let kept = select::select(&ids, &turns, selection)?;
-    if args.format == ShowFormat::Jsonl {
-        let mut out = crate::cli::ui::Output::stdout();
-        match &view {
-            Some(view) => {
-                let part: Vec<_> = kept.iter().map(|i| view[*i].clone()).collect();
-                render::projected_jsonl(out.writer(), &part)?;
-            }
-            None => {
-                for i in &kept {
-                    out.writer().write_all(events[*i].to_line().as_bytes())?;
-                }
-            }
-        }
-        out.finish()?;
-        return Ok(());
-    }
-    let mut out = ctx.ui.paged();
-    header(ctx, store, id, &events, args.compacted, &mut out)?;
-    render::conversation_part(out.writer(), &shown, &labels, Some(&kept), detail(args), ctx.ui.theme)?;
-    out.finish()?;
-    Ok(())
-}
-
-/// `show`'s header, and with `compacted` the compacted view's size.
-fn header(
-    ctx: &Ctx,
-    store: &convo::store::Store,
-    id: &str,
-    events: &[convo::event::Event],
-    compacted: bool,
-    out: &mut crate::cli::ui::Output,
-) -> Result<(), CommandError> {
-    let summary = store.summary(id)?;
-    // What the shown ids' shortest unique prefixes depend on: each one's neighbours.
-    let mut near = vec![summary.id.clone()];
-    near.extend(summary.subagent_of.clone());
-    near.extend(summary.forked_from.as_ref().map(|f| f.id.clone()));
-    for id in near.clone() {
-        near.extend(store.id_neighbours(&id)?);
-    }
-    let ids = render::ShortIds::new(near);
-    let title_of = |id: &str| store.meta(id).ok().and_then(|m| m.title);
-    render::header(out.writer(), &summary, &ids, &title_of, ctx.ui.theme)?;
-    if compacted {
-        // From what the provider reported where it did (`calibrated`), else chars/4.
-        let (n, basis) = convo::ops::query::view_estimate(events)?;
-        let line = format!("compacted view: ~{} tokens ({})", render::thousands(n), basis.label());
-        writeln!(out.writer(), "{}", ctx.ui.theme.dim(&line))?;
-    }
-    Ok(())
-}
-
-/// The request body `query` would send: always the compacted view, which is what a provider
-/// must get (valid pairs and alternation).
-fn provider_body(
-    ctx: &Ctx,
-    store: &convo::store::Store,
-    events: &[convo::event::Event],
-    format: ShowFormat,
-    model: Option<&str>,
-) -> Result<(), CommandError> {
-    let view: Vec<_> = projection::project(events)?.into_iter().map(|p| p.event).collect();
-    let config = ctx.config(store, events)?;
-    let body = convo::ops::query::provider_body(&config, &view, format == ShowFormat::Anthropic, model);
-    ctx.warn_if_no_model(&body);
-    let mut out = crate::cli::ui::Output::stdout();
-    serde_json::to_writer_pretty(out.writer(), &body).map_err(std::io::Error::from)?;
-    writeln!(out.writer())?;
-    out.finish()?;
-    Ok(())
-}
-
-fn detail(args: &Args) -> render::Detail {
+pub(super) fn detail(args: &Args) -> render::Detail {
     render::Detail { brief: args.brief, usage: args.verbose }
 }

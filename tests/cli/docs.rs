@@ -203,3 +203,15 @@ fn completions_offer_conversation_ids_and_titles() {
     insta::assert_snapshot!(complete(&["convo", "log", "fi"]), @"first");
     insta::assert_snapshot!(complete(&["convo", "fork", "--la"]), @"--last");
 }
+
+/// The README's first command builds convo for minutes on a fresh machine: the demo says so
+/// before the build and lets cargo show its progress, rather than sit silent.
+#[test]
+fn the_demo_says_it_is_building_before_the_first_build() {
+    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.sh")).unwrap();
+    let said = script.find("demo: building convo first").expect("the demo announces its first build");
+    let built = script.find("cargo build").expect("the demo builds convo");
+    assert!(said < built, "the announcement comes before the build");
+    let build_line = script[built..].lines().next().unwrap();
+    assert!(!build_line.contains("--quiet"), "cargo's progress is shown: {build_line}");
+}

@@ -452,6 +452,11 @@ impl Usage {
         (!u.is_empty()).then_some(u)
     }
 
+    /// The usage `event` records (its `usage` field), if any.
+    pub fn recorded(event: &Event) -> Option<Usage> {
+        serde_json::from_value(event.extra.get("usage")?.clone()).ok()
+    }
+
     /// Nothing reported.
     pub fn is_empty(&self) -> bool {
         *self == Usage::default()
@@ -485,20 +490,29 @@ impl Usage {
 /// recording the message's usage as it streamed) count once, by the last of them.
 pub fn usage_of(events: &[Event]) -> Usage {
     let mut total = Usage::default();
-    let mut by_message: std::collections::HashMap<&str, Usage> = std::collections::HashMap::new();
+    calls(events).iter().for_each(|(_, u)| total.add(u));
+    total
+}
+
+/// The model calls `events` recorded usage for, in order, each with its usage: every event
+/// with a `usage`, except that the events of one API message count once, by the last.
+pub fn calls(events: &[Event]) -> Vec<(&Event, Usage)> {
+    let mut last_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut out: Vec<(&Event, Usage)> = Vec::new();
     for e in events {
-        let Some(usage) = e.extra.get("usage").and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok()) else {
-            continue;
-        };
+        let Some(usage) = Usage::recorded(e) else { continue };
         match e.extra.get("message_id").and_then(serde_json::Value::as_str) {
-            Some(message) => {
-                by_message.insert(message, usage);
-            }
-            None => total.add(&usage),
+            Some(message) => match last_of.get(message) {
+                Some(&i) => out[i] = (e, usage),
+                None => {
+                    last_of.insert(message, out.len());
+                    out.push((e, usage));
+                }
+            },
+            None => out.push((e, usage)),
         }
     }
-    by_message.values().for_each(|u| total.add(u));
-    total
+    out
 }
 
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event

@@ -90,7 +90,7 @@ pub fn view_tokens(events: &[Event], message: &str) -> Result<u64, OpsError> {
 pub fn estimate_request(events: &[Event], message: &str, model: &str) -> Result<(u64, Basis), OpsError> {
     let view = projection::project(events)?;
     let reported = events.iter().enumerate().rev().find_map(|(i, e)| {
-        let usage: crate::event::Usage = serde_json::from_value(e.extra.get("usage")?.clone()).ok()?;
+        let usage = crate::event::Usage::recorded(e)?;
         let by = e.extra.get("model").and_then(serde_json::Value::as_str)?;
         Some((i, usage.prompt_tokens()?, by))
     });
@@ -99,9 +99,14 @@ pub fn estimate_request(events: &[Event], message: &str, model: &str) -> Result<
     let Some((i, prompt, _)) = calibrated else {
         return Ok((view_tokens(events, message)?, Basis::Chars));
     };
-    // The question that answer was to: the prompt ended with it.
-    let asked = events[..i].iter().rposition(|e| matches!(e.kind, Kind::User { .. })).unwrap_or(0);
-    let since: std::collections::HashSet<&str> = events[asked + 1..].iter().map(|e| e.id.as_str()).collect();
+    // What the prompt did not hold: the answer that reported it, from its first event (the
+    // first of its API message, when an agent wrote one message as several events; else
+    // the first after the question it answered), and all after.
+    let start = match events[i].extra.get("message_id").filter(|m| m.is_string()) {
+        Some(message) => events.iter().position(|e| e.extra.get("message_id") == Some(message)).unwrap_or(i),
+        None => events[..i].iter().rposition(|e| matches!(e.kind, Kind::User { .. })).unwrap_or(0) + 1,
+    };
+    let since: std::collections::HashSet<&str> = events[start..].iter().map(|e| e.id.as_str()).collect();
     let added: u64 = view.iter().filter(|p| since.contains(p.event.id.as_str())).map(|p| p.event.visible_chars()).sum();
     Ok((prompt + crate::event::tokens(added + message.len() as u64), Basis::Calibrated))
 }
@@ -310,4 +315,44 @@ pub fn provider_body(
         max_tokens: model.as_ref().map_or(crate::llm::DEFAULT_MAX_OUTPUT_TOKENS, |m| m.max_output_tokens),
     };
     if anthropic { crate::llm::wire::anthropic(view, &options) } else { crate::llm::wire::openai(view, &options) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Draft;
+
+    /// Claude Code's session: one question, two API calls with a tool's output between
+    /// them. The last call's prompt held that output: only its own answer is added.
+    #[test]
+    fn a_calibrated_estimate_adds_only_what_the_reporting_call_did_not_see() {
+        let event = |n: usize, kind: Kind, message: Option<&str>, prompt: Option<u64>| {
+            let mut e = Draft::new(kind).into_event(format!("e{n}"), "2026-01-01T00:00:00.000Z".into());
+            if let Some(m) = message {
+                e.extra.insert("message_id".into(), serde_json::json!(m));
+                e.extra.insert("model".into(), serde_json::json!("claude-x"));
+            }
+            if let Some(p) = prompt {
+                e.extra.insert("usage".into(), serde_json::json!({"input_tokens": p, "output_tokens": 1}));
+            }
+            e
+        };
+        let call =
+            |id: &str| Kind::ToolCall { call_id: id.into(), name: "Read".into(), arguments: serde_json::json!({}) };
+        let events = vec![
+            event(0, Kind::User { content: "read it".into() }, None, None),
+            event(1, call("c1"), Some("m1"), Some(100)),
+            event(
+                2,
+                Kind::ToolResult { call_id: "c1".into(), content: "x".repeat(40_000), is_error: false },
+                None,
+                None,
+            ),
+            event(3, Kind::Assistant { content: "abcd".repeat(10) }, Some("m2"), Some(10_100)),
+        ];
+        let (estimate, basis) = estimate_request(&events, "", "claude-x").unwrap();
+        assert_eq!(basis, Basis::Calibrated);
+        // 10,100 reported, plus the 40 characters of the answer that reported it.
+        assert_eq!(estimate, 10_100 + 10);
+    }
 }

@@ -5,13 +5,13 @@
 //! events counts once, by its last ([`crate::event::usage_of`]'s rule). A model the table
 //! does not know is shown with its tokens and no cost, never a guess.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Utc};
 use serde::Deserialize;
 
 use crate::config::PriceConfig;
-use crate::event::{Event, Usage};
+use crate::event::Usage;
 use crate::store::{Store, StoreError, Summary};
 
 /// US dollars per million tokens.
@@ -144,7 +144,7 @@ pub fn report(
     let mut total = Row::default();
     for summary in conversations {
         let events = store.events(&summary.id)?;
-        for (event, usage) in counted(&events) {
+        for (event, usage) in crate::event::calls(&events) {
             let Ok(at) = DateTime::parse_from_rfc3339(&event.ts).map(|t| t.with_timezone(&Utc)) else { continue };
             if options.since.is_some_and(|s| at < s) || options.until.is_some_and(|u| at >= u) {
                 continue;
@@ -157,29 +157,6 @@ pub fn report(
         }
     }
     Ok(Report { rows: groups.into_values().collect(), total })
-}
-
-/// The events whose usage counts, with it: one per API message (its last), every other
-/// event that has one.
-fn counted(events: &[Event]) -> Vec<(&Event, Usage)> {
-    let mut last_of: HashMap<&str, usize> = HashMap::new();
-    let mut out = Vec::new();
-    for e in events {
-        let Some(usage) = e.extra.get("usage").and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok()) else {
-            continue;
-        };
-        match e.extra.get("message_id").and_then(serde_json::Value::as_str) {
-            Some(message) => match last_of.get(message) {
-                Some(&i) => out[i] = (e, usage),
-                None => {
-                    last_of.insert(message, out.len());
-                    out.push((e, usage));
-                }
-            },
-            None => out.push((e, usage)),
-        }
-    }
-    out
 }
 
 fn key_of(by: By, at: DateTime<Utc>, model: &str, summary: &Summary) -> String {

@@ -374,20 +374,10 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
+    use crate::store::txn::tests::git;
 
     #[test]
     fn a_pull_into_an_empty_store_whose_ref_move_fails_leaves_no_journal() {

@@ -70,8 +70,7 @@ impl Transaction<'_> {
         updated: Option<String>,
         previous: Option<ObjectId>,
     ) -> &mut Self {
-        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone: true });
-        self
+        self.wrote(id, stats, updated, previous, true)
     }
 
     /// [`wrote_conversation`](Self::wrote_conversation) for one of several conversations
@@ -84,7 +83,18 @@ impl Transaction<'_> {
         updated: Option<String>,
         previous: Option<ObjectId>,
     ) -> &mut Self {
-        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone: false });
+        self.wrote(id, stats, updated, previous, false)
+    }
+
+    fn wrote(
+        &mut self,
+        id: &str,
+        stats: Stats,
+        updated: Option<String>,
+        previous: Option<ObjectId>,
+        alone: bool,
+    ) -> &mut Self {
+        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone });
         self
     }
 

@@ -1220,10 +1220,11 @@ impl Drop for IndexLock {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    /// `git` in `dir`, as a test's other program: its output, or a failed test.
+    pub(in crate::store) fn git(dir: &Path, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
             .args(args)

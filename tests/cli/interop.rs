@@ -867,40 +867,19 @@ fn a_hostile_summary_cannot_break_the_markdown_export() {
 /// message streams, and every line of it repeats the usage).
 #[test]
 fn claude_code_usage_is_kept_and_counts_each_api_message_once() {
-    fn add(total: &mut [u64; 4], usage: &serde_json::Value, keys: [&str; 4]) {
-        for (t, key) in total.iter_mut().zip(keys) {
-            *t += usage.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        }
-    }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
     let files = [
-        "corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
-        "corpus/claude-code/ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-        "corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
-        "corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+        "../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        "../shared/corpus/claude-code/ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        "../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+        "../shared/corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
     ];
     for file in files {
-        let path = root.join(file);
-        // The source, read as a script would.
-        let mut last: std::collections::HashMap<String, serde_json::Value> = Default::default();
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
-            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-            if record["type"] == "assistant"
-                && let (Some(id), Some(usage)) = (record.pointer("/message/id"), record.pointer("/message/usage"))
-            {
-                last.insert(id.as_str().unwrap().to_owned(), usage.clone());
-            }
-        }
-        let mut expected = [0u64; 4];
-        for usage in last.values() {
-            let keys = ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
-            add(&mut expected, usage, keys);
-        }
+        let expected = crate::usage::source_tokens(file);
         assert!(expected[1] > 0, "{file}: the source records usage");
 
         // What convo kept, summed the same way over every conversation the import made.
         let env = TestEnv::new();
-        env.run(&["import", path.to_str().unwrap()]).ok();
+        env.run(&["import", std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
         let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
         let mut kept: std::collections::HashMap<String, serde_json::Value> = Default::default();
         for row in &rows {
@@ -914,7 +893,10 @@ fn claude_code_usage_is_kept_and_counts_each_api_message_once() {
         }
         let mut stored = [0u64; 4];
         for usage in kept.values() {
-            add(&mut stored, usage, ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]);
+            let keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+            for (t, key) in stored.iter_mut().zip(keys) {
+                *t += usage[key].as_u64().unwrap_or(0);
+            }
         }
         assert_eq!(stored, expected, "{file}: input, output, cache read, cache write");
     }

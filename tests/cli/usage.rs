@@ -8,9 +8,9 @@ use crate::common::TestEnv;
 const SONNET: &str = "../shared/corpus/claude-code/ccviewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl";
 const OPUS: &str = "../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl";
 
-/// (input, output, cache read, cache write) of a Claude Code file, each API message once by
-/// its last line, as a script over the file computes them.
-fn source_tokens(file: &str) -> [u64; 4] {
+/// (input, output, cache read, cache write) of a Claude Code file (a path from the crate's
+/// root), each API message once by its last line, as a script over the file computes them.
+pub(crate) fn source_tokens(file: &str) -> [u64; 4] {
     let mut last = std::collections::HashMap::new();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
     for line in text.lines() {

@@ -115,14 +115,17 @@ pub struct Made {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {
     None,
-    /// A call's arguments, with `{}`.
+    /// A call's arguments, with `{}`, or (a compaction that keeps the trail) with the short
+    /// arguments `kept` that identify the call.
     EmptyArguments {
         by: Arc<str>,
+        kept: Option<Arc<Kept>>,
     },
-    /// A result's content, with [`status_line`] of its call's tool `name`.
+    /// A result's content, with a placeholder `line`: [`status_line`] of its call's tool, or
+    /// (a compaction that keeps the trail) [`trail_line`].
     StatusLine {
         by: Arc<str>,
-        name: Arc<str>,
+        line: Arc<str>,
     },
     /// A result's content cut to `max_lines` (see [`truncated`]), if it is longer: only
     /// the text can tell.
@@ -132,7 +135,15 @@ pub enum Edit {
     },
 }
 
-/// `[compacted] Bash: success`: what a stripped result reads.
+/// The arguments a stripped call keeps, and their characters as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub arguments: Value,
+    pub chars: u64,
+}
+
+/// `[compacted] Bash: success`: what a stripped result reads under a compaction made
+/// before placeholders kept the trail (its recorded view does not change).
 pub fn status_line(name: &str, is_error: bool) -> String {
     format!("[compacted] {name}: {}", status_word(is_error))
 }
@@ -141,10 +152,77 @@ fn status_word(is_error: bool) -> &'static str {
     if is_error { "error" } else { "success" }
 }
 
-/// The characters of [`status_line`], counted without making it: every stripped result of
-/// a long conversation is measured twice per estimate.
-fn status_line_chars(name: &str, is_error: bool) -> u64 {
-    ("[compacted] ".len() + name.chars().count() + ": ".len() + status_word(is_error).len()) as u64
+/// The user side of a summary pair: under a compaction that keeps the trail, it names the
+/// first and last event the summary stands for, so they can be asked for whole.
+fn summary_request(c: &Compaction) -> String {
+    match c.keep_args {
+        Some(_) => format!(
+            "{}: events …{} to …{}]",
+            SUMMARY_REQUEST.trim_end_matches(']'),
+            id_tail(&c.from_event),
+            id_tail(&c.to_event)
+        ),
+        None => SUMMARY_REQUEST.to_owned(),
+    }
+}
+
+/// The end of an event id a placeholder names it by: enough to tell it from the others of
+/// its conversation (ids end in their random part), and what `show --event` and the MCP
+/// `events` tool accept.
+pub fn id_tail(id: &str) -> &str {
+    const TAIL: usize = 8;
+    match id.char_indices().rev().nth(TAIL - 1) {
+        Some((at, _)) if at > 0 => &id[at..],
+        _ => id,
+    }
+}
+
+/// What a stripped result reads when its compaction keeps the trail:
+/// `[compacted …1a2b3c4d] Bash: exit 101 — error[E0308]: mismatched types`. The exit
+/// status when the agent printed one, else the error flag; for a failure, or a command
+/// (`runs`: its call has a `command`), the first line that reads like an error (a failure's
+/// first line) — in a file's text such a line is code, not news; the commits git reported.
+/// The event's id tail says what to ask for to read it whole.
+pub fn trail_line(
+    id: &str,
+    name: &str,
+    is_error: bool,
+    runs: bool,
+    outcome: Option<&crate::event::trail::Outcome>,
+) -> String {
+    let mut line = format!("[compacted …{}] {name}: ", id_tail(id));
+    match outcome.and_then(|o| o.exit) {
+        Some(code) => line.push_str(&format!("exit {code}")),
+        None => line.push_str(status_word(is_error)),
+    }
+    if let Some(o) = outcome {
+        if let Some(error) = o.error_line.as_ref().filter(|_| runs || o.failed(is_error)) {
+            line.push_str(" — ");
+            line.push_str(error);
+        }
+        for commit in &o.commits {
+            line.push_str(" · commit ");
+            line.push_str(commit);
+        }
+    }
+    line
+}
+
+/// The short arguments of a call (its outline's) whose keys are in `keys`, as the stripped
+/// call's arguments; `None` when it has none of them.
+fn kept_arguments(outline: &Outline, keys: &[String]) -> Option<Arc<Kept>> {
+    let args = crate::event::outline::Brief::args(&outline.brief);
+    let map: Map<String, Value> = args
+        .iter()
+        .filter(|(key, _)| keys.iter().any(|k| k == key))
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+        .collect();
+    if map.is_empty() {
+        return None;
+    }
+    let arguments = Value::Object(map);
+    let chars = arguments.to_string().chars().count() as u64;
+    Some(Arc::new(Kept { arguments, chars }))
 }
 
 impl Item {
@@ -161,14 +239,13 @@ impl Item {
     pub fn chars(&self, outlines: &[Outline]) -> Option<u64> {
         match self {
             Item::Raw { index, edit: Edit::None, .. } => Some(outlines[*index].chars),
-            Item::Raw { index, edit: Edit::EmptyArguments { .. }, .. } => match &outlines[*index].shape {
-                Shape::ToolCall { name, .. } => Some(name.chars().count() as u64 + 2),
+            Item::Raw { index, edit: Edit::EmptyArguments { kept, .. }, .. } => match &outlines[*index].shape {
+                Shape::ToolCall { name, .. } => {
+                    Some(name.chars().count() as u64 + kept.as_ref().map_or(2, |k| k.chars))
+                }
                 _ => Some(outlines[*index].chars),
             },
-            Item::Raw { index, edit: Edit::StatusLine { name, .. }, .. } => {
-                let is_error = matches!(outlines[*index].shape, Shape::ToolResult { is_error: true, .. });
-                Some(status_line_chars(name, is_error))
-            }
+            Item::Raw { edit: Edit::StatusLine { line, .. }, .. } => Some(line.chars().count() as u64),
             Item::Raw { edit: Edit::Truncate { .. }, .. } => None,
             Item::Synthetic(made) => Some(
                 Event { id: String::new(), ts: String::new(), kind: made.kind.clone(), extra: Map::new() }
@@ -234,7 +311,8 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
             {
                 let turn = turns[o.start];
                 let at = (outline.ts.as_str(), Some(&*o.id), turn);
-                out.push(synthetic(Kind::User { content: SUMMARY_REQUEST.into() }, &outline.id, at, "summary-user"));
+                let request = summary_request(&o.compaction);
+                out.push(synthetic(Kind::User { content: request }, &outline.id, at, "summary-user"));
                 out.push(synthetic(Kind::Assistant { content: summary.text.clone() }, &outline.id, at, "summary"));
             }
             continue;
@@ -248,8 +326,11 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
             Shape::ToolCall { name, .. } => match tool_decision(winner(index, &|c| c.has_tool_policy()), name) {
                 Decision::Keep => out.push(raw(Edit::None)),
                 Decision::Omit => {}
-                Decision::Strip { request, by, min_bytes, .. } if request && larger(outline.size, min_bytes) => {
-                    out.push(raw(Edit::EmptyArguments { by: by.clone() }));
+                Decision::Strip { request, by, min_bytes, keep_args, .. }
+                    if request && larger(outline.size, min_bytes) =>
+                {
+                    let kept = keep_args.and_then(|keys| kept_arguments(outline, keys));
+                    out.push(raw(Edit::EmptyArguments { by: by.clone(), kept }));
                 }
                 Decision::Strip { .. } => out.push(raw(Edit::None)),
             },
@@ -264,8 +345,21 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
                 match tool_decision(winner(call_index, &|c| c.has_tool_policy()), &name) {
                     Decision::Keep => out.push(raw(Edit::None)),
                     Decision::Omit => {}
-                    Decision::Strip { response, by, min_bytes, .. } if response && larger(outline.size, min_bytes) => {
-                        out.push(raw(Edit::StatusLine { by: by.clone(), name }));
+                    Decision::Strip { response, by, min_bytes, keep_args, .. }
+                        if response && larger(outline.size, min_bytes) =>
+                    {
+                        let is_error = matches!(outline.shape, Shape::ToolResult { is_error: true, .. });
+                        let line = match keep_args {
+                            Some(_) => {
+                                let outcome = crate::event::outline::Brief::outcome(&outline.brief);
+                                let runs = crate::event::outline::Brief::args(&outlines[call_index].brief)
+                                    .iter()
+                                    .any(|(key, _)| crate::event::trail::COMMAND_KEYS.contains(&key.as_str()));
+                                trail_line(&outline.id, &name, is_error, runs, outcome)
+                            }
+                            None => status_line(&name, is_error),
+                        };
+                        out.push(raw(Edit::StatusLine { by: by.clone(), line: Arc::from(line) }));
                     }
                     Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
                         if larger(outline.size, min_bytes) =>
@@ -305,13 +399,12 @@ pub fn materialise_from(items: &[Item], events: &[Event], first: usize) -> Vec<P
 /// A raw event in the view: `event` with `edit` made (a truncation only where it is longer).
 pub fn apply(edit: &Edit, turn: Option<u64>, event: &Event) -> Projected {
     let (kind, by) = match (edit, &event.kind) {
-        (Edit::EmptyArguments { by }, Kind::ToolCall { call_id, name, .. }) => {
-            let kind =
-                Kind::ToolCall { call_id: call_id.clone(), name: name.clone(), arguments: Value::Object(Map::new()) };
-            (Some(kind), by)
+        (Edit::EmptyArguments { by, kept }, Kind::ToolCall { call_id, name, .. }) => {
+            let arguments = kept.as_ref().map_or_else(|| Value::Object(Map::new()), |k| k.arguments.clone());
+            (Some(Kind::ToolCall { call_id: call_id.clone(), name: name.clone(), arguments }), by)
         }
-        (Edit::StatusLine { by, name }, Kind::ToolResult { call_id, is_error, .. }) => {
-            let content = status_line(name, *is_error);
+        (Edit::StatusLine { by, line }, Kind::ToolResult { call_id, is_error, .. }) => {
+            let content = line.to_string();
             (Some(Kind::ToolResult { call_id: call_id.clone(), content, is_error: *is_error }), by)
         }
         (Edit::Truncate { by, max_lines }, Kind::ToolResult { call_id, content, is_error }) => {
@@ -471,6 +564,9 @@ enum Decision<'a> {
         min_bytes: Option<u64>,
         max_lines: Option<u64>,
         by: &'a Arc<str>,
+        /// The argument keys a stripped call keeps; `None`: placeholders without the trail
+        /// (a compaction made before they kept it).
+        keep_args: Option<&'a [String]>,
     },
 }
 
@@ -500,7 +596,7 @@ pub fn truncated(text: &str, max: u64) -> Option<String> {
 fn tool_decision<'a>(winner: Option<&'a Overlay>, name: &str) -> Decision<'a> {
     let Some(o) = winner else { return Decision::Keep };
     let c = &o.compaction;
-    let hint = c.tools.get(name).copied().unwrap_or_default();
+    let hint = c.tools.get(name).cloned().unwrap_or_default();
     let apply = |profile: bool, hint: Option<FieldMode>| match hint {
         Some(FieldMode::Keep) => false,
         Some(FieldMode::Strip) => true,
@@ -518,6 +614,10 @@ fn tool_decision<'a>(winner: Option<&'a Overlay>, name: &str) -> Decision<'a> {
         min_bytes: c.min_bytes,
         max_lines: c.max_lines,
         by: &o.id,
+        keep_args: c
+            .keep_args
+            .as_deref()
+            .map(|keys| c.tools.get(name).and_then(|h| h.keep_args.as_deref()).unwrap_or(keys)),
     }
 }
 
@@ -768,12 +868,90 @@ pub fn compare_chars(b: &BTreeMap<Option<u64>, u64>, a: &BTreeMap<Option<u64>, u
 mod tests {
     use super::*;
 
+    fn event(id: &str, kind: Kind) -> Event {
+        crate::event::Draft::new(kind).into_event(id.into(), "2026-01-01T00:00:00Z".into())
+    }
+
+    fn strip_all(keep_args: Option<Vec<String>>) -> Event {
+        let c = Compaction {
+            from_turn: 0,
+            to_turn: 0,
+            from_event: "u".into(),
+            to_event: "r2".into(),
+            tool_calls: Some(compaction::ToolCallPolicy::Strip { request: true, response: true }),
+            tools: [("Read".to_owned(), compaction::ToolHint { keep_args: Some(vec![]), ..Default::default() })].into(),
+            keep_args,
+            ..Compaction::default()
+        };
+        compaction::Record::Apply(c).to_draft().into_event("k".into(), "2026-01-01T00:00:01Z".into())
+    }
+
     #[test]
-    fn a_status_line_is_measured_as_it_reads() {
-        for name in ["Bash", "", "Ünïcödé_tøøl", "mcp__server__tool"] {
-            for is_error in [false, true] {
-                assert_eq!(status_line_chars(name, is_error), status_line(name, is_error).chars().count() as u64);
-            }
+    fn placeholders_keep_the_trail_and_are_measured_as_they_read() {
+        let mut events = vec![
+            event("u", Kind::User { content: "fix it".into() }),
+            event(
+                "c1",
+                Kind::ToolCall {
+                    call_id: "t1".into(),
+                    name: "Bash".into(),
+                    arguments: serde_json::json!({"command": "cargo test -p store", "timeout": 5}),
+                },
+            ),
+            event(
+                "01J0000000000000000000R1XY",
+                Kind::ToolResult {
+                    call_id: "t1".into(),
+                    content: "Exit code 101\n   Compiling store\nerror[E0308]: mismatched types".into(),
+                    is_error: true,
+                },
+            ),
+            event(
+                "c2",
+                Kind::ToolCall {
+                    call_id: "t2".into(),
+                    name: "Read".into(),
+                    arguments: serde_json::json!({"file_path": "src/a.rs"}),
+                },
+            ),
+            event("r2", Kind::ToolResult { call_id: "t2".into(), content: "fn main() {}".into(), is_error: false }),
+        ];
+        events.push(strip_all(Some(vec!["command".into(), "file_path".into()])));
+        let view = project(&events).unwrap();
+        let kinds: Vec<&Kind> = view.iter().map(|p| &p.event.kind).collect();
+        assert!(
+            matches!(kinds[1], Kind::ToolCall { arguments, .. } if *arguments == serde_json::json!({"command": "cargo test -p store"}))
+        );
+        assert!(
+            matches!(kinds[2], Kind::ToolResult { content, .. }
+                if content == "[compacted …0000R1XY] Bash: exit 101 — error[E0308]: mismatched types"),
+            "{kinds:?}"
+        );
+        // A tool's own empty list keeps nothing of its arguments.
+        assert!(matches!(kinds[3], Kind::ToolCall { arguments, .. } if *arguments == serde_json::json!({})));
+        assert!(matches!(kinds[4], Kind::ToolResult { content, .. } if content == "[compacted …r2] Read: success"));
+        // The estimate from outlines is what the view measures.
+        let outlined = Outlined::of(&events);
+        let items = view_of(&outlined);
+        for (item, projected) in items.iter().zip(&view) {
+            assert_eq!(item.chars(&outlined.outlines), Some(projected.event.visible_chars()), "{item:?}");
         }
+        // A compaction made before placeholders kept the trail reads as it did.
+        *events.last_mut().unwrap() = strip_all(None);
+        let old = project(&events).unwrap();
+        assert!(matches!(&old[1].event.kind, Kind::ToolCall { arguments, .. } if *arguments == serde_json::json!({})));
+        assert!(matches!(&old[2].event.kind, Kind::ToolResult { content, .. } if content == "[compacted] Bash: error"));
+    }
+
+    fn view_of(outlined: &Outlined) -> Vec<Item> {
+        view(outlined).unwrap()
+    }
+
+    #[test]
+    fn an_id_tail_is_its_last_eight_characters() {
+        assert_eq!(id_tail("01J0000000000000000000R1XY"), "0000R1XY");
+        assert_eq!(id_tail("toolu_01ÄbcdefghIJ"), "cdefghIJ");
+        assert_eq!(id_tail("short"), "short");
+        assert_eq!(id_tail("12345678"), "12345678");
     }
 }

@@ -12,6 +12,7 @@ and hashes are reproducible under the test's fixed clock. Exits non-zero on any 
 import asyncio
 import json
 import os
+import re
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -82,7 +83,12 @@ async def main(binary):
             say("compact_dry_run", result=plan)
             done = await call(session, "compact", {"id": cid, "to": "0", "summary": "Found a missing header."})
             say("compact", result=done)
-            say("show_compacted", result=await call(session, "show", {"id": cid, "compacted": True}))
+            shown = await call(session, "show", {"id": cid, "compacted": True})
+            say("show_compacted", result=shown)
+            # The summary names the events it stands for by their ids' ends: asked for, they
+            # come back whole.
+            tails = re.findall(r"…(\w+)", shown["text"])
+            say("show_events", tails=len(tails), result=await call(session, "show_events", {"id": cid, "events": tails}))
             say("search_compacted", result=await call(session, "search", {"pattern": "needle|missing header", "compacted": True}))
 
             say("fork", result=await call(session, "fork", {"id": cid, "last": 1, "title": "Japanese"}))

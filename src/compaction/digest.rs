@@ -2,10 +2,11 @@
 //!
 //! A model summary needs a network, a key, money and time, and may fail; a digest needs none
 //! of them and is the same every time for the same events. It keeps what an agent most needs
-//! to pick up the thread: per turn, what the user asked, which tools ran and how often, which
-//! files they touched, and the first sentence of the answer. It is stored as an ordinary
-//! [`Summary`](super::Summary), so projection, summary widening and `--undo` treat it like
-//! any other.
+//! to pick up the thread, the trail ([`crate::event::trail`]): per turn, what the user asked,
+//! which tools ran, which files were read, edited and created, which commands ran and how
+//! they ended, the errors no later success answered, the commits made, and the first
+//! sentence of the answer. It is stored as an ordinary [`Summary`](super::Summary), so
+//! projection, summary widening and `--undo` treat it like any other.
 //!
 //! It is bounded by a token budget with convo's one estimate ([`tokens`]): the oldest turns
 //! are dropped first, because the recent ones are what the conversation continues from, and
@@ -13,6 +14,7 @@
 
 use serde_json::Value;
 
+use crate::event::trail::{Outcome, short_args};
 use crate::event::{Event, Kind, title, tokens};
 
 /// Who a digest is recorded as written by (`Summary::by`).
@@ -23,8 +25,14 @@ const ASKED_CHARS: usize = 100;
 const ANSWERED_CHARS: usize = 120;
 /// Characters kept of one file path (a pasted blob in a `path` argument stays short).
 const PATH_CHARS: usize = 100;
-/// Files named per turn before the rest are counted as `+N more`.
-const MAX_FILES: usize = 5;
+/// Files named per turn and kind before the rest are counted as `+N more`.
+const MAX_FILES: usize = 8;
+/// Commands listed per turn before the rest are counted.
+const MAX_COMMANDS: usize = 8;
+/// Characters kept of a command (the trail compares its first 60).
+const COMMAND_CHARS: usize = 80;
+/// Characters kept of an error line.
+const ERROR_CHARS: usize = 160;
 /// Argument keys that name files, in the spellings of the tools the importers know
 /// (Claude Code, Codex, OpenHands, convo's own `fs_*` tools).
 const PATH_KEYS: &[&str] = &["path", "file_path", "filePath", "notebook_path", "filename"];
@@ -89,14 +97,77 @@ struct TurnNote {
     asked: Option<String>,
     /// Tool names and their call counts, in first-use order.
     tools: Vec<(String, u64)>,
-    /// Files named in tool arguments, deduplicated, in first-seen order.
-    files: Vec<String>,
+    /// Files named in tool arguments, deduplicated, in first-seen order, by what the tool
+    /// did with them.
+    files: [Vec<String>; 4],
+    /// Commands run, once each, with the outcome of their last run.
+    commands: Vec<(String, Option<Outcome>, bool)>,
+    /// Failures no later call of the same command or on the same file answered: what
+    /// failed, and its error line.
+    errors: Vec<(String, String)>,
+    /// Commits git reported.
+    commits: Vec<String>,
     /// The first sentence of the last assistant text.
     answered: Option<String>,
 }
 
+/// What a tool does with the files it names, told by its name (the agents' tools: Claude
+/// Code's `Read`/`Edit`/`Write`, Codex's `apply_patch`, convo's `fs_*`, `str_replace`...).
+#[derive(Clone, Copy)]
+enum Use {
+    Read = 0,
+    Edited = 1,
+    Created = 2,
+    Other = 3,
+}
+
+const USE_LABELS: [&str; 4] = ["read", "edited", "created", "files"];
+
+fn use_of(tool: &str) -> Use {
+    let name = tool.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+    if has(&["edit", "modify", "patch", "replace"]) {
+        Use::Edited
+    } else if has(&["write", "create"]) {
+        Use::Created
+    } else if has(&["read", "view", "cat"]) {
+        Use::Read
+    } else {
+        Use::Other
+    }
+}
+
+/// The command a call runs (`command` or `cmd`, a string or an argv), if it runs one.
+fn command_of(arguments: &Value) -> Option<String> {
+    short_args(arguments).into_iter().find(|(key, _)| key == "command" || key == "cmd").map(|(_, c)| c)
+}
+
+/// The files Codex's `apply_patch` names in its patch (`*** Update File: path`), by what
+/// it does with them.
+fn patched_files(arguments: &Value, found: &mut Vec<(Use, String)>) {
+    let text = match arguments {
+        Value::String(s) => s.as_str(),
+        Value::Object(map) => map.get("input").or_else(|| map.get("patch")).and_then(Value::as_str).unwrap_or(""),
+        _ => "",
+    };
+    for line in text.lines() {
+        let (kind, path) = if let Some(p) = line.strip_prefix("*** Update File: ") {
+            (Use::Edited, p)
+        } else if let Some(p) = line.strip_prefix("*** Add File: ") {
+            (Use::Created, p)
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            (Use::Edited, p)
+        } else {
+            continue;
+        };
+        found.push((kind, cut(path.trim(), PATH_CHARS)));
+    }
+}
+
 fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
     let mut notes: Vec<TurnNote> = Vec::new();
+    // Each open call: its turn's note, and what it is (a command, or a tool and its file).
+    let mut calls: std::collections::HashMap<&str, (usize, String, Option<String>)> = Default::default();
     // A slash command the user typed (`/name args`, from the agent's markup), until an event
     // other than a user message: the user message right after it is the command's
     // template, which the user did not type.
@@ -119,17 +190,61 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
                 }
                 command = typed;
             }
-            Kind::ToolCall { name, arguments, .. } => {
+            Kind::ToolCall { call_id, name, arguments } => {
                 match note.tools.iter_mut().find(|(n, _)| n == name) {
                     Some((_, count)) => *count += 1,
                     None => note.tools.push((name.clone(), 1)),
                 }
-                let mut found = Vec::new();
-                paths_in(arguments, 0, &mut found);
-                for path in found {
-                    if !note.files.contains(&path) {
-                        note.files.push(path);
+                let mut paths = Vec::new();
+                paths_in(arguments, 0, &mut paths);
+                let used = use_of(name);
+                let mut found: Vec<(Use, String)> = paths.into_iter().map(|p| (used, p)).collect();
+                patched_files(arguments, &mut found);
+                let first_file = found.first().map(|(_, p)| p.clone());
+                for (kind, path) in found {
+                    let list = &mut note.files[kind as usize];
+                    if !list.contains(&path) {
+                        list.push(path);
                     }
+                }
+                let command = command_of(arguments).map(|c| cut(&c, COMMAND_CHARS));
+                if let Some(command) = &command
+                    && !note.commands.iter().any(|(c, _, _)| c == command)
+                {
+                    note.commands.push((command.clone(), None, false));
+                }
+                // What a later success must match to answer this call's failure.
+                let what = command.clone().unwrap_or_else(|| match &first_file {
+                    Some(file) => format!("{name} {file}"),
+                    None => name.clone(),
+                });
+                calls.insert(call_id.as_str(), (notes.len() - 1, what, command));
+            }
+            Kind::ToolResult { call_id, content, is_error } => {
+                let Some((at, what, command)) = calls.remove(call_id.as_str()) else { continue };
+                let outcome = Outcome::of(content, *is_error);
+                let failed = outcome.failed(*is_error);
+                // A success answers every earlier failure of the same thing.
+                for n in notes.iter_mut() {
+                    if !failed {
+                        n.errors.retain(|(w, _)| *w != what);
+                    }
+                }
+                let note = &mut notes[at];
+                for commit in &outcome.commits {
+                    if !note.commits.contains(commit) {
+                        note.commits.push(commit.clone());
+                    }
+                }
+                if failed {
+                    let line = outcome.error_line.clone().unwrap_or_else(|| "failed".into());
+                    note.errors.retain(|(w, _)| *w != what);
+                    note.errors.push((what, cut(&line, ERROR_CHARS)));
+                }
+                if let Some(command) = command
+                    && let Some(entry) = note.commands.iter_mut().find(|(c, _, _)| *c == command)
+                {
+                    *entry = (command, Some(outcome), failed);
                 }
             }
             Kind::Assistant { content } => {
@@ -141,12 +256,7 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
             }
             // Reasoning and tool output are what compaction removes first; a system or
             // config event inside a turn is setup, not work.
-            Kind::Reasoning { .. }
-            | Kind::ToolResult { .. }
-            | Kind::System { .. }
-            | Kind::Config { .. }
-            | Kind::Compaction
-            | Kind::Other(_) => {}
+            Kind::Reasoning { .. } | Kind::System { .. } | Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
         }
     }
     notes
@@ -162,19 +272,47 @@ impl TurnNote {
             let tools: Vec<String> = self.tools.iter().map(|(name, n)| format!("{name}×{n}")).collect();
             parts.push(format!("tools: {}", tools.join(", ")));
         }
-        if !self.files.is_empty() {
-            let shown = self.files.len().min(MAX_FILES);
-            let mut files = self.files[..shown].join(", ");
-            if self.files.len() > shown {
-                files += &format!(" +{} more", self.files.len() - shown);
+        for (label, files) in USE_LABELS.iter().zip(&self.files) {
+            if !files.is_empty() {
+                parts.push(format!("{label}: {}", listed(files, MAX_FILES)));
             }
-            parts.push(format!("files: {files}"));
+        }
+        if !self.commands.is_empty() {
+            let ran: Vec<String> = self.commands.iter().map(|(c, o, failed)| ran(c, o.as_ref(), *failed)).collect();
+            parts.push(format!("ran: {}", listed(&ran, MAX_COMMANDS)));
+        }
+        if !self.errors.is_empty() {
+            let errors: Vec<String> = self.errors.iter().map(|(what, line)| format!("`{what}`: {line}")).collect();
+            parts.push(format!("still failing: {}", errors.join("; ")));
+        }
+        if !self.commits.is_empty() {
+            parts.push(format!("committed: {}", self.commits.join(", ")));
         }
         if let Some(answered) = &self.answered {
             parts.push(format!("answered \"{answered}\""));
         }
         let label = if self.partial { format!("turn {} (part)", self.turn) } else { format!("turn {}", self.turn) };
         if parts.is_empty() { format!("{label}: nothing to note") } else { format!("{label}: {}", parts.join("; ")) }
+    }
+}
+
+/// `items` joined, the first `max` of them, the rest counted as `+N more`.
+fn listed(items: &[String], max: usize) -> String {
+    let shown = items.len().min(max);
+    let mut out = items[..shown].join(", ");
+    if items.len() > shown {
+        out += &format!(" +{} more", items.len() - shown);
+    }
+    out
+}
+
+/// A command as the digest lists it: `` `cargo test` (exit 101) ``; a failure without an
+/// exit status says so; its error line is under `still failing` while no later run passed.
+fn ran(command: &str, outcome: Option<&Outcome>, failed: bool) -> String {
+    match (outcome.and_then(|o| o.exit), failed) {
+        (Some(code), _) => format!("`{command}` (exit {code})"),
+        (None, true) => format!("`{command}` (failed)"),
+        (None, false) => format!("`{command}`"),
     }
 }
 
@@ -288,7 +426,15 @@ mod tests {
             call("Edit", json!({"file_path": "src/auth.rs", "old_string": "a", "new_string": "b"})),
             result("ok"),
             call("Bash", json!({"command": "cargo test"})),
-            result("test result: ok"),
+            result("Exit code 101\n   Compiling auth\nerror[E0308]: mismatched types"),
+            call("Bash", json!({"command": "cargo clippy"})),
+            result("Exit code 1\nwarning: unused"),
+            call("Edit", json!({"file_path": "src/auth.rs", "old_string": "b", "new_string": "c"})),
+            result("ok"),
+            call("Bash", json!({"command": "cargo test"})),
+            result("Exit code 0\ntest result: ok. 3 passed"),
+            call("Bash", json!({"command": ["git", "commit", "-am", "fix"]})),
+            result("[main 1a2b3c4] fix\n 1 file changed"),
             assistant("The redirect loop came from a cookie set on the wrong path. I fixed it in src/auth.rs."),
             user("  \n   Now add a test for it"),
             call("Write", json!({"filePath": "tests/login.rs", "content": "#[test] fn t() {}"})),
@@ -332,11 +478,13 @@ mod tests {
         assert_eq!(
             text,
             "Digest of turns 0-2 (written by convo, no model):\n\
-             turn 0: asked \"Fix the login redirect\"; tools: Read×2, Edit×1, Bash×1; \
-             files: src/auth.rs, src/login.rs; \
+             turn 0: asked \"Fix the login redirect\"; tools: Read×2, Edit×2, Bash×4; \
+             read: src/auth.rs, src/login.rs; edited: src/auth.rs; \
+             ran: `cargo test` (exit 0), `cargo clippy` (exit 1), `git commit -am fix`; \
+             still failing: `cargo clippy`: warning: unused; committed: 1a2b3c4; \
              answered \"The redirect loop came from a cookie set on the wrong path.\"\n\
              turn 1: asked \"Now add a test for it\"; tools: Write×1, MultiEdit×1, Glob×1; \
-             files: tests/login.rs, src/a.rs, src/b.rs, src/c.rs, src/d.rs +1 more; \
+             edited: src/a.rs, src/b.rs; created: tests/login.rs; files: src/c.rs, src/d.rs, src/a.rs, src/e.rs; \
              answered \"Added tests/login.rs!\"\n\
              turn 2: asked \"thanks\"; answered \"You're welcome\""
         );
@@ -377,18 +525,19 @@ mod tests {
     fn a_range_that_starts_inside_a_turn_notes_the_part_present() {
         let all = session();
         let turns = turn_numbers(&all);
-        // From the Edit of turn 0 to the first result of turn 1.
-        let text = digest(&all[8..16], &turns[8..16], 2000);
+        // From the second Edit of turn 0 to the first result of turn 1.
+        let text = digest(&all[14..24], &turns[14..24], 2000);
         assert_eq!(
             text,
             "Digest of turns 0-1 (written by convo, no model):\n\
-             turn 0 (part): tools: Edit×1, Bash×1; files: src/auth.rs; \
+             turn 0 (part): tools: Edit×1, Bash×2; edited: src/auth.rs; \
+             ran: `cargo test` (exit 0), `git commit -am fix`; committed: 1a2b3c4; \
              answered \"The redirect loop came from a cookie set on the wrong path.\"\n\
-             turn 1: asked \"Now add a test for it\"; tools: Write×1; files: tests/login.rs"
+             turn 1: asked \"Now add a test for it\"; tools: Write×1; created: tests/login.rs"
         );
         // Only tool results: the turn is still listed.
         assert_eq!(
-            digest(&all[9..10], &turns[9..10], 2000),
+            digest(&all[15..16], &turns[15..16], 2000),
             "Digest of turn 0 (written by convo, no model):\nturn 0 (part): nothing to note"
         );
         // Only a system prompt: no turn at all.
@@ -407,7 +556,7 @@ mod tests {
         let line = text.lines().nth(1).unwrap_or_default();
         // 99 characters and the ellipsis, for each; no space near the end to cut at.
         assert!(line.contains(&format!("asked \"{}…\"", "é".repeat(99))), "{line}");
-        assert!(line.contains(&format!("files: {}…", "日".repeat(99))), "{line}");
+        assert!(line.contains(&format!("read: {}…", "日".repeat(99))), "{line}");
         assert!(line.contains(&format!("answered \"{}…\"", "🦀".repeat(119))), "{line}");
         // A word boundary near the end is preferred to a cut word.
         assert_eq!(cut("aaaa bbbb cccc", 12), "aaaa bbbb…");

@@ -44,13 +44,17 @@ pub enum FieldMode {
     Strip,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolHint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<FieldMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<FieldMode>,
+    /// The arguments a stripped call of this tool keeps (short string values only), in
+    /// place of the compaction's `keep_args`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_args: Option<Vec<String>>,
 }
 
 /// A summary replacing every provider-visible event of the range.
@@ -100,6 +104,13 @@ pub struct Compaction {
     /// Per-tool hints in force when it was made.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, ToolHint>,
+    /// Placeholders keep the trail: a stripped call keeps its short arguments with these
+    /// keys (a tool's own `keep_args` hint first), a stripped result reads its outcome
+    /// (exit status, error line, commits) and the id of the event it stands for.
+    /// Absent from a compaction made before (`[compacted] Bash: success`), whose view
+    /// stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_args: Option<Vec<String>>,
     /// The profile it came from, for people reading the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
@@ -261,8 +272,9 @@ mod tests {
             tool_calls: Some(ToolCallPolicy::Strip { request: true, response: true }),
             tools: BTreeMap::from([(
                 "fs_read_file".into(),
-                ToolHint { request: Some(FieldMode::Keep), response: None },
+                ToolHint { request: Some(FieldMode::Keep), response: None, keep_args: Some(vec!["path".into()]) },
             )]),
+            keep_args: Some(vec!["command".into()]),
             profile: Some("default".into()),
             min_bytes: Some(800),
             max_lines: Some(20),

@@ -356,6 +356,10 @@ pub struct CompactionConfig {
     /// The most tokens a digest may take (`compact --digest`).
     #[serde(default = "default_of::max_summary_tokens")]
     pub max_summary_tokens: u64,
+    /// The arguments a stripped tool call keeps (`tools.NAME.compaction.keep_args` for one
+    /// tool).
+    #[serde(default = "default_of::keep_args")]
+    pub keep_args: Vec<String>,
     #[serde(default)]
     pub auto: AutoConfig,
 }
@@ -410,6 +414,9 @@ mod default_of {
     }
     pub fn max_summary_tokens() -> u64 {
         value("compaction.max_summary_tokens")
+    }
+    pub fn keep_args() -> Vec<String> {
+        value("compaction.keep_args")
     }
     pub fn auto_enabled() -> bool {
         value("compaction.auto.enabled")
@@ -532,7 +539,7 @@ pub struct ToolConfig {
 impl Config {
     /// Per-tool compaction hints, as a compaction records them.
     pub fn tool_hints(&self) -> BTreeMap<String, ToolHint> {
-        self.tools.iter().filter_map(|(name, t)| Some((name.clone(), t.compaction?))).collect()
+        self.tools.iter().filter_map(|(name, t)| Some((name.clone(), t.compaction.clone()?))).collect()
     }
 }
 
@@ -898,7 +905,7 @@ mod tests {
         assert_eq!(
             err("[compaction]\n\nprofles = 1\n"),
             "config.toml:3:1: unknown field `profles`, expected one of `default_profile`, `keep_last`, `profiles`, \
-             `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`"
+             `confirm_above_tokens`, `max_summary_tokens`, `keep_args`, `auto` in `compaction`"
         );
         // The value's position, indented or not; a key named in a comment above is no decoy.
         assert_eq!(
@@ -920,7 +927,7 @@ mod tests {
         assert_eq!(
             err("[compaction]\nzzz = 1\naaa = 2\n"),
             "config.toml:3:1: unknown field `aaa`, expected one of `default_profile`, `keep_last`, `profiles`, \
-             `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`"
+             `confirm_above_tokens`, `max_summary_tokens`, `keep_args`, `auto` in `compaction`"
         );
         // Syntax errors, at the parser's position.
         assert_eq!(err("[compaction\n"), "config.toml:1:12: unclosed table, expected `]`");

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 pub mod outline;
 pub mod short;
 pub mod title;
+pub mod trail;
 pub use outline::{Outline, Shape};
 
 /// The event types input may carry (every known type but `compaction`, which only convo

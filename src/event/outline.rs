@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::short::Short;
+use super::trail::{Outcome, short_args};
 use super::{Event, Kind, LineError, parse_stored, validate_event_id};
 
 /// An event's type, with the fields the projection matches on.
@@ -46,11 +47,64 @@ pub struct Outline {
     /// a call's `arguments`) starts and ends; `None` when the line was not outlined from its
     /// bytes (it came from an [`Event`], or only the full parse took it).
     pub span: Option<(u32, u32)>,
+    /// What a compaction's placeholder tells of a call or a result (see [`Brief`]); `None`
+    /// when there is nothing to tell.
+    pub brief: Option<Box<Brief>>,
+}
+
+/// The trail an event leaves in a placeholder, read once when it is outlined (and kept in
+/// the outline index), so a view is decided and measured without the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Brief {
+    /// A call's [`short_args`].
+    Call(Vec<(String, String)>),
+    /// A result's [`Outcome`].
+    Result(Outcome),
+}
+
+impl Brief {
+    fn of_call(arguments: &serde_json::Value) -> Option<Box<Brief>> {
+        let args = short_args(arguments);
+        (!args.is_empty()).then(|| Box::new(Brief::Call(args)))
+    }
+
+    fn of_result(content: &str, is_error: bool) -> Option<Box<Brief>> {
+        let outcome = Outcome::of(content, is_error);
+        (outcome != Outcome::default()).then(|| Box::new(Brief::Result(outcome)))
+    }
+
+    /// A call's short arguments (none for anything else).
+    pub fn args(brief: &Option<Box<Brief>>) -> &[(String, String)] {
+        match brief.as_deref() {
+            Some(Brief::Call(args)) => args,
+            _ => &[],
+        }
+    }
+
+    /// A result's outcome (the empty one for anything else).
+    pub fn outcome(brief: &Option<Box<Brief>>) -> Option<&Outcome> {
+        match brief.as_deref() {
+            Some(Brief::Result(outcome)) => Some(outcome),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a result's content, as a JSON string literal, may have an [`Outcome`] to read:
+/// every word the outcome looks for, or an escape that could hide one. The rest (most
+/// results) are not decoded at all.
+fn may_tell(raw: &str) -> bool {
+    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)error|failed|panic|traceback|exception|exit|commit|[0-9a-f]{7}\]|\\u")
+            .expect("a valid regex")
+    });
+    WORDS.is_match(raw)
 }
 
 impl Outline {
     /// The outline of an event held in memory.
     pub fn of(event: &Event) -> Outline {
+        let mut brief = None;
         let (shape, size) = match &event.kind {
             Kind::System { .. } => (Shape::System, 0),
             Kind::User { .. } => (Shape::User, 0),
@@ -61,9 +115,11 @@ impl Outline {
                     serde_json::Value::Object(map) if map.is_empty() => 0,
                     other => other.to_string().len() as u64,
                 };
+                brief = Brief::of_call(arguments);
                 (Shape::ToolCall { call_id: Short::new(call_id), name: Short::new(name) }, size)
             }
             Kind::ToolResult { call_id, is_error, content } => {
+                brief = Brief::of_result(content, *is_error);
                 (Shape::ToolResult { call_id: Short::new(call_id), is_error: *is_error }, content.len() as u64)
             }
             Kind::Config { .. } => (Shape::Config, 0),
@@ -77,6 +133,7 @@ impl Outline {
             chars: event.visible_chars(),
             size,
             span: None,
+            brief,
         }
     }
 
@@ -236,6 +293,7 @@ fn outline_line(line: &str) -> Option<Outline> {
         Some((u32::try_from(start).ok()?, u32::try_from(start + raw.get().len()).ok()?))
     };
     let text = |raw: Option<&RawValue>| -> Option<(u64, u64)> { decoded_size(raw?.get()) };
+    let mut brief = None;
     let (shape, chars, size, at) = match f.kind.as_ref() {
         kind @ ("system" | "user" | "assistant" | "reasoning") => {
             let (chars, _) = text(f.content)?;
@@ -262,6 +320,9 @@ fn outline_line(line: &str) -> Option<Outline> {
                 _ => return None,
             };
             let size = if f.arguments.is_some_and(|a| a.get() == "{}") { 0 } else { raw_len };
+            if size > 0 {
+                brief = Brief::of_call(&serde_json::from_str(f.arguments?.get()).ok()?);
+            }
             let chars = name.chars().count() as u64 + raw_chars;
             (Shape::ToolCall { call_id: Short::new(&call_id), name: Short::new(&name) }, chars, size, Some(at))
         }
@@ -269,7 +330,11 @@ fn outline_line(line: &str) -> Option<Outline> {
             let call_id = f.call_id?;
             let content = f.content?;
             let (chars, bytes) = decoded_size(content.get())?;
-            let shape = Shape::ToolResult { call_id: Short::new(&call_id), is_error: f.is_error.unwrap_or(false) };
+            let is_error = f.is_error.unwrap_or(false);
+            if is_error || may_tell(content.get()) {
+                brief = Brief::of_result(&serde_json::from_str::<Cow<str>>(content.get()).ok()?, is_error);
+            }
+            let shape = Shape::ToolResult { call_id: Short::new(&call_id), is_error };
             (shape, chars, bytes, Some(span(content)?))
         }
         // Their fields are read in full where they are needed (config layers, records).
@@ -278,7 +343,7 @@ fn outline_line(line: &str) -> Option<Outline> {
         "compaction" => (Shape::Compaction, 0, 0, None),
         _ => (Shape::Other, 0, 0, None),
     };
-    Some(Outline { id: Short::new(&f.id), ts: Short::new(&f.ts), shape, chars, size, span: at })
+    Some(Outline { id: Short::new(&f.id), ts: Short::new(&f.ts), shape, chars, size, span: at, brief })
 }
 
 /// Characters and bytes of the string a JSON string literal (quotes included) decodes to;
@@ -338,6 +403,8 @@ mod tests {
             r#"{"id":"b","ts":"2026-01-01T00:00:00Z","type":"tool_call","call_id":"c1","name":"B\u00e4sh","arguments":{"cmd":"ls \"é\""}}"#,
             r#"{"id":"c","ts":"2026-01-01T00:00:00Z","type":"tool_call","call_id":"c1","name":"Bash","arguments":{}}"#,
             r#"{"id":"d","ts":"2026-01-01T00:00:00Z","type":"tool_result","call_id":"c1","content":"日本\t語\u0001","is_error":true,"x":1}"#,
+            r#"{"id":"d2","ts":"2026-01-01T00:00:00Z","type":"tool_result","call_id":"c1","content":"Exit code 1\nx \u0045rror: y\n[main 1a2b3c4] z","is_error":false}"#,
+            r#"{"id":"d3","ts":"2026-01-01T00:00:00Z","type":"tool_call","call_id":"c1","name":"Bash","arguments":{"command":["a","b"],"n":1}}"#,
             r#"{"id":"e","ts":"2026-01-01T00:00:00Z","type":"config","set":{"a":1}}"#,
             r#"{"id":"f","ts":"2026-01-01T00:00:00Z","type":"frobnicate","content":3}"#,
         ];

@@ -179,6 +179,13 @@ impl Server {
         self.call(|host| tools::show(&host.store(false)?, &p))
     }
 
+    /// Read events whole by id: what a compacted view's placeholders (`[compacted …1a2b3c4d]`)
+    /// and summaries (`events …a to …b`) stand for, by the id ends they name
+    #[tool(annotations(read_only_hint = true))]
+    async fn show_events(&self, Parameters(p): Parameters<tools::ShowEventsParams>) -> CallToolResult {
+        self.call(|host| tools::show_events(&host.store(false)?, &p))
+    }
+
     /// Append events to a conversation as one commit; all are checked before any is written
     #[tool(annotations(destructive_hint = false))]
     async fn append(&self, Parameters(p): Parameters<tools::AppendParams>) -> CallToolResult {

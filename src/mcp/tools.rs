@@ -294,6 +294,39 @@ pub fn show(store: &Store, p: &ShowParams) -> Result<Value, Failure> {
     }))
 }
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowEventsParams {
+    /// Conversation id or title, or a unique prefix of either (default: the active one)
+    pub id: Option<String>,
+    /// Event ids, each whole, a unique prefix, or a unique end as a compacted view names
+    /// the events a placeholder or a summary stands for (`…1a2b3c4d`); at most 50
+    pub events: Vec<String>,
+}
+
+/// At most this many events come back from one `show_events`.
+const MAX_EVENTS: usize = 50;
+
+/// Events whole, as stored, by their ids: what a compacted view's placeholders and
+/// summaries hid, for an agent working from that view.
+pub fn show_events(store: &Store, p: &ShowEventsParams) -> Result<Value, Failure> {
+    if p.events.is_empty() || p.events.len() > MAX_EVENTS {
+        return Err(Failure::input(format!("events: give 1 to {MAX_EVENTS} event ids, not {}", p.events.len())));
+    }
+    let id = store.resolve_or_active(p.id.as_deref())?;
+    let at = store.outlined(&id)?;
+    let ids: Vec<&str> = at.outlined.outlines.iter().map(|o| o.id.as_str()).collect();
+    let turns = at.outlined.turns();
+    let kept = ops::select::select(&ids, &turns, &ops::select::Selection::Events(p.events.clone()))?;
+    let mut events = Vec::with_capacity(kept.len());
+    for index in kept {
+        for event in store.events_at_indices(&at, index..=index)? {
+            events.push(json!({"turn": turns[index], "event": serde_json::from_str::<Value>(&event.to_line())?}));
+        }
+    }
+    Ok(json!({"id": id, "events": events}))
+}
+
 /// Characters `offset..offset + max` of `text`, where to go on (if anywhere), and the
 /// length in characters.
 fn window(text: &str, offset: Option<u64>, max: Option<u64>) -> (String, Option<usize>, usize) {

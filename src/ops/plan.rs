@@ -81,6 +81,7 @@ pub fn build(
         min_bytes: policies.min_bytes,
         max_lines: policies.max_lines,
         tools,
+        keep_args: None,
         profile,
         tokens: None,
     }
@@ -300,7 +301,8 @@ pub fn place(
         policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None, agent_history: None });
     }
     let turn = |i: usize| turns[i].unwrap_or(0);
-    let compaction = build(outlined, range, policies, config.tool_hints(), Some(name.to_owned()));
+    let mut compaction = build(outlined, range, policies, config.tool_hints(), Some(name.to_owned()));
+    compaction.keep_args = Some(config.compaction.keep_args.clone());
     Ok(Prepared { compaction, requested: (turn(requested.0), turn(requested.1)), widened: range != requested, pending })
 }
 
@@ -309,8 +311,11 @@ pub fn place(
 struct Bounds {
     from: (String, String),
     keep_first: Option<(u64, String)>,
-    /// An explicit end (`--to`, `--keep-last`, `--keep-recent-tools`), or the ones from config,
-    /// of which the later applies.
+    /// An explicit end (`--to`, `--keep-last`, `--keep-recent-tools`), or the ones from config:
+    /// before the profile's last `keep_recent_tools` tool calls when the conversation has
+    /// more, else before the last `keep_last` turns. (In an agent session the recent work is
+    /// its last tool calls, wherever the turns fall: three turns may hold dozens of calls, or
+    /// be `/exit` and its output.)
     ends: Vec<End>,
 }
 
@@ -399,6 +404,7 @@ impl Bounds {
         }
 
         let mut ends = Vec::new();
+        let mut recent = None;
         let mut kept = Vec::new();
         for end in &self.ends {
             match end {
@@ -412,12 +418,13 @@ impl Bounds {
                     }
                 },
                 End::RecentTools { n, label } => match recent_tools_end(events, *n) {
-                    Some(end) => ends.push(end),
+                    Some(end) => recent = Some(end),
                     None => kept.push(format!("the last {} stay whole ({label})", plural(*n, "tool call"))),
                 },
             }
         }
-        let Some(end) = ends.into_iter().max() else {
+        let end = recent.or_else(|| ends.into_iter().max());
+        let Some(end) = end else {
             let calls = events.iter().filter(|e| matches!(e.shape, Shape::ToolCall { .. })).count() as u64;
             return Err(nothing(format!(
                 "the conversation has {} and {}; {}",

@@ -1,14 +1,15 @@
 //! Part of a conversation to read (`show --turn`, `--turns`, `--event`): a turn or a range
 //! of turns, numbered as `show` heads them (a user message starts one, the first is 0), or
-//! one event by its id or a prefix no other event of the conversation shares.
+//! events by their ids, each as a prefix or an end (`…1a2b3c4d`, how a compacted view's
+//! placeholders name the events they stand for) no other event of the conversation shares.
 
 /// What to keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     /// Turns `from` to `to`, both kept; `None`: that side is open.
     Turns { from: Option<u64>, to: Option<u64> },
-    /// The event with this id, or the one whose id starts with it.
-    Event(String),
+    /// The events with these ids, or the one whose id starts or ends with each.
+    Events(Vec<String>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +22,7 @@ pub enum SelectError {
     Backwards { from: u64, to: u64 },
     #[error("no event {0} in this conversation")]
     NoSuchEvent(String),
-    #[error("event {prefix} is ambiguous: {count} events start with it")]
+    #[error("event {prefix} is ambiguous: {count} events start or end with it")]
     Ambiguous { prefix: String, count: usize },
 }
 
@@ -56,18 +57,31 @@ pub fn select(ids: &[&str], turns: &[Option<u64>], selection: &Selection) -> Res
             };
             Ok((0..turns.len()).filter(|i| kept(turns[*i])).collect())
         }
-        Selection::Event(query) => {
-            if let Some(at) = ids.iter().position(|id| id == query) {
-                return Ok(vec![at]);
+        Selection::Events(queries) => {
+            let mut kept = Vec::with_capacity(queries.len());
+            for query in queries {
+                kept.push(event(ids, query)?);
             }
-            let starting: Vec<usize> =
-                (0..ids.len()).filter(|i| !query.is_empty() && ids[*i].starts_with(query.as_str())).collect();
-            match starting.len() {
-                0 => Err(SelectError::NoSuchEvent(query.clone())),
-                1 => Ok(starting),
-                count => Err(SelectError::Ambiguous { prefix: query.clone(), count }),
-            }
+            kept.sort_unstable();
+            kept.dedup();
+            Ok(kept)
         }
+    }
+}
+
+/// The place of the one event `query` names: its id, or a unique prefix or end (a leading
+/// `…` or `...`, as placeholders write it, is not part of it).
+fn event(ids: &[&str], query: &str) -> Result<usize, SelectError> {
+    if let Some(at) = ids.iter().position(|id| *id == query) {
+        return Ok(at);
+    }
+    let part = query.trim_start_matches('…').trim_start_matches("...");
+    let matching: Vec<usize> =
+        (0..ids.len()).filter(|i| !part.is_empty() && (ids[*i].starts_with(part) || ids[*i].ends_with(part))).collect();
+    match matching[..] {
+        [] => Err(SelectError::NoSuchEvent(query.to_owned())),
+        [one] => Ok(one),
+        _ => Err(SelectError::Ambiguous { prefix: query.to_owned(), count: matching.len() }),
     }
 }
 
@@ -88,12 +102,16 @@ mod tests {
             Err(SelectError::NoSuchTurn { asked: 2, count: 2 })
         ));
         assert!(matches!(select(&ids, &turns, &turn(Some(1), Some(0))), Err(SelectError::Backwards { .. })));
+        let events = |q: &[&str]| Selection::Events(q.iter().map(|s| s.to_string()).collect());
         assert_eq!(
-            select(&ids, &turns, &Selection::Event("b".into())).map_err(|e| e.to_string()).unwrap_err(),
-            "event b is ambiguous: 2 events start with it"
+            select(&ids, &turns, &events(&["b"])).map_err(|e| e.to_string()).unwrap_err(),
+            "event b is ambiguous: 2 events start or end with it"
         );
-        assert_eq!(select(&ids, &turns, &Selection::Event("b2".into())).unwrap(), [4]);
-        assert_eq!(select(&ids, &turns, &Selection::Event("s".into())).unwrap(), [0]);
-        assert!(matches!(select(&ids, &turns, &Selection::Event("z".into())), Err(SelectError::NoSuchEvent(_))));
+        assert_eq!(select(&ids, &turns, &events(&["b2"])).unwrap(), [4]);
+        assert_eq!(select(&ids, &turns, &events(&["s"])).unwrap(), [0]);
+        assert!(matches!(select(&ids, &turns, &events(&["z"])), Err(SelectError::NoSuchEvent(_))));
+        // By its end, as a placeholder names it; several, in the conversation's order, once.
+        assert_eq!(select(&ids, &turns, &events(&["…b1", "a2", "s", "b1"])).unwrap(), [0, 2, 3]);
+        assert!(matches!(select(&ids, &turns, &events(&["…2"])), Err(SelectError::Ambiguous { .. })));
     }
 }

@@ -472,10 +472,10 @@ pub fn projected_jsonl_stream<E: From<io::Error>>(
 fn edited_line(line: &[u8], edit: &Edit, outline: &Outline) -> Option<Vec<u8>> {
     let (value, by) = match (edit, &outline.shape) {
         (Edit::None, _) => return Some(line.to_vec()),
-        (Edit::EmptyArguments { by }, Shape::ToolCall { .. }) => ("{}".to_owned(), by),
-        (Edit::StatusLine { by, name }, Shape::ToolResult { is_error, .. }) => {
-            (Value::String(projection::status_line(name, *is_error)).to_string(), by)
+        (Edit::EmptyArguments { by, kept }, Shape::ToolCall { .. }) => {
+            (kept.as_ref().map_or_else(|| "{}".to_owned(), |k| k.arguments.to_string()), by)
         }
+        (Edit::StatusLine { by, line }, Shape::ToolResult { .. }) => (Value::String(line.to_string()).to_string(), by),
         _ => return None,
     };
     let (a, b) = outline.span?;

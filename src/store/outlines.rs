@@ -18,13 +18,14 @@ use std::sync::Arc;
 use gix::ObjectId;
 
 use super::{Result, Store, StoreError, create_private_dir, txn::private_options, txn::write_private_file};
-use crate::event::outline::{Outline, Outlined, Shape, outline_segment};
+use crate::event::outline::{Brief, Outline, Outlined, Shape, outline_segment};
 use crate::event::short::Short;
+use crate::event::trail::Outcome;
 use crate::event::{self, Event};
 
 const DIR: &str = "outline";
 /// Starts every record; a new record format takes a new byte.
-const MAGIC: u8 = 0xB1;
+const MAGIC: u8 = 0xB2;
 /// Magic, blob id, payload length, checksum.
 const HEADER: usize = 1 + 20 + 4 + 8;
 
@@ -268,8 +269,24 @@ fn encode(outlines: &[(Outline, Option<Event>)]) -> Vec<u8> {
             Shape::ToolCall { call_id, name } => {
                 text(&mut out, call_id);
                 text(&mut out, name);
+                let args = Brief::args(&o.brief);
+                varint(&mut out, args.len() as u64);
+                for (key, value) in args {
+                    text(&mut out, key);
+                    text(&mut out, value);
+                }
             }
-            Shape::ToolResult { call_id, .. } => text(&mut out, call_id),
+            Shape::ToolResult { call_id, .. } => {
+                text(&mut out, call_id);
+                let outcome = Brief::outcome(&o.brief).cloned().unwrap_or_default();
+                // 0: no exit status; else the status, zigzagged, plus one.
+                varint(&mut out, outcome.exit.map_or(0, |e| ((e << 1) ^ (e >> 63)) as u64 + 1));
+                text(&mut out, outcome.error_line.as_deref().unwrap_or(""));
+                varint(&mut out, outcome.commits.len() as u64);
+                for commit in &outcome.commits {
+                    text(&mut out, commit);
+                }
+            }
             Shape::Config | Shape::Compaction => {
                 text(&mut out, whole.as_ref().map(Event::to_line).unwrap_or_default().trim_end())
             }
@@ -323,13 +340,37 @@ fn decode_with(
         };
         let (id, ts) = (r.short()?, r.short()?);
         let mut whole = None;
+        let mut brief = None;
         let shape = match tag {
             0 => Shape::System,
             1 => Shape::User,
             2 => Shape::Assistant,
             3 => Shape::Reasoning,
-            4 => Shape::ToolCall { call_id: r.short()?, name: r.short()? },
-            5 => Shape::ToolResult { call_id: r.short()?, is_error: flags & 1 != 0 },
+            4 => {
+                let shape = Shape::ToolCall { call_id: r.short()?, name: r.short()? };
+                let count = r.varint()?;
+                let mut args = Vec::new();
+                for _ in 0..count {
+                    args.push((r.text()?.to_owned(), r.text()?.to_owned()));
+                }
+                brief = (!args.is_empty()).then(|| Box::new(Brief::Call(args)));
+                shape
+            }
+            5 => {
+                let shape = Shape::ToolResult { call_id: r.short()?, is_error: flags & 1 != 0 };
+                let exit = match r.varint()? {
+                    0 => None,
+                    n => Some(((n - 1) >> 1) as i64 ^ -(((n - 1) & 1) as i64)),
+                };
+                let error_line = Some(r.text()?.to_owned()).filter(|l| !l.is_empty());
+                let mut commits = Vec::new();
+                for _ in 0..r.varint()? {
+                    commits.push(r.text()?.to_owned());
+                }
+                let outcome = Outcome { exit, error_line, commits };
+                brief = (outcome != Outcome::default()).then(|| Box::new(Brief::Result(outcome)));
+                shape
+            }
             6 | 7 => {
                 let line = format!("{}\n", r.text()?);
                 whole = Some(event::parse_stored(&line).map_err(|_| Undecodable)?.pop().ok_or(Undecodable)?);
@@ -338,7 +379,7 @@ fn decode_with(
             8 => Shape::Other,
             _ => return Err(Undecodable),
         };
-        each(Outline { id, ts, shape, chars, size, span }, whole);
+        each(Outline { id, ts, shape, chars, size, span, brief }, whole);
     }
     if r.at != payload.len() {
         return Err(Undecodable);
@@ -410,7 +451,9 @@ mod tests {
         let text = concat!(
             r#"{"id":"a","ts":"2026-01-01T00:00:00Z","type":"user","content":"hi"}"#,
             "\n",
-            r#"{"id":"b","ts":"2026-01-01T00:00:01Z","type":"tool_call","call_id":"c","name":"Bash","arguments":{"x":1}}"#,
+            r#"{"id":"b","ts":"2026-01-01T00:00:01Z","type":"tool_call","call_id":"c","name":"Bash","arguments":{"command":"cargo test","x":1}}"#,
+            "\n",
+            r#"{"id":"r","ts":"2026-01-01T00:00:01Z","type":"tool_result","call_id":"c","content":"Exit code -2\nerror: no\n[main 1a2b3c4] x","is_error":true}"#,
             "\n",
             r#"{"id":"c","ts":"2026-01-01T00:00:02Z","type":"config","set":{"k":"v"}}"#,
             "\n",
@@ -426,15 +469,16 @@ mod tests {
             .collect();
         let payload = encode(&outlines);
         assert_eq!(decode(&payload).unwrap(), outlines);
+        assert!(outlines[1].0.brief.is_some() && outlines[2].0.brief.is_some(), "briefs are recorded too");
         // Onto a conversation's outlines: all of a record, or (one that fails part way,
         // after two outlines) nothing of it.
         let mut outlined = Outlined::default();
-        assert_eq!(decode_onto(&payload, &mut outlined), Ok(3));
-        assert_eq!((outlined.outlines.len(), outlined.configs.len()), (3, 1));
+        assert_eq!(decode_onto(&payload, &mut outlined), Ok(4));
+        assert_eq!((outlined.outlines.len(), outlined.configs.len()), (4, 1));
         let mut cut = payload.clone();
         cut.truncate(payload.len() - 2);
         assert_eq!(decode_onto(&cut, &mut outlined), Err(Undecodable));
-        assert_eq!((outlined.outlines.len(), outlined.configs.len(), outlined.compactions.len()), (3, 1, 0));
+        assert_eq!((outlined.outlines.len(), outlined.configs.len(), outlined.compactions.len()), (4, 1, 0));
         let blob = ObjectId::from_bytes_or_panic(&[7; 20]);
         let mut file = record(blob, &payload);
         assert_eq!(records(&file).0.len(), 1);

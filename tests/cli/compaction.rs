@@ -32,14 +32,14 @@ fn compact_from_last_to_minus_three() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 9af08be] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 477 tokens
+    [01KDVDQ4K00000000000000001 163320d] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 505 tokens
     "#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "-p", "strip", "--from", "--to", "-1"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 e4d3e43] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~477 -> 282 tokens
+    [01KDVDQ4K00000000000000001 f9ba2cf] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~505 -> 329 tokens
     "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
@@ -54,9 +54,9 @@ fn dry_run_prints_range_policies_and_estimates_and_writes_nothing() {
     insta::assert_snapshot!(out.ok(), @r#"
     Would compact "t" turns 0-1 [strip reasoning, strip tool calls] (profile strip)
       turn         now       after
-         0        ~127         ~30
-         1        ~127         ~30
-    total  ~515 -> ~320 tokens (chars/4), 37.9% smaller; nothing written (--dry-run)
+         0        ~127         ~39
+         1        ~127         ~39
+    total  ~515 -> ~339 tokens (chars/4), 34.2% smaller; nothing written (--dry-run)
     "#);
     let verbose = env.run(&["compact", "-p", "strip", "-n", "-v", "--to", "0"]);
     insta::assert_snapshot!("dry_run_verbose_to_0", verbose.ok());
@@ -98,7 +98,7 @@ fn bad_bounds_and_options_are_refused_and_the_store_is_unchanged() {
         ),
         (
             vec!["--config", "compaction.kep_last=1", "compact"],
-            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`",
+            "error: --config: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `keep_args`, `auto` in `compaction`",
         ),
     ] {
         let out = env.run(&args);
@@ -121,16 +121,33 @@ fn show_compacted_marks_stripped_and_synthetic_events() {
     let jsonl = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let lines: Vec<serde_json::Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines[0]["type"], "system");
-    assert_eq!(lines[1]["content"], "[Summary of previous conversation]");
+    // The summary names the first and last event it stands for by their ids' ends.
+    let ids: Vec<String> = env
+        .run(&["show", "--format", "jsonl"])
+        .ok()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_owned())
+        .collect();
+    let tail = |id: &str| id[id.len() - 8..].to_owned();
+    let turn0_end = ids.iter().position(|id| *id == lines[3]["id"]).unwrap() - 1;
+    assert_eq!(
+        lines[1]["content"],
+        format!("[Summary of previous conversation: events …{} to …{}]", tail(&ids[1]), tail(&ids[turn0_end]))
+    );
     assert_eq!(lines[1]["synthetic"], true);
     assert_eq!(lines[2]["content"], "Read f0 and edited it.");
     assert_eq!(lines[3]["content"], "request 1");
     assert!(lines[3].get("compacted_by").is_none());
     // Turn 1: reasoning stripped, both tool calls emptied, their results replaced.
     assert_eq!(lines[4]["type"], "tool_call");
-    assert_eq!(lines[4]["arguments"], serde_json::json!({}));
+    // The stripped call keeps the short arguments that say what it did (`path`); the result
+    // names its event, which `show --event` prints whole.
+    assert_eq!(lines[4]["arguments"], serde_json::json!({"path": "src/f1.rs"}));
     assert!(lines[4]["compacted_by"].is_string());
-    assert_eq!(lines[5]["content"], "[compacted] fs_read_file: success");
+    let result = lines[5]["id"].as_str().unwrap();
+    assert_eq!(lines[5]["content"], format!("[compacted …{}] fs_read_file: success", tail(result)));
+    let whole = env.run(&["show", "--event", &format!("…{}", tail(result)), "--format", "jsonl"]).ok().to_owned();
+    assert!(whole.contains(result) && !whole.contains("[compacted"), "{whole}");
     assert_eq!(lines.iter().filter(|l| l["type"] == "reasoning").count(), 1, "only turn 2 keeps its reasoning");
     insta::assert_snapshot!("show_compacted_jsonl", jsonl);
     insta::assert_snapshot!("show_compacted", env.run(&["show", "--compacted"]).ok());
@@ -147,7 +164,7 @@ fn undo_restores_the_view_and_log_shows_it() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a7df07e] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~223 -> 515 tokens
+    [01KDVDQ4K00000000000000001 ee5ebc8] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~251 -> 515 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
@@ -165,12 +182,12 @@ fn summaries_widen_over_summaries_they_overlap() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 c173483] compact: "t" turns 2-6 [summary by user] ~652 -> 398 tokens
+    [01KDVDQ4K00000000000000001 85948bc] compact: "t" turns 2-6 [summary by user] ~660 -> 406 tokens
     note: turns 3-6 widened to 2-6 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     assert!(!view.contains("\"first\""));
-    assert_eq!(view.matches("[Summary of previous conversation]").count(), 1);
+    assert_eq!(view.matches("[Summary of previous conversation: events …").count(), 1);
 }
 
 #[test]
@@ -209,23 +226,24 @@ fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1"]).ok(), @"
      turn        HEAD~1          HEAD
         -            ~7            ~7
-        0          ~127           ~30 *
+        0          ~127           ~39 *
         1          ~127          ~127
-    total          ~261          ~164  tokens (chars/4)
+    total          ~261          ~173  tokens (chars/4)
     ");
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "HEAD~1", "HEAD"]).ok(), @r#"
     --- 01KDVDQ4K00000000000000001 HEAD~1
     +++ 01KDVDQ4K00000000000000001 HEAD
-    @@ -5,20 +5,14 @@
+    @@ -5,20 +5,16 @@
      ── turn 0 ── 2026-01-01 00:02:00
      user
          request 0
     -reasoning
     -    thinking about request 0 at some length
     -tool_call fs_read_file r0
-    -    {
-    -      "path": "src/f0.rs"
-    -    }
+    +tool_call [compacted] fs_read_file r0
+         {
+           "path": "src/f0.rs"
+         }
     -tool_result fs_read_file r0 success
     -    line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code line of code 
     -tool_call fs_modify_file m0
@@ -234,14 +252,12 @@ fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
     -    }
     -tool_result fs_modify_file m0 success
     -    ok
-    +tool_call [compacted] fs_read_file r0
-    +    {}
     +tool_result [compacted] fs_read_file r0 success
-    +    [compacted] fs_read_file: success
+    +    [compacted …00000005] fs_read_file: success
     +tool_call [compacted] fs_modify_file m0
     +    {}
     +tool_result [compacted] fs_modify_file m0 success
-    +    [compacted] fs_modify_file: success
+    +    [compacted …00000007] fs_modify_file: success
      assistant
          done with 0
     "#);
@@ -249,9 +265,9 @@ fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1", "HEAD"]).ok(), @"
      turn        HEAD~1          HEAD
         -            ~7            ~7
-        0           ~30          ~127 *
+        0           ~39          ~127 *
         1          ~127          ~127
-    total          ~164          ~261  tokens (chars/4)
+    total          ~173          ~261  tokens (chars/4)
     ");
 }
 
@@ -268,7 +284,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVDWMC00000000000000001
     --- stderr
-    [01KDVDWMC00000000000000001 190a7a2] fork: "copy" from "source" turn 0 (+282 events)
+    [01KDVDWMC00000000000000001 f413a8f] fork: "copy" from "source" turn 0 (+282 events)
     "#);
     let blobs = |id: &str| -> Vec<String> {
         env.git(&["ls-tree", "-r", "HEAD", &format!("{}/events", conversation_dir(id))])
@@ -289,7 +305,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE24500000000000000001
     --- stderr
-    [01KDVE24500000000000000001 cc6daf5] fork: "source (fork)" from "source" turn 30 (+72 events)
+    [01KDVE24500000000000000001 60d5428] fork: "source (fork)" from "source" turn 30 (+72 events)
     "#);
     let tail = out.ok().lines().next().unwrap().to_owned();
     let meta: serde_json::Value =
@@ -306,7 +322,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     assert_eq!(shown.matches("\"type\":\"compaction\"").count(), 1);
     assert!(shown.contains("\"type\":\"system\""));
     let projected = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
-    assert!(projected.contains("[compacted] fs_read_file: success"), "the carried compaction applies in the fork");
+    assert!(projected.contains("] fs_read_file: success"), "the carried compaction applies in the fork");
 
     // --compact compacts the fork with the default profile.
     let out = env.run(&["fork", &source, "--last", "5", "--compact"]);
@@ -315,8 +331,8 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE9EH00000000000000001
     --- stderr
-    [01KDVE9EH00000000000000001 b24da27] fork: "source (fork)" from "source" turn 35 (+36 events)
-    [01KDVE9EH00000000000000001 4145c5f] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 200 bytes] ~647 -> 447 tokens
+    [01KDVE9EH00000000000000001 a5f0b6c] fork: "source (fork)" from "source" turn 35 (+36 events)
+    [01KDVE9EH00000000000000001 346d94f] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 100 bytes] ~647 -> 385 tokens
     "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
@@ -342,18 +358,18 @@ fn config_layers_and_where_they_come_from() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 8b7419d] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
+    [01KDVDQ4K00000000000000001 591627e] compact: "t" turns 0-0 [strip reasoning] ~769 -> 759 tokens
     "#);
 
     // A bad key is refused before anything is written, naming the key.
     let before = env.snapshot();
     let err = env.run(&["config", "set", "compaction.kep_last", "1"]);
-    insta::assert_snapshot!(env.transcript(&err), @r#"
-        exit 3
-        --- stderr
-        error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `auto` in `compaction`
-        hint: `convo config list` shows every setting and where it comes from
-        "#);
+    insta::assert_snapshot!(env.transcript(&err), @"
+    exit 3
+    --- stderr
+    error: compaction.kep_last: unknown field `kep_last`, expected one of `default_profile`, `keep_last`, `profiles`, `confirm_above_tokens`, `max_summary_tokens`, `keep_args`, `auto` in `compaction`
+    hint: `convo config list` shows every setting and where it comes from
+    ");
     assert!(env.snapshot() == before);
     // A hand-edited file with a wrong type names file and line.
     std::fs::write(&user_file, "[compaction]\n# comment\nkeep_last = \"many\"\n").unwrap();
@@ -421,7 +437,7 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 063e7eb] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 510 tokens
+    [01KDVDQ4K00000000000000001 12d2c05] compact: "agent" turns 0-2 [summary by convo/digest] ~1,424 -> 548 tokens
     "#);
     insta::assert_snapshot!("digest_show_compacted", env.run(&["show", "--compacted"]).ok());
     // A profile may ask for a digest too; a summary widens over the one it overlaps.
@@ -439,11 +455,11 @@ fn digest_summarizes_turns_without_a_model() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 26ceb20] compact: "agent" turns 0-2 [summary by convo/digest] ~510 -> 510 tokens
+    [01KDVDQ4K00000000000000001 68ad694] compact: "agent" turns 0-2 [summary by convo/digest] ~548 -> 548 tokens
     note: turns 2-2 widened to 0-2 to swallow a summary they overlapped
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
-    assert_eq!(view.matches("[Summary of previous conversation]").count(), 1, "{view}");
+    assert_eq!(view.matches("[Summary of previous conversation: events …").count(), 1, "{view}");
     assert!(view.contains("Digest of turns 0-2 (written by convo, no model):"), "{view}");
     env.run(&["fsck"]).ok();
 }
@@ -473,7 +489,7 @@ fn digest_undo_restores_the_view() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 0d27856] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~569 -> 1,424 tokens
+    [01KDVDQ4K00000000000000001 d1adc1b] compact: "agent" undo 01KDVDWMC0 turns 0-2 [summary by convo/digest] ~602 -> 1,424 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
 }
@@ -486,7 +502,7 @@ fn digest_over_budget_leaves_out_the_oldest_turns() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 db7526d] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 120 tokens
+    [01KDVDQ4K00000000000000001 69e3d74] compact: "agent" turns 0-3 [summary by convo/digest] ~1,424 -> 94 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let summary: Vec<serde_json::Value> = view
@@ -499,9 +515,8 @@ fn digest_over_budget_leaves_out_the_oldest_turns() {
     assert!(text.chars().count().div_ceil(4) <= 120, "{text}");
     insta::assert_snapshot!(text, @r#"
     Digest of turns 0-3 (written by convo, no model):
-    [2 earlier turns left out]
-    turn 2: asked "Fix bug #2 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth2.rs, src/login.rs; answered "Bug #2 came from a cookie set on the wrong path."
-    turn 3: asked "Fix bug #3 in the login flow"; tools: Read×2, Edit×1, Bash×1; files: src/auth3.rs, src/login.rs; answered "Bug #3 came from a cookie set on the wrong path."
+    [3 earlier turns left out]
+    turn 3: asked "Fix bug #3 in the login flow"; tools: Read×2, Edit×1, Bash×1; read: src/auth3.rs, src/login.rs; edited: src/auth3.rs; ran: `cargo test`; answered "Bug #3 came from a cookie set on the wrong path."
     "#);
 }
 

@@ -63,7 +63,7 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 c192d23] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 200 bytes] ~2,570 -> 1,588 tokens
+    [01KDVDQ4K00000000000000001 aea8421] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 100 bytes] ~2,570 -> 1,593 tokens
     "#);
     // Big results before the last 5 calls are replaced, small ones and the exempt TodoWrite
     // stay; the last 5 calls, the prompt and every assistant text are verbatim.
@@ -73,13 +73,13 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
     tool_call c0 {…}
-    tool_result c0 1 lines, first: [compacted] Read: success
+    tool_result c0 1 lines, first: [compacted …00000006] Read: success
     assistant  1 lines, first: Read f0.
     tool_call c1 {…}
     tool_result c1 2 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f1.
     tool_call c2 {…}
-    tool_result c2 1 lines, first: [compacted] Read: success
+    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
     assistant  1 lines, first: Read f2.
     tool_call c3 {…}
     tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
@@ -109,7 +109,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 9ce617d] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,013 tokens
+    [01KDVDQ4K00000000000000001 89626a4] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,038 tokens
     "#);
     // Three more calls arrive; `--from last` starts right after the first compaction.
     let more: String = (6..9)
@@ -126,30 +126,30 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 94a4c57] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,054 -> 509 tokens
+    [01KDVDQ4K00000000000000001 e2e5989] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,078 -> 559 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     system  1 lines, first: You are a coding agent.
     user  1 lines, first: Fix the flaky login test.
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
-    tool_call c0 {}
-    tool_result c0 1 lines, first: [compacted] Read: success
+    tool_call c0 {…}
+    tool_result c0 1 lines, first: [compacted …00000006] Read: success
     assistant  1 lines, first: Read f0.
-    tool_call c1 {}
-    tool_result c1 1 lines, first: [compacted] Read: success
+    tool_call c1 {…}
+    tool_result c1 1 lines, first: [compacted …00000009] Read: success
     assistant  1 lines, first: Read f1.
-    tool_call c2 {}
-    tool_result c2 1 lines, first: [compacted] Read: success
+    tool_call c2 {…}
+    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
     assistant  1 lines, first: Read f2.
-    tool_call c3 {}
-    tool_result c3 1 lines, first: [compacted] Read: success
+    tool_call c3 {…}
+    tool_result c3 1 lines, first: [compacted …0000000F] Read: success
     assistant  1 lines, first: Read f3.
-    tool_call c4 {}
-    tool_result c4 1 lines, first: [compacted] Read: success
+    tool_call c4 {…}
+    tool_result c4 1 lines, first: [compacted …0000000J] Read: success
     assistant  1 lines, first: Read f4.
-    tool_call c5 {}
-    tool_result c5 1 lines, first: [compacted] Read: success
+    tool_call c5 {…}
+    tool_result c5 1 lines, first: [compacted …0000000N] Read: success
     assistant  1 lines, first: Read f5.
     assistant  1 lines, first: Fixed: the test waited on a timer.
     tool_call c6 {}
@@ -166,14 +166,14 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     user  1 lines, first: Fix the flaky login test.
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
-    tool_call c0 {}
-    tool_result c0 1 lines, first: [compacted] Read: success
+    tool_call c0 {…}
+    tool_result c0 1 lines, first: [compacted …00000006] Read: success
     assistant  1 lines, first: Read f0.
-    tool_call c1 {}
-    tool_result c1 1 lines, first: [compacted] Read: success
+    tool_call c1 {…}
+    tool_result c1 1 lines, first: [compacted …00000009] Read: success
     assistant  1 lines, first: Read f1.
-    tool_call c2 {}
-    tool_result c2 1 lines, first: [compacted] Read: success
+    tool_call c2 {…}
+    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
     assistant  1 lines, first: Read f2.
     tool_call c3 {…}
     tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
@@ -202,7 +202,7 @@ fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 d309eb9] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
+    [01KDVDQ4K00000000000000001 500c34f] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let results: Vec<String> = view
@@ -238,7 +238,7 @@ fn keep_first_leaves_the_task_statement_and_the_middle_is_compacted() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 8a4f09b] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
+    [01KDVDQ4K00000000000000001 59b7b74] compact: "turns" turns 2-3 [strip reasoning] ~35 -> 30 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: ask 0
@@ -349,16 +349,16 @@ fn seed_002_micro_compaction_vector() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 7d19bea] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,496 tokens
+    [01KDVDQ4K00000000000000001 a1db5ff] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,501 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: Find the config loader and follow the sk
     assistant  1 lines, first: I'll search for that file
     tool_call call_456 {}
-    tool_result call_456 1 lines, first: [compacted] Bash: success
+    tool_result call_456 1 lines, first: [compacted …00000004] Bash: success
     assistant  1 lines, first: Found 3 matches, let me read them
     tool_call call_789 {}
-    tool_result call_789 1 lines, first: [compacted] Read: success
+    tool_result call_789 1 lines, first: [compacted …00000007] Read: success
     assistant  1 lines, first: I'm loading the skill
     tool_call call_abc {}
     tool_result call_abc 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
@@ -398,10 +398,10 @@ fn seed_004_keep_first_middle_and_recent_sections() {
     insta::assert_snapshot!(format!("{}{}", env.transcript(&middle), env.transcript(&recent)), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 67cdcd9] compact: "sections" turns 2-3 [summary by convo/digest] ~1,272 -> 1,007 tokens
+    [01KDVDQ4K00000000000000001 5d01b9a] compact: "sections" turns 2-3 [summary by convo/digest] ~1,272 -> 1,021 tokens
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 46cc130] compact: "sections" turns 4-7 [strip reasoning, truncate tool output to 4 lines] ~1,007 -> 647 tokens
+    [01KDVDQ4K00000000000000001 ac60b12] compact: "sections" turns 4-7 [strip reasoning, truncate tool output to 4 lines] ~1,021 -> 661 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: step 0
@@ -412,7 +412,7 @@ fn seed_004_keep_first_middle_and_recent_sections() {
     tool_call c1 {…}
     tool_result c1 12 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Step 1 built. Next.
-    user  1 lines, first: [Summary of previous conversation]
+    user  1 lines, first: [Summary of previous conversation: event
     assistant  3 lines, first: Digest of turns 2-3 (written by convo, n
     user  1 lines, first: step 4
     tool_call c4 {…}
@@ -491,30 +491,30 @@ fn a_budget_chooses_the_first_step_that_fits_or_the_closest() {
     --- stdout
     Budget 2,500 tokens; the view is ~3,662 now
       step             after  policies
-      truncate        ~2,695  [truncate tool output to 20 lines, over 200 bytes]
-      micro           ~1,698  [strip tool calls, over 200 bytes]  <- the first that fits
-      reasoning       ~1,698  [strip reasoning, strip tool calls, over 200 bytes]
-      tool-calls      ~1,604  [strip reasoning, strip tool calls]
-      summary         ~1,200  [summary by convo/digest]
-    Would compact "agent" turns 0-0 [strip tool calls, over 200 bytes] (profile default)
+      truncate        ~2,695  [truncate tool output to 20 lines, over 100 bytes]
+      micro           ~1,708  [strip tool calls, over 100 bytes]  <- the first that fits
+      reasoning       ~1,708  [strip reasoning, strip tool calls, over 100 bytes]
+      tool-calls      ~1,661  [strip reasoning, strip tool calls]
+      summary         ~1,211  [summary by convo/digest]
+    Would compact "agent" turns 0-0 [strip tool calls, over 100 bytes] (profile default)
       turn         now       after
-         0      ~3,656      ~1,692
-    total  ~3,662 -> ~1,698 tokens (chars/4), 53.6% smaller; nothing written (--dry-run)
+         0      ~3,656      ~1,702
+    total  ~3,662 -> ~1,708 tokens (chars/4), 53.4% smaller; nothing written (--dry-run)
 
     $ convo compact --budget 10 --dry-run
     exit 0
     --- stdout
     Budget 10 tokens; the view is ~3,662 now
       step             after  policies
-      truncate        ~2,695  [truncate tool output to 20 lines, over 200 bytes]
-      micro           ~1,698  [strip tool calls, over 200 bytes]
-      reasoning       ~1,698  [strip reasoning, strip tool calls, over 200 bytes]
-      tool-calls      ~1,604  [strip reasoning, strip tool calls]
-      summary         ~1,200  [summary by convo/digest]  <- none fits: the closest
+      truncate        ~2,695  [truncate tool output to 20 lines, over 100 bytes]
+      micro           ~1,708  [strip tool calls, over 100 bytes]
+      reasoning       ~1,708  [strip reasoning, strip tool calls, over 100 bytes]
+      tool-calls      ~1,661  [strip reasoning, strip tool calls]
+      summary         ~1,211  [summary by convo/digest]  <- none fits: the closest
     Would compact "agent" turns 0-0 [summary by convo/digest] (profile default)
       turn         now       after
-         0      ~3,656      ~1,194
-    total  ~3,662 -> ~1,200 tokens (chars/4), 67.2% smaller; nothing written (--dry-run)
+         0      ~3,656      ~1,205
+    total  ~3,662 -> ~1,211 tokens (chars/4), 66.9% smaller; nothing written (--dry-run)
 
     $ convo compact --budget 100000
     exit 0

@@ -354,10 +354,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     noted
     --- stderr
     [01KDVDQ4K00000000000000001 4630939] query: "llm" turn 3 (+2 events) via test/small
-    [context compacted by micro: turns 0-2, ~445 -> ~341 tokens]
+    [context compacted by micro: turns 0-2, ~445 -> ~293 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    2d3cff0 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 200 bytes] ~445 -> 341 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    7af29a8 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 100 bytes] ~445 -> 293 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
     4630939 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
@@ -402,7 +402,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 e4e6cdc] compact: "llm" turns 0-1 [summary by test/small] ~223 -> 56 tokens
+    [01KDVDQ4K00000000000000001 9fe928d] compact: "llm" turns 0-1 [summary by test/small] ~230 -> 64 tokens
     "#);
 
     let requests = server.requests();
@@ -437,7 +437,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     // The wider, later summary wins over the earlier one.
     insta::assert_snapshot!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), @r#"
     {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"system","content":"You are a coding agent working in a Rust web service. Use tools to read and edit files; run the tests before you claim a fix."}
-    {"id":"01KDVDYEZ00000000000000001-summary-user","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"[Summary of previous conversation]","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
+    {"id":"01KDVDYEZ00000000000000001-summary-user","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"[Summary of previous conversation: events …00000002 to …0000000E]","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
     {"id":"01KDVDYEZ00000000000000001-summary","ts":"2026-01-01T00:02:00.000Z","type":"assistant","content":"The length bound was halved; fixed and tested.","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
     {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"user","content":"And the changelog?"}
     "#);
@@ -548,7 +548,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     --- stderr
     [01KDVDQ4K00000000000000001 287544f] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
-    [context compacted by tool-calls: turns 0-1, ~442 -> ~225 tokens]
+    [context compacted by micro: turns 0-1, ~442 -> ~290 tokens]
     "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
@@ -558,7 +558,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 7d275a5] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 de37297] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }
@@ -946,14 +946,14 @@ fn auto_compaction_summarizes_only_when_mechanical_steps_fall_short_and_a_failed
     noted
     --- stderr
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
-    [context compacted: turns 0-0, ~441 -> ~304 tokens]
-    [01KDVDQ4K00000000000000001 43aa4a3] query: "llm" turn 2 (+2 events) via test/small
+    [context compacted: turns 0-0, ~441 -> ~312 tokens]
+    [01KDVDQ4K00000000000000001 c8785e6] query: "llm" turn 2 (+2 events) via test/small
     automatic summary failed (test/small at [SERVER]/v1/chat/completions: HTTP 500: the model fell over): compacting with a digest instead
-    [context compacted: turns 1-1, ~306 -> ~218 tokens]
+    [context compacted: turns 1-1, ~314 -> ~233 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    e318f75 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~306 -> 218 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
-    43aa4a3 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
+    ae69a4a 2026-01-01 compact: "llm" turns 1-1 [summary by convo/digest] ~314 -> 233 tokens [3 turns, 18 events, ~443 tokens (chars/4)]
+    c8785e6 2026-01-01 query: "llm" turn 2 (+2 events) via test/small [3 turns, 17 events, ~443 tokens (chars/4)]
     "#);
     env.run(&["fsck"]).ok();
     // Three requests: a summary call that failed, the query, another that failed.
@@ -1083,7 +1083,7 @@ fn a_summary_that_does_not_shrink_is_refused_unless_forced() {
     let server = Server::start(vec![summary_reply(&long)]);
     let out = compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]);
     insta::assert_snapshot!(out.fails_with(3), @"
-    error: the summary by test/small (~1049 tokens) is not smaller than the range it replaces (~227 tokens): nothing was written
+    error: the summary by test/small (~1050 tokens) is not smaller than the range it replaces (~220 tokens): nothing was written
     hint: --force applies it anyway; --digest writes convo's own, bounded by compaction.max_summary_tokens
     ");
     assert!(env.snapshot() == before, "a summary that does not shrink wrote something");
@@ -1128,8 +1128,8 @@ fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending()
     --- stdout
     fits now
     --- stderr
-    [context compacted by micro: turns 0-0, ~441 -> ~382 tokens]
-    [01KDVDQ4K00000000000000001 7e6e286] query: "llm" turn 2 (+2 events) via test/small
+    [context compacted by micro: turns 0-0, ~441 -> ~370 tokens]
+    [01KDVDQ4K00000000000000001 996a6b1] query: "llm" turn 2 (+2 events) via test/small
     "#);
     assert_eq!(server.requests().len(), 1);
 }
@@ -1170,9 +1170,9 @@ fn a_context_overflow_from_the_server_compacts_and_retries_once() {
     --- stdout
     after compaction
     --- stderr
-    [context compacted by summary: turns 0-0, ~441 -> ~304 tokens]
+    [context compacted by summary: turns 0-0, ~441 -> ~312 tokens]
     the server found the conversation over its context: compacted, sending again
-    [01KDVDQ4K00000000000000001 c61ba96] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 1262ca6] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

@@ -54,7 +54,7 @@ fn an_mcp_client_calls_every_tool_and_the_store_holds_what_they_wrote() {
     let subjects = env.git(&["log", "--format=%s"]);
     insta::assert_snapshot!(subjects, @r#"
     fork: "Japanese" from "MCP notes" turn 2 (+2 events)
-    compact: "MCP notes" turns 0-0 [summary by user] ~2,212 -> 31 tokens
+    compact: "MCP notes" turns 0-0 [summary by user] ~2,212 -> 39 tokens
     append: "MCP notes" turns 0-2 (+8 events)
     new: "MCP notes"
     "#);
@@ -142,7 +142,10 @@ fn the_server_speaks_json_rpc_on_a_bare_pipe() {
     let mut names: Vec<&str> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();
-    assert_eq!(names, ["append", "compact", "fork", "list_conversations", "log", "new_conversation", "search", "show"]);
+    assert_eq!(
+        names,
+        ["append", "compact", "fork", "list_conversations", "log", "new_conversation", "search", "show", "show_events"]
+    );
     let garbage = ask("this is not JSON", true).unwrap();
     assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
     let unknown = ask(r#"{"jsonrpc":"2.0","id":3,"method":"convo/nothing"}"#, true).unwrap();

@@ -97,7 +97,7 @@ fn default_profile() -> Compaction {
             ("fs_modify_file", FieldMode::Strip),
         ]
         .into_iter()
-        .map(|(name, request)| (name.to_owned(), ToolHint { request: Some(request), response: None }))
+        .map(|(name, request)| (name.to_owned(), ToolHint { request: Some(request), ..ToolHint::default() }))
         .collect(),
         profile: Some("default".into()),
         ..Default::default()

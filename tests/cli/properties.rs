@@ -75,7 +75,11 @@ fn drafts(turns: &[Turn]) -> Vec<Draft> {
             out.push(Draft::new(Kind::ToolResult {
                 call_id: format!("c{call}"),
                 // Sizes and line counts vary, so min_bytes and max_lines pick some results.
-                content: (0..(call % 5) * 6).map(|i| format!("line {i} of output")).collect::<Vec<_>>().join("\n"),
+                content: format!(
+                    "{}{}",
+                    if *error { format!("Exit code {call}\nerror: call {call} failed\n") } else { String::new() },
+                    (0..(call % 5) * 6).map(|i| format!("line {i} of output")).collect::<Vec<_>>().join("\n")
+                ),
                 is_error: *error,
             }));
         }
@@ -114,8 +118,12 @@ fn policies(summary: bool, reasoning: bool, tools: u8, micro: u8, n: usize) -> P
 
 fn hints(hint: u8) -> BTreeMap<String, ToolHint> {
     match hint {
-        1 => BTreeMap::from([("fs_read_file".into(), ToolHint { request: Some(FieldMode::Keep), response: None })]),
-        2 => BTreeMap::from([("grep".into(), ToolHint { request: None, response: Some(FieldMode::Keep) })]),
+        1 => BTreeMap::from([(
+            "fs_read_file".into(),
+            ToolHint { request: Some(FieldMode::Keep), ..ToolHint::default() },
+        )]),
+        2 => BTreeMap::from([("grep".into(), ToolHint { response: Some(FieldMode::Keep), ..ToolHint::default() })]),
+        3 => BTreeMap::from([("grep".into(), ToolHint { keep_args: Some(vec![]), ..ToolHint::default() })]),
         _ => BTreeMap::new(),
     }
 }
@@ -195,7 +203,10 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 } else {
                     (start, end)
                 };
-                let c = plan::build(&outlined, range, policies(summary, reasoning, tools, micro, n), hints(hint), None);
+                let mut c =
+                    plan::build(&outlined, range, policies(summary, reasoning, tools, micro, n), hints(hint), None);
+                // Half with placeholders that keep the trail, half as compactions made before.
+                c.keep_args = (n % 2 == 0).then(|| vec!["path".to_owned()]);
                 Record::Apply(c).to_draft()
             }
             Op::UndoLatest => match applied.pop() {
@@ -314,6 +325,7 @@ fn outlines_answer_as_the_events_do(
         BTreeMap::new(),
         None,
     );
+    let candidate = convo::compaction::Compaction { keep_args: Some(vec!["path".into()]), ..candidate };
     let exact = projection::estimate(events, &candidate, "next", "2099-01-01T00:00:00Z").unwrap();
     if let Some(outlined) =
         projection::estimate_outlined(&at.outlined, &candidate, "next", "2099-01-01T00:00:00Z").unwrap()

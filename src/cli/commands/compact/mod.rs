@@ -19,9 +19,9 @@ use crate::cli::command_error::CommandError;
 /// a profile (--profile, default: compaction.default_profile) and the flags below; the range
 /// from --from/--to, which take a turn (5), turns before the last (-3), a time ago (5h,
 /// 2days) or `last` (one past the last event compacted). Without --to or --keep-last the
-/// range ends before the last compaction.keep_last turns, or before the profile's last
-/// keep_recent_tools tool calls, whichever leaves less out; it never separates a tool result
-/// from its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
+/// range ends before the profile's last keep_recent_tools tool calls when there are more,
+/// else before the last compaction.keep_last turns; it never separates a tool result from
+/// its call. When the bounds leave nothing, convo says so and exits 0. `--undo`
 /// withdraws a compaction the same way (with none in force, convo says so and exits 0).
 ///
 /// With --budget TOKENS, steps are tried in this order until the view fits: truncate (tool

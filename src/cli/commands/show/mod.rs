@@ -48,9 +48,10 @@ pub struct Args {
     /// Show only turns A to B, both included (A.. and ..B leave a side open)
     #[arg(long, value_name = "A..B", conflicts_with = "event")]
     turns: Option<String>,
-    /// Show only this event: its id, or a prefix no other event's id starts with
-    #[arg(long, value_name = "ID")]
-    event: Option<String>,
+    /// Show only these events: each an id, or a prefix or end (`…1a2b3c4d`, as a compacted
+    /// view's placeholders name events) no other event's id shares
+    #[arg(long, value_name = "ID", num_args = 1..)]
+    event: Vec<String>,
 }
 
 impl Args {
@@ -68,7 +69,7 @@ impl Args {
             let bound = |s: &str| if s.is_empty() { Ok(None) } else { s.parse::<u64>().map(Some).map_err(|_| bad()) };
             return Ok(Some(Selection::Turns { from: bound(from)?, to: bound(to)? }));
         }
-        Ok(self.event.clone().map(Selection::Event))
+        Ok((!self.event.is_empty()).then(|| Selection::Events(self.event.clone())))
     }
 }
 

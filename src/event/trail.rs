@@ -1,0 +1,319 @@
+//! The trail: what an agent did, as a compacted view must still tell it. Which files it read
+//! and changed, which commands it ran and how they ended, which errors it met, what it
+//! committed. Factory's evaluation of compactors found this the weakest part of every
+//! method; here it is read off the events twice:
+//!
+//! - per event, for the placeholders a compaction leaves ([`short_args`] of a call,
+//!   [`Outcome`] of a result), small enough to live in an outline;
+//! - per range, as a list of strings ([`Trail`]) whose presence in a view or a summary is
+//!   what "kept" means: a summary that drops some is asked again, and the `compaction_cut`
+//!   bench reports the share each policy keeps.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::{Event, Kind};
+
+/// Characters of an argument's value a placeholder keeps; a longer value is cut there and
+/// ends with `…`.
+pub const ARG_MAX: usize = 160;
+/// Characters kept of a value of several lines (a heredoc, a patch, code): its first line,
+/// or this many characters when the first line is shorter. A command's first characters
+/// are what identifies it; the rest is what it writes.
+pub const MULTILINE_MAX: usize = 64;
+/// Characters of an error line a placeholder keeps.
+pub const LINE_MAX: usize = 200;
+/// Commit ids a placeholder names, at most.
+const COMMITS_MAX: usize = 3;
+
+/// What reads like an error in a tool's output (the words the trail measure looks for).
+static ERROR_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)error|failed|panic|traceback|exception").expect("a valid regex"));
+/// How shells and agents report an exit status at the top of an output: Claude Code's
+/// `Exit code 1`, Codex's `Exit code: 1` and `Process exited with code 1`, or a
+/// `"exit_code": 1` in Codex's JSON output.
+static EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\b|"exit_code"\s*:\s*(-?\d+)"#)
+        .expect("a valid regex")
+});
+/// A commit git reports: `[main 1a2b3c4] subject` (commit, merge, cherry-pick) or
+/// `commit 1a2b3c4…` (log, show).
+static COMMIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]|(?m)^commit ([0-9a-f]{7,40})\b")
+        .expect("a valid regex")
+});
+/// A file path in prose: a word with a slash, or a name with a common source extension.
+static PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:[\w.~-]*/)+[\w.-]+\.\w{1,5}\b|\b[\w-]+\.(?:rs|py|js|ts|tsx|jsx|go|md|toml|json|ya?ml|sh|c|h|cc|cpp|hpp|java|kt|rb|txt|lock|html|css)\b",
+    )
+    .expect("a valid regex")
+});
+/// Argument keys that name a file, in the agents' tools.
+const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path"];
+/// Argument keys that hold a shell command (Claude Code's `Bash`, Codex's `shell` and
+/// `exec_command`).
+pub const COMMAND_KEYS: &[&str] = &["command", "cmd"];
+/// Characters of a command the trail measure compares.
+const COMMAND_PREFIX: usize = 60;
+
+/// A call's arguments that a placeholder may keep: each top-level string (an array of
+/// strings joined with spaces, as Codex's `shell` command), in the call's order, cut to
+/// [`ARG_MAX`] characters ([`MULTILINE_MAX`] or its first line for a value of several
+/// lines). Numbers, objects and empty strings identify nothing and are left
+/// out.
+pub fn short_args(arguments: &Value) -> Vec<(String, String)> {
+    let Value::Object(map) = arguments else { return Vec::new() };
+    map.iter().filter_map(|(key, value)| Some((key.clone(), short_value(value)?))).collect()
+}
+
+fn short_value(value: &Value) -> Option<String> {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
+            items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")
+        }
+        _ => return None,
+    };
+    if text.trim().is_empty() {
+        return None;
+    }
+    let first_line = text.find('\n').map(|at| text[..at].chars().count());
+    let max = match first_line {
+        Some(chars) => chars.clamp(MULTILINE_MAX, ARG_MAX),
+        None => ARG_MAX,
+    };
+    Some(cut(&text, max))
+}
+
+/// `text` up to `max` characters, with `…` where it was cut.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// How a tool call ended, as its result tells: the exit status an agent printed, the
+/// first line that reads like an error (for a failure without one, its first line), and
+/// the commits git reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub exit: Option<i64>,
+    pub error_line: Option<String>,
+    pub commits: Vec<String>,
+}
+
+impl Outcome {
+    /// The outcome of a result with `content`, flagged `is_error` by its agent.
+    pub fn of(content: &str, is_error: bool) -> Outcome {
+        let exit = EXIT
+            .captures(head(content))
+            .and_then(|c| c.get(1).or_else(|| c.get(2)))
+            .and_then(|m| m.as_str().parse().ok());
+        let failed = is_error || exit.is_some_and(|code| code != 0);
+        let error_line = first_error_line(content)
+            .or_else(|| {
+                // The first line that says more than the exit status.
+                let said = |l: &&str| !l.is_empty() && !EXIT.is_match(l);
+                failed.then(|| content.lines().map(str::trim).find(said)).flatten()
+            })
+            .map(|line| cut(line, LINE_MAX));
+        let mut commits: Vec<String> = Vec::new();
+        for found in COMMIT.captures_iter(content) {
+            if let Some(id) = found.get(1).or_else(|| found.get(2))
+                && !commits.iter().any(|c| c == id.as_str())
+            {
+                commits.push(id.as_str().to_owned());
+                if commits.len() == COMMITS_MAX {
+                    break;
+                }
+            }
+        }
+        Outcome { exit, error_line, commits }
+    }
+
+    /// Whether the call failed: an error flag, or a non-zero exit status.
+    pub fn failed(&self, is_error: bool) -> bool {
+        is_error || self.exit.is_some_and(|code| code != 0)
+    }
+}
+
+/// Where an exit status is looked for: the first lines, and Codex's JSON metadata (which
+/// may follow a long output, so the whole text when it is JSON).
+fn head(content: &str) -> &str {
+    if content.starts_with('{') {
+        return content;
+    }
+    let end = content.match_indices('\n').nth(2).map_or(content.len(), |(at, _)| at);
+    &content[..end]
+}
+
+/// The first line of `content` that reads like an error, trimmed.
+pub fn first_error_line(content: &str) -> Option<&str> {
+    let found = ERROR_WORD.find(content)?;
+    let start = content[..found.start()].rfind('\n').map_or(0, |at| at + 1);
+    let end = content[found.end()..].find('\n').map_or(content.len(), |at| found.end() + at);
+    Some(content[start..end].trim())
+}
+
+/// What one item of a trail is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mark {
+    /// A file path a call's argument or a message names.
+    File,
+    /// A shell command's first [`COMMAND_PREFIX`] characters.
+    Command,
+    /// The first line of a result that reads like an error.
+    Error,
+    /// A commit id git printed.
+    Commit,
+}
+
+impl Mark {
+    pub const ALL: [Mark; 4] = [Mark::File, Mark::Command, Mark::Error, Mark::Commit];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::File => "files",
+            Mark::Command => "commands",
+            Mark::Error => "errors",
+            Mark::Commit => "commits",
+        }
+    }
+}
+
+/// The trail of a run of events: each string once, in the order first met.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trail {
+    pub items: Vec<(Mark, String)>,
+}
+
+impl Trail {
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> Trail {
+        let mut trail = Trail::default();
+        for event in events {
+            match &event.kind {
+                Kind::User { content } | Kind::Assistant { content } => {
+                    for path in PATH.find_iter(content) {
+                        trail.add(Mark::File, path.as_str());
+                    }
+                }
+                Kind::ToolCall { arguments: Value::Object(args), .. } => {
+                    for key in PATH_KEYS {
+                        if let Some(Value::String(path)) = args.get(*key) {
+                            trail.add(Mark::File, path);
+                        }
+                    }
+                    for key in COMMAND_KEYS {
+                        if let Some(command) = args.get(*key).and_then(short_value) {
+                            let command: String = command.chars().take(COMMAND_PREFIX).collect();
+                            trail.add(Mark::Command, command.trim_end_matches('…'));
+                        }
+                    }
+                }
+                Kind::ToolResult { content, .. } => {
+                    if let Some(line) = first_error_line(content) {
+                        trail.add(Mark::Error, line);
+                    }
+                    for found in COMMIT.captures_iter(content) {
+                        if let Some(id) = found.get(1).or_else(|| found.get(2)) {
+                            trail.add(Mark::Commit, id.as_str());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        trail
+    }
+
+    fn add(&mut self, mark: Mark, text: &str) {
+        let text = text.trim();
+        if !text.is_empty() && !self.items.iter().any(|(m, t)| *m == mark && t == text) {
+            self.items.push((mark, text.to_owned()));
+        }
+    }
+
+    /// The items `text` does not contain.
+    pub fn missing_from<'a>(&'a self, text: &str) -> Vec<&'a (Mark, String)> {
+        self.items.iter().filter(|(_, item)| !text.contains(item.as_str())).collect()
+    }
+
+    /// Per mark, how many items `text` contains and how many there are.
+    pub fn kept_in(&self, text: &str) -> Vec<(Mark, usize, usize)> {
+        Mark::ALL
+            .iter()
+            .map(|mark| {
+                let of_mark = self.items.iter().filter(|(m, _)| m == mark);
+                let total = of_mark.clone().count();
+                let kept = of_mark.filter(|(_, item)| text.contains(item.as_str())).count();
+                (*mark, kept, total)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_args_keep_strings_and_joined_commands_cut_at_the_bound() {
+        let long = "x".repeat(ARG_MAX + 10);
+        let heredoc = format!("cat > a.md << 'EOF'\n{}\nEOF", "text ".repeat(40));
+        let args = serde_json::json!({"command": ["bash", "-lc", "ls"], "n": 3, "file_path": "a.rs", "body": long, "e": "", "h": heredoc});
+        let short = short_args(&args);
+        assert_eq!(short[0], ("command".into(), "bash -lc ls".into()));
+        assert_eq!(short[1], ("file_path".into(), "a.rs".into()));
+        assert_eq!(short[2].1.chars().count(), ARG_MAX + 1);
+        assert!(short[2].1.ends_with('…'));
+        assert_eq!(short[3].1.chars().count(), MULTILINE_MAX + 1, "{short:?}");
+        assert!(short[3].1.starts_with("cat > a.md << 'EOF'\ntext text"));
+        assert_eq!(short.len(), 4, "numbers and empty strings are not kept");
+    }
+
+    #[test]
+    fn an_outcome_reads_exit_status_error_line_and_commits() {
+        let out = Outcome::of("Exit code 101\n   Compiling x\nerror[E0308]: mismatched types\n  --> a.rs", true);
+        assert_eq!(out.exit, Some(101));
+        assert_eq!(out.error_line.as_deref(), Some("error[E0308]: mismatched types"));
+        let codex = Outcome::of(r#"{"output":"ok\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#, false);
+        assert_eq!((codex.exit, codex.error_line), (Some(0), None));
+        let failed = Outcome::of("lsd: 3: No such file\nmore", true);
+        assert_eq!(failed.error_line.as_deref(), Some("lsd: 3: No such file"), "a failure's first line");
+        let commit = Outcome::of("[main 1a2b3c4] store: fix\n 1 file changed", false);
+        assert_eq!(commit.commits, ["1a2b3c4"]);
+        assert_eq!(Outcome::of("all good", false), Outcome::default());
+    }
+
+    #[test]
+    fn a_trail_lists_paths_commands_errors_and_commits_once() {
+        let mut events = Vec::new();
+        let mut push = |kind| events.push(crate::event::Draft::new(kind).into_event("e".into(), "t".into()));
+        push(Kind::User { content: "fix src/store/mod.rs please".into() });
+        let call = |command: &str| Kind::ToolCall {
+            call_id: "c".into(),
+            name: "Bash".into(),
+            arguments: serde_json::json!({"command": command}),
+        };
+        push(call("cargo test -p store"));
+        push(Kind::ToolResult { call_id: "c".into(), content: "error: oops\nerror: two".into(), is_error: true });
+        push(call("cargo test -p store"));
+        push(Kind::ToolResult { call_id: "c".into(), content: "[main abcdef1] done".into(), is_error: false });
+        let trail = Trail::of(&events);
+        let items: Vec<(Mark, &str)> = trail.items.iter().map(|(m, t)| (*m, t.as_str())).collect();
+        assert_eq!(
+            items,
+            [
+                (Mark::File, "src/store/mod.rs"),
+                (Mark::Command, "cargo test -p store"),
+                (Mark::Error, "error: oops"),
+                (Mark::Commit, "abcdef1")
+            ]
+        );
+        assert_eq!(trail.missing_from("src/store/mod.rs abcdef1").len(), 2);
+    }
+}

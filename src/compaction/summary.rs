@@ -1,27 +1,45 @@
-//! What a model is asked when it summarizes a range: the prompt, and the RAW events of the
-//! range as a transcript, cut into chunks that fit the model's window. Pure; the call itself
+//! What a model is asked when it summarizes a range: the prompt (a structured hand-off),
+//! the RAW events of the range as a transcript, cut into chunks that fit the model's window,
+//! and the second pass that asks again for the trail the first answer left out. Pure; the call itself
 //! is made by `ops` through the `llm` clients. No code path feeds a projected view here:
 //! a summary is always made from the original events, which compaction never changes, so
 //! what an earlier compaction stripped or summarized is still there to be read in full.
 
+use crate::event::trail::Mark;
 use crate::event::{Event, Kind, turn_numbers};
 
-/// The default instructions: what a summary keeps and what it drops.
+/// The default instructions: a structured hand-off, what it keeps and what it drops.
 pub const DEFAULT_INSTRUCTIONS: &str = "\
-You are summarizing part of a conversation between a user and an AI coding assistant, so the \
-assistant can continue the work without the original messages. Write a concise summary in \
-plain prose and short lists. Keep: decisions and the reasons for them; file paths, functions \
-and code structures that were read, created or changed; errors met and how they were \
-resolved; the user's preferences and constraints; the current state of the task and the next \
-steps. Omit: greetings and filler, plans that were later superseded, and tool output whose \
-content is already reflected in what you keep. Do not invent anything.";
+You are writing a hand-off: a concise summary of part of a conversation between a user and an \
+AI coding assistant, so the assistant can continue the work without the original messages. \
+Under short headings, give: the task and the user's constraints and preferences, in their own \
+words; decisions and why; files read, created or changed, with their paths as written; \
+commands run and how they ended; errors still open, with their messages as written; commits; \
+what remains, the next step first. Skip a heading with nothing under it. Omit greetings, \
+superseded plans and tool output already reflected above. Do not invent anything.";
 
 /// Instructions to combine the summaries of consecutive chunks into one.
 pub const COMBINE_INSTRUCTIONS: &str = "\
-The following are summaries of consecutive parts of one conversation, in order. Combine them \
-into one summary with the same rules: keep decisions and reasons, file paths and code \
-structures, errors and their resolutions, the user's preferences and constraints, the task's \
-state and next steps; drop repetition and superseded plans.";
+The following are hand-offs of consecutive parts of one conversation, in order. Combine them \
+into one hand-off under the same headings (task and constraints, decisions, files, \
+commands, open errors, commits, what remains): an error a later part resolved is no longer open; drop repetition and \
+superseded plans; keep paths, commands, error messages and commit ids as written.";
+
+/// Instructions for the second pass: the hand-off left out part of the trail.
+pub const SECOND_PASS_INSTRUCTIONS: &str = "\
+You wrote the hand-off below from a conversation. It leaves out the files, commands, error \
+messages and commit ids listed after it, which the conversation holds. Write the whole \
+hand-off again, keeping it as it is and adding, in their sections and as written, each of \
+those items that matters to continuing the work. Answer with the hand-off only.";
+
+/// The second pass's message: the hand-off, and what it left out.
+pub fn second_pass(summary: &str, missing: &[&(Mark, String)]) -> String {
+    let mut text = format!("Hand-off:\n{summary}\n\nLeft out:");
+    for (mark, item) in missing {
+        text += &format!("\n- {}: {item}", mark.name());
+    }
+    text
+}
 
 /// The instructions for a summary: `instructions` replaces the default, `focus` adds to it.
 pub fn instructions(custom: Option<&str>, focus: Option<&str>) -> String {

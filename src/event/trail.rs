@@ -192,8 +192,22 @@ pub struct Trail {
 }
 
 impl Trail {
+    /// The trail as the `compaction_cut` bench measures it: every result's first line that
+    /// reads like an error counts, a file's text or a search hit included.
     pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> Trail {
+        Trail::with(events, true)
+    }
+
+    /// The trail a hand-off must keep: error lines only of failures and of commands' output
+    /// (in a file read, a line that says `error` is code, not news).
+    pub fn worth_keeping<'a>(events: impl IntoIterator<Item = &'a Event>) -> Trail {
+        Trail::with(events, false)
+    }
+
+    fn with<'a>(events: impl IntoIterator<Item = &'a Event>, every_error: bool) -> Trail {
         let mut trail = Trail::default();
+        // The calls that run a command, by call id.
+        let mut commands: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for event in events {
             match &event.kind {
                 Kind::User { content } | Kind::Assistant { content } => {
@@ -201,7 +215,10 @@ impl Trail {
                         trail.add(Mark::File, path.as_str());
                     }
                 }
-                Kind::ToolCall { arguments: Value::Object(args), .. } => {
+                Kind::ToolCall { call_id, arguments: Value::Object(args), .. } => {
+                    if COMMAND_KEYS.iter().any(|k| args.contains_key(*k)) {
+                        commands.insert(call_id);
+                    }
                     for key in PATH_KEYS {
                         if let Some(Value::String(path)) = args.get(*key) {
                             trail.add(Mark::File, path);
@@ -214,8 +231,11 @@ impl Trail {
                         }
                     }
                 }
-                Kind::ToolResult { content, .. } => {
-                    if let Some(line) = first_error_line(content) {
+                Kind::ToolResult { call_id, content, is_error } => {
+                    let counts = every_error
+                        || commands.contains(call_id.as_str())
+                        || Outcome::of(content, *is_error).failed(*is_error);
+                    if let Some(line) = first_error_line(content).filter(|_| counts) {
                         trail.add(Mark::Error, line);
                     }
                     for found in COMMIT.captures_iter(content) {

@@ -6,6 +6,7 @@ use crate::clock::Clock;
 use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary};
 use crate::config::Resolved;
 use crate::event::outline::Outlined;
+use crate::event::trail::Trail;
 use crate::event::{Event, Kind};
 use crate::ops::budget;
 use crate::ops::plan::{self, Conversation, PlanError, Prepared, Request};
@@ -124,6 +125,9 @@ pub struct SummaryJob {
     /// The cap on each answer: `compaction.max_summary_tokens`, within the model's
     /// `max_output_tokens`.
     pub max_tokens: u64,
+    /// The trail of the range the hand-off must keep: what it leaves out is asked for once
+    /// more before it is stored.
+    pub trail: Trail,
 }
 
 /// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
@@ -149,11 +153,22 @@ pub fn summary_job(
     let chunks = summary::chunks(&turns, max_chars);
     let chars: usize = chunks.iter().map(|c| c.len() + instructions.len()).sum();
     let max_tokens = config.config.compaction.max_summary_tokens.min(model.max_output_tokens).max(1);
-    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens })
+    let turns = crate::event::turn_numbers(events);
+    let in_range: Vec<&Event> = events
+        .iter()
+        .zip(&turns)
+        .filter(|(_, t)| t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
+        .map(|(e, _)| e)
+        .collect();
+    let trail = Trail::worth_keeping(in_range.iter().copied());
+    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens, trail })
 }
 
-/// Have the model write the summary: one call per chunk, then one to combine them. An empty
-/// answer is an error, like any other fault: nothing is written.
+/// Have the model write the summary: one call per chunk, then one to combine them, then
+/// (when the hand-off leaves out part of the range's trail) one asking for what it left out,
+/// as Gemini CLI's second pass does. An empty answer is an error like any other fault:
+/// nothing is written (but a failed second pass leaves the first answer). One that does
+/// not shrink the view is refused by the caller.
 pub fn write_summary(
     job: &SummaryJob,
     endpoint: &crate::llm::client::Endpoint,
@@ -200,15 +215,28 @@ pub fn write_summary(
         progress(i, total);
         parts.push(ask(&job.instructions, chunk, &mut usage)?);
     }
-    let text = if parts.len() == 1 {
+    let mut text = if parts.len() == 1 {
         parts.remove(0)
     } else {
         progress(total - 1, total);
         let numbered: Vec<String> = parts.iter().enumerate().map(|(i, p)| format!("Part {}:\n{p}", i + 1)).collect();
         ask(summary::COMBINE_INSTRUCTIONS, &numbered.join("\n\n"), &mut usage)?
     };
+    let missing = job.trail.missing_from(&text);
+    if !missing.is_empty() {
+        progress(total, total + 1);
+        let shown = &missing[..missing.len().min(SECOND_PASS_ITEMS)];
+        // Best effort: the first answer is whole, so a second pass that fails (cut off,
+        // empty, a fault on the way) leaves it as it is.
+        if let Ok(fuller) = ask(summary::SECOND_PASS_INSTRUCTIONS, &summary::second_pass(&text, shown), &mut usage) {
+            text = fuller;
+        }
+    }
     Ok((text, usage))
 }
+
+/// At most this many left-out items are named in a second pass (a range may hold hundreds).
+const SECOND_PASS_ITEMS: usize = 40;
 
 /// Put a written summary into the planned compaction and estimate it anew.
 pub fn fill_summary(

@@ -154,7 +154,7 @@ fn what_the_pre_hook_prints_joins_the_summary_focus() {
     let env = TestEnv::new();
     record(&env);
     let reply = serde_json::json!({
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Four reads."}}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Reads of f0 and f1."}}],
         "usage": {"prompt_tokens": 30, "completion_tokens": 2}
     });
     let server = Server::start(vec![Reply::Json(200, vec![], reply.to_string())]);

@@ -105,6 +105,15 @@ fn anthropic_kind_streams_two_turns() {
 
 /// A Claude Code session from the corpus (its first subagent: one turn, ~700 tokens),
 /// summarized by the model under the summary cap.
+/// Instructions SmolLM2-135M answers within a few hundred tokens (convo's hand-off before it
+/// asked for sections).
+const INSTRUCTIONS: &str = "You are summarizing part of a conversation between a user and an AI coding assistant, \
+so the assistant can continue the work without the original messages. Write a concise summary in plain prose and \
+short lists. Keep: decisions and the reasons for them; file paths, functions and code structures that were read, \
+created or changed; errors met and how they were resolved; the user's preferences and constraints; the current \
+state of the task and the next steps. Omit: greetings and filler, plans that were later superseded, and tool \
+output whose content is already reflected in what you keep. Do not invent anything.";
+
 #[test]
 fn an_imported_session_is_summarized_under_the_cap() {
     let server = llama_or_skip!();
@@ -132,8 +141,12 @@ fn an_imported_session_is_summarized_under_the_cap() {
             &format!("compaction.max_summary_tokens={cap}"),
             "--config",
             "models.\"llama/smollm2\".max_output_tokens=1024",
+            // The cap is the subject here, not the prompt: SmolLM2-135M writes the structured
+            // hand-off (and other short prompts) on and on until any cap cuts it off.
+            "--config",
+            &format!("compaction.profiles.summarize.summary={{policy=\"summarize\", instructions={INSTRUCTIONS:?}}}"),
         ],
-        &["compact", id, "--summarize", "--model", "llama/smollm2", "--to", "0"],
+        &["compact", id, "-p", "summarize", "--model", "llama/smollm2", "--to", "0"],
     );
     out.ok();
     let jsonl = env.run(&["show", id, "--format", "jsonl"]).ok().to_owned();
@@ -247,7 +260,8 @@ fn a_context_overflow_the_estimate_missed_is_compacted_and_retried() {
 }
 
 /// The example session holds tool calls and their results: both kinds send them, raw and
-/// compacted (tool parts stripped), and the server takes them.
+/// compacted (tool parts stripped to placeholders that keep the trail: a call's short
+/// arguments, a result's outcome and event id), and the server takes them.
 #[test]
 fn a_history_with_tool_calls_is_accepted_raw_and_compacted() {
     let server = llama_or_skip!();
@@ -259,6 +273,9 @@ fn a_history_with_tool_calls_is_accepted_raw_and_compacted() {
         out.ok();
         let raw = prompt(&last(&env)["usage"]);
         env.run(&["compact", "-p", "strip", "--keep-last", "0"]).ok();
+        let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+        assert!(view.contains(r#""arguments":{"path":"src/auth/password.rs"}"#), "{view}");
+        assert!(view.contains("[compacted …") && view.contains("] fs_edit_file: success"), "{view}");
         let out = convo(&env, server, &[], &["query", "--model", model, "And in one word?"]);
         out.ok();
         let compacted = last(&env);

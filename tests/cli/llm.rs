@@ -391,7 +391,8 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     conversation(&env);
     env.run(&["append", "--user", "And the changelog?"]).ok();
     env.run(&["compact", "--to", "0", "--summary", "PRIOR-SUMMARY-TEXT"]).ok();
-    let server = Server::start(vec![summary_reply("The length bound was halved; fixed and tested.")]);
+    let server =
+        Server::start(vec![summary_reply("The length bound in src/auth/password.rs was halved; fixed and tested.")]);
     // A tiny confirmation threshold: with no terminal to ask on, it must not ask (or hang).
     let out = compact_with(
         &env,
@@ -402,7 +403,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 9fe928d] compact: "llm" turns 0-1 [summary by test/small] ~230 -> 64 tokens
+    [01KDVDQ4K00000000000000001 114b160] compact: "llm" turns 0-1 [summary by test/small] ~230 -> 70 tokens
     "#);
 
     let requests = server.requests();
@@ -412,7 +413,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     assert!(body.get("stream").is_none());
     assert_eq!(body["max_tokens"], 2000, "a summary's own cap: compaction.max_summary_tokens");
     let system = body["messages"][0]["content"].as_str().unwrap();
-    assert!(system.starts_with("You are summarizing part of a conversation"), "{system}");
+    assert!(system.starts_with("You are writing a hand-off"), "{system}");
     assert!(system.ends_with("Pay particular attention to: the length bound"), "{system}");
     let transcript = body["messages"][1]["content"].as_str().unwrap();
     // What the summarizer is sent, whole.
@@ -429,7 +430,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     assert_eq!(
         compaction["summary"],
         serde_json::json!({
-            "text": "The length bound was halved; fixed and tested.",
+            "text": "The length bound in src/auth/password.rs was halved; fixed and tested.",
             "by": "test/small",
             "usage": {"input_tokens": 300, "output_tokens": 20}
         })
@@ -438,7 +439,7 @@ fn a_model_summary_reads_the_raw_range_and_is_stored_with_model_and_usage() {
     insta::assert_snapshot!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), @r#"
     {"id":"01KDVDRZ600000000000000001","ts":"2026-01-01T00:02:00.000Z","type":"system","content":"You are a coding agent working in a Rust web service. Use tools to read and edit files; run the tests before you claim a fix."}
     {"id":"01KDVDYEZ00000000000000001-summary-user","ts":"2026-01-01T00:02:00.000Z","type":"user","content":"[Summary of previous conversation: events …00000002 to …0000000E]","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
-    {"id":"01KDVDYEZ00000000000000001-summary","ts":"2026-01-01T00:02:00.000Z","type":"assistant","content":"The length bound was halved; fixed and tested.","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
+    {"id":"01KDVDYEZ00000000000000001-summary","ts":"2026-01-01T00:02:00.000Z","type":"assistant","content":"The length bound in src/auth/password.rs was halved; fixed and tested.","synthetic":true,"compaction":"01KDVDYEZ00000000000000001"}
     {"id":"01KDVDTSS00000000000000001","ts":"2026-01-01T00:03:00.000Z","type":"user","content":"And the changelog?"}
     "#);
 }
@@ -452,12 +453,12 @@ fn a_summary_dry_run_sends_nothing_and_writes_nothing() {
     let out =
         compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--keep-last", "1", "--dry-run"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
-        exit 0
-        --- stdout
-        Would compact "llm" turns 0-0 [summary by test/small] (profile default)
-        would send ~432 tokens of raw events to test/small in 1 call, and write the summary it returns
-        total now ~441 tokens (chars/4); nothing sent, nothing written (--dry-run)
-        "#);
+    exit 0
+    --- stdout
+    Would compact "llm" turns 0-0 [summary by test/small] (profile default)
+    would send ~435 tokens of raw events to test/small in 1 call, and write the summary it returns
+    total now ~441 tokens (chars/4); nothing sent, nothing written (--dry-run)
+    "#);
     assert_eq!(server.requests().len(), 0);
     assert!(env.snapshot() == before);
 }
@@ -1036,7 +1037,7 @@ fn a_cut_off_summary_is_retried_once_then_refused() {
     conversation(&env);
     let server = Server::start(vec![
         summary_reply_finished("The length bound was", "length"),
-        summary_reply_finished("The length bound was halved; fixed.", "stop"),
+        summary_reply_finished("The length bound in src/auth/password.rs was halved; fixed.", "stop"),
     ]);
     compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "0"]).ok();
     let caps: Vec<u64> = server
@@ -1047,7 +1048,7 @@ fn a_cut_off_summary_is_retried_once_then_refused() {
     assert_eq!(caps, [2000, 4000], "compaction.max_summary_tokens, then twice it");
     let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
     let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
-    assert_eq!(compaction["summary"]["text"], "The length bound was halved; fixed.");
+    assert_eq!(compaction["summary"]["text"], "The length bound in src/auth/password.rs was halved; fixed.");
     assert_eq!(compaction["summary"]["usage"]["output_tokens"], 40, "both calls' usage");
 
     let before = env.snapshot();
@@ -1070,6 +1071,41 @@ fn a_cut_off_summary_is_retried_once_then_refused() {
     assert!(out.fails_with(6).contains("cut off at max_tokens 2000\n"), "{}", out.stderr);
     assert_eq!(server.requests().len(), 1);
     assert!(env.snapshot() == before, "a cut-off summary wrote something");
+}
+
+/// A hand-off that leaves out part of the range's trail (here the file the turns edited) is
+/// sent back once, with what it left out, and the answer to that is what is stored.
+#[test]
+fn a_hand_off_that_leaves_out_a_file_is_asked_for_it_once_more() {
+    let env = TestEnv::new();
+    conversation(&env);
+    let server = Server::start(vec![
+        summary_reply("## Task\nLong passwords failed; the bound was halved."),
+        summary_reply("## Task\nLong passwords failed.\n## Files\n- src/auth/password.rs: the bound fixed"),
+        summary_reply("a third call is never made"),
+    ]);
+    compact_with(&env, &server, &[], &["--summarize", "--model", "test/small", "--to", "1"]).ok();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one second pass, no more");
+    let second: serde_json::Value = serde_json::from_str(&requests[1].body).unwrap();
+    let system = second["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You wrote the hand-off below"), "{system}");
+    insta::assert_snapshot!(second["messages"][1]["content"].as_str().unwrap(), @r"
+    Hand-off:
+    ## Task
+    Long passwords failed; the bound was halved.
+
+    Left out:
+    - files: src/auth/password.rs
+    ");
+    let jsonl = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        compaction["summary"]["text"],
+        "## Task\nLong passwords failed.\n## Files\n- src/auth/password.rs: the bound fixed"
+    );
+    // Both calls' tokens are the summary's cost.
+    assert_eq!(compaction["summary"]["usage"], serde_json::json!({"input_tokens": 600, "output_tokens": 40}));
 }
 
 /// A model summary that would not shrink the view is refused with both estimates, nothing

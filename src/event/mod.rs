@@ -452,6 +452,24 @@ impl Usage {
         (!u.is_empty()).then_some(u)
     }
 
+    /// A Codex (OpenAI Responses) token count: `input_tokens` is the whole prompt, of which
+    /// `cached_input_tokens` were read from the cache and `cache_write_input_tokens` (Codex
+    /// 0.16x) written to it, so convo's input is what is left; `reasoning_output_tokens` are
+    /// part of `output_tokens`. `None` when it holds no count.
+    pub fn from_openai(usage: &serde_json::Value) -> Option<Usage> {
+        let n = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let (read, write) = (n("cached_input_tokens"), n("cache_write_input_tokens"));
+        let u = Usage {
+            input_tokens: n("input_tokens")
+                .map(|i| i.saturating_sub(read.unwrap_or(0)).saturating_sub(write.unwrap_or(0))),
+            output_tokens: n("output_tokens"),
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+            reasoning_tokens: n("reasoning_output_tokens"),
+        };
+        (!u.is_empty()).then_some(u)
+    }
+
     /// The usage `event` records (its `usage` field), if any.
     pub fn recorded(event: &Event) -> Option<Usage> {
         serde_json::from_value(event.extra.get("usage")?.clone()).ok()

@@ -108,3 +108,104 @@ fn list_show_and_the_html_page_say_what_was_used() {
     let page = env.run(&["export", &id, "--format", "html"]).ok().to_owned();
     assert!(page.contains("<dt>Usage</dt><dd>64 in · 2,003 out · 190,261 cache read · 26,074 cache write</dd>"));
 }
+
+const CODEX_039: &str = "../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl";
+
+/// (input, output, cache read, reasoning) of a Codex rollout (a path from the crate's root),
+/// as a script over the file computes them: each `token_count` whose running total moved
+/// counts its `last_token_usage`, input less the cached part. Also the last running total,
+/// converted the same way, which the calls must add up to.
+fn codex_source_tokens(file: &str) -> ([u64; 4], [u64; 4]) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let convert = |u: &serde_json::Value| {
+        let n = |k: &str| u[k].as_u64().unwrap_or(0);
+        [
+            n("input_tokens") - n("cached_input_tokens"),
+            n("output_tokens"),
+            n("cached_input_tokens"),
+            n("reasoning_output_tokens"),
+        ]
+    };
+    let (mut sum, mut total) = ([0; 4], serde_json::Value::Null);
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let info = &record["payload"]["info"];
+        if record["payload"]["type"] != "token_count" || info.is_null() || info["total_token_usage"] == total {
+            continue;
+        }
+        total = info["total_token_usage"].clone();
+        for (s, n) in sum.iter_mut().zip(convert(&info["last_token_usage"])) {
+            *s += n;
+        }
+    }
+    (sum, convert(&total))
+}
+
+#[test]
+fn codex_usage_sums_its_token_counts_and_prices_them_by_the_table() {
+    let env = TestEnv::new();
+    for file in [CODEX_039, crate::follow::CODEX_0169] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let row =
+        |model: &str| report["rows"].as_array().unwrap().iter().find(|r| r["key"]["model"] == model).unwrap().clone();
+    let tokens = |r: &serde_json::Value| {
+        ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]
+            .map(|k| r["usage"][k].as_u64().unwrap())
+    };
+    for (file, model) in [(CODEX_039, "aide-gpt-5"), (crate::follow::CODEX_0169, "gpt-5.1-codex")] {
+        let (sum, last_total) = codex_source_tokens(file);
+        assert_eq!(sum, last_total, "{file}: the counted calls add up to Codex's last total");
+        assert_eq!(tokens(&row(model)), sum, "{file}: input, output, cache read, reasoning");
+    }
+
+    // By hand: gpt-5.1-codex at $1.25 input, $10 output, $0.125 cached input per million
+    // tokens (reasoning is part of the output).
+    let [i, o, r, _] = codex_source_tokens(crate::follow::CODEX_0169).0.map(|n| n as f64);
+    let by_hand = (i * 1.25 + o * 10.0 + r * 0.125) / 1e6;
+    let codex = row("gpt-5.1-codex");
+    assert!((codex["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-12, "{codex} vs {by_hand}");
+    insta::assert_snapshot!(env.run(&["usage", "--by", "model"]).ok(), @r#"
+    model            input  output  cache read  cache write    cost
+    aide-gpt-5     133,698  12,551     136,832            0       -
+    gpt-5.1-codex    2,192     355      20,608            0   $0.01
+    total          135,890  12,906     157,440            0  $0.01+
+    no price for aide-gpt-5: their tokens count, their cost does not (`+`)
+    prices of 2025-11-01, US$ per million tokens; config's prices."MODEL" sets others
+    "#);
+}
+
+/// The Codex the agent tests pin, run for real against the recording server, with each
+/// answer reporting its own counts: what convo sums from the rollout is what the server
+/// reported, whichever records (and in whatever order) that Codex wrote them in.
+#[test]
+fn a_real_codex_session_counts_what_its_model_reported() {
+    use crate::common::agents::{Recorder, agents, codex_config, run_agent};
+    let Some(agents) = agents() else { return };
+    let env = TestEnv::new();
+    let proj = crate::handoff::project(&env);
+    let counts = [(5200, 4096, 180, 120), (5600, 5120, 90, 64), (5900, 5504, 60, 0)];
+    let usage = |(i, c, o, r): (u64, u64, u64, u64)| serde_json::json!({"input_tokens": i, "cached_tokens": c, "output_tokens": o, "reasoning_tokens": r});
+    let script = serde_json::json!([
+        {"tool": {"name": "exec_command", "input": {"cmd": "cat notes.txt"}}, "usage": usage(counts[0])},
+        {"tool": {"name": "exec_command", "input": {"cmd": "wc -c notes.txt"}}, "usage": usage(counts[1])},
+        {"text": "The file says hello.", "usage": usage(counts[2])},
+    ]);
+    let rec = Recorder::start(&env.root, "usage", Some(&script));
+    codex_config(&env.home(), rec.port);
+    let run = run_agent(&agents.codex, &env.home(), &proj, rec.port, &["exec", "--skip-git-repo-check", "notes?"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let rollout = crate::handoff::session_file(&env.home().join(".codex/sessions"), "rollout-");
+    env.run(&["import", rollout.to_str().unwrap()]).ok();
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let reported = counts.iter().fold([0; 4], |t, (i, c, o, r)| [t[0] + i - c, t[1] + o, t[2] + c, t[3] + r]);
+    let row = &report["rows"][0];
+    assert_eq!(row["key"]["model"], "gpt-5.1-codex", "{report}");
+    let kept = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]
+        .map(|k| row["usage"][k].as_u64().unwrap());
+    assert_eq!(kept, reported, "{report}");
+}

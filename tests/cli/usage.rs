@@ -209,3 +209,97 @@ fn a_real_codex_session_counts_what_its_model_reported() {
         .map(|k| row["usage"][k].as_u64().unwrap());
     assert_eq!(kept, reported, "{report}");
 }
+
+/// (input, output, cache read, cache write) of every call the store's events recorded at or
+/// after `since`, each API message once by its last event: what `usage` must say whether it
+/// read the events or its tally.
+fn stored_tokens_since(env: &TestEnv, since: &str) -> [u64; 4] {
+    let since = chrono::DateTime::parse_from_rfc3339(since).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut total = [0; 4];
+    for row in &rows {
+        let mut calls: Vec<serde_json::Value> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = Default::default();
+        for line in env.run(&["show", row["id"].as_str().unwrap(), "--format", "jsonl"]).ok().lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            if event.get("usage").is_none() {
+                continue;
+            }
+            match event["message_id"].as_str().and_then(|m| at.get(m).copied()) {
+                Some(i) => calls[i] = event,
+                None => {
+                    if let Some(m) = event["message_id"].as_str() {
+                        at.insert(m.to_owned(), calls.len());
+                    }
+                    calls.push(event);
+                }
+            }
+        }
+        for call in calls {
+            if chrono::DateTime::parse_from_rfc3339(call["ts"].as_str().unwrap()).unwrap() < since {
+                continue;
+            }
+            let keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+            for (t, key) in total.iter_mut().zip(keys) {
+                *t += call["usage"][key].as_u64().unwrap_or(0);
+            }
+        }
+    }
+    total
+}
+
+fn usage_total(env: &TestEnv, args: &[&str]) -> [u64; 4] {
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&[&["usage", "--format", "json"], args].concat()).ok()).unwrap();
+    ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+        .map(|k| report["total"]["usage"][k].as_u64().unwrap_or(0))
+}
+
+/// `usage` reads a tally of each conversation's calls by day and model, kept beside the
+/// store and keyed by the conversation's tree: an append, a `git reset`, a torn or deleted
+/// file each give the answer the events give, never the tally's old one.
+#[test]
+fn the_usage_tally_follows_head_whatever_moved_it() {
+    let env = TestEnv::new();
+    for file in [SONNET, CODEX_039] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    let epoch = "1970-01-01T00:00:00Z";
+    let before = usage_total(&env, &[]);
+    assert_eq!(before, stored_tokens_since(&env, epoch));
+    let tally = env.store.join(".git/convo/usage");
+    let lines = std::fs::read_to_string(&tally).unwrap().lines().count();
+    assert_eq!(lines, 4, "one line per conversation (a main one, two subagents, a Codex session)");
+    usage_total(&env, &[]);
+    assert_eq!(std::fs::read_to_string(&tally).unwrap().lines().count(), lines, "a warm read writes nothing");
+
+    let id = env.run(&["new", "--title", "priced"]).ok().trim().to_owned();
+    let call = r#"{"type":"assistant","content":"x","model":"gpt-5","usage":{"input_tokens":1000,"output_tokens":7}}"#;
+    env.run_stdin(&["append", &id], &format!("{{\"type\":\"user\",\"content\":\"hi\"}}\n{call}\n")).ok();
+    let after = usage_total(&env, &[]);
+    assert_eq!(after, [before[0] + 1000, before[1] + 7, before[2], before[3]]);
+    assert_eq!(after, stored_tokens_since(&env, epoch));
+
+    env.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    assert_eq!(usage_total(&env, &[]), stored_tokens_since(&env, epoch), "after a reset");
+    std::fs::write(&tally, "garbage\t\n01ABC\tdeadbeef\t[{\"day\"").unwrap();
+    assert_eq!(usage_total(&env, &[]), stored_tokens_since(&env, epoch), "a torn file");
+    std::fs::remove_file(&tally).unwrap();
+    assert_eq!(usage_total(&env, &["--by", "week,model"]), stored_tokens_since(&env, epoch), "no file");
+}
+
+/// A `--since` inside a day counts that day's calls each at its own time (the events of the
+/// conversations with calls that day are read); whole days come from the tally.
+#[test]
+fn a_range_that_cuts_a_day_counts_each_call_at_its_time() {
+    let env = TestEnv::new();
+    for file in [SONNET, OPUS, CODEX_039] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    // Between the calls of each session's day.
+    for since in ["2025-09-07T09:52:57Z", "2025-09-19T09:06:54Z", "2026-02-16T18:51:17Z"] {
+        let expected = stored_tokens_since(&env, since);
+        assert_eq!(usage_total(&env, &["--since", since]), expected, "--since {since}");
+        assert!(expected != stored_tokens_since(&env, "1970-01-01T00:00:00Z"), "{since} leaves calls out");
+    }
+}

@@ -10,7 +10,7 @@
 //! `info.last_token_usage`; since 0.16x also a `token_usage_record`: `thread_token_usage`,
 //! `usage`). A record whose total did not move (Codex repeats one at a turn's end, and a
 //! `token_count` follows each `token_usage_record`) counts nothing, so the counted calls
-//! add up to the last total. OpenAI's `input_tokens` includes the cached prompt: convo's
+//! add up to the last total; nor does one whose call used no token. OpenAI's `input_tokens` includes the cached prompt: convo's
 //! input is the rest ([`Usage::from_openai`]). The call's usage goes on the first
 //! assistant-side event (reasoning, message, tool call) of the response it counts, with
 //! the model of the latest `turn_context`.
@@ -79,8 +79,8 @@ impl Tokens {
     }
 
     /// The call a record with running total `total` and the call's own counts `last`
-    /// counts: none when the total did not move. Without the call's counts, what the
-    /// total grew by.
+    /// counts: none when the total did not move, or the call used nothing. Without the
+    /// call's counts, what the total grew by.
     fn count(&mut self, total: Option<&Value>, last: Option<&Value>) -> Option<Usage> {
         let total = total.filter(|t| t.is_object())?;
         if self.total.as_ref() == Some(total) {
@@ -106,7 +106,13 @@ impl Tokens {
             }
         };
         self.total = Some(total.clone());
-        usage
+        let used = |u: &Usage| {
+            [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]
+                .iter()
+                .flatten()
+                .any(|n| *n > 0)
+        };
+        usage.filter(used)
     }
 
     /// A call's `usage` was counted: on the response kept back for it, or held for the next.
@@ -202,7 +208,7 @@ pub fn parse_lines(
                         tokens.counted(&mut b, usage);
                         skip(&mut report, "token_count (kept as its call's usage)");
                     }
-                    None => skip(&mut report, "token_count repeating the total so far"),
+                    None => skip(&mut report, "token_count with no new tokens"),
                 }
             }
             "token_usage_record" => match tokens.count(payload.get("thread_token_usage"), payload.get("usage")) {
@@ -210,7 +216,7 @@ pub fn parse_lines(
                     tokens.counted(&mut b, usage);
                     skip(&mut report, "`token_usage_record` record (kept as its call's usage)");
                 }
-                None => skip(&mut report, "`token_usage_record` record repeating the total so far"),
+                None => skip(&mut report, "`token_usage_record` record with no new tokens"),
             },
             // The first one is the session's; later ones describe subagents or forks.
             "session_meta" if !seen_meta => {

@@ -227,10 +227,12 @@ fn compactions_from_the_source_become_convo_compactions() {
       turns: 1
       compactions from the source: 6
       skipped 1: `inter_agent_communication_metadata` record
-      skipped 67: event_msg (repeats a response item)
+      skipped 64: event_msg (repeats a response item)
       skipped 1: response item `ghost_snapshot`
       skipped 1: response item `image_generation_call`
       skipped 1: response item `web_search_call`
+      skipped 1: token_count (kept as its call's usage)
+      skipped 2: token_count with no new tokens
       skipped 1: tool result without its call
     ");
     let raw = env.run(&["show", "--format", "jsonl"]).ok().to_owned();

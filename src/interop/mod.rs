@@ -722,6 +722,43 @@ mod tests {
         assert!(matches!(err, InteropError::Store(StoreError::Io { .. })), "{err:?}");
     }
 
+    /// Events kept back travel in a checkpoint as stored lines: each kind an importer makes
+    /// comes back the same, with or without a time.
+    #[test]
+    fn a_kept_event_survives_its_checkpoint() {
+        let clock = clock();
+        let mut b = Builder::new(&clock);
+        let mut report = Report::default();
+        b.keep_back();
+        let mut extra = Map::new();
+        extra.insert("usage".into(), serde_json::json!({"input_tokens": 3}));
+        extra.insert("codex_role".into(), serde_json::json!("developer"));
+        let call = Kind::ToolCall { call_id: "c 1".into(), name: "".into(), arguments: Value::String("x".into()) };
+        b.push_with(
+            &mut report,
+            Kind::Reasoning { content: "r".into() },
+            Some("r1"),
+            Some("2025-01-01T00:00:00Z"),
+            extra,
+        );
+        b.push(&mut report, call, None, Some("not a time"));
+        b.push(
+            &mut report,
+            Kind::ToolResult { call_id: "c 1".into(), content: "out".into(), is_error: true },
+            None,
+            None,
+        );
+        b.push(&mut report, Kind::System { content: "s".into() }, Some("bad id!"), None);
+        let checkpoint: Checkpoint = serde_json::from_value(serde_json::to_value(b.checkpoint()).unwrap()).unwrap();
+        let mut again = Builder::from_checkpoint(&clock, &checkpoint);
+        assert!(again.keeping() && b.take().is_empty());
+        again.release();
+        let line = |d: &Draft| Draft { line: 0, ..d.clone() };
+        let (kept, back) = (b.kept.iter().map(line).collect::<Vec<_>>(), again.take());
+        assert_eq!(kept.len(), 4);
+        assert_eq!(kept, back.iter().map(line).collect::<Vec<_>>());
+    }
+
     #[test]
     fn a_bad_line_of_convo_jsonl_is_named_by_its_line_in_the_file() {
         let text = "{\"id\":\"a\",\"type\":\"user\",\"content\":\"hi\"}\n\n{\"id\":\"b\",\"type\":\"user\"}\n";

@@ -87,8 +87,11 @@ Measurements
 8. `usage` (`usage`): wall time of `convo usage --by model` and `convo usage --by day` in
    the 10k store (every conversation but the target records usage), beside `convo list`
    in the same rounds.  Reported: the first run with `.git/convo/usage` deleted (every
-   conversation's tally counted from its events; catalogue warm), and the warm medians of
-   --rounds rounds with their ratio to `list`'s.  Goal (warm): <= 0.5 s each.
+   conversation's tally counted from its events; catalogue warm), the warm medians of
+   --rounds rounds with their ratio to `list`'s, and (for information) `usage --since` a
+   second after midnight of the day the calls were made: a bound inside a day, so every
+   conversation with calls that day is read call by call, as every `usage` did before the
+   tally.  Goal (warm): <= 0.5 s each.
 """
 
 from __future__ import annotations
@@ -791,14 +794,19 @@ def bench_usage(fx: Fixtures) -> list[Result]:
     out = b.root / "usage-by-model.txt"
     b.measure("usage", by_model, stdout_path=out)
     print("  " + "\n  ".join(out.read_text().rstrip().splitlines()))
+    days = json.loads(b.convo(sc.store, "usage", "--by", "day", "--format", "json", capture=True))
+    cut = b.convo_cmd(sc.store, "usage", "--by", "day", "--since",
+                      f"{days['rows'][0]['key']['day']}T00:00:01Z")
     m, d, li = alternate(b.rounds, [lambda: b.measure("usage", by_model),
                                     lambda: b.measure("usage", by_day),
                                     lambda: b.measure("list", listing)])
     mm, dm, lm = (statistics.median(x) for x in (m, d, li))
+    cm = statistics.median(b.measure("usage", cut) for _ in range(max(1, b.rounds // 2)))
     print(f"  first run, no tally (every conversation counted)  {cold:8.3f} s")
     for name, s in (("usage --by model", mm), ("usage --by day", dm)):
         print(f"  {name} warm  {s:8.3f} s   {s / n * 1e6:7.1f} us/conv   list {lm:.3f} s   "
               f"ratio to list {s / lm:5.2f}   vs goal 0.5 s: {s / 0.5:5.2f}")
+    print(f"  usage --since inside the calls' day (every conversation read)  {cm:8.3f} s")
     return [
         info("usage first run (no tally)", cold, "s"),
         info("list warm (same rounds)", lm, "s"),
@@ -806,6 +814,7 @@ def bench_usage(fx: Fixtures) -> list[Result]:
         judged("usage --by day warm", dm, 0.5, "s"),
         info("usage --by model / list", mm / lm, "x"),
         info("usage --by day / list", dm / lm, "x"),
+        info("usage --since inside a day (events read)", cm, "s"),
     ]
 
 

@@ -24,17 +24,23 @@
 //! - a session's first count decides its order: AFTER if assistant items came before it
 //!   (kept back, see below), else BEFORE;
 //! - BEFORE: the count waits (in the checkpoint) and goes on the next assistant item;
-//! - AFTER, and until the first count: a response's events are kept back from its first
-//!   assistant item ([`super::Builder::keep_back`], kept in the checkpoint) until its count
-//!   comes, which goes on the first of them, and they go out together. A record that ends
-//!   the response without a count (a user or developer message, a `turn_context`, a
-//!   compaction, a task started, complete or aborted) lets them go without one.
+//! - AFTER: a response's events are kept back from its first assistant item
+//!   ([`super::Builder::keep_back`], kept in the checkpoint) until its count comes, which
+//!   goes on the first of them, and they go out together. A record that ends the response
+//!   without a count (a user or developer message, a `turn_context`, a compaction, a task
+//!   started, complete or aborted) lets them go without one;
+//! - before the first count, responses are kept back as in AFTER only in a session that
+//!   marks its turns (`task_started`, `task_complete`, `turn_aborted`: the versions that
+//!   write counts after the items), where every turn's end lets them go. In one that does
+//!   not (0.39, a file another tool wrote) nothing is kept back, so a session without counts
+//!   loses no event: read as BEFORE, a count that comes after its items goes on the next.
 //!
 //! A count with no response to go on (a compaction's call, an aborted response's) waits
 //! and is added to the next call's, so sums stay exact. A file that ends inside a response
-//! whose count has not been written yet gives that response's events to the read that goes
-//! on past it (a follow), not to this one: they are never emitted without the count a later
-//! read would give them. Nothing is invented: an event carries only counts Codex wrote.
+//! whose count has not been written yet (a session being written, one killed mid-response)
+//! gives that response's events to the read that goes on past it (a follow), not to this
+//! one: they are never emitted without the count a later read would give them. Nothing is
+//! invented: an event carries only counts Codex wrote.
 
 use serde_json::Value;
 
@@ -63,6 +69,9 @@ pub struct Tokens {
     /// Whether the session writes a call's count before or after its items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
+    /// The session marks where its turns start and end (`task_started`, ...).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub marks_turns: bool,
 }
 
 /// Where Codex writes a call's count: before the items it counts (0.39) or after them.
@@ -181,12 +190,14 @@ pub fn parse_lines(
         let event = payload.get("type").and_then(Value::as_str).filter(|_| record == "event_msg");
         // A record that ends a response: what was kept back for its count goes without one.
         let role = payload.get("role").and_then(Value::as_str);
-        if matches!(record, "turn_context" | "compacted")
+        let turn_mark = matches!(event, Some("task_started" | "task_complete" | "turn_aborted"));
+        if turn_mark
+            || matches!(record, "turn_context" | "compacted")
             || (record == "response_item" && role.is_some_and(|r| r != "assistant"))
-            || matches!(event, Some("task_started" | "task_complete" | "turn_aborted"))
         {
             b.release();
         }
+        tokens.marks_turns |= turn_mark;
         if record == "turn_context" {
             tokens.model = Place::field(payload.get("model")).or(tokens.model.take());
         }
@@ -345,8 +356,10 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
         match tokens.order {
             // Its count came before it.
             Some(Order::Before) => tokens.put_on(&mut extra),
-            // Its count comes after it: kept back until then.
-            _ if !b.keeping() => b.keep_back(),
+            // Its count comes after it, or may: kept back until then (a session that marks
+            // its turns ends each, so nothing waits past the turn).
+            Some(Order::After) if !b.keeping() => b.keep_back(),
+            None if tokens.marks_turns && !b.keeping() => b.keep_back(),
             _ => {}
         }
     }

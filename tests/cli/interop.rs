@@ -916,6 +916,48 @@ fn codex_usage_is_kept_on_the_first_event_of_the_call_it_counts() {
     "#);
 }
 
+/// A Codex session that marks its turns has its last response kept back while its count
+/// may still come (a following read gives it, with its count, or when the turn ends); one
+/// that marks none, as Codex 0.39's or another tool's, has nothing kept back, so a file
+/// without counts loses no event.
+#[test]
+fn a_codex_response_waits_for_its_count_only_where_turns_are_marked() {
+    let record = |kind: &str, payload: serde_json::Value| {
+        serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}).to_string() + "\n"
+    };
+    let message = |role: &str, text: &str| {
+        record(
+            "response_item",
+            serde_json::json!({"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}),
+        )
+    };
+    let meta = record("session_meta", serde_json::json!({"id": "s", "cwd": "/tmp"}));
+    let started = record("event_msg", serde_json::json!({"type": "task_started"}));
+    let done = record("event_msg", serde_json::json!({"type": "task_complete"}));
+    let env = TestEnv::new();
+    let types = |env: &TestEnv| -> Vec<String> {
+        env.run(&["show", "--format", "jsonl"])
+            .ok()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rollout.jsonl");
+    std::fs::write(&file, format!("{meta}{}{}", message("user", "hi"), message("assistant", "hello"))).unwrap();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user", "assistant"], "no turn marks: nothing waits");
+
+    let env = TestEnv::new();
+    let marked = format!("{meta}{started}{}{}", message("user", "hi"), message("assistant", "hello"));
+    std::fs::write(&file, &marked).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user"], "the answer waits for its count");
+    std::fs::write(&file, format!("{marked}{done}")).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user", "assistant"], "the turn ended without a count");
+}
+
 #[test]
 fn claude_code_usage_is_kept_and_counts_each_api_message_once() {
     let files = [

@@ -3,9 +3,7 @@
 //! directory and the provider (Codex refuses a rollout of another provider than its
 //! config's), then `response_item`s, which are the history it sends, with the `event_msg`s
 //! its picker and transcript show. A compaction is Codex's own `compacted` record, with the
-//! history Codex replaces the range with where the source recorded one. The file ends as
-//! a turn Codex completed ends, with a `task_complete`: convo's importer keeps a response
-//! back until its token count or the record that ends it, and convo writes no counts.
+//! history Codex replaces the range with where the source recorded one.
 
 use std::io::Write;
 
@@ -73,14 +71,12 @@ pub struct Stream<'a> {
     text: AsText,
     /// Call ids as written (the source's own where the importer renamed one), for results.
     ids: std::collections::HashMap<String, String>,
-    /// The text of the last assistant message written (what Codex's `task_complete` says).
-    last_answer: Option<String>,
 }
 
 impl<'a> Stream<'a> {
     pub fn new(session: &'a Session<'a>, out: &'a mut dyn Write) -> Self {
         let out = Out { out, ordinal: 0, drafts: 0, users: false };
-        Stream { session, out, begun: false, text: AsText::default(), ids: Default::default(), last_answer: None }
+        Stream { session, out, begun: false, text: AsText::default(), ids: Default::default() }
     }
 
     /// `session_meta`: the source's own (its instructions, originator, ...) when it came
@@ -143,7 +139,6 @@ impl<'a> Stream<'a> {
                 out.record(ts, "event_msg", shown)?;
             }
             Kind::Assistant { content } => {
-                self.last_answer = Some(content.clone());
                 item(out, message_of(event, "assistant", "output_text", content))?;
                 out.record(ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
             }
@@ -193,10 +188,6 @@ impl<'a> Stream<'a> {
     pub fn finish(mut self) -> std::io::Result<u64> {
         if !self.begun {
             self.begin(None)?;
-        }
-        if self.out.drafts > 0 {
-            let done = json!({"type": "task_complete", "last_agent_message": self.last_answer.take()});
-            self.out.record(self.session.created, "event_msg", done)?;
         }
         Ok(self.out.drafts)
     }

@@ -10,10 +10,11 @@
 //! `info.last_token_usage`; since 0.16x also a `token_usage_record`: `thread_token_usage`,
 //! `usage`). A record whose total did not move (Codex repeats one at a turn's end, and a
 //! `token_count` follows each `token_usage_record`) counts nothing, so the counted calls
-//! add up to the last total; nor does one whose call used no token. OpenAI's `input_tokens` includes the cached prompt: convo's
-//! input is the rest ([`Usage::from_openai`]). The call's usage goes on the first
-//! assistant-side event (reasoning, message, tool call) of the response it counts, with
-//! the model of the latest `turn_context`.
+//! add up to the last total; nor does one whose call used no token. OpenAI's
+//! `input_tokens` includes the cached prompt: convo's input is the rest
+//! ([`Usage::from_openai`]). The call's usage goes on the first assistant-side event
+//! (reasoning, message, tool call) of the response it counts, with the model of the latest
+//! `turn_context`.
 //!
 //! Where that event is depends on the order Codex wrote, which changed: 0.39 wrote a
 //! call's count BEFORE the items it counts (after the stream, with the items recorded
@@ -42,9 +43,8 @@
 //! one: they are never emitted without the count a later read would give them. Nothing is
 //! invented: an event carries only counts Codex wrote.
 
-use serde_json::Value;
-
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{
     Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,

@@ -7,6 +7,7 @@ How to run (from the repository root)::
 
     python3 benches/scale.py path/to/convo        # another binary
     python3 benches/scale.py --only list memory   # a subset (names or numbers, see below)
+    python3 benches/scale.py --only list usage    # the usage report beside `list`
     python3 benches/scale.py --keep               # leave the temporary stores behind
 
 The script builds nothing: it drives an existing `convo` binary (default
@@ -35,7 +36,9 @@ Stores
 * 10k store: `convo init`, one real conversation ("scale target": `convo new` + one bulk
   `convo append` of gen-conversation.py --turns 100), then 9,999 more conversations added
   in ONE `git fast-import` commit on top of HEAD: each is a template conversation made by
-  convo in a scratch store (one ~2 KB turn), its meta.json with a distinct title and
+  convo in a scratch store (one ~2 KB turn whose answer is two Claude-Code-style events of
+  one API message, each with `model`, `message_id` and the message's `usage`, the second
+  counting), its meta.json with a distinct title and
   created time, its segment bytes as they are; ids are canonical ULIDs whose time part
   matches `created` (all before the target's).  Then `git reset --hard`, and the store is
   checked: `convo list` prints 10,000 lines and `convo fsck` exits 0 (its time is printed).
@@ -81,6 +84,14 @@ Measurements
    JSONL bytes per second (its output is smaller than its input, so both sides are
    measured by the same input), against `jq -c .` over the same stored lines.
    Goal: convo/jq >= 10.
+8. `usage` (`usage`): wall time of `convo usage --by model` and `convo usage --by day` in
+   the 10k store (every conversation but the target records usage), beside `convo list`
+   in the same rounds.  Reported: the first run with `.git/convo/usage` deleted (every
+   conversation's tally counted from its events; catalogue warm), the warm medians of
+   --rounds rounds with their ratio to `list`'s, and (for information) `usage --since` a
+   second after midnight of the day the calls were made: a bound inside a day, so every
+   conversation with calls that day is read call by call, as every `usage` did before the
+   tally.  Goal (warm): <= 0.5 s each.
 """
 
 from __future__ import annotations
@@ -108,7 +119,7 @@ TARGET_TITLE = "scale target"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 MEMORY_GOAL_KIB = 40 * 1024
 
-FIGURES = ["list", "resolve", "size", "compact", "memory", "show", "compacted"]
+FIGURES = ["list", "resolve", "size", "compact", "memory", "show", "compacted", "usage"]
 
 
 # --------------------------------------------------------------------------------------
@@ -141,6 +152,19 @@ class Prose:
         user = text // 4
         lines = [{"type": "user", "content": self._text(user)},
                  {"type": "assistant", "content": self._text(text - user)}]
+        return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines).encode()
+
+    def used_turn(self) -> bytes:
+        """A turn whose answer is one API message over two events, as Claude Code's import
+        makes them: each with the model, the message id and the message's usage so far
+        (the last one counts)."""
+        call = {"model": "claude-sonnet-4-20250514", "message_id": "msg_bench"}
+        usage = {"input_tokens": 12, "output_tokens": 40, "cache_read_tokens": 20_000,
+                 "cache_write_tokens": 1_500}
+        lines = [{"type": "user", "content": self._text(400)},
+                 {"type": "assistant", "content": self._text(600), **call, "usage": usage},
+                 {"type": "assistant", "content": self._text(600), **call,
+                  "usage": {**usage, "output_tokens": 350}}]
         return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines).encode()
 
 
@@ -383,7 +407,7 @@ class Fixtures:
         # A template conversation made by convo, in a scratch store.
         scratch = b.new_store("template")
         tid = b.new_conversation(scratch, "template")
-        b.convo(scratch, "append", tid, stdin=self.prose.turn())
+        b.convo(scratch, "append", tid, stdin=self.prose.used_turn())
         tdir = scratch / "conversations" / tid[-2:] / tid
         meta_text = (tdir / "meta.json").read_text()
         meta = json.loads(meta_text)
@@ -751,6 +775,50 @@ def bench_compacted(fx: Fixtures) -> list[Result]:
 
 
 # --------------------------------------------------------------------------------------
+# 8. usage
+# --------------------------------------------------------------------------------------
+
+
+def bench_usage(fx: Fixtures) -> list[Result]:
+    b = fx.bench
+    sc = fx.scale()
+    n = sc.count
+    print(f"\n== 8. `convo usage` in the {n:,}-conversation store, beside `convo list` "
+          f"(median of {b.rounds} rounds) ==")
+    by_model = b.convo_cmd(sc.store, "usage", "--by", "model")
+    by_day = b.convo_cmd(sc.store, "usage", "--by", "day")
+    listing = b.convo_cmd(sc.store, "list")
+    b.measure(None, listing)  # the catalogue warm, as a user's is
+    (sc.store / ".git" / "convo" / "usage").unlink(missing_ok=True)
+    cold = b.measure("usage", by_model)
+    out = b.root / "usage-by-model.txt"
+    b.measure("usage", by_model, stdout_path=out)
+    print("  " + "\n  ".join(out.read_text().rstrip().splitlines()))
+    days = json.loads(b.convo(sc.store, "usage", "--by", "day", "--format", "json", capture=True))
+    cut = b.convo_cmd(sc.store, "usage", "--by", "day", "--since",
+                      f"{days['rows'][0]['key']['day']}T00:00:01Z")
+    m, d, li = alternate(b.rounds, [lambda: b.measure("usage", by_model),
+                                    lambda: b.measure("usage", by_day),
+                                    lambda: b.measure("list", listing)])
+    mm, dm, lm = (statistics.median(x) for x in (m, d, li))
+    cm = statistics.median(b.measure("usage", cut) for _ in range(max(1, b.rounds // 2)))
+    print(f"  first run, no tally (every conversation counted)  {cold:8.3f} s")
+    for name, s in (("usage --by model", mm), ("usage --by day", dm)):
+        print(f"  {name} warm  {s:8.3f} s   {s / n * 1e6:7.1f} us/conv   list {lm:.3f} s   "
+              f"ratio to list {s / lm:5.2f}   vs goal 0.5 s: {s / 0.5:5.2f}")
+    print(f"  usage --since inside the calls' day (every conversation read)  {cm:8.3f} s")
+    return [
+        info("usage first run (no tally)", cold, "s"),
+        info("list warm (same rounds)", lm, "s"),
+        judged("usage --by model warm", mm, 0.5, "s"),
+        judged("usage --by day warm", dm, 0.5, "s"),
+        info("usage --by model / list", mm / lm, "x"),
+        info("usage --by day / list", dm / lm, "x"),
+        info("usage --since inside a day (events read)", cm, "s"),
+    ]
+
+
+# --------------------------------------------------------------------------------------
 
 
 def print_summary(results: list[Result]) -> None:
@@ -808,7 +876,7 @@ def main() -> int:
         for name, fn in (("list", bench_list), ("resolve", bench_resolve),
                          ("size", bench_size), ("compact", bench_compact),
                          ("memory", bench_memory), ("show", bench_show),
-                         ("compacted", bench_compacted)):
+                         ("compacted", bench_compacted), ("usage", bench_usage)):
             if name in only:
                 results += fn(fx)
     finally:

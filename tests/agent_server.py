@@ -23,6 +23,9 @@ the JavaScript `exec` tool of Codex's code mode, e.g.
     {"tool": {"name": "exec", "input": "text((await tools.exec_command({cmd: 'ls'})).output)"}}
 Tool names and arguments are the agent's own: Claude Code's `Bash` {command, description},
 `Read` {file_path}; Codex's `exec_command` {cmd} (function) or `exec` (JavaScript source).
+An entry's optional `usage` sets what a Responses answer reports (default 10 in, 5 out):
+    {"text": "done", "usage": {"input_tokens": 1200, "cached_tokens": 1024,
+                               "output_tokens": 300, "reasoning_tokens": 200}}
 
     python3 tests/agent_server.py --log LOG [--script FILE] [--text TEXT]
 
@@ -132,11 +135,16 @@ def openai(body, answer, n):
     else:
         item = {"type": "message", "id": f"msg_{n}", "status": "completed", "role": "assistant",
                 "content": [{"type": "output_text", "text": answer["text"], "annotations": []}]}
+    counts = {"input_tokens": 10, "cached_tokens": 0, "output_tokens": 5, "reasoning_tokens": 0,
+              **answer.get("usage", {})}
+    usage = {"input_tokens": counts["input_tokens"],
+             "input_tokens_details": {"cached_tokens": counts["cached_tokens"]},
+             "output_tokens": counts["output_tokens"],
+             "output_tokens_details": {"reasoning_tokens": counts["reasoning_tokens"]},
+             "total_tokens": counts["input_tokens"] + counts["output_tokens"]}
     response = {"id": f"resp_{n}", "object": "response", "created_at": int(time.time()),
                 "status": "completed", "model": body.get("model", "gpt-test"), "output": [item],
-                "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                          "total_tokens": 15}}
+                "usage": usage}
     if not body.get("stream"):
         return "application/json", json.dumps(response)
     started = {**response, "status": "in_progress", "output": [], "usage": None}

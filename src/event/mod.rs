@@ -453,6 +453,24 @@ impl Usage {
         (!u.is_empty()).then_some(u)
     }
 
+    /// A Codex (OpenAI Responses) token count: `input_tokens` is the whole prompt, of which
+    /// `cached_input_tokens` were read from the cache and `cache_write_input_tokens` (Codex
+    /// 0.16x) written to it, so convo's input is what is left; `reasoning_output_tokens` are
+    /// part of `output_tokens`. `None` when it holds no count.
+    pub fn from_openai(usage: &serde_json::Value) -> Option<Usage> {
+        let n = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let (read, write) = (n("cached_input_tokens"), n("cache_write_input_tokens"));
+        let u = Usage {
+            input_tokens: n("input_tokens")
+                .map(|i| i.saturating_sub(read.unwrap_or(0)).saturating_sub(write.unwrap_or(0))),
+            output_tokens: n("output_tokens"),
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+            reasoning_tokens: n("reasoning_output_tokens"),
+        };
+        (!u.is_empty()).then_some(u)
+    }
+
     /// The usage `event` records (its `usage` field), if any.
     pub fn recorded(event: &Event) -> Option<Usage> {
         serde_json::from_value(event.extra.get("usage")?.clone()).ok()
@@ -498,22 +516,67 @@ pub fn usage_of(events: &[Event]) -> Usage {
 /// The model calls `events` recorded usage for, in order, each with its usage: every event
 /// with a `usage`, except that the events of one API message count once, by the last.
 pub fn calls(events: &[Event]) -> Vec<(&Event, Usage)> {
-    let mut last_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut out: Vec<(&Event, Usage)> = Vec::new();
+    let mut calls = ByMessage::default();
     for e in events {
-        let Some(usage) = Usage::recorded(e) else { continue };
-        match e.extra.get("message_id").and_then(serde_json::Value::as_str) {
-            Some(message) => match last_of.get(message) {
-                Some(&i) => out[i] = (e, usage),
-                None => {
-                    last_of.insert(message, out.len());
-                    out.push((e, usage));
-                }
-            },
-            None => out.push((e, usage)),
+        if let Some(usage) = Usage::recorded(e) {
+            calls.add(e, (e, usage));
         }
     }
-    out
+    calls.out
+}
+
+/// A model call as a tally keeps it: when, by which model, what it used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub ts: String,
+    pub model: Option<String>,
+    pub usage: Usage,
+}
+
+/// [`calls`] fed one event at a time, for a reader that holds one segment at a time.
+#[derive(Debug, Default)]
+pub struct CallLog(ByMessage<Call>);
+
+impl CallLog {
+    pub fn add(&mut self, event: &Event) {
+        if let Some(usage) = Usage::recorded(event) {
+            let model = event.extra.get("model").and_then(Value::as_str).map(str::to_owned);
+            self.0.add(event, Call { ts: event.ts.clone(), model, usage });
+        }
+    }
+
+    pub fn into_calls(self) -> Vec<Call> {
+        self.0.out
+    }
+}
+
+/// Calls in order, the events of one API message (`message_id`) counting once, by the last.
+#[derive(Debug)]
+struct ByMessage<T> {
+    out: Vec<T>,
+    /// Where each message's call is in `out`.
+    last_of: std::collections::HashMap<String, usize>,
+}
+
+impl<T> Default for ByMessage<T> {
+    fn default() -> Self {
+        ByMessage { out: Vec::new(), last_of: Default::default() }
+    }
+}
+
+impl<T> ByMessage<T> {
+    fn add(&mut self, event: &Event, call: T) {
+        match event.extra.get("message_id").and_then(Value::as_str) {
+            Some(message) => match self.last_of.get(message) {
+                Some(&i) => self.out[i] = call,
+                None => {
+                    self.last_of.insert(message.to_owned(), self.out.len());
+                    self.out.push(call);
+                }
+            },
+            None => self.out.push(call),
+        }
+    }
 }
 
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event

@@ -4,7 +4,46 @@
 //! `arguments` string that is not JSON is kept as a string. Codex writes no title: a
 //! session is titled by its first user message that is not Codex's own (environment,
 //! instructions); the first `session_meta` says where it ran (`cwd`, `git`).
+//!
+//! Usage: Codex records each model call's tokens as a running total with the call's own
+//! counts beside it (`event_msg` `token_count`: `info.total_token_usage`,
+//! `info.last_token_usage`; since 0.16x also a `token_usage_record`: `thread_token_usage`,
+//! `usage`). A record whose total did not move (Codex repeats one at a turn's end, and a
+//! `token_count` follows each `token_usage_record`) counts nothing, so the counted calls
+//! add up to the last total; nor does one whose call used no token. OpenAI's
+//! `input_tokens` includes the cached prompt: convo's input is the rest
+//! ([`Usage::from_openai`]). The call's usage goes on the first assistant-side event
+//! (reasoning, message, tool call) of the response it counts, with the model of the latest
+//! `turn_context`.
+//!
+//! Where that event is depends on the order Codex wrote, which changed: 0.39 wrote a
+//! call's count BEFORE the items it counts (after the stream, with the items recorded
+//! then), later versions write it AFTER them (the items as they stream; 0.169 writes the
+//! `token_count` even after the tool outputs that follow). Events are append-only, and a
+//! session captured line by line (`import --follow`, `watch`) must give the events one read
+//! of the whole file gives, so a count is never put on an event already emitted:
+//! - a session's first count decides its order: AFTER if assistant items came before it
+//!   (kept back, see below), else BEFORE;
+//! - BEFORE: the count waits (in the checkpoint) and goes on the next assistant item;
+//! - AFTER: a response's events are kept back from its first assistant item
+//!   ([`super::Builder::keep_back`], kept in the checkpoint) until its count comes, which
+//!   goes on the first of them, and they go out together. A record that ends the response
+//!   without a count (a user or developer message, a `turn_context`, a compaction, a task
+//!   started, complete or aborted) lets them go without one;
+//! - before the first count, responses are kept back as in AFTER only in a session that
+//!   marks its turns (`task_started`, `task_complete`, `turn_aborted`: the versions that
+//!   write counts after the items), where every turn's end lets them go. In one that does
+//!   not (0.39, a file another tool wrote) nothing is kept back, so a session without counts
+//!   loses no event: read as BEFORE, a count that comes after its items goes on the next.
+//!
+//! A count with no response to go on (a compaction's call, an aborted response's) waits
+//! and is added to the next call's, so sums stay exact. A file that ends inside a response
+//! whose count has not been written yet (a session being written, one killed mid-response)
+//! gives that response's events to the read that goes on past it (a follow), not to this
+//! one: they are never emitted without the count a later read would give them. Nothing is
+//! invented: an event carries only counts Codex wrote.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
@@ -12,7 +51,107 @@ use super::{
     skip, text_of, title,
 };
 use crate::clock::Clock;
-use crate::event::Kind;
+use crate::event::{Kind, Usage};
+
+/// What a session's token counts said so far: what a read carrying on from a
+/// [`super::Checkpoint`] needs to count as a read of the whole file does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// The model of the latest `turn_context`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The running total of the last count taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<Value>,
+    /// Counted and not on an event yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Usage>,
+    /// Whether the session writes a call's count before or after its items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+    /// The session marks where its turns start and end (`task_started`, ...).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub marks_turns: bool,
+}
+
+/// Where Codex writes a call's count: before the items it counts (0.39) or after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Before,
+    After,
+}
+
+impl Tokens {
+    pub fn is_empty(&self) -> bool {
+        *self == Tokens::default()
+    }
+
+    /// The call a record with running total `total` and the call's own counts `last`
+    /// counts: none when the total did not move, or the call used nothing. Without the
+    /// call's counts, what the total grew by.
+    fn count(&mut self, total: Option<&Value>, last: Option<&Value>) -> Option<Usage> {
+        let total = total.filter(|t| t.is_object())?;
+        if self.total.as_ref() == Some(total) {
+            return None;
+        }
+        let usage = match last.filter(|l| l.is_object()) {
+            Some(last) => Usage::from_openai(last),
+            None => {
+                let grown = |key: &str| {
+                    let was = self.total.as_ref().and_then(|t| t.get(key)).and_then(Value::as_u64).unwrap_or(0);
+                    total.get(key).and_then(Value::as_u64).map(|now| now.saturating_sub(was))
+                };
+                let keys = [
+                    "input_tokens",
+                    "cached_input_tokens",
+                    "cache_write_input_tokens",
+                    "output_tokens",
+                    "reasoning_output_tokens",
+                ];
+                let delta: serde_json::Map<String, Value> =
+                    keys.into_iter().filter_map(|k| Some((k.to_owned(), Value::from(grown(k)?)))).collect();
+                Usage::from_openai(&Value::Object(delta))
+            }
+        };
+        self.total = Some(total.clone());
+        let used = |u: &Usage| {
+            [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens]
+                .iter()
+                .flatten()
+                .any(|n| *n > 0)
+        };
+        usage.filter(used)
+    }
+
+    /// A call's `usage` was counted: on the response kept back for it, or held for the next.
+    fn counted(&mut self, b: &mut Builder, usage: Usage) {
+        self.pending.get_or_insert_with(Usage::default).add(&usage);
+        if b.keeping() {
+            self.order.get_or_insert(Order::After);
+            if let Some(first) = b.kept_mut().iter_mut().find(|d| assistant_side(&d.kind)) {
+                self.put_on(&mut first.extra);
+            }
+            b.release();
+        } else {
+            self.order.get_or_insert(Order::Before);
+        }
+    }
+
+    /// Put the usage held (with the model) on an event's extra fields.
+    fn put_on(&mut self, extra: &mut serde_json::Map<String, Value>) {
+        let Some(usage) = self.pending.take() else { return };
+        extra.insert("usage".into(), serde_json::to_value(usage).unwrap_or_default());
+        if let Some(model) = &self.model {
+            extra.insert("model".into(), Value::String(model.clone()));
+        }
+    }
+}
+
+/// The events a model call makes, which its usage goes on.
+fn assistant_side(kind: &Kind) -> bool {
+    matches!(kind, Kind::Assistant { .. } | Kind::Reasoning { .. } | Kind::ToolCall { .. })
+}
 
 pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     let mut drafts = Vec::new();
@@ -32,6 +171,7 @@ pub fn parse_lines(
         Some(c) => Builder::from_checkpoint(clock, c),
         None => Builder::new(clock),
     };
+    let mut tokens = from.map(|c| c.tokens.clone()).unwrap_or_default();
     let mut recognised = from.is_some();
     let mut place = Place::default();
     let mut seen_meta = false;
@@ -46,16 +186,49 @@ pub fn parse_lines(
         }
         let ts = line.get("timestamp").and_then(Value::as_str);
         let payload = line.get("payload").cloned().unwrap_or_default();
-        match line.get("type").and_then(Value::as_str).unwrap_or("") {
+        let record = line.get("type").and_then(Value::as_str).unwrap_or("");
+        let event = payload.get("type").and_then(Value::as_str).filter(|_| record == "event_msg");
+        // A record that ends a response: what was kept back for its count goes without one.
+        let role = payload.get("role").and_then(Value::as_str);
+        let turn_mark = matches!(event, Some("task_started" | "task_complete" | "turn_aborted"));
+        if turn_mark
+            || matches!(record, "turn_context" | "compacted")
+            || (record == "response_item" && role.is_some_and(|r| r != "assistant"))
+        {
+            b.release();
+        }
+        tokens.marks_turns |= turn_mark;
+        if record == "turn_context" {
+            tokens.model = Place::field(payload.get("model")).or(tokens.model.take());
+        }
+        match record {
             "response_item" => {
                 if first_prompt.is_none()
                     && payload.get("type").and_then(Value::as_str) == Some("message")
-                    && payload.get("role").and_then(Value::as_str) == Some("user")
+                    && role == Some("user")
                 {
                     first_prompt = title::from_prompt(&text_of(payload.get("content").unwrap_or(&Value::Null)));
                 }
-                response_item(&mut b, &mut report, &payload, ts)
+                response_item(&mut b, &mut report, &payload, ts, &mut tokens)
             }
+            "event_msg" if event == Some("token_count") => {
+                let info = payload.get("info");
+                let total = info.and_then(|i| i.get("total_token_usage"));
+                match tokens.count(total, info.and_then(|i| i.get("last_token_usage"))) {
+                    Some(usage) => {
+                        tokens.counted(&mut b, usage);
+                        skip(&mut report, "token_count (kept as its call's usage)");
+                    }
+                    None => skip(&mut report, "token_count with no new tokens"),
+                }
+            }
+            "token_usage_record" => match tokens.count(payload.get("thread_token_usage"), payload.get("usage")) {
+                Some(usage) => {
+                    tokens.counted(&mut b, usage);
+                    skip(&mut report, "`token_usage_record` record (kept as its call's usage)");
+                }
+                None => skip(&mut report, "`token_usage_record` record with no new tokens"),
+            },
             // The first one is the session's; later ones describe subagents or forks.
             "session_meta" if !seen_meta => {
                 seen_meta = true;
@@ -106,12 +279,12 @@ pub fn parse_lines(
     if !recognised {
         return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
-    let checkpoint = Some(b.checkpoint());
+    let checkpoint = Some(super::Checkpoint { tokens, ..b.checkpoint() });
     emit.drafts(0, b.take())?;
     Ok(Outcome { format: Format::Codex, conversations: vec![(first_prompt, None)], report, place, checkpoint })
 }
 
-fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>) {
+fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>, tokens: &mut Tokens) {
     let id = p.get("id").and_then(Value::as_str);
     let call_id = || p.get("call_id").and_then(Value::as_str).unwrap_or("").to_owned();
     let name = || p.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
@@ -179,6 +352,17 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
             return;
         }
     };
+    if assistant_side(&kind) {
+        match tokens.order {
+            // Its count came before it.
+            Some(Order::Before) => tokens.put_on(&mut extra),
+            // Its count comes after it, or may: kept back until then (a session that marks
+            // its turns ends each, so nothing waits past the turn).
+            Some(Order::After) if !b.keeping() => b.keep_back(),
+            None if tokens.marks_turns && !b.keeping() => b.keep_back(),
+            _ => {}
+        }
+    }
     if !b.push_with(report, kind, id, ts, extra) {
         skip(report, "tool result without its call");
     }

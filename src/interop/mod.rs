@@ -177,6 +177,15 @@ pub struct Checkpoint {
     /// subagent's lines, which may come later, are titled by).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tasks: BTreeMap<String, String>,
+    /// Events made and kept back, not emitted yet ([`Builder::keep_back`]), as stored lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<Value>,
+    /// Whether the events made next are kept back too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keeping: bool,
+    /// Codex: what its token counts have said so far (see `codex`'s module doc).
+    #[serde(default, skip_serializing_if = "codex::Tokens::is_empty")]
+    pub tokens: codex::Tokens,
 }
 
 /// Lines of a file, read one at a time.
@@ -427,6 +436,10 @@ pub(crate) struct Builder<'c> {
     /// attachments, Codex's turn context), kept with the next event as `agent_records`: not
     /// messages, but the agent sends them (or decides what to send by them) when it resumes.
     held: Vec<Value>,
+    /// Events made but not given to [`take`](Self::take) yet ([`keep_back`](Self::keep_back)).
+    kept: Vec<Draft>,
+    /// Whether the events pushed now are kept back.
+    keeping: bool,
 }
 
 impl<'c> Builder<'c> {
@@ -442,6 +455,8 @@ impl<'c> Builder<'c> {
             last: None,
             open: Default::default(),
             held: Vec::new(),
+            kept: Vec::new(),
+            keeping: false,
         }
     }
 
@@ -452,6 +467,8 @@ impl<'c> Builder<'c> {
         b.first_user = checkpoint.first_user.clone();
         b.last = checkpoint.last.clone();
         b.held = checkpoint.held.clone();
+        b.kept = checkpoint.kept.iter().filter_map(draft_of).collect();
+        b.keeping = checkpoint.keeping;
         for (source, given) in &checkpoint.open_calls {
             b.calls.insert(given);
             if source != given {
@@ -470,8 +487,35 @@ impl<'c> Builder<'c> {
             last: self.last.clone(),
             open_calls: self.open.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             held: self.held.clone(),
+            kept: self.kept.iter().map(draft_value).collect(),
+            keeping: self.keeping,
             ..Default::default()
         }
+    }
+
+    /// Keep the events pushed from now on back from [`take`](Self::take), until
+    /// [`release`](Self::release): an importer that learns something about them from a
+    /// later record (Codex's token count of a call) puts it on them before they go out.
+    /// They travel in the [`Checkpoint`], so a read that stops here and one that reads on
+    /// emit the same events.
+    pub fn keep_back(&mut self) {
+        self.keeping = true;
+    }
+
+    /// Whether events are being kept back.
+    pub fn keeping(&self) -> bool {
+        self.keeping
+    }
+
+    /// The events kept back, in order.
+    pub fn kept_mut(&mut self) -> &mut [Draft] {
+        &mut self.kept
+    }
+
+    /// Give the events kept back out with the next [`take`](Self::take), and stop keeping.
+    pub fn release(&mut self) {
+        self.drafts.append(&mut self.kept);
+        self.keeping = false;
     }
 
     /// Keep an agent's record with the next event (see `held`).
@@ -554,8 +598,13 @@ impl<'c> Builder<'c> {
         }
         self.last = Some(id.clone());
         *report.events.entry(kind_name(&kind)).or_default() += 1;
-        self.drafts.push(Draft { id: Some(id), ts, kind, extra, line: self.drafts.len() + 1 });
+        self.put(Draft { id: Some(id), ts, kind, extra, line: self.drafts.len() + 1 });
         true
+    }
+
+    /// Out with the next [`take`](Self::take), or kept back while [`keeping`](Self::keeping).
+    fn put(&mut self, draft: Draft) {
+        if self.keeping { self.kept.push(draft) } else { self.drafts.push(draft) }
     }
 
     /// The source tool compacted here: a convo compaction of every turn so far with its
@@ -592,10 +641,25 @@ impl<'c> Builder<'c> {
         self.last = Some(id.clone());
         draft.id = Some(id);
         draft.ts = ts.filter(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok()).map(str::to_owned);
-        self.drafts.push(draft);
+        self.put(draft);
         report.compactions += 1;
         true
     }
+}
+
+/// A draft as the line convo would store (without `ts` when it has none), for a checkpoint.
+fn draft_value(draft: &Draft) -> Value {
+    let (id, ts) = (draft.id.clone().unwrap_or_default(), draft.ts.clone().unwrap_or_default());
+    let mut value = draft.clone().into_event(id, ts).to_value();
+    if let (None, Value::Object(map)) = (&draft.ts, &mut value) {
+        map.shift_remove("ts");
+    }
+    value
+}
+
+/// The draft [`draft_value`] made `value` of.
+fn draft_of(value: &Value) -> Option<Draft> {
+    crate::event::parse_input_any(&value.to_string()).ok()?.pop()
 }
 
 /// The key of an event's extra fields holding the agent's own records that came before it
@@ -656,6 +720,43 @@ mod tests {
         let text = r#"{"id":"a","type":"user","content":"hi"}"#;
         let err = stream(Format::Convo, &mut text_lines(text), &Default::default(), &clock(), &mut Full).unwrap_err();
         assert!(matches!(err, InteropError::Store(StoreError::Io { .. })), "{err:?}");
+    }
+
+    /// Events kept back travel in a checkpoint as stored lines: each kind an importer makes
+    /// comes back the same, with or without a time.
+    #[test]
+    fn a_kept_event_survives_its_checkpoint() {
+        let clock = clock();
+        let mut b = Builder::new(&clock);
+        let mut report = Report::default();
+        b.keep_back();
+        let mut extra = Map::new();
+        extra.insert("usage".into(), serde_json::json!({"input_tokens": 3}));
+        extra.insert("codex_role".into(), serde_json::json!("developer"));
+        let call = Kind::ToolCall { call_id: "c 1".into(), name: "".into(), arguments: Value::String("x".into()) };
+        b.push_with(
+            &mut report,
+            Kind::Reasoning { content: "r".into() },
+            Some("r1"),
+            Some("2025-01-01T00:00:00Z"),
+            extra,
+        );
+        b.push(&mut report, call, None, Some("not a time"));
+        b.push(
+            &mut report,
+            Kind::ToolResult { call_id: "c 1".into(), content: "out".into(), is_error: true },
+            None,
+            None,
+        );
+        b.push(&mut report, Kind::System { content: "s".into() }, Some("bad id!"), None);
+        let checkpoint: Checkpoint = serde_json::from_value(serde_json::to_value(b.checkpoint()).unwrap()).unwrap();
+        let mut again = Builder::from_checkpoint(&clock, &checkpoint);
+        assert!(again.keeping() && b.take().is_empty());
+        again.release();
+        let line = |d: &Draft| Draft { line: 0, ..d.clone() };
+        let (kept, back) = (b.kept.iter().map(line).collect::<Vec<_>>(), again.take());
+        assert_eq!(kept.len(), 4);
+        assert_eq!(kept, back.iter().map(line).collect::<Vec<_>>());
     }
 
     #[test]

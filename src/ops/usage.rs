@@ -4,15 +4,21 @@
 //! provider recorded are summed (an event's `usage`); an API message spread over several
 //! events counts once, by its last ([`crate::event::usage_of`]'s rule). A model the table
 //! does not know is shown with its tokens and no cost, never a guess.
+//!
+//! The figures come from the store's usage tally (each conversation's calls summed by UTC
+//! day and model, [`Store::usage_tallies`]), not from the events: every grouping is a
+//! function of the day, the model and the conversation. Only a `--since`/`--until` that
+//! falls inside a day needs the time of each call: the conversations with calls on such a
+//! day are read call by call, the others stay whole days.
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::Deserialize;
 
 use crate::config::PriceConfig;
 use crate::event::Usage;
-use crate::store::{Store, StoreError, Summary};
+use crate::store::{DayUsage, Store, StoreError, Summary};
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
@@ -133,40 +139,85 @@ pub struct Report {
 }
 
 /// The usage of `conversations` (from [`Store::summaries`], filtered as the caller wants),
-/// grouped as `options` says. Reads each conversation's events.
+/// grouped as `options` says, from the store's usage tally; the events only of the
+/// conversations with calls on a day the range cuts.
 pub fn report(
     store: &Store,
     conversations: &[Summary],
     options: &Options,
     prices: &Prices,
 ) -> Result<Report, StoreError> {
+    let tallies = store.usage_tallies()?;
     let mut groups: BTreeMap<Vec<String>, Row> = BTreeMap::new();
     let mut total = Row::default();
+    let mut add = |day: NaiveDate, model: &str, usage: &Usage, summary: &Summary| {
+        let key: Vec<String> = options.by.iter().map(|by| key_of(*by, day, model, summary)).collect();
+        let row = groups.entry(key.clone()).or_insert_with(|| Row { key, ..Row::default() });
+        row.add(usage, model, prices);
+        total.add(usage, model, prices);
+    };
     for summary in conversations {
-        let events = store.events(&summary.id)?;
-        for (event, usage) in crate::event::calls(&events) {
-            let Ok(at) = DateTime::parse_from_rfc3339(&event.ts).map(|t| t.with_timezone(&Utc)) else { continue };
-            if options.since.is_some_and(|s| at < s) || options.until.is_some_and(|u| at >= u) {
-                continue;
+        let Some(tally) = tallies.get(&summary.id) else { continue };
+        // A day that does not parse is not one convo wrote: the events are read instead.
+        let days: Option<Vec<(NaiveDate, Span, &DayUsage)>> = tally
+            .0
+            .iter()
+            .map(|d| NaiveDate::parse_from_str(&d.day, "%Y-%m-%d").ok().map(|day| (day, options.span(day), d)))
+            .collect();
+        let Some(days) = days.filter(|days| days.iter().all(|(_, span, _)| *span != Span::Cut)) else {
+            // Call by call, each at its own time.
+            for (event, usage) in crate::event::calls(&store.events(&summary.id)?) {
+                let Ok(at) = DateTime::parse_from_rfc3339(&event.ts).map(|t| t.with_timezone(&Utc)) else { continue };
+                if options.since.is_some_and(|s| at < s) || options.until.is_some_and(|u| at >= u) {
+                    continue;
+                }
+                let model = event.extra.get("model").and_then(serde_json::Value::as_str).unwrap_or(UNKNOWN);
+                add(at.date_naive(), model, &usage, summary);
             }
-            let model = event.extra.get("model").and_then(serde_json::Value::as_str).unwrap_or("unknown");
-            let key: Vec<String> = options.by.iter().map(|by| key_of(*by, at, model, summary)).collect();
-            let row = groups.entry(key.clone()).or_insert_with(|| Row { key, ..Row::default() });
-            row.add(&usage, model, prices);
-            total.add(&usage, model, prices);
+            continue;
+        };
+        for (day, _, d) in days.into_iter().filter(|(_, span, _)| *span == Span::In) {
+            add(day, d.model.as_deref().unwrap_or(UNKNOWN), &d.usage, summary);
         }
     }
     Ok(Report { rows: groups.into_values().collect(), total })
 }
 
-fn key_of(by: By, at: DateTime<Utc>, model: &str, summary: &Summary) -> String {
+/// What a call whose event names no model is grouped under.
+const UNKNOWN: &str = "unknown";
+
+/// Where a UTC day stands against `--since`/`--until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Span {
+    In,
+    Out,
+    /// Partly in: its calls are counted by their own times.
+    Cut,
+}
+
+impl Options {
+    fn span(&self, day: NaiveDate) -> Span {
+        let start = day.and_time(chrono::NaiveTime::MIN).and_utc();
+        let end = start + chrono::Days::new(1);
+        let inside = |t: DateTime<Utc>| start < t && t < end;
+        if self.since.is_some_and(inside) || self.until.is_some_and(inside) {
+            Span::Cut
+        } else if self.since.is_some_and(|s| end <= s) || self.until.is_some_and(|u| u <= start) {
+            Span::Out
+        } else {
+            Span::In
+        }
+    }
+}
+
+fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary) -> String {
     match by {
-        By::Day => at.format("%Y-%m-%d").to_string(),
+        By::Day => day.format("%Y-%m-%d").to_string(),
         By::Week => {
-            let week = at.iso_week();
+            let week = day.iso_week();
             format!("{}-W{:02}", week.year(), week.week())
         }
-        By::Month => at.format("%Y-%m").to_string(),
+        By::Month => day.format("%Y-%m").to_string(),
         By::Model => model.to_owned(),
         By::Project => {
             let p = &summary.project;
@@ -187,6 +238,19 @@ mod tests {
         assert_eq!(prices.of("claude-sonnet-4-20250514"), prices.of("claude-sonnet-4"));
         assert!(prices.of("claude-opus-4-7").is_none(), "a newer model is not priced as an older one");
         assert!(prices.of("no-such-model").is_none());
+    }
+
+    #[test]
+    fn a_day_is_cut_only_by_a_bound_strictly_inside_it() {
+        let at = |t: &str| Some(DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc));
+        let day = NaiveDate::from_ymd_opt(2025, 9, 7).unwrap();
+        let span = |since, until| Options { since, until, ..Options::default() }.span(day);
+        assert_eq!(span(None, None), Span::In);
+        assert_eq!(span(at("2025-09-07T00:00:00Z"), at("2025-09-08T00:00:00Z")), Span::In);
+        assert_eq!(span(at("2025-09-07T00:00:01Z"), None), Span::Cut);
+        assert_eq!(span(None, at("2025-09-07T23:59:59Z")), Span::Cut);
+        assert_eq!(span(at("2025-09-08T00:00:00Z"), None), Span::Out);
+        assert_eq!(span(None, at("2025-09-07T00:00:00Z")), Span::Out);
     }
 
     #[test]

@@ -394,7 +394,7 @@ fn note_to(path: &std::path::Path, line: &str, trees: Option<(ObjectId, Option<O
 /// line, and a reader renaming a rewritten file into place meanwhile leaves this write in
 /// the file it replaced, so the new file certifies the reader's tree (not HEAD's, which
 /// moved) and is not believed.
-fn with_file(path: &std::path::Path, make: impl FnOnce(u64, Option<&str>) -> String) {
+pub(super) fn with_file(path: &std::path::Path, make: impl FnOnce(u64, Option<&str>) -> String) {
     let Ok(mut file) = super::txn::private_options().create(true).read(true).append(true).open(path) else {
         return;
     };

@@ -29,6 +29,7 @@ mod rewrite;
 mod split_index;
 mod stream;
 pub mod subject;
+mod tally;
 mod transaction;
 mod txn;
 mod write;
@@ -53,6 +54,7 @@ pub use outgoing::{Moved, Outgoing};
 pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;
 pub use stream::{SegmentReader, StoredLines};
+pub use tally::{DayUsage, Tally};
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 

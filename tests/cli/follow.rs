@@ -13,6 +13,10 @@ fn source() -> Vec<u8> {
 }
 
 /// Each conversation's stored events, main conversation first (by title).
+/// A Codex 0.169 session from the recording server: a scripted tool call, another, an
+/// answer, then `codex exec resume` and a second answer, each call with its own counts.
+pub(crate) const CODEX_0169: &str = "tests/fixtures/codex-0.169.jsonl";
+
 fn stored(env: &TestEnv) -> Vec<(String, String)> {
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let mut out: Vec<(String, String)> = rows
@@ -485,11 +489,25 @@ fn a_folder_import_that_continues_one_session_and_adds_another_keeps_the_ids_in_
 /// time with a torn line behind, it still ends exactly as one import of the whole file.
 #[test]
 fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
-    for session in [
-        "../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
-        "../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl",
-    ] {
-        let whole = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(session)).unwrap();
+    // Codex 0.169 writes each call's token count after the items it counts (where they
+    // wait, kept back in the checkpoint), twice: a `token_usage_record` at once, a
+    // `token_count` after the tool's output; the versions between wrote only the latter.
+    // 0.39 wrote the count before the items. A Codex session is cut at every line.
+    let current = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_0169)).unwrap();
+    let counts_only: String =
+        current.split_inclusive('\n').filter(|l| !l.contains(r#""type":"token_usage_record""#)).collect();
+    let sessions: [(&str, Option<&str>); 4] = [
+        ("../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl", None),
+        ("../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl", None),
+        (CODEX_0169, None),
+        ("codex-token-counts-only.jsonl", Some(&counts_only)),
+    ];
+    for (session, text) in sessions {
+        let whole = match text {
+            Some(text) => text.as_bytes().to_vec(),
+            None => std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(session)).unwrap(),
+        };
+        let every_line = session.contains("codex");
         let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
         let env = TestEnv::new();
         let dir = tempfile::tempdir().unwrap();
@@ -498,7 +516,7 @@ fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
         for (n, line) in lines.iter().enumerate() {
             written.extend_from_slice(line);
             // From the fifth line: a format is told from its first lines.
-            if n < 4 || (n % 2 != 0 && n + 1 != lines.len()) {
+            if n < 4 || (!every_line && n % 2 != 0 && n + 1 != lines.len()) {
                 continue;
             }
             let mut bytes = written.clone();
@@ -530,7 +548,9 @@ fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
                 })
                 .collect()
         };
-        assert_eq!(without_ids(&env), without_ids(&once), "{session}: followed line by line vs imported whole");
+        let followed = without_ids(&env);
+        assert_eq!(followed, without_ids(&once), "{session}: followed line by line vs imported whole");
+        assert!(followed.iter().any(|e| e.get("usage").is_some()), "{session}: no usage kept");
         env.run(&["fsck"]).ok();
     }
 }

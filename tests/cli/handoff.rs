@@ -95,7 +95,7 @@ fn same_request(ours: &Value, theirs: &Value, what: &str) {
     );
 }
 
-fn project(env: &TestEnv) -> PathBuf {
+pub(crate) fn project(env: &TestEnv) -> PathBuf {
     let dir = env.root.join("proj");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "hello from notes\n").unwrap();
@@ -103,7 +103,7 @@ fn project(env: &TestEnv) -> PathBuf {
 }
 
 /// The one session file under `dir` (at any depth) whose name contains `part`.
-fn session_file(dir: &Path, part: &str) -> PathBuf {
+pub(crate) fn session_file(dir: &Path, part: &str) -> PathBuf {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {

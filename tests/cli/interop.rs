@@ -227,10 +227,12 @@ fn compactions_from_the_source_become_convo_compactions() {
       turns: 1
       compactions from the source: 6
       skipped 1: `inter_agent_communication_metadata` record
-      skipped 67: event_msg (repeats a response item)
+      skipped 64: event_msg (repeats a response item)
       skipped 1: response item `ghost_snapshot`
       skipped 1: response item `image_generation_call`
       skipped 1: response item `web_search_call`
+      skipped 1: token_count (kept as its call's usage)
+      skipped 2: token_count with no new tokens
       skipped 1: tool result without its call
     ");
     let raw = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
@@ -865,6 +867,97 @@ fn a_hostile_summary_cannot_break_the_markdown_export() {
 /// The tokens of one import's conversations as stored, and of its source file as Claude Code
 /// recorded them: each API message once, by its last line (its output count grows as the
 /// message streams, and every line of it repeats the usage).
+/// Codex writes a call's token count after the items it counts (0.169: a
+/// `token_usage_record` at once, a repeating `token_count` later) or, in 0.39, before
+/// them: either way the count goes on the first assistant-side event of its response, with
+/// the model of its turn, and a repeated total counts nothing.
+#[test]
+fn codex_usage_is_kept_on_the_first_event_of_the_call_it_counts() {
+    let env = TestEnv::new();
+    let placed = |file: &str| -> String {
+        let id = env
+            .run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()])
+            .ok()
+            .trim()
+            .to_owned();
+        let mut out = Vec::new();
+        for line in env.run(&["show", &id, "--format", "jsonl"]).ok().lines() {
+            let e: serde_json::Value = serde_json::from_str(line).unwrap();
+            let usage =
+                e.get("usage").map(|u| format!(" {} {u}", e["model"].as_str().unwrap_or("?"))).unwrap_or_default();
+            out.push(format!("{}{usage}", e["type"].as_str().unwrap()));
+        }
+        out.join("\n")
+    };
+    insta::assert_snapshot!(placed(crate::follow::CODEX_0169), @r#"
+    system
+    user
+    user
+    tool_call gpt-5.1-codex {"input_tokens":1104,"output_tokens":180,"cache_read_tokens":4096,"cache_write_tokens":0,"reasoning_tokens":120}
+    tool_result
+    tool_call gpt-5.1-codex {"input_tokens":480,"output_tokens":90,"cache_read_tokens":5120,"cache_write_tokens":0,"reasoning_tokens":64}
+    tool_result
+    assistant gpt-5.1-codex {"input_tokens":396,"output_tokens":60,"cache_read_tokens":5504,"cache_write_tokens":0,"reasoning_tokens":0}
+    user
+    assistant gpt-5.1-codex {"input_tokens":212,"output_tokens":25,"cache_read_tokens":5888,"cache_write_tokens":0,"reasoning_tokens":0}
+    "#);
+    let old = placed("../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl");
+    insta::assert_snapshot!(old.lines().take(10).collect::<Vec<_>>().join("\n"), @r#"
+    user
+    user
+    reasoning aide-gpt-5 {"input_tokens":141,"output_tokens":810,"cache_read_tokens":5504,"reasoning_tokens":640}
+    assistant
+    tool_call
+    tool_result
+    reasoning aide-gpt-5 {"input_tokens":5822,"output_tokens":244,"cache_read_tokens":0,"reasoning_tokens":192}
+    assistant
+    tool_call
+    tool_result
+    "#);
+}
+
+/// A Codex session that marks its turns has its last response kept back while its count
+/// may still come (a following read gives it, with its count, or when the turn ends); one
+/// that marks none, as Codex 0.39's or another tool's, has nothing kept back, so a file
+/// without counts loses no event.
+#[test]
+fn a_codex_response_waits_for_its_count_only_where_turns_are_marked() {
+    let record = |kind: &str, payload: serde_json::Value| {
+        serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}).to_string() + "\n"
+    };
+    let message = |role: &str, text: &str| {
+        record(
+            "response_item",
+            serde_json::json!({"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}),
+        )
+    };
+    let meta = record("session_meta", serde_json::json!({"id": "s", "cwd": "/tmp"}));
+    let started = record("event_msg", serde_json::json!({"type": "task_started"}));
+    let done = record("event_msg", serde_json::json!({"type": "task_complete"}));
+    let env = TestEnv::new();
+    let types = |env: &TestEnv| -> Vec<String> {
+        env.run(&["show", "--format", "jsonl"])
+            .ok()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rollout.jsonl");
+    std::fs::write(&file, format!("{meta}{}{}", message("user", "hi"), message("assistant", "hello"))).unwrap();
+    env.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user", "assistant"], "no turn marks: nothing waits");
+
+    let env = TestEnv::new();
+    let marked = format!("{meta}{started}{}{}", message("user", "hi"), message("assistant", "hello"));
+    std::fs::write(&file, &marked).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user"], "the answer waits for its count");
+    std::fs::write(&file, format!("{marked}{done}")).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    assert_eq!(types(&env), ["user", "assistant"], "the turn ended without a count");
+}
+
 #[test]
 fn claude_code_usage_is_kept_and_counts_each_api_message_once() {
     let files = [

@@ -108,3 +108,198 @@ fn list_show_and_the_html_page_say_what_was_used() {
     let page = env.run(&["export", &id, "--format", "html"]).ok().to_owned();
     assert!(page.contains("<dt>Usage</dt><dd>64 in · 2,003 out · 190,261 cache read · 26,074 cache write</dd>"));
 }
+
+const CODEX_039: &str = "../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl";
+
+/// (input, output, cache read, reasoning) of a Codex rollout (a path from the crate's root),
+/// as a script over the file computes them: each `token_count` whose running total moved
+/// counts its `last_token_usage`, input less the cached part. Also the last running total,
+/// converted the same way, which the calls must add up to.
+fn codex_source_tokens(file: &str) -> ([u64; 4], [u64; 4]) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let convert = |u: &serde_json::Value| {
+        let n = |k: &str| u[k].as_u64().unwrap_or(0);
+        [
+            n("input_tokens") - n("cached_input_tokens"),
+            n("output_tokens"),
+            n("cached_input_tokens"),
+            n("reasoning_output_tokens"),
+        ]
+    };
+    let (mut sum, mut total) = ([0; 4], serde_json::Value::Null);
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let info = &record["payload"]["info"];
+        if record["payload"]["type"] != "token_count" || info.is_null() || info["total_token_usage"] == total {
+            continue;
+        }
+        total = info["total_token_usage"].clone();
+        for (s, n) in sum.iter_mut().zip(convert(&info["last_token_usage"])) {
+            *s += n;
+        }
+    }
+    (sum, convert(&total))
+}
+
+#[test]
+fn codex_usage_sums_its_token_counts_and_prices_them_by_the_table() {
+    let env = TestEnv::new();
+    for file in [CODEX_039, crate::follow::CODEX_0169] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let row =
+        |model: &str| report["rows"].as_array().unwrap().iter().find(|r| r["key"]["model"] == model).unwrap().clone();
+    let tokens = |r: &serde_json::Value| {
+        ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]
+            .map(|k| r["usage"][k].as_u64().unwrap())
+    };
+    for (file, model) in [(CODEX_039, "aide-gpt-5"), (crate::follow::CODEX_0169, "gpt-5.1-codex")] {
+        let (sum, last_total) = codex_source_tokens(file);
+        assert_eq!(sum, last_total, "{file}: the counted calls add up to Codex's last total");
+        assert_eq!(tokens(&row(model)), sum, "{file}: input, output, cache read, reasoning");
+    }
+
+    // By hand: gpt-5.1-codex at $1.25 input, $10 output, $0.125 cached input per million
+    // tokens (reasoning is part of the output).
+    let [i, o, r, _] = codex_source_tokens(crate::follow::CODEX_0169).0.map(|n| n as f64);
+    let by_hand = (i * 1.25 + o * 10.0 + r * 0.125) / 1e6;
+    let codex = row("gpt-5.1-codex");
+    assert!((codex["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-12, "{codex} vs {by_hand}");
+    insta::assert_snapshot!(env.run(&["usage", "--by", "model"]).ok(), @r#"
+    model            input  output  cache read  cache write    cost
+    aide-gpt-5     133,698  12,551     136,832            0       -
+    gpt-5.1-codex    2,192     355      20,608            0   $0.01
+    total          135,890  12,906     157,440            0  $0.01+
+    no price for aide-gpt-5: their tokens count, their cost does not (`+`)
+    prices of 2025-11-01, US$ per million tokens; config's prices."MODEL" sets others
+    "#);
+}
+
+/// The Codex the agent tests pin, run for real against the recording server, with each
+/// answer reporting its own counts: what convo sums from the rollout is what the server
+/// reported, whichever records (and in whatever order) that Codex wrote them in.
+#[test]
+fn a_real_codex_session_counts_what_its_model_reported() {
+    use crate::common::agents::{Recorder, agents, codex_config, run_agent};
+    let Some(agents) = agents() else { return };
+    let env = TestEnv::new();
+    let proj = crate::handoff::project(&env);
+    let counts = [(5200, 4096, 180, 120), (5600, 5120, 90, 64), (5900, 5504, 60, 0)];
+    let usage = |(i, c, o, r): (u64, u64, u64, u64)| serde_json::json!({"input_tokens": i, "cached_tokens": c, "output_tokens": o, "reasoning_tokens": r});
+    let script = serde_json::json!([
+        {"tool": {"name": "exec_command", "input": {"cmd": "cat notes.txt"}}, "usage": usage(counts[0])},
+        {"tool": {"name": "exec_command", "input": {"cmd": "wc -c notes.txt"}}, "usage": usage(counts[1])},
+        {"text": "The file says hello.", "usage": usage(counts[2])},
+    ]);
+    let rec = Recorder::start(&env.root, "usage", Some(&script));
+    codex_config(&env.home(), rec.port);
+    let run = run_agent(&agents.codex, &env.home(), &proj, rec.port, &["exec", "--skip-git-repo-check", "notes?"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let rollout = crate::handoff::session_file(&env.home().join(".codex/sessions"), "rollout-");
+    env.run(&["import", rollout.to_str().unwrap()]).ok();
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let reported = counts.iter().fold([0; 4], |t, (i, c, o, r)| [t[0] + i - c, t[1] + o, t[2] + c, t[3] + r]);
+    let row = &report["rows"][0];
+    assert_eq!(row["key"]["model"], "gpt-5.1-codex", "{report}");
+    let kept = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]
+        .map(|k| row["usage"][k].as_u64().unwrap());
+    assert_eq!(kept, reported, "{report}");
+}
+
+/// (input, output, cache read, cache write) of every call the store's events recorded at or
+/// after `since`, each API message once by its last event: what `usage` must say whether it
+/// read the events or its tally.
+fn stored_tokens_since(env: &TestEnv, since: &str) -> [u64; 4] {
+    let since = chrono::DateTime::parse_from_rfc3339(since).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let mut total = [0; 4];
+    for row in &rows {
+        let mut calls: Vec<serde_json::Value> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = Default::default();
+        for line in env.run(&["show", row["id"].as_str().unwrap(), "--format", "jsonl"]).ok().lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            if event.get("usage").is_none() {
+                continue;
+            }
+            match event["message_id"].as_str().and_then(|m| at.get(m).copied()) {
+                Some(i) => calls[i] = event,
+                None => {
+                    if let Some(m) = event["message_id"].as_str() {
+                        at.insert(m.to_owned(), calls.len());
+                    }
+                    calls.push(event);
+                }
+            }
+        }
+        for call in calls {
+            if chrono::DateTime::parse_from_rfc3339(call["ts"].as_str().unwrap()).unwrap() < since {
+                continue;
+            }
+            let keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"];
+            for (t, key) in total.iter_mut().zip(keys) {
+                *t += call["usage"][key].as_u64().unwrap_or(0);
+            }
+        }
+    }
+    total
+}
+
+fn usage_total(env: &TestEnv, args: &[&str]) -> [u64; 4] {
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&[&["usage", "--format", "json"], args].concat()).ok()).unwrap();
+    ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+        .map(|k| report["total"]["usage"][k].as_u64().unwrap_or(0))
+}
+
+/// `usage` reads a tally of each conversation's calls by day and model, kept beside the
+/// store and keyed by the conversation's tree: an append, a `git reset`, a torn or deleted
+/// file each give the answer the events give, never the tally's old one.
+#[test]
+fn the_usage_tally_follows_head_whatever_moved_it() {
+    let env = TestEnv::new();
+    for file in [SONNET, CODEX_039] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    let epoch = "1970-01-01T00:00:00Z";
+    let before = usage_total(&env, &[]);
+    assert_eq!(before, stored_tokens_since(&env, epoch));
+    let tally = env.store.join(".git/convo/usage");
+    let lines = std::fs::read_to_string(&tally).unwrap().lines().count();
+    assert_eq!(lines, 4, "one line per conversation (a main one, two subagents, a Codex session)");
+    usage_total(&env, &[]);
+    assert_eq!(std::fs::read_to_string(&tally).unwrap().lines().count(), lines, "a warm read writes nothing");
+
+    let id = env.run(&["new", "--title", "priced"]).ok().trim().to_owned();
+    let call = r#"{"type":"assistant","content":"x","model":"gpt-5","usage":{"input_tokens":1000,"output_tokens":7}}"#;
+    env.run_stdin(&["append", &id], &format!("{{\"type\":\"user\",\"content\":\"hi\"}}\n{call}\n")).ok();
+    let after = usage_total(&env, &[]);
+    assert_eq!(after, [before[0] + 1000, before[1] + 7, before[2], before[3]]);
+    assert_eq!(after, stored_tokens_since(&env, epoch));
+
+    env.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    assert_eq!(usage_total(&env, &[]), stored_tokens_since(&env, epoch), "after a reset");
+    std::fs::write(&tally, "garbage\t\n01ABC\tdeadbeef\t[{\"day\"").unwrap();
+    assert_eq!(usage_total(&env, &[]), stored_tokens_since(&env, epoch), "a torn file");
+    std::fs::remove_file(&tally).unwrap();
+    assert_eq!(usage_total(&env, &["--by", "week,model"]), stored_tokens_since(&env, epoch), "no file");
+}
+
+/// A `--since` inside a day counts that day's calls each at its own time (the events of the
+/// conversations with calls that day are read); whole days come from the tally.
+#[test]
+fn a_range_that_cuts_a_day_counts_each_call_at_its_time() {
+    let env = TestEnv::new();
+    for file in [SONNET, OPUS, CODEX_039] {
+        env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(file).to_str().unwrap()]).ok();
+    }
+    // Between the calls of each session's day.
+    for since in ["2025-09-07T09:52:57Z", "2025-09-19T09:06:54Z", "2026-02-16T18:51:17Z"] {
+        let expected = stored_tokens_since(&env, since);
+        assert_eq!(usage_total(&env, &["--since", since]), expected, "--since {since}");
+        assert!(expected != stored_tokens_since(&env, "1970-01-01T00:00:00Z"), "{since} leaves calls out");
+    }
+}

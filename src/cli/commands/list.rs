@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     project: Option<std::path::PathBuf>,
     /// A column of the tokens each conversation's model calls used, as recorded (`convo
-    /// usage` has them by kind and cost); reads every listed conversation's events
+    /// usage` has them by kind and cost)
     #[arg(long)]
     usage: bool,
 }
@@ -71,14 +71,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let used: Option<std::collections::HashMap<String, u64>> = match args.usage {
         false => None,
         true => Some(
-            summaries
-                .iter()
-                .map(|s| {
-                    let u = convo::event::usage_of(&store.events(&s.id)?);
+            store
+                .usage_tallies()?
+                .into_iter()
+                .map(|(id, tally)| {
+                    let u = tally.total();
                     let sum = [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens];
-                    Ok((s.id.clone(), sum.iter().flatten().sum()))
+                    (id, sum.iter().flatten().sum())
                 })
-                .collect::<Result<_, convo::store::StoreError>>()?,
+                .collect(),
         ),
     };
     let mut out = Output::stdout();

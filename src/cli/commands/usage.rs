@@ -10,8 +10,10 @@ use crate::cli::ui::Output;
 /// Report the tokens agents and models used, and what they cost, by day, model or project
 ///
 /// Counts are those the agent or the provider recorded with each answer (Claude Code's
-/// `message.usage`, `convo query`'s answers), never estimates; an API message Claude Code
-/// wrote over several lines counts once. Cost comes from a price table convo ships (its date
+/// `message.usage`, Codex's token counts, `convo query`'s answers), never estimates; an API
+/// message Claude Code wrote over several lines counts once. They are summed from a tally
+/// of each conversation's calls by day and model kept in `.git/convo/usage`, recounted from
+/// the events of a conversation that changed. Cost comes from a price table convo ships (its date
 /// is printed), over which config's `prices."MODEL"` (input, output, cache_read,
 /// cache_write: US$ per million tokens) sets others; a model with no price shows its tokens
 /// and no cost (`+` marks a cost that leaves some out).

@@ -8,7 +8,8 @@
 //!
 //! Sessions: every session file under ../shared/corpus/ and ../shared/corpus-current/
 //! (Claude Code with its `subagents/`, Codex, SWE-agent, OpenHands; a format convo does not
-//! read yet is named and skipped), imported in-process with `convo::interop::import` as
+//! read yet is named and skipped) and tests/fixtures/ (sessions the agents wrote themselves
+//! in the tests, offline), imported in-process with `convo::interop::import` as
 //! `convo import` reads it: one row per conversation, the main one (`main`) and each Claude
 //! Code subagent (`sub N`). Then gen-conversation.py output: `--turns 200 --seed 1` (a chat
 //! of 200 short turns), and `--turns 40 --seed 3` folded into one prompt. These two are not
@@ -124,9 +125,12 @@ fn session_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn corpus_sessions(clock: &Clock) -> Vec<Session> {
     let mut files = Vec::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for corpus in ["corpus", "corpus-current"] {
-        session_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(corpus), &mut files);
+        session_files(&root.join("../shared").join(corpus), &mut files);
     }
+    // Sessions the agents wrote themselves in the tests (their current versions, offline).
+    session_files(&root.join("tests/fixtures"), &mut files);
     let mut sessions = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read corpus file");

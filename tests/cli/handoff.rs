@@ -239,7 +239,12 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
 /// makes it send.
 ///
 /// Not yet `corpus-current/claude-code/03eb5929…`: its lines branch (Claude Code resumes the
-/// chain of the last leaf, 13 messages; convo keeps every line, and hands over 21).
+/// chain of the last leaf, 13 messages; convo keeps every line, and hands over 21). What a
+/// fix needs (tried, not landed): `progress` lines hang off the chain as dead ends while
+/// `system` lines sit inside it, and the rewind's parent is a `system` line six lines back,
+/// so the resume writer must know the links of the lines the importer skips; deciding a
+/// rewind with the whole file in view breaks "followed equals one whole import", so the
+/// links have to travel with the events (or the checkpoint) as they are read.
 #[test]
 fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     agents_or_skip!();

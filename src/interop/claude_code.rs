@@ -23,8 +23,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{
-    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, arguments, json_line,
-    skip, text_of, title,
+    Builder, EMIT_BATCH, Emit, Format, Imported, InteropError, Lines, Outcome, Place, Report, SOURCE_PARENT, arguments,
+    json_line, skip, text_of, title,
 };
 use crate::clock::Clock;
 use crate::event::Kind;
@@ -115,6 +115,7 @@ pub fn parse_lines(
     let mut place = Place::default();
     let mut side_place = Place::default();
     let mut boundary = from.is_some_and(|c| c.boundary);
+    let mut tip = from.and_then(|c| c.tip.clone());
     let mut recognised = from.is_some();
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
@@ -147,7 +148,16 @@ pub fn parse_lines(
             at.cwd = Place::field(line.get("cwd"));
             at.branch = at.cwd.as_ref().and_then(|_| Place::field(line.get("gitBranch")));
         }
+        // A rewind: the line does not continue from the line read before it. Its first
+        // event names its parent, and every line that makes no event leaves its link, so a
+        // resume writes the branch as Claude Code's own file has it and the agent takes the
+        // same chain. Decided by the line before alone: a capture a line at a time decides
+        // as one import of the whole file does.
+        let parent = line.get("parentUuid").and_then(Value::as_str);
+        let rewinds = !sidechain && parent.is_some() && parent != tip.as_deref();
         let builder = &mut builders[index];
+        let made = builder.drafts.len();
+        let held = builder.holds();
         match kind {
             "summary" => {
                 if titles.summary.is_none() {
@@ -185,6 +195,10 @@ pub fn parse_lines(
                         titles.prompt_seen(sidechain, &text);
                     }
                     user_line(builder, &mut report, &content, uuid, ts);
+                    // A line Claude Code wrote itself (a command's caveat): a resume marks it so.
+                    if meta && let Some(first) = builder.drafts.get_mut(made) {
+                        first.extra.insert("claude_meta".into(), Value::Bool(true));
+                    }
                 }
             }
             "assistant" => {
@@ -200,6 +214,21 @@ pub fn parse_lines(
             "" => skip(&mut report, "line without a type"),
             other => skip(&mut report, format!("`{other}` record")),
         }
+        if !sidechain && let Some(uuid) = uuid {
+            let holds = builder.holds();
+            if let Some(parent) = parent {
+                match builder.drafts.get_mut(made) {
+                    Some(first) if rewinds => {
+                        first.extra.insert(SOURCE_PARENT.into(), Value::String(parent.to_owned()));
+                    }
+                    Some(_) => {}
+                    // A held record keeps its own uuid and parent.
+                    None if holds == held => builder.link(uuid, parent),
+                    None => {}
+                }
+            }
+            tip = Some(uuid.to_owned());
+        }
         if builder.drafts.len() >= EMIT_BATCH {
             emit.drafts(index, builder.take())?;
         }
@@ -210,6 +239,7 @@ pub fn parse_lines(
     // Subagent runs may continue anywhere in the file: no carrying on past them.
     let checkpoint = (builders.len() == 1).then(|| super::Checkpoint {
         boundary,
+        tip: tip.clone(),
         tasks: tasks.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         ..builders[0].checkpoint()
     });
@@ -378,11 +408,17 @@ fn assistant_line(
                 }
                 Kind::Reasoning { content: block.get("thinking").and_then(Value::as_str).unwrap_or("").to_owned() }
             }
-            Some("tool_use") => Kind::ToolCall {
-                call_id: block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
-                name: block.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned(),
-                arguments: arguments(block.get("input")),
-            },
+            Some("tool_use") => {
+                // Who made the call (Claude Code 2.1: `{"type": "direct"}`), sent back as it came.
+                if let Some(caller) = block.get("caller").filter(|c| c.is_object()) {
+                    extra.insert("claude_caller".into(), caller.clone());
+                }
+                Kind::ToolCall {
+                    call_id: block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    name: block.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned(),
+                    arguments: arguments(block.get("input")),
+                }
+            }
             Some(other) => {
                 skip(report, format!("assistant `{other}` block"));
                 continue;

@@ -183,6 +183,14 @@ pub struct Checkpoint {
     /// Whether the events made next are kept back too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keeping: bool,
+    /// Claude Code: the uuid of the last line of the main chain read, so a line that does
+    /// not continue from it (a rewind: the user went back and the session branched) is told
+    /// apart in a later capture too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip: Option<String>,
+    /// Links of lines read since the last event that made none (see `Builder::link`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<Value>,
     /// Codex: what its token counts have said so far (see `codex`'s module doc).
     #[serde(default, skip_serializing_if = "codex::Tokens::is_empty")]
     pub tokens: codex::Tokens,
@@ -440,6 +448,10 @@ pub(crate) struct Builder<'c> {
     kept: Vec<Draft>,
     /// Whether the events pushed now are kept back.
     keeping: bool,
+    /// `[uuid, parent]` of the agent's lines that made no event since the last one, kept
+    /// with the next event as `source_links`: what a resume follows to find the line a
+    /// branch continues from (see [`SOURCE_PARENT`]).
+    links: Vec<Value>,
 }
 
 impl<'c> Builder<'c> {
@@ -457,6 +469,7 @@ impl<'c> Builder<'c> {
             held: Vec::new(),
             kept: Vec::new(),
             keeping: false,
+            links: Vec::new(),
         }
     }
 
@@ -467,6 +480,7 @@ impl<'c> Builder<'c> {
         b.first_user = checkpoint.first_user.clone();
         b.last = checkpoint.last.clone();
         b.held = checkpoint.held.clone();
+        b.links = checkpoint.links.clone();
         b.kept = checkpoint.kept.iter().filter_map(draft_of).collect();
         b.keeping = checkpoint.keeping;
         for (source, given) in &checkpoint.open_calls {
@@ -487,6 +501,7 @@ impl<'c> Builder<'c> {
             last: self.last.clone(),
             open_calls: self.open.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             held: self.held.clone(),
+            links: self.links.clone(),
             kept: self.kept.iter().map(draft_value).collect(),
             keeping: self.keeping,
             ..Default::default()
@@ -516,6 +531,17 @@ impl<'c> Builder<'c> {
     pub fn release(&mut self) {
         self.drafts.append(&mut self.kept);
         self.keeping = false;
+    }
+
+    /// How many records are held for the next event.
+    pub fn holds(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Keep the link of an agent's line that made no event with the next event (see
+    /// `links`).
+    pub fn link(&mut self, uuid: &str, parent: &str) {
+        self.links.push(Value::Array(vec![Value::String(uuid.to_owned()), Value::String(parent.to_owned())]));
     }
 
     /// Keep an agent's record with the next event (see `held`).
@@ -581,6 +607,9 @@ impl<'c> Builder<'c> {
             }
         };
         self.ids.insert(&id);
+        if !self.links.is_empty() {
+            extra.insert(SOURCE_LINKS.into(), Value::Array(std::mem::take(&mut self.links)));
+        }
         if !self.held.is_empty() {
             extra.insert(AGENT_RECORDS.into(), Value::Array(std::mem::take(&mut self.held)));
         }
@@ -665,6 +694,15 @@ fn draft_of(value: &Value) -> Option<Draft> {
 /// The key of an event's extra fields holding the agent's own records that came before it
 /// (see `Builder::hold`), which `convo resume` writes back for the same agent.
 pub const AGENT_RECORDS: &str = "agent_records";
+
+/// The key naming the source line an event's line continued from, where that is not the
+/// line read before it (a Claude Code rewind), so `convo resume` writes the branch back.
+pub const SOURCE_PARENT: &str = "source_parent";
+
+/// The key holding `[uuid, parent]` of the source lines read before an event that made no
+/// event themselves (Claude Code's `progress` and `system` lines), which a branch's parent
+/// may be: `convo resume` follows them to a line it wrote.
+pub const SOURCE_LINKS: &str = "source_links";
 
 /// Count one skipped record or part, with its reason.
 pub(crate) fn skip(report: &mut Report, why: impl Into<String>) {

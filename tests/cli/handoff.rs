@@ -238,13 +238,12 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
 /// where Claude Code looks and resumed, makes it send what convo's hand-over of its import
 /// makes it send.
 ///
-/// Not yet `corpus-current/claude-code/03eb5929…`: its lines branch (Claude Code resumes the
-/// chain of the last leaf, 13 messages; convo keeps every line, and hands over 21). What a
-/// fix needs (tried, not landed): `progress` lines hang off the chain as dead ends while
-/// `system` lines sit inside it, and the rewind's parent is a `system` line six lines back,
-/// so the resume writer must know the links of the lines the importer skips; deciding a
-/// rewind with the whole file in view breaks "followed equals one whole import", so the
-/// links have to travel with the events (or the checkpoint) as they are read.
+/// `corpus-current/claude-code/03eb5929…` branches (the user went back and asked again):
+/// Claude Code resumes the chain of its last line, 13 messages; convo keeps every line, and
+/// writes the branch back where it was, so the agent takes the same 13 from convo's file.
+/// Not yet `ef958aa1…` (Claude Code 2.1.114): the agent renders its SessionStart hook's
+/// attachments before the first prompt and a "Tool loaded." text after each ToolSearch
+/// result from records convo does not keep yet.
 #[test]
 fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     agents_or_skip!();
@@ -256,6 +255,7 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
         .collect();
     files.sort();
     assert!(files.len() >= 2, "{files:?}");
+    files.push(shared.join("corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"));
     for file in files {
         let env = TestEnv::new();
         let proj = project(&env);

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::{AsText, Part, Session, written_call_id};
 use crate::event::Kind;
-use crate::interop::AGENT_RECORDS;
+use crate::interop::{AGENT_RECORDS, SOURCE_LINKS, SOURCE_PARENT};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -30,6 +30,14 @@ struct Writer<'s, 'w> {
     /// them yet (a compaction with nothing before it makes none).
     drafts: u64,
     users: bool,
+    /// A native hand-over: the uuid each source line was written as, the links of the
+    /// source lines convo keeps no event of, and the last source line written. A line that
+    /// continued from an earlier line than the one before it (a rewind) is chained here to
+    /// the line written for that one, so Claude Code takes the same branch from convo's file
+    /// as from its own.
+    written: std::collections::HashMap<String, String>,
+    links: std::collections::HashMap<String, String>,
+    last_source: Option<String>,
 }
 
 /// The line being gathered: one side's blocks, from one source line where the events say
@@ -42,6 +50,8 @@ struct Pending {
     line: Option<String>,
     model: Option<String>,
     message_id: Option<String>,
+    /// A line Claude Code wrote itself (`isMeta`).
+    meta: bool,
 }
 
 /// The source line an event came from: importers name an event of a line's nth block
@@ -76,11 +86,43 @@ impl Writer<'_, '_> {
         let Value::Object(fields) = record else { return Ok(()) };
         let mut fields = fields.clone();
         let ts = fields.get("timestamp").and_then(Value::as_str).unwrap_or(self.session.created).to_owned();
+        let source = fields.get("uuid").and_then(Value::as_str).map(str::to_owned);
+        if let Some(parent) = fields.get("parentUuid").and_then(Value::as_str) {
+            self.continue_from(parent);
+        }
         for chained in ["parentUuid", "uuid", "sessionId", "cwd", "timestamp", "isSidechain"] {
             fields.remove(chained);
         }
-        self.line(fields, &ts)?;
+        let uuid = self.line(fields, &ts)?;
+        self.wrote(source, uuid);
         Ok(())
+    }
+
+    /// The next line continues from source line `parent`: from the line written for it, or
+    /// for the nearest line it continued from that was written, when that is not the last
+    /// one written (a rewind). A parent convo cannot place leaves the chain as it is.
+    fn continue_from(&mut self, parent: &str) {
+        let mut at = parent;
+        // Bounded: links come from a file anyone may have written, and may loop.
+        for _ in 0..=self.links.len() {
+            if let Some(written) = self.written.get(at) {
+                if self.last_source.as_deref() != Some(at) {
+                    self.parent = Some(written.clone());
+                }
+                return;
+            }
+            match self.links.get(at) {
+                Some(up) => at = up,
+                None => return,
+            }
+        }
+    }
+
+    fn wrote(&mut self, source: Option<String>, uuid: String) {
+        if let Some(source) = source {
+            self.written.insert(source.clone(), uuid);
+            self.last_source = Some(source);
+        }
     }
 
     fn block(&mut self, role: Role, block: Value, event: &crate::event::Event) -> std::io::Result<()> {
@@ -96,13 +138,16 @@ impl Writer<'_, '_> {
             line,
             model: text("model"),
             message_id: text("message_id"),
+            meta: event.extra.get("claude_meta") == Some(&Value::Bool(true)),
         });
         pending.blocks.push(block);
         Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        let Some(Pending { role, blocks, ts, model, message_id, .. }) = self.pending.take() else { return Ok(()) };
+        let Some(Pending { role, blocks, ts, model, message_id, line, meta }) = self.pending.take() else {
+            return Ok(());
+        };
         let mut fields = Map::new();
         // What the importer makes of the line: an event per block, except that a user
         // line's texts become one event (none when they are blank).
@@ -124,6 +169,9 @@ impl Writer<'_, '_> {
                     _ => Value::Array(blocks),
                 };
                 fields.insert("type".into(), json!("user"));
+                if meta {
+                    fields.insert("isMeta".into(), json!(true));
+                }
                 fields.insert("message".into(), json!({"role": "user", "content": content}));
             }
             Role::Assistant => {
@@ -145,7 +193,8 @@ impl Writer<'_, '_> {
                 );
             }
         }
-        self.line(fields, &ts)?;
+        let uuid = self.line(fields, &ts)?;
+        self.wrote(line, uuid);
         Ok(())
     }
 
@@ -187,7 +236,19 @@ pub struct Stream<'a> {
 
 impl<'a> Stream<'a> {
     pub fn new(session: &'a Session<'a>, fresh: &'a mut dyn FnMut() -> String, out: &'a mut dyn Write) -> Self {
-        let w = Writer { session, out, fresh, parent: None, pending: None, messages: 0, drafts: 0, users: false };
+        let w = Writer {
+            session,
+            out,
+            fresh,
+            parent: None,
+            pending: None,
+            messages: 0,
+            drafts: 0,
+            users: false,
+            written: Default::default(),
+            links: Default::default(),
+            last_source: None,
+        };
         Stream { w, text: AsText::default(), ids: Default::default() }
     }
 
@@ -199,11 +260,22 @@ impl<'a> Stream<'a> {
             Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
+        if native && let Some(Value::Array(links)) = event.extra.get(SOURCE_LINKS) {
+            for link in links {
+                if let (Some(line), Some(parent)) = (link[0].as_str(), link[1].as_str()) {
+                    w.links.insert(line.to_owned(), parent.to_owned());
+                }
+            }
+        }
         if native && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS) {
             w.flush()?;
             for record in records {
                 w.record(record)?;
             }
+        }
+        if native && let Some(parent) = event.extra.get(SOURCE_PARENT).and_then(Value::as_str) {
+            w.flush()?;
+            w.continue_from(parent);
         }
         match &event.kind {
             Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), event)?,
@@ -220,7 +292,10 @@ impl<'a> Stream<'a> {
                     other => json!({ "input": other }),
                 };
                 let id = self.ids.entry(call_id.clone()).or_insert_with(|| written_call_id(event, call_id));
-                let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+                let mut block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+                if let Some(caller) = event.extra.get("claude_caller") {
+                    block["caller"] = caller.clone();
+                }
                 w.block(Role::Assistant, block, event)?;
             }
             Kind::ToolCall { call_id, name, arguments } => {
@@ -255,5 +330,68 @@ impl<'a> Stream<'a> {
             w.out.write_all(b"\n")?;
         }
         Ok(w.drafts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Draft, Event};
+
+    fn event(id: &str, kind: Kind, extra: Value) -> Event {
+        let mut e = Draft::new(kind).into_event(id.into(), "2026-01-01T00:00:00Z".into());
+        if let Value::Object(map) = extra {
+            e.extra.extend(map);
+        }
+        e
+    }
+
+    /// The lines written: (uuid, parentUuid), in order.
+    fn chain(events: &[Event]) -> Vec<(String, Option<String>)> {
+        let session =
+            Session { id: "s", cwd: "/p", created: "2026-01-01T00:00:00Z", title: None, native: true, provider: "" };
+        let mut n = 0;
+        let mut fresh = || {
+            n += 1;
+            format!("w{n}")
+        };
+        let mut out = Vec::new();
+        let mut stream = Stream::new(&session, &mut fresh, &mut out);
+        for e in events {
+            stream.part(Part::Event(e)).unwrap();
+        }
+        stream.finish().unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|l| (l["uuid"].as_str().unwrap().to_owned(), l["parentUuid"].as_str().map(str::to_owned)))
+            .collect()
+    }
+
+    #[test]
+    fn a_rewind_is_written_back_as_a_branch_through_lines_convo_skipped() {
+        let user = |text: &str| Kind::User { content: text.into() };
+        let said = |text: &str| Kind::Assistant { content: text.into() };
+        let events = [
+            event("a", user("one"), json!({})),
+            event("b", said("two"), json!({})),
+            event("c", user("three"), json!({"source_links": [["s", "b"]]})),
+            event("d", said("four"), json!({})),
+            // Back to after `b`, through the skipped line `s`.
+            event("e", user("three again"), json!({"source_parent": "s"})),
+        ];
+        let lines = chain(&events);
+        assert_eq!(lines[4], ("w5".to_owned(), Some("w2".to_owned())), "{lines:?}");
+        // Links that loop, or lead nowhere convo wrote, leave the chain as it is.
+        let looped = [
+            event("a", user("one"), json!({})),
+            event("b", said("two"), json!({"source_links": [["x", "y"], ["y", "x"]]})),
+            event("c", user("three"), json!({"source_parent": "x"})),
+            event("d", said("four"), json!({"source_parent": "nowhere"})),
+        ];
+        let lines = chain(&looped);
+        assert_eq!(lines[2].1.as_deref(), Some("w2"));
+        assert_eq!(lines[3].1.as_deref(), Some("w3"));
     }
 }

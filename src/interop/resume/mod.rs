@@ -102,7 +102,8 @@ pub fn uuid_from_ulid(ulid: &str, version: u8) -> String {
 /// A session being written a part at a time, in the order the conversation has them, so a
 /// long conversation is handed over in bounded memory.
 pub enum Writer<'a> {
-    ClaudeCode(claude_code::Stream<'a>),
+    // Boxed: its maps of written lines make it the larger by far; one is made per resume.
+    ClaudeCode(Box<claude_code::Stream<'a>>),
     Codex(codex::Stream<'a>),
 }
 
@@ -115,7 +116,7 @@ impl<'a> Writer<'a> {
         out: &'a mut dyn Write,
     ) -> Self {
         match agent {
-            Agent::ClaudeCode => Writer::ClaudeCode(claude_code::Stream::new(session, fresh, out)),
+            Agent::ClaudeCode => Writer::ClaudeCode(Box::new(claude_code::Stream::new(session, fresh, out))),
             Agent::Codex => Writer::Codex(codex::Stream::new(session, out)),
         }
     }

@@ -210,7 +210,11 @@ pub fn parse_lines(
             }
             // What Claude Code renders into its requests (environment, date, reminders): kept
             // with the next event, so a resume sends them as the agent's own file does.
-            "attachment" if line.get("rendered").is_some_and(|r| !r.is_null()) => builder.hold(line.clone()),
+            // (Claude Code 2.1 renders hook output, tool and skill listings from attachments
+            // that carry no `rendered` text: each is kept.)
+            "attachment" if line.get("attachment").is_some() || line.get("rendered").is_some_and(|r| !r.is_null()) => {
+                builder.hold(line.clone())
+            }
             "" => skip(&mut report, "line without a type"),
             other => skip(&mut report, format!("`{other}` record")),
         }
@@ -346,12 +350,21 @@ fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option
             Some("text") => texts.push(block.get("text").and_then(Value::as_str).unwrap_or("").to_owned()),
             Some("tool_result") => {
                 let call_id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or("").to_owned();
+                let content = block.get("content").unwrap_or(&Value::Null);
                 let kind = Kind::ToolResult {
                     call_id,
-                    content: text_of(block.get("content").unwrap_or(&Value::Null)),
+                    content: text_of(content),
                     is_error: block.get("is_error") == Some(&Value::Bool(true)),
                 };
-                if b.push(report, kind, part_id(uuid, n).as_deref(), ts) {
+                // Blocks that are not text (ToolSearch's `tool_reference`s, which the agent
+                // renders itself when it resumes) are kept as they came, for `resume`.
+                let mut extra = serde_json::Map::new();
+                if let Value::Array(parts) = content
+                    && parts.iter().any(|p| p.get("type").and_then(Value::as_str) != Some("text"))
+                {
+                    extra.insert("claude_content".into(), content.clone());
+                }
+                if b.push_with(report, kind, part_id(uuid, n).as_deref(), ts, extra) {
                     n += 1;
                 } else {
                     skip(report, "tool result without its call");

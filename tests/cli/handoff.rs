@@ -241,9 +241,9 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
 /// `corpus-current/claude-code/03eb5929…` branches (the user went back and asked again):
 /// Claude Code resumes the chain of its last line, 13 messages; convo keeps every line, and
 /// writes the branch back where it was, so the agent takes the same 13 from convo's file.
-/// Not yet `ef958aa1…` (Claude Code 2.1.114): the agent renders its SessionStart hook's
-/// attachments before the first prompt and a "Tool loaded." text after each ToolSearch
-/// result from records convo does not keep yet.
+/// `ef958aa1…` (Claude Code 2.1.114, an agent team) renders its hooks' output and tool and
+/// skill listings from attachments without `rendered` text, and a "Tool loaded." after each
+/// ToolSearch result from its `tool_reference` blocks: convo keeps both as they came.
 #[test]
 fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     agents_or_skip!();
@@ -256,6 +256,7 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     files.sort();
     assert!(files.len() >= 2, "{files:?}");
     files.push(shared.join("corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"));
+    files.push(shared.join("corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"));
     for file in files {
         let env = TestEnv::new();
         let proj = project(&env);

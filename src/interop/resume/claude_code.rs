@@ -304,6 +304,7 @@ impl<'a> Stream<'a> {
             }
             Kind::ToolResult { call_id, content, is_error } if native => {
                 let id = self.ids.get(call_id.as_str()).map(String::as_str).unwrap_or(call_id);
+                let content = event.extra.get("claude_content").cloned().unwrap_or_else(|| json!(content));
                 let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);

@@ -109,10 +109,13 @@ pub struct Outcome {
 impl Outcome {
     /// The outcome of a result with `content`, flagged `is_error` by its agent.
     pub fn of(content: &str, is_error: bool) -> Outcome {
-        let exit = EXIT
-            .captures(head(content))
-            .and_then(|c| c.get(1).or_else(|| c.get(2)))
-            .and_then(|m| m.as_str().parse().ok());
+        let (content, recorded) = output_of(content);
+        let exit = recorded.or_else(|| {
+            EXIT.captures(head(&content))
+                .and_then(|c| c.get(1).or_else(|| c.get(2)))
+                .and_then(|m| m.as_str().parse().ok())
+        });
+        let content = content.as_ref();
         let failed = is_error || exit.is_some_and(|code| code != 0);
         let error_line = first_error_line(content)
             .or_else(|| {
@@ -139,6 +142,20 @@ impl Outcome {
     pub fn failed(&self, is_error: bool) -> bool {
         is_error || self.exit.is_some_and(|code| code != 0)
     }
+}
+
+/// The text a result's output is, and the exit status it records: Codex writes a shell
+/// call's output as JSON (`{"output": "...", "metadata": {"exit_code": 1}}`), whose lines
+/// are what an error line is looked for in; anything else is its own text.
+pub fn output_of(content: &str) -> (std::borrow::Cow<'_, str>, Option<i64>) {
+    if content.starts_with('{')
+        && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(content)
+        && let Some(Value::String(output)) = o.get("output")
+    {
+        let exit = o.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
+        return (std::borrow::Cow::Owned(output.clone()), exit);
+    }
+    (std::borrow::Cow::Borrowed(content), None)
 }
 
 /// Where an exit status is looked for: the first lines, and Codex's JSON metadata (which
@@ -235,10 +252,11 @@ impl Trail {
                     let counts = every_error
                         || commands.contains(call_id.as_str())
                         || Outcome::of(content, *is_error).failed(*is_error);
-                    if let Some(line) = first_error_line(content).filter(|_| counts) {
+                    let (content, _) = output_of(content);
+                    if let Some(line) = first_error_line(&content).filter(|_| counts) {
                         trail.add(Mark::Error, line);
                     }
-                    for found in COMMIT.captures_iter(content) {
+                    for found in COMMIT.captures_iter(&content) {
                         if let Some(id) = found.get(1).or_else(|| found.get(2)) {
                             trail.add(Mark::Commit, id.as_str());
                         }
@@ -302,6 +320,8 @@ mod tests {
         assert_eq!(out.error_line.as_deref(), Some("error[E0308]: mismatched types"));
         let codex = Outcome::of(r#"{"output":"ok\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#, false);
         assert_eq!((codex.exit, codex.error_line), (Some(0), None));
+        let failed = Outcome::of(r#"{"output":"cc a.c\nerror: no main\n","metadata":{"exit_code":2}}"#, false);
+        assert_eq!((failed.exit, failed.error_line.as_deref()), (Some(2), Some("error: no main")));
         let failed = Outcome::of("lsd: 3: No such file\nmore", true);
         assert_eq!(failed.error_line.as_deref(), Some("lsd: 3: No such file"), "a failure's first line");
         let commit = Outcome::of("[main 1a2b3c4] store: fix\n 1 file changed", false);

@@ -558,3 +558,62 @@ fn config_set_writes_your_own_file_unless_asked_to_share_and_unset_takes_a_key_o
     ");
     assert!(env.snapshot() == before);
 }
+
+/// What a stripped call and result read, per tool the agents use: the call keeps its short
+/// identifying arguments (`compaction.keep_args`; Bash its command only), the result its
+/// exit status, error line, commits and the end of its event's id. The whole compacted view.
+#[test]
+fn placeholders_keep_each_tools_trail() {
+    let env = TestEnv::new();
+    env.new_conversation("tools");
+    let long = "x".repeat(300);
+    let calls: Vec<(&str, serde_json::Value, String, bool)> = vec![
+        (
+            "Bash",
+            serde_json::json!({"command": "cargo test -p store", "description": "Run the store tests"}),
+            format!("Exit code 101\n   Compiling store\nerror[E0308]: mismatched types\n{long}"),
+            true,
+        ),
+        (
+            "Read",
+            serde_json::json!({"file_path": "src/store/mod.rs"}),
+            format!("1→fn main() {{}} // error here\n{long}"),
+            false,
+        ),
+        (
+            "Edit",
+            serde_json::json!({"file_path": "src/a.rs", "old_string": long, "new_string": "y"}),
+            "The file src/a.rs has been updated.".into(),
+            false,
+        ),
+        ("Grep", serde_json::json!({"pattern": "fn validate", "path": "src"}), long.clone(), false),
+        ("WebFetch", serde_json::json!({"url": "https://example.com/doc", "prompt": long}), long.clone(), false),
+        (
+            "shell",
+            serde_json::json!({"command": ["bash", "-lc", "git commit -am 'fix: bound'"]}),
+            format!("[main 1a2b3c4] fix: bound\n 1 file changed\n{long}"),
+            false,
+        ),
+        (
+            "exec_command",
+            serde_json::json!({"cmd": "make check"}),
+            format!("{{\"output\":\"FAILED: 2 tests\\n{long}\",\"metadata\":{{\"exit_code\":2}}}}"),
+            false,
+        ),
+        ("fs_read_file", serde_json::json!({"path": "README.md"}), long.clone(), false),
+    ];
+    let mut jsonl = String::from("{\"type\":\"user\",\"content\":\"fix the build\"}\n");
+    for (n, (name, arguments, output, is_error)) in calls.iter().enumerate() {
+        jsonl +=
+            &serde_json::json!({"type": "tool_call", "call_id": format!("c{n}"), "name": name, "arguments": arguments})
+                .to_string();
+        jsonl += "\n";
+        jsonl += &serde_json::json!({"type": "tool_result", "call_id": format!("c{n}"), "content": output, "is_error": is_error})
+            .to_string();
+        jsonl += "\n";
+    }
+    jsonl += "{\"type\":\"assistant\",\"content\":\"done\"}\n{\"type\":\"user\",\"content\":\"thanks\"}\n";
+    env.run_stdin(&["append"], &jsonl).ok();
+    env.run(&["compact", "-p", "strip", "--to", "0"]).ok();
+    insta::assert_snapshot!(env.run(&["show", "--compacted"]).ok());
+}

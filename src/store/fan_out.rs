@@ -80,7 +80,12 @@ impl Store {
         );
         // Dated as HEAD: no clock of the user's asked for this commit.
         let signature = self.signature_as_of(head)?;
-        let commit = self.gc_proof(|| self.write_commit_object(tree, &[head], &message, &signature))?;
-        self.advance_as(lock, head, commit, &subject, &signature)
+        let mut tx = self.transaction(lock);
+        tx.tree(tree, vec![head]).changes_catalogue();
+        // A failed mirror fails the lock that asked for the move; the next one replays it.
+        match tx.commit_signed(&message, &signature)?.lag {
+            Some(lag) => Err(lag),
+            None => Ok(()),
+        }
     }
 }

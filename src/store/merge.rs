@@ -96,7 +96,12 @@ impl Store {
         if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
             let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
             let removed = before.difference(&after).cloned().collect();
-            self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
+            let mut tx = self.transaction(lock);
+            tx.moves_to(Some(ours), theirs).changes_catalogue();
+            // A failed mirror is this pull's error still: `Integrated` has no room for a lag.
+            if let Some(lag) = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.lag {
+                return Err(lag);
+            }
             // A remote an older convo wrote: its tree moves into the fan-out here too.
             self.fan_out(lock)?;
             return Ok(Integrated::FastForward {
@@ -124,13 +129,12 @@ impl Store {
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
-        let mut paths = std::collections::HashMap::new();
-        self.collect_blobs(self.commit_tree_id(theirs)?, "", &mut paths)?;
-        let landing = self.begin_landing(lock, paths.into_keys().collect())?;
-        // A failed mirror stays this pull's error, as a fast-forward's does (`advance_as`).
-        landing.land_or_lag(None, theirs, &self.signature(clock), &format!("pull: {label}"), |paths| {
-            self.mirror_from_head(paths)
-        })??;
+        let mut tx = self.transaction(lock);
+        tx.moves_to(None, theirs);
+        // A failed mirror stays this pull's error, as a fast-forward's does.
+        if let Some(lag) = tx.commit_message(&format!("pull: {label}"), clock)?.lag {
+            return Err(lag);
+        }
         Ok(Integrated::FastForward {
             commit: theirs,
             conversations: self.conversation_count(theirs)?,
@@ -339,8 +343,13 @@ impl Store {
             message.push('\n');
         }
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
-        let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
-        self.advance(lock, ours, commit, &subject, clock)?;
+        let mut tx = self.transaction(lock);
+        tx.tree(tree, vec![ours, theirs]).changes_catalogue();
+        let committed = tx.commit_message(&message, clock)?;
+        if let Some(lag) = committed.lag {
+            return Err(lag);
+        }
+        let commit = committed.commit;
         Ok(Integrated::Merged {
             commit,
             updated,

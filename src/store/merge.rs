@@ -160,7 +160,7 @@ impl Store {
         // Ours is in the fan-out shape (the lock saw to it); theirs may not be, and the
         // merged tree is built on theirs.
         let t_tree = self.fanned_tree(t_tree)?.map_or(t_tree, |(tree, _)| tree);
-        let mut editor = self.repo.edit_tree(t_tree).map_err(git_err("edit tree"))?;
+        let mut editor = self.tree_editor(t_tree)?;
         let mut trailers: Vec<String> = Vec::new();
         let mut kept_remote = Vec::new();
         let mut updated = 0;
@@ -181,8 +181,8 @@ impl Store {
             if o != b && t == b {
                 let kind = if is_tree { EntryKind::Tree } else { EntryKind::Blob };
                 match o {
-                    Some(o) => editor.upsert(name.as_str(), kind, o).map_err(git_err(format!("merge {name}")))?,
-                    None => editor.remove(name.as_str()).map_err(git_err(format!("merge {name}")))?,
+                    Some(o) => editor.upsert(name.split('/'), kind, o).map_err(git_err(format!("merge {name}")))?,
+                    None => editor.remove(name.split('/')).map_err(git_err(format!("merge {name}")))?,
                 };
             } else if o != b && t != b && o != t {
                 kept_remote.push(name);
@@ -201,8 +201,8 @@ impl Store {
             if o == t {
                 continue;
             }
-            let keep_ours = |editor: &mut gix::object::tree::Editor<'_>, o: ObjectId| {
-                editor.upsert(dir.as_str(), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
+            let keep_ours = |editor: &mut gix::objs::tree::Editor<'_>, o: ObjectId| {
+                editor.upsert(dir.split('/'), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
             };
             let o = match (o, t) {
                 // Changed only here: keep ours (a conversation removed here with git stays removed).
@@ -210,7 +210,7 @@ impl Store {
                     match o {
                         Some(o) => keep_ours(&mut editor, o)?,
                         None => {
-                            editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                            editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
                         }
                     }
                     continue;
@@ -237,7 +237,7 @@ impl Store {
                         }
                         revived.push(id);
                     } else {
-                        editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                        editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
                         kept_removed.push(id);
                     }
                     continue;
@@ -265,8 +265,8 @@ impl Store {
                 if ours_has_theirs {
                     let events = format!("{dir}/{}", layout::EVENTS_DIR);
                     match self.entry_at(o, layout::EVENTS_DIR)? {
-                        Some(tree) => editor.upsert(events.as_str(), EntryKind::Tree, tree),
-                        None => editor.remove(events.as_str()),
+                        Some(tree) => editor.upsert(events.split('/'), EntryKind::Tree, tree),
+                        None => editor.remove(events.split('/')),
                     }
                     .map_err(git_err(format!("merge {dir}")))?;
                 }
@@ -277,7 +277,9 @@ impl Store {
                     && t_meta == b_meta
                     && let Some(o_meta) = o_meta
                 {
-                    editor.upsert(meta.as_str(), EntryKind::Blob, o_meta).map_err(git_err(format!("merge {meta}")))?;
+                    editor
+                        .upsert(meta.split('/'), EntryKind::Blob, o_meta)
+                        .map_err(git_err(format!("merge {meta}")))?;
                 } else if o_meta != b_meta && t_meta != b_meta && o_meta != t_meta {
                     // Both changed it: theirs stands, and a title of ours it replaces is said.
                     let (ours, theirs) = (self.meta_in(o_tree, &id)?.title, self.meta_in(t_tree, &id)?.title);
@@ -319,19 +321,18 @@ impl Store {
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;
             bytes.push(b'\n');
-            let blob =
-                self.gc_proof(|| Ok(self.repo.write_blob(&bytes).map_err(git_err("write fork metadata"))?.detach()))?;
-            editor.upsert(layout::meta_path(&fork).as_str(), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
+            let blob = self.gc_proof(|| self.write_loose(gix::objs::Kind::Blob, &bytes))?;
+            editor.upsert(layout::meta_path(&fork).split('/'), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
             if let Some(events) = self.entry_at(o, layout::EVENTS_DIR)? {
                 let path = format!("{}/{}", layout::conversation_dir(&fork), layout::EVENTS_DIR);
-                editor.upsert(path.as_str(), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
+                editor.upsert(path.split('/'), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
             }
             if let Some(last) = self.newest_change(ours, &dir)? {
                 trailers.push(format!("Convo-Merged: {fork} {last}"));
             }
             diverged.push(Diverged { id, title: source_meta.title, fork, local_events, rewritten });
         }
-        let tree = editor.write().map_err(git_err("write merged tree"))?.detach();
+        let tree = self.write_tree_edits(&mut editor)?;
         let subject = format!(
             "merge: {label} ({updated} conversation{} updated{})",
             if updated == 1 { "" } else { "s" },

@@ -748,12 +748,10 @@ impl Store {
 
     /// git's `index.lock`, taken as git takes it (created, never waited for).
     fn lock_index(&self) -> Result<IndexLock> {
-        let path = self.repo.git_dir().join("index.lock");
-        let file = private_options().write(true).create_new(true).open(&path).map_err(|e| StoreError::Git {
-            context: format!("lock {} (is a git command running in the store?)", path.display()),
-            source: Box::new(e),
-        })?;
-        Ok(IndexLock { file, path, index: self.repo.index_path(), done: false })
+        let index = self.repo.index_path();
+        gix::lock::File::acquire_to_update_resource(&index, gix::lock::acquire::Fail::Immediately, None, 0)
+            .map(IndexLock)
+            .map_err(git_err(format!("lock {}.lock (is a git command running in the store?)", index.display())))
     }
 
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
@@ -887,70 +885,55 @@ pub(super) fn preallocate(file: &File, len: usize) {
     }
 }
 
-/// `index.lock`, held while the index is read and rewritten; removed if dropped before
-/// [`IndexLock::replace_index`].
-struct IndexLock {
-    file: std::fs::File,
-    path: PathBuf,
-    index: PathBuf,
-    done: bool,
-}
+/// git's `index.lock`, through gix's lock-file protocol: held while the index is read and
+/// rewritten, renamed over it by [`IndexLock::replace`], removed if dropped before.
+struct IndexLock(gix::lock::File);
 
 impl IndexLock {
     /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and their
     /// checksum, and rename them over the index. The checksum is what a git that read the
     /// index compares before it writes back what it refreshed: a null one would match any
     /// index convo wrote meanwhile, which git would then overwrite with its stale view.
-    fn replace_index_with(
-        mut self,
-        old: &[u8],
-        pieces: &[super::index_patch::Piece],
-        kind: gix::hash::Kind,
-    ) -> Result<()> {
+    fn replace_index_with(self, old: &[u8], pieces: &[super::index_patch::Piece], kind: gix::hash::Kind) -> Result<()> {
         let len = pieces.iter().map(|p| p.bytes(old).len()).sum::<usize>() + kind.len_in_bytes();
-        preallocate(&self.file, len);
         let mut hasher = gix::hash::hasher(kind);
-        let written = pieces
-            .iter()
-            .try_for_each(|p| {
-                hasher.update(p.bytes(old));
-                self.file.write_all(p.bytes(old))
-            })
-            .and_then(|()| self.file.write_all(hasher.try_finalize().map_err(std::io::Error::other)?.as_slice()))
-            .and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+        self.replace(len, |file| {
+            for piece in pieces {
+                hasher.update(piece.bytes(old));
+                file.write_all(piece.bytes(old))?;
+            }
+            file.write_all(hasher.try_finalize().map_err(std::io::Error::other)?.as_slice())
+        })
     }
 
     /// Write `body` and its checksum, and rename them over the index.
-    fn replace_index_hashed(mut self, body: &[u8], kind: gix::hash::Kind) -> Result<()> {
+    fn replace_index_hashed(self, body: &[u8], kind: gix::hash::Kind) -> Result<()> {
         let mut hasher = gix::hash::hasher(kind);
         hasher.update(body);
         let checksum = hasher.try_finalize().map_err(git_err("hash the index"))?;
-        preallocate(&self.file, body.len() + checksum.as_slice().len());
-        let written = self
-            .file
-            .write_all(body)
-            .and_then(|()| self.file.write_all(checksum.as_slice()))
-            .and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+        self.replace(body.len() + checksum.as_slice().len(), |file| {
+            file.write_all(body)?;
+            file.write_all(checksum.as_slice())
+        })
     }
 
-    /// Write `bytes` (blocks preallocated, see [`preallocate`]) and rename them over the index.
-    fn replace_index(mut self, bytes: &[u8]) -> Result<()> {
-        preallocate(&self.file, bytes.len());
-        let written = self.file.write_all(bytes).and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+    /// Write `bytes` and rename them over the index.
+    fn replace_index(self, bytes: &[u8]) -> Result<()> {
+        self.replace(bytes.len(), |file| file.write_all(bytes))
     }
-}
 
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.path);
-        }
+    /// The one write: `len` bytes preallocated (see [`preallocate`]), written by `write`,
+    /// and renamed over the index.
+    fn replace(mut self, len: usize, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<()> {
+        let index = self.0.resource_path();
+        self.0
+            .with_mut(|file| {
+                preallocate(file, len);
+                write(file)
+            })
+            .map_err(io_err(&index))?;
+        self.0.commit().map_err(|e| io_err(&index)(e.error))?;
+        Ok(())
     }
 }
 

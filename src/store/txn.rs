@@ -874,10 +874,9 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
 }
 
 /// ext4 flushes a file's delayed-allocation data to disk when it is renamed over another
-/// (`auto_da_alloc`): 1.5 ms per replace on this kind of machine, most of an append.
-/// Allocating the blocks up front sidesteps it. Files derived from HEAD (working tree, index,
-/// cache) and HEAD's branch ref itself (its lock file, renamed into place by `refs.rs`) are
-/// written this way.
+/// (`auto_da_alloc`): up to 1.5 ms per replace on this kind of machine. Allocating the
+/// blocks up front sidesteps it. Files derived from HEAD (working tree, index, caches) are
+/// written this way; the branch ref is gix's (see `refs.rs` for why).
 /// Best effort: filesystems without fallocate just take the slow path.
 pub(super) fn preallocate(file: &File, len: usize) {
     if len > 0 {

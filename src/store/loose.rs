@@ -14,6 +14,12 @@
 //!
 //! Nothing is synced, as with git's defaults (`core.fsyncObjectFiles` off): the rename is
 //! atomic, so an object is whole or absent.
+//!
+//! Kept over gix's writer (issue 30) for the disk it saves: gix deflates every object at
+//! `core.looseCompression` with zlib-rs, whose level 1 is `deflate_quick`, and `.git` grew
+//! to 3.53 times the conversation text instead of 2.86 (`benches/store.py`, 2,000 appends):
+//! 23% more, past the goal of 3. It also cost an append 4-9% more CPU, in alternating rounds
+//! of appends in a small store and a 10,000-conversation one.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

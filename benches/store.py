@@ -43,7 +43,9 @@ Measurements
    changes an append's commit requires: 8 loose objects, the ref lock and reflogs, the
    work-tree append, the index; built by `cargo build --release --example append_floor`,
    skipped when absent).  Together they bound from below what any append can reach here.
-   Targets: convo/git <= 0.25 and latency@10,000 / latency@100 <= 1.5.
+   Targets: convo/git < 1 (an append under git's own `add` + `commit`) and latency@10,000 /
+   latency@100 <= 1.5 (flat in the conversation's size).  An older goal of 0.25 was retired
+   in issue 30: the two floors alone come to 0.45 of git at 100 turns here.
 
 2. Storage (`storage`).  Automatic gc is off (`gc.auto 0` right after `convo init`), and
    the history is built with one `convo append` process per ~2 KB turn, as a real session
@@ -487,8 +489,7 @@ def bench_latency(bench: Bench, turns: Turns) -> list[Result]:
     print(f"  convo latency@10,000 / latency@100: {growth:.3f}")
     results = []
     for size, (c, g) in medians.items():
-        results.append(Result(f"append convo/git @{size:,} turns", c / g, "<= 0.25",
-                              c / g <= 0.25))
+        results.append(Result(f"append convo/git @{size:,} turns", c / g, "< 1", c / g < 1))
     results.append(Result("append latency@10k / @100", growth, "<= 1.5", growth <= 1.5))
     info = [Result(f"append latency @{size:,} ({who})", medians[size][i], "info", True, "ms")
             for size in medians for i, who in enumerate(("convo", "git anchor"))]

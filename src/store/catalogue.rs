@@ -260,10 +260,19 @@ impl Store {
         }
     }
 
-    /// Remove the catalogue and the titles file; the next reader rebuilds them from HEAD.
-    pub(super) fn catalogue_drop(&self) {
+    /// Drop every cache that names commits or trees of a history just replaced (redact's
+    /// rewrite): they are disposable and rebuild themselves from HEAD. The catalogue keeps
+    /// superseded lines (old titles) until it is rewritten, so it goes whole, and redacted
+    /// text is left in no file. The ids file names only ids: it moves along to HEAD.
+    pub(super) fn forget_derived(&self) {
+        for dir in ["cache", "log", "outline"] {
+            let _ = std::fs::remove_dir_all(self.state_dir().join(dir));
+        }
         let _ = std::fs::remove_file(self.catalogue_path());
         let _ = std::fs::remove_file(self.titles_path());
+        if let Ok(Some(dir)) = self.head_commit_id().and_then(|head| self.conversations_tree(head)) {
+            self.ids_refresh(dir);
+        }
     }
 
     fn titles_path(&self) -> PathBuf {

@@ -38,16 +38,16 @@ impl Store {
             return Ok(None);
         }
         let tree = self.gc_proof(|| {
-            let mut editor = self.repo.edit_tree(root).map_err(git_err("edit tree"))?;
+            let mut editor = self.tree_editor(root)?;
             for (id, tree) in &legacy {
                 let old = layout::legacy_conversation_dir(id);
-                editor.remove(old.as_str()).map_err(git_err(format!("move {old}")))?;
+                editor.remove(old.split('/')).map_err(git_err(format!("move {old}")))?;
                 let new = layout::conversation_dir(id);
                 if !self.in_fan(dir, id)? {
-                    editor.upsert(new.as_str(), EntryKind::Tree, *tree).map_err(git_err(format!("move {old}")))?;
+                    editor.upsert(new.split('/'), EntryKind::Tree, *tree).map_err(git_err(format!("move {old}")))?;
                 }
             }
-            Ok(editor.write().map_err(git_err("write tree"))?.detach())
+            self.write_tree_edits(&mut editor)
         })?;
         Ok(Some((tree, legacy.into_iter().map(|(id, _)| id).collect())))
     }
@@ -80,7 +80,12 @@ impl Store {
         );
         // Dated as HEAD: no clock of the user's asked for this commit.
         let signature = self.signature_as_of(head)?;
-        let commit = self.gc_proof(|| self.write_commit_object(tree, &[head], &message, &signature))?;
-        self.advance_as(lock, head, commit, &subject, &signature)
+        let mut tx = self.transaction(lock);
+        tx.tree(tree, vec![head]).changes_catalogue();
+        // A failed mirror fails the lock that asked for the move; the next one replays it.
+        match tx.commit_signed(&message, &signature)?.lag {
+            Some(lag) => Err(lag),
+            None => Ok(()),
+        }
     }
 }

@@ -4,10 +4,9 @@
 //! import that fails halfway leaves only unreferenced objects for `git gc`.
 
 use gix::ObjectId;
-use gix::object::tree::EntryKind;
 
-use super::txn::{Landed, Lock};
-use super::{Meta, Result, Store, StoreError, git_err, layout};
+use super::txn::{Change, Landed, Lock};
+use super::{Meta, Result, Store, StoreError, layout};
 use crate::clock::Clock;
 use crate::event::{Draft, Event, IdSet, Kind, Stats};
 
@@ -151,7 +150,8 @@ impl Store {
         }
     }
 
-    /// Commit every staged conversation at once.
+    /// Commit every staged conversation at once. If HEAD does not move, the caller discards
+    /// the objects ([`Store::discard`]).
     pub fn commit_staged(
         &self,
         lock: &Lock,
@@ -160,30 +160,10 @@ impl Store {
         clock: &Clock,
     ) -> Result<StagedCommit> {
         let (entries, trailers) = self.staged_entries(&mut staged, clock)?;
-        let (paths, blobs): (Vec<String>, Vec<ObjectId>) = entries.into_iter().unzip();
-        // A git holding the branch is waited for before this commit writes anything more.
-        let landing = self.begin_landing(lock, paths)?;
-        let parent = self.head_commit_id()?;
-        let base = match parent {
-            Some(commit) => self.commit_tree_id(commit)?,
-            None => ObjectId::empty_tree(self.repo.object_hash()),
-        };
-        let tree = self.gc_proof(|| {
-            let mut editor = self.repo.edit_tree(base).map_err(git_err("edit tree"))?;
-            for (path, blob) in landing.paths().iter().zip(&blobs) {
-                editor.upsert(path.as_str(), EntryKind::Blob, *blob).map_err(git_err(format!("add {path}")))?;
-            }
-            Ok(editor.write().map_err(git_err("write tree"))?.detach())
-        })?;
-        let message = format!("{subject}\n\n{trailers}");
-        let commit = self.write_commit(tree, parent.as_slice(), &message, clock)?;
-        // If HEAD does not move, the caller discards the objects.
-        let landed = landing.land(parent, commit, &self.signature(clock), subject, |paths| {
-            self.mirror_from_head(paths)?;
-            self.catalogue_refresh();
-            self.note_written_segments(paths.iter().map(String::as_str).zip(blobs.iter().copied()));
-            Ok(())
-        })?;
+        let mut tx = self.transaction(lock);
+        tx.changes(entries.into_iter().map(|(path, blob)| Change { path, blob: Some(blob), ..Change::default() }))
+            .changes_catalogue();
+        let landed = tx.commit_message(&format!("{subject}\n\n{trailers}"), clock)?.landed;
         let conversations = staged.into_iter().map(|s| (s.id, s.stats)).collect();
         Ok(StagedCommit { conversations, landed })
     }

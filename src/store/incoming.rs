@@ -138,7 +138,8 @@ impl Store {
     /// Check a commit fetched into `quarantine` (see [`Store::check_incoming`]) against
     /// this store's HEAD.
     pub fn check_fetched(&self, quarantine: &Path, tip: ObjectId) -> Result<()> {
-        let repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
+        let mut repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
+        repo.object_cache_size_if_unset(super::OBJECT_CACHE);
         let scratch = Store {
             root: quarantine.to_owned(),
             repo,
@@ -146,7 +147,6 @@ impl Store {
             unmarked: Default::default(),
             listings: Default::default(),
             ids: Default::default(),
-            small: Default::default(),
             outlined: Default::default(),
             head: Default::default(),
             loose: Default::default(),

@@ -12,6 +12,11 @@
 //! Anything else (a conflicted or removed path, an extension such as git's cache tree, which
 //! would go stale, an index version other than 2 or 3) is left to the whole write. Pure:
 //! bytes in, pieces out.
+//!
+//! Kept over gix's whole write (issue 30): the split-index writer (`split_index`, which gix
+//! cannot do) is built from these pieces and entry codecs, and for an index that is not
+//! split the whole write through gix cost an append 10% more CPU and wall time in a store of
+//! one 10,000-turn conversation (1,436 entries), in alternating rounds of appends.
 
 use std::ops::Range;
 

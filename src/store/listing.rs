@@ -7,6 +7,12 @@
 //! Such a tree's raw bytes are searched in place (binary search, no allocation). Any other
 //! tree (another tool's, a hash other than SHA-1) is decoded the ordinary way.
 //!
+//! Kept over gix's tree decoding and editing (issue 30): with every listing decoded and the
+//! `conversations` tree edited through the tree editor, an append in a store of 10,000
+//! conversations took 1.27 times the CPU and 1.30 times the wall time (1.09 in a store of
+//! one conversation), in alternating rounds of appends: more than `benches/` allows a change
+//! to cost.
+//!
 //! The ids live in many fan folders, so the questions that need them in order (a prefix,
 //! the neighbours that decide an id's shortest unique prefix, every id) read
 //! `.git/convo/ids`: `<conversations tree> <count>\n` and then each id on its own line,

@@ -96,7 +96,12 @@ impl Store {
         if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
             let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
             let removed = before.difference(&after).cloned().collect();
-            self.advance(lock, ours, theirs, &format!("pull: fast-forward to {label}"), clock)?;
+            let mut tx = self.transaction(lock);
+            tx.moves_to(Some(ours), theirs).changes_catalogue();
+            // A failed mirror is this pull's error still: `Integrated` has no room for a lag.
+            if let Some(lag) = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.lag {
+                return Err(lag);
+            }
             // A remote an older convo wrote: its tree moves into the fan-out here too.
             self.fan_out(lock)?;
             return Ok(Integrated::FastForward {
@@ -124,13 +129,12 @@ impl Store {
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
-        let mut paths = std::collections::HashMap::new();
-        self.collect_blobs(self.commit_tree_id(theirs)?, "", &mut paths)?;
-        let landing = self.begin_landing(lock, paths.into_keys().collect())?;
-        // A failed mirror stays this pull's error, as a fast-forward's does (`advance_as`).
-        landing.land_or_lag(None, theirs, &self.signature(clock), &format!("pull: {label}"), |paths| {
-            self.mirror_from_head(paths)
-        })??;
+        let mut tx = self.transaction(lock);
+        tx.moves_to(None, theirs);
+        // A failed mirror stays this pull's error, as a fast-forward's does.
+        if let Some(lag) = tx.commit_message(&format!("pull: {label}"), clock)?.lag {
+            return Err(lag);
+        }
         Ok(Integrated::FastForward {
             commit: theirs,
             conversations: self.conversation_count(theirs)?,
@@ -156,7 +160,7 @@ impl Store {
         // Ours is in the fan-out shape (the lock saw to it); theirs may not be, and the
         // merged tree is built on theirs.
         let t_tree = self.fanned_tree(t_tree)?.map_or(t_tree, |(tree, _)| tree);
-        let mut editor = self.repo.edit_tree(t_tree).map_err(git_err("edit tree"))?;
+        let mut editor = self.tree_editor(t_tree)?;
         let mut trailers: Vec<String> = Vec::new();
         let mut kept_remote = Vec::new();
         let mut updated = 0;
@@ -177,8 +181,8 @@ impl Store {
             if o != b && t == b {
                 let kind = if is_tree { EntryKind::Tree } else { EntryKind::Blob };
                 match o {
-                    Some(o) => editor.upsert(name.as_str(), kind, o).map_err(git_err(format!("merge {name}")))?,
-                    None => editor.remove(name.as_str()).map_err(git_err(format!("merge {name}")))?,
+                    Some(o) => editor.upsert(name.split('/'), kind, o).map_err(git_err(format!("merge {name}")))?,
+                    None => editor.remove(name.split('/')).map_err(git_err(format!("merge {name}")))?,
                 };
             } else if o != b && t != b && o != t {
                 kept_remote.push(name);
@@ -197,8 +201,8 @@ impl Store {
             if o == t {
                 continue;
             }
-            let keep_ours = |editor: &mut gix::object::tree::Editor<'_>, o: ObjectId| {
-                editor.upsert(dir.as_str(), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
+            let keep_ours = |editor: &mut gix::objs::tree::Editor<'_>, o: ObjectId| {
+                editor.upsert(dir.split('/'), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
             };
             let o = match (o, t) {
                 // Changed only here: keep ours (a conversation removed here with git stays removed).
@@ -206,7 +210,7 @@ impl Store {
                     match o {
                         Some(o) => keep_ours(&mut editor, o)?,
                         None => {
-                            editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                            editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
                         }
                     }
                     continue;
@@ -233,7 +237,7 @@ impl Store {
                         }
                         revived.push(id);
                     } else {
-                        editor.remove(dir.as_str()).map_err(git_err(format!("merge {dir}")))?;
+                        editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
                         kept_removed.push(id);
                     }
                     continue;
@@ -261,8 +265,8 @@ impl Store {
                 if ours_has_theirs {
                     let events = format!("{dir}/{}", layout::EVENTS_DIR);
                     match self.entry_at(o, layout::EVENTS_DIR)? {
-                        Some(tree) => editor.upsert(events.as_str(), EntryKind::Tree, tree),
-                        None => editor.remove(events.as_str()),
+                        Some(tree) => editor.upsert(events.split('/'), EntryKind::Tree, tree),
+                        None => editor.remove(events.split('/')),
                     }
                     .map_err(git_err(format!("merge {dir}")))?;
                 }
@@ -273,7 +277,9 @@ impl Store {
                     && t_meta == b_meta
                     && let Some(o_meta) = o_meta
                 {
-                    editor.upsert(meta.as_str(), EntryKind::Blob, o_meta).map_err(git_err(format!("merge {meta}")))?;
+                    editor
+                        .upsert(meta.split('/'), EntryKind::Blob, o_meta)
+                        .map_err(git_err(format!("merge {meta}")))?;
                 } else if o_meta != b_meta && t_meta != b_meta && o_meta != t_meta {
                     // Both changed it: theirs stands, and a title of ours it replaces is said.
                     let (ours, theirs) = (self.meta_in(o_tree, &id)?.title, self.meta_in(t_tree, &id)?.title);
@@ -315,19 +321,18 @@ impl Store {
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;
             bytes.push(b'\n');
-            let blob =
-                self.gc_proof(|| Ok(self.repo.write_blob(&bytes).map_err(git_err("write fork metadata"))?.detach()))?;
-            editor.upsert(layout::meta_path(&fork).as_str(), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
+            let blob = self.gc_proof(|| self.write_loose(gix::objs::Kind::Blob, &bytes))?;
+            editor.upsert(layout::meta_path(&fork).split('/'), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
             if let Some(events) = self.entry_at(o, layout::EVENTS_DIR)? {
                 let path = format!("{}/{}", layout::conversation_dir(&fork), layout::EVENTS_DIR);
-                editor.upsert(path.as_str(), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
+                editor.upsert(path.split('/'), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
             }
             if let Some(last) = self.newest_change(ours, &dir)? {
                 trailers.push(format!("Convo-Merged: {fork} {last}"));
             }
             diverged.push(Diverged { id, title: source_meta.title, fork, local_events, rewritten });
         }
-        let tree = editor.write().map_err(git_err("write merged tree"))?.detach();
+        let tree = self.write_tree_edits(&mut editor)?;
         let subject = format!(
             "merge: {label} ({updated} conversation{} updated{})",
             if updated == 1 { "" } else { "s" },
@@ -339,8 +344,13 @@ impl Store {
             message.push('\n');
         }
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
-        let commit = self.write_commit(tree, &[ours, theirs], &message, clock)?;
-        self.advance(lock, ours, commit, &subject, clock)?;
+        let mut tx = self.transaction(lock);
+        tx.tree(tree, vec![ours, theirs]).changes_catalogue();
+        let committed = tx.commit_message(&message, clock)?;
+        if let Some(lag) = committed.lag {
+            return Err(lag);
+        }
+        let commit = committed.commit;
         Ok(Integrated::Merged {
             commit,
             updated,

@@ -8,9 +8,10 @@
 //! line stays valid JSON; lines without it keep their bytes. Commit messages are redacted
 //! too, and their `Convo-Previous` / `Convo-Merged` trailers point at the rewritten commits,
 //! so `log` chains stay whole. HEAD moves by the usual compare-and-swap and the working tree
-//! and index are mirrored ([`Store::advance`]); convo's caches that name commits are
-//! dropped; then the reflog is expired and unreachable objects pruned through `git`, so the
-//! old commits are gone from the repository, not only from HEAD's history.
+//! and index are mirrored (a [`Transaction`](super::transaction::Transaction) moving to the
+//! rewritten tip); convo's caches that name commits are dropped; then the reflog is expired
+//! and unreachable objects pruned through `git`, so the old commits are gone from the
+//! repository, not only from HEAD's history.
 
 use std::collections::{HashMap, HashSet};
 
@@ -305,15 +306,11 @@ impl Store {
             return Ok(None);
         }
         let short = |c: ObjectId| c.to_hex_with_len(7).to_string();
-        self.advance(lock, head, new_head, &format!("redact: {} -> {}", short(head), short(new_head)), clock)?;
-        // Caches keyed by commit or tree ids now name objects that are about to go; they
-        // are disposable and rebuild themselves from HEAD.
-        for dir in ["cache", "log", "outline"] {
-            let _ = std::fs::remove_dir_all(self.state_dir().join(dir));
+        let mut tx = self.transaction(lock);
+        tx.moves_to(Some(head), new_head).rewrites_history();
+        if let Some(lag) = tx.commit_message(&format!("redact: {} -> {}", short(head), short(new_head)), clock)?.lag {
+            return Err(lag);
         }
-        // The catalogue keeps superseded lines (old titles) until it is rewritten: drop it
-        // whole, so redacted text is left in no file.
-        self.catalogue_drop();
         Ok(Some(Rewritten { old_head: head, new_head, commits: order.len(), changed, files }))
     }
 

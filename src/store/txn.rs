@@ -1,16 +1,11 @@
-//! Committing: one writer at a time, and a journal so a killed process never leaves the
-//! store in a state the next command cannot use.
+//! The write lock, the journal, recovery, and the working-tree and index half of a commit
+//! (the sequence every commit runs is [`Transaction`](super::transaction::Transaction)'s).
 //!
-//! A write takes an exclusive `flock` on `.git/convo/lock` (the kernel drops it when the
-//! holder dies, so there is no stale lock to clean up), then:
-//!
-//! 1. writes the journal `.git/convo/journal` naming every path it will touch;
-//! 2. writes blobs and trees, then the commit, then moves HEAD's branch with a
-//!    compare-and-swap (the commit point: before it nothing is visible, after it all is);
-//! 3. mirrors the touched files into the working tree and the index;
-//! 4. blanks the journal.
-//!
-//! Whoever finds an orphaned journal (under the lock) replays step 3 from HEAD, which is
+//! A writer takes an exclusive `flock` on `.git/convo/lock` (the kernel drops it when the
+//! holder dies, so there is no stale lock to clean up). A commit names every path it will
+//! touch in the journal `.git/convo/journal` before it writes anything, moves HEAD's branch,
+//! mirrors the paths into the working tree and the index, and blanks the journal. Whoever
+//! finds a journal that names paths (under the lock) replays the mirror from HEAD, which is
 //! right whether or not the commit landed. Reads use HEAD's tree, never the working tree, so
 //! they cannot see a half-written file.
 //!
@@ -26,7 +21,6 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::index::entry::{Flags, Mode, Stage, Stat};
-use gix::object::tree::EntryKind;
 use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, StoreError, create_private_dir, git_err, io_err, layout};
@@ -36,6 +30,9 @@ use crate::clock::Clock;
 pub struct Lock {
     _file: File,
     head: std::sync::Arc<std::sync::Mutex<HeadMemo>>,
+    /// A commit under this lock landed but its mirror failed: the journal still names its
+    /// paths, and the next transaction replays them before it writes a journal of its own.
+    pub(super) lagging: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Lock {
@@ -139,12 +136,6 @@ pub(crate) struct Change {
     pub append_from: Option<usize>,
 }
 
-pub(crate) struct Committed {
-    pub commit: ObjectId,
-    pub tree: ObjectId,
-    pub landed: Landed,
-}
-
 /// What happened around a commit once it landed, which every writer reports the same way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Landed {
@@ -153,77 +144,6 @@ pub struct Landed {
     /// Set when the commit landed but mirroring it into the working tree and index did not
     /// (the next command finishes it).
     pub warning: Option<String>,
-}
-
-/// A commit between its journal and its ref move: the one landing every writer's commit
-/// goes through ([`Store::begin_landing`], then [`Landing::land`]).
-pub(super) struct Landing<'s> {
-    store: &'s Store,
-    paths: Vec<String>,
-    /// The ref has not moved: dropping this blanks the journal.
-    open: bool,
-}
-
-impl Landing<'_> {
-    /// The paths the journal names, in the order given.
-    pub(super) fn paths(&self) -> &[String] {
-        &self.paths
-    }
-
-    /// Steps 6 to 8: move HEAD's branch from `expected` to `commit` (the commit point),
-    /// mirror the journalled paths with `mirror`, blank the journal, and run `git gc
-    /// --auto` if due. An error means HEAD did not move, and the journal is blank again:
-    /// there is nothing to mirror. Once HEAD has moved nothing is reported as a failure
-    /// (a retry would commit twice): a mirror that fails becomes the warning, and the
-    /// journal stays for the next command to replay.
-    pub(super) fn land(
-        self,
-        expected: Option<ObjectId>,
-        commit: ObjectId,
-        signature: &gix::actor::Signature,
-        subject: &str,
-        mirror: impl FnOnce(&[String]) -> Result<()>,
-    ) -> Result<Landed> {
-        Ok(match self.land_or_lag(expected, commit, signature, subject, mirror)? {
-            Ok(gc) => Landed { gc, warning: None },
-            Err(e) => Landed {
-                gc: GcOutcome::NotNeeded,
-                warning: Some(format!(
-                    "committed {}, but the working tree and index lag behind ({}); the next convo command brings them up to date",
-                    &commit.to_string()[..7],
-                    e.explained()
-                )),
-            },
-        })
-    }
-
-    /// [`land`](Self::land), with a failed mirror as the inner error rather than a warning.
-    pub(super) fn land_or_lag(
-        mut self,
-        expected: Option<ObjectId>,
-        commit: ObjectId,
-        signature: &gix::actor::Signature,
-        subject: &str,
-        mirror: impl FnOnce(&[String]) -> Result<()>,
-    ) -> Result<std::result::Result<GcOutcome, StoreError>> {
-        let store = self.store;
-        store.move_head(expected, commit, signature, subject)?;
-        self.open = false;
-        store.fail(FailPoint::Committed);
-        if let Err(e) = mirror(&self.paths).and_then(|()| store.clear_journal()) {
-            return Ok(Err(e));
-        }
-        Ok(Ok(store.maybe_gc()))
-    }
-}
-
-impl Drop for Landing<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            // Best effort: a journal left behind is replayed from HEAD, which did not move.
-            let _ = self.store.clear_journal();
-        }
-    }
 }
 
 impl Store {
@@ -337,7 +257,7 @@ impl Store {
         if let Ok(mut memo) = self.head.lock() {
             *memo = HeadMemo { held: true, ..HeadMemo::default() };
         }
-        let lock = Lock { _file: file, head: self.head.clone() };
+        let lock = Lock { _file: file, head: self.head.clone(), lagging: Default::default() };
         // A store from before the marker becomes a marked one with its first write.
         if self.unmarked.swap(false, std::sync::atomic::Ordering::Relaxed) {
             self.set_up()?;
@@ -354,7 +274,7 @@ impl Store {
         Ok(lock)
     }
 
-    fn fail(&self, at: FailPoint) {
+    pub(super) fn fail(&self, at: FailPoint) {
         if self.fail_point == Some(at) {
             if at == FailPoint::Gc {
                 // Let the gc get under way (repack, pack-refs) before convo dies.
@@ -364,146 +284,14 @@ impl Store {
         }
     }
 
-    /// Commit `changes` on top of HEAD with `message`, keeping working tree and index in step.
-    pub(super) fn commit(&self, lock: &Lock, changes: &[Change], message: &str, clock: &Clock) -> Result<Committed> {
-        let parent = self.head_commit_id()?;
-        let base_tree = match parent {
-            Some(commit) => self.commit_tree_id(commit)?,
-            None => ObjectId::empty_tree(self.repo.object_hash()),
-        };
-        // Refuse a symlinked folder or file before anything is written, not after the commit.
-        for change in changes {
-            self.worktree_path(&change.path)?;
-        }
-        let landing = self.begin_landing(lock, changes.iter().map(|c| c.path.clone()).collect())?;
-        let signature = self.signature(clock);
-        // All objects again if one is lost to a concurrent gc: the tree editor cannot
-        // resume a failed write, and rewriting objects that exist costs only time.
-        let mut written = Vec::new();
-        // What each changed path holds in the new tree, for the index without reading it.
-        let mut now: Vec<Option<ObjectId>> = Vec::with_capacity(changes.len());
-        let (tree, commit) = self.gc_proof(|| {
-            written.clear();
-            now.clear();
-            for change in changes {
-                let blob = match (change.blob, &change.bytes) {
-                    (Some(blob), _) => Some(blob),
-                    (None, Some(bytes)) => Some(self.write_loose(gix::objs::Kind::Blob, bytes)?),
-                    (None, None) => None,
-                };
-                // A reopened segment holds lines convo may not have written (a pull's):
-                // only segments written whole are known good.
-                if let Some(blob) = blob
-                    && change.append_from.is_none()
-                {
-                    written.push((change.path.as_str(), blob));
-                }
-                now.push(blob);
-            }
-            let tree = self.write_edited_tree(base_tree, changes, &now)?;
-            let commit = self.write_commit_object(tree, parent.as_slice(), message, &signature)?;
-            Ok((tree, commit))
-        })?;
-        let subject = message.lines().next().unwrap_or("");
-        let landed = landing.land(parent, commit, &signature, subject, |paths| {
-            // Segments convo wrote hold lines it validated: copies need not check them again.
-            self.note_written_segments(written);
-            self.mirror(changes, paths, &now, tree)
-        })?;
-        Ok(Committed { commit, tree, landed })
-    }
-
-    /// Steps 3 and 4 of every commit: wait while a git holds HEAD's branch, then name
-    /// `paths` in the journal, before the commit writes anything. What it returns moves
-    /// the ref; dropped before that, it blanks the journal again.
-    pub(super) fn begin_landing(&self, _lock: &Lock, paths: Vec<String>) -> Result<Landing<'_>> {
-        self.await_branch_lock()?;
-        self.write_journal(&paths)?;
-        self.fail(FailPoint::Journal);
-        Ok(Landing { store: self, paths, open: true })
-    }
-
-    /// `base` with each of `changes` holding what `now` says (`None`: removed), written.
-    /// When they all lie in one fan folder `conversations` already has (an append), only
-    /// that folder goes through gix's tree editor, and the `conversations` tree (1,024
-    /// entries, 30 KB in a big store) gets the folder's new id in its raw bytes and is
-    /// remembered: neither this commit nor the reads after it inflate and decode it again.
-    fn write_edited_tree(&self, base: ObjectId, changes: &[Change], now: &[Option<ObjectId>]) -> Result<ObjectId> {
-        let fan_of = |path: &str| {
-            let rest = path.strip_prefix(layout::CONVERSATIONS)?.strip_prefix('/')?;
-            let (fan, inside) = rest.split_once('/')?;
-            (!inside.is_empty()).then_some((fan.to_owned(), inside.to_owned()))
-        };
-        let one_fan = changes
-            .iter()
-            .map(|c| fan_of(&c.path))
-            .collect::<Option<Vec<_>>>()
-            .filter(|fans| fans.windows(2).all(|w| w[0].0 == w[1].0) && now.iter().all(Option::is_some));
-        if let Some(fans) = one_fan
-            && let Some((fan, _)) = fans.first()
-            && let Some((conversations, true)) =
-                Store::entry_in(&self.object_data(base, gix::objs::Kind::Tree)?, layout::CONVERSATIONS)
-            && let listing = self.listing(conversations)?
-            && let Some((fan_tree, true)) = listing.find(fan)
-        {
-            let mut editor = self.tree_editor(fan_tree)?;
-            // Every change holds a blob (checked above).
-            for ((_, inside), blob) in fans.iter().zip(now.iter().flatten()) {
-                editor.upsert(inside.split('/'), EntryKind::Blob, *blob).map_err(git_err(format!("add {inside}")))?;
-            }
-            let fan_tree = self.write_tree_edits(&mut editor)?;
-            if let Some(bytes) = listing.with_folder(fan, fan_tree) {
-                // Stored, not deflated (zlib level 0): the tree is mostly 20-byte ids, which
-                // do not compress, and every commit in a big store reads and writes it; at
-                // level 1 inflating its 30 KB alone was a fifth of a `log`. `git gc` packs
-                // it compressed like any other object.
-                let conversations = self.write_loose_at(gix::objs::Kind::Tree, &bytes, Some(0))?;
-                self.remember_listing(conversations, bytes);
-                let mut root = self.tree_editor(base)?;
-                root.upsert([layout::CONVERSATIONS], EntryKind::Tree, conversations)
-                    .map_err(git_err("add conversations"))?;
-                return self.write_tree_edits(&mut root);
-            }
-        }
-        let mut editor = self.tree_editor(base)?;
-        for (change, blob) in changes.iter().zip(now) {
-            match blob {
-                Some(blob) => editor.upsert(change.path.split('/'), EntryKind::Blob, *blob),
-                None => editor.remove(change.path.split('/')),
-            }
-            .map_err(git_err(format!("change {}", change.path)))?;
-        }
-        self.write_tree_edits(&mut editor)
-    }
-
-    /// Write a commit of `tree` on `parents` by `signature` (author and committer) as a
-    /// loose object (see [`Store::write_loose`]). Every commit convo makes is built here,
-    /// so they all carry the same headers; only redact's rewrite builds its own, since it
-    /// keeps each rewritten commit's author, committer and encoding. The caller retries it
-    /// under [`Store::gc_proof`] with the objects it belongs with.
-    pub(super) fn write_commit_object(
-        &self,
-        tree: ObjectId,
-        parents: &[ObjectId],
-        message: &str,
-        signature: &gix::actor::Signature,
-    ) -> Result<ObjectId> {
-        let commit = gix::objs::Commit {
-            message: message.into(),
-            tree,
-            author: signature.clone(),
-            committer: signature.clone(),
-            encoding: None,
-            parents: parents.iter().copied().collect(),
-            extra_headers: Vec::new(),
-        };
-        let mut bytes = Vec::new();
-        gix::objs::WriteTo::write_to(&commit, &mut bytes).map_err(io_err("commit"))?;
-        self.write_loose(gix::objs::Kind::Commit, &bytes)
-    }
-
     /// The working tree and index half of a commit whose changes are in hand.
-    fn mirror(&self, changes: &[Change], paths: &[String], now: &[Option<ObjectId>], tree: ObjectId) -> Result<()> {
+    pub(super) fn mirror_changes(
+        &self,
+        changes: &[Change],
+        paths: &[String],
+        now: &[Option<ObjectId>],
+        tree: ObjectId,
+    ) -> Result<()> {
         for change in changes {
             let written;
             let bytes = match change.blob {
@@ -552,59 +340,6 @@ impl Store {
             .seconds;
         let clock = Clock::fixed(chrono::DateTime::from_timestamp(seconds, 0).unwrap_or_default());
         Ok(self.signature(&clock))
-    }
-
-    /// Move HEAD from `expected` to `target` (a fast-forward, or a merge commit made with
-    /// [`Store::write_commit`]) and mirror every file that differs between the two trees into
-    /// the working tree and index, journalled like any commit.
-    pub(crate) fn advance(
-        &self,
-        lock: &Lock,
-        expected: ObjectId,
-        target: ObjectId,
-        subject: &str,
-        clock: &Clock,
-    ) -> Result<()> {
-        self.advance_as(lock, expected, target, subject, &self.signature(clock))
-    }
-
-    /// [`advance`](Self::advance) with the reflog's signature given.
-    pub(super) fn advance_as(
-        &self,
-        lock: &Lock,
-        expected: ObjectId,
-        target: ObjectId,
-        subject: &str,
-        signature: &gix::actor::Signature,
-    ) -> Result<()> {
-        let (mut old, mut new) = (std::collections::HashMap::new(), std::collections::HashMap::new());
-        self.collect_blobs(self.commit_tree_id(expected)?, "", &mut old)?;
-        self.collect_blobs(self.commit_tree_id(target)?, "", &mut new)?;
-        let mut paths: Vec<String> =
-            new.iter().filter(|(p, id)| old.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
-        paths.extend(old.keys().filter(|p| !new.contains_key(*p)).cloned());
-        paths.sort();
-        let landing = self.begin_landing(lock, paths)?;
-        // A mirror that fails is still this call's error, as it was before there was one
-        // landing for every writer; its callers have no way yet to report a lag.
-        landing.land_or_lag(Some(expected), target, signature, subject, |paths| {
-            self.mirror_from_head(paths)?;
-            self.catalogue_refresh();
-            Ok(())
-        })??;
-        Ok(())
-    }
-
-    /// Write a commit object (no ref moves) with the caller's identity and clock.
-    pub(super) fn write_commit(
-        &self,
-        tree: ObjectId,
-        parents: &[ObjectId],
-        message: &str,
-        clock: &Clock,
-    ) -> Result<ObjectId> {
-        let signature = self.signature(clock);
-        self.gc_proof(|| self.write_commit_object(tree, parents, message, &signature))
     }
 
     /// Name the paths about to change, so a crash from here on can be repaired from HEAD.
@@ -1013,12 +748,10 @@ impl Store {
 
     /// git's `index.lock`, taken as git takes it (created, never waited for).
     fn lock_index(&self) -> Result<IndexLock> {
-        let path = self.repo.git_dir().join("index.lock");
-        let file = private_options().write(true).create_new(true).open(&path).map_err(|e| StoreError::Git {
-            context: format!("lock {} (is a git command running in the store?)", path.display()),
-            source: Box::new(e),
-        })?;
-        Ok(IndexLock { file, path, index: self.repo.index_path(), done: false })
+        let index = self.repo.index_path();
+        gix::lock::File::acquire_to_update_resource(&index, gix::lock::acquire::Fail::Immediately, None, 0)
+            .map(IndexLock)
+            .map_err(git_err(format!("lock {}.lock (is a git command running in the store?)", index.display())))
     }
 
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
@@ -1141,10 +874,9 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
 }
 
 /// ext4 flushes a file's delayed-allocation data to disk when it is renamed over another
-/// (`auto_da_alloc`): 1.5 ms per replace on this kind of machine, most of an append.
-/// Allocating the blocks up front sidesteps it. Files derived from HEAD (working tree, index,
-/// cache) and HEAD's branch ref itself (its lock file, renamed into place by `refs.rs`) are
-/// written this way.
+/// (`auto_da_alloc`): up to 1.5 ms per replace on this kind of machine. Allocating the
+/// blocks up front sidesteps it. Files derived from HEAD (working tree, index, caches) are
+/// written this way; the branch ref is gix's (see `refs.rs` for why).
 /// Best effort: filesystems without fallocate just take the slow path.
 pub(super) fn preallocate(file: &File, len: usize) {
     if len > 0 {
@@ -1152,70 +884,55 @@ pub(super) fn preallocate(file: &File, len: usize) {
     }
 }
 
-/// `index.lock`, held while the index is read and rewritten; removed if dropped before
-/// [`IndexLock::replace_index`].
-struct IndexLock {
-    file: std::fs::File,
-    path: PathBuf,
-    index: PathBuf,
-    done: bool,
-}
+/// git's `index.lock`, through gix's lock-file protocol: held while the index is read and
+/// rewritten, renamed over it by [`IndexLock::replace`], removed if dropped before.
+struct IndexLock(gix::lock::File);
 
 impl IndexLock {
     /// Write `pieces` of a new index (ranges of the `old` one, and new bytes) and their
     /// checksum, and rename them over the index. The checksum is what a git that read the
     /// index compares before it writes back what it refreshed: a null one would match any
     /// index convo wrote meanwhile, which git would then overwrite with its stale view.
-    fn replace_index_with(
-        mut self,
-        old: &[u8],
-        pieces: &[super::index_patch::Piece],
-        kind: gix::hash::Kind,
-    ) -> Result<()> {
+    fn replace_index_with(self, old: &[u8], pieces: &[super::index_patch::Piece], kind: gix::hash::Kind) -> Result<()> {
         let len = pieces.iter().map(|p| p.bytes(old).len()).sum::<usize>() + kind.len_in_bytes();
-        preallocate(&self.file, len);
         let mut hasher = gix::hash::hasher(kind);
-        let written = pieces
-            .iter()
-            .try_for_each(|p| {
-                hasher.update(p.bytes(old));
-                self.file.write_all(p.bytes(old))
-            })
-            .and_then(|()| self.file.write_all(hasher.try_finalize().map_err(std::io::Error::other)?.as_slice()))
-            .and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+        self.replace(len, |file| {
+            for piece in pieces {
+                hasher.update(piece.bytes(old));
+                file.write_all(piece.bytes(old))?;
+            }
+            file.write_all(hasher.try_finalize().map_err(std::io::Error::other)?.as_slice())
+        })
     }
 
     /// Write `body` and its checksum, and rename them over the index.
-    fn replace_index_hashed(mut self, body: &[u8], kind: gix::hash::Kind) -> Result<()> {
+    fn replace_index_hashed(self, body: &[u8], kind: gix::hash::Kind) -> Result<()> {
         let mut hasher = gix::hash::hasher(kind);
         hasher.update(body);
         let checksum = hasher.try_finalize().map_err(git_err("hash the index"))?;
-        preallocate(&self.file, body.len() + checksum.as_slice().len());
-        let written = self
-            .file
-            .write_all(body)
-            .and_then(|()| self.file.write_all(checksum.as_slice()))
-            .and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+        self.replace(body.len() + checksum.as_slice().len(), |file| {
+            file.write_all(body)?;
+            file.write_all(checksum.as_slice())
+        })
     }
 
-    /// Write `bytes` (blocks preallocated, see [`preallocate`]) and rename them over the index.
-    fn replace_index(mut self, bytes: &[u8]) -> Result<()> {
-        preallocate(&self.file, bytes.len());
-        let written = self.file.write_all(bytes).and_then(|()| std::fs::rename(&self.path, &self.index));
-        self.done = written.is_ok();
-        written.map_err(io_err(&self.index))
+    /// Write `bytes` and rename them over the index.
+    fn replace_index(self, bytes: &[u8]) -> Result<()> {
+        self.replace(bytes.len(), |file| file.write_all(bytes))
     }
-}
 
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.path);
-        }
+    /// The one write: `len` bytes preallocated (see [`preallocate`]), written by `write`,
+    /// and renamed over the index.
+    fn replace(mut self, len: usize, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<()> {
+        let index = self.0.resource_path();
+        self.0
+            .with_mut(|file| {
+                preallocate(file, len);
+                write(file)
+            })
+            .map_err(io_err(&index))?;
+        self.0.commit().map_err(|e| io_err(&index)(e.error))?;
+        Ok(())
     }
 }
 
@@ -1240,21 +957,34 @@ pub(super) mod tests {
         Change { path, bytes: Some(format!(r#"{{"title":"{text}","created":"c"}}"#).into()), ..Change::default() }
     }
 
+    /// `change` committed with `message` through a transaction, as every writer commits.
+    fn commit(
+        store: &Store,
+        lock: &Lock,
+        change: Change,
+        message: &str,
+        clock: &Clock,
+    ) -> Result<crate::store::transaction::Committed> {
+        let mut tx = store.transaction(lock);
+        tx.change(change);
+        tx.commit_message(message, clock)
+    }
+
     #[test]
     fn a_head_another_program_moves_under_the_lock_is_never_written_over() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = Store::init(dir.path()).unwrap();
         let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
         let lock = store.lock().unwrap();
-        store.commit(&lock, &[note("one")], "one", &clock).unwrap();
+        commit(&store, &lock, note("one"), "one", &clock).unwrap();
         // The memo now says HEAD is "one"; git moves it behind convo's back.
         git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "outside"]);
         let outside = git(dir.path(), &["rev-parse", "HEAD"]);
-        let err = store.commit(&lock, &[note("two")], "two", &clock).err().expect("the commit must be refused");
+        let err = commit(&store, &lock, note("two"), "two", &clock).err().expect("the commit must be refused");
         assert!(matches!(err, StoreError::HeadMoved { .. }), "{err}");
         assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), outside);
         // Refused once, the files are read again: the next commit goes on top of git's.
-        store.commit(&lock, &[note("three")], "three", &clock).unwrap();
+        commit(&store, &lock, note("three"), "three", &clock).unwrap();
         assert_eq!(git(dir.path(), &["rev-parse", "HEAD~1"]), outside);
     }
 
@@ -1264,10 +994,10 @@ pub(super) mod tests {
         let (store, _) = Store::init(dir.path()).unwrap();
         let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
         let lock = store.lock().unwrap();
-        let one = store.commit(&lock, &[note("one")], "one", &clock).unwrap().commit.to_string();
+        let one = commit(&store, &lock, note("one"), "one", &clock).unwrap().commit.to_string();
         // The memo says `main`; git switches HEAD to a new branch at the same commit.
         git(dir.path(), &["checkout", "-q", "-b", "other"]);
-        let two = store.commit(&lock, &[note("two")], "two", &clock).unwrap().commit.to_string();
+        let two = commit(&store, &lock, note("two"), "two", &clock).unwrap().commit.to_string();
         assert_eq!(git(dir.path(), &["rev-parse", "refs/heads/other"]), two);
         assert_eq!(git(dir.path(), &["rev-parse", "refs/heads/main"]), one);
         assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
@@ -1279,7 +1009,7 @@ pub(super) mod tests {
         let (store, _) = Store::init(dir.path()).unwrap();
         let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
         let lock = store.lock().unwrap();
-        let committed = store.commit(&lock, &[note("one")], "one", &clock).unwrap().commit;
+        let committed = commit(&store, &lock, note("one"), "one", &clock).unwrap().commit;
         assert_eq!(store.head_commit_id().unwrap(), Some(committed));
         drop(lock);
         git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "after the lock"]);

@@ -16,6 +16,9 @@ fn source() -> Vec<u8> {
 /// A Codex 0.169 session from the recording server: a scripted tool call, another, an
 /// answer, then `codex exec resume` and a second answer, each call with its own counts.
 pub(crate) const CODEX_0169: &str = "tests/fixtures/codex-0.169.jsonl";
+/// A session Gemini CLI 0.61 wrote against tests/agent_server.py: a prompt, a thought, a
+/// file read and a command; then, resumed a minute later, its history compressed.
+pub(crate) const GEMINI_061: &str = "tests/fixtures/gemini-cli-0.61.jsonl";
 
 fn stored(env: &TestEnv) -> Vec<(String, String)> {
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
@@ -496,18 +499,23 @@ fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
     let current = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_0169)).unwrap();
     let counts_only: String =
         current.split_inclusive('\n').filter(|l| !l.contains(r#""type":"token_usage_record""#)).collect();
-    let sessions: [(&str, Option<&str>); 4] = [
+    // Gemini CLI writes a message again as its calls come in, and its resume and
+    // compression rewrite the list (read whole from there: a follow that meets them reads
+    // the file from its start and skips what it took before).
+    let sessions: [(&str, Option<&str>); 6] = [
         ("../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl", None),
         ("../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl", None),
         (CODEX_0169, None),
         ("codex-token-counts-only.jsonl", Some(&counts_only)),
+        ("../shared/corpus-current/gemini-cli/vibecodingtracker__gemini.jsonl", None),
+        (GEMINI_061, None),
     ];
     for (session, text) in sessions {
         let whole = match text {
             Some(text) => text.as_bytes().to_vec(),
             None => std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(session)).unwrap(),
         };
-        let every_line = session.contains("codex");
+        let every_line = session.contains("codex") || session.contains("gemini");
         let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
         let env = TestEnv::new();
         let dir = tempfile::tempdir().unwrap();
@@ -584,4 +592,58 @@ fn the_import_report_and_commit_count_the_main_conversation_and_subagents_apart(
     let follow = env.run(&["import", "--follow", file.to_str().unwrap()]);
     assert!(follow.ok_status().contains(": 1 new event in "), "{}", follow.stderr);
     assert!(env.git(&["log", "-1", "--format=%s"]).ends_with("(+1 event)\n"));
+}
+
+/// A Gemini CLI `/rewind` takes messages back: the conversation keeps them, and the
+/// session goes on in a fork that starts with what the rewind kept. Followed line by line
+/// (each capture after the rewind reads the file whole and skips what it took) it is what
+/// one import of the whole file makes.
+#[test]
+fn a_gemini_session_rewound_goes_on_in_a_fork_whether_followed_or_imported_whole() {
+    let message = |id: &str, kind: &str, text: &str| {
+        serde_json::json!({"id": id, "timestamp": "2026-01-01T00:00:00Z", "type": kind, "content": text}).to_string()
+    };
+    let lines = [
+        serde_json::json!({"sessionId": "s1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"})
+            .to_string(),
+        message("u1", "user", "plan the login fix"),
+        message("g1", "gemini", "First, the session cookie."),
+        message("u2", "user", "no, start with the tests"),
+        message("g2", "gemini", "Writing the tests."),
+        r#"{"$rewindTo":"u2"}"#.to_owned(),
+        message("u3", "user", "start with the form"),
+        message("g3", "gemini", "The form, then."),
+    ];
+    let whole: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session-2026-01-01T00-00-s1.jsonl");
+    let env = TestEnv::new();
+    for n in 2..=lines.len() {
+        let part: String = lines[..n].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&file, part).unwrap();
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    }
+    let once = TestEnv::new();
+    std::fs::write(&file, &whole).unwrap();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&once), "followed line by line vs imported whole");
+
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let titles: Vec<(&str, bool)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["title"].as_str().unwrap(), c["forked_from"]["turn"] == 1))
+        .collect();
+    assert!(titles.contains(&("plan the login fix", false)), "{list}");
+    assert!(titles.contains(&("plan the login fix (after rewind 1)", true)), "{list}");
+    let fork = list.as_array().unwrap().iter().find(|c| c["forked_from"].is_object()).unwrap();
+    let texts: Vec<String> = env
+        .run(&["show", fork["id"].as_str().unwrap(), "--format", "jsonl"])
+        .ok()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, ["plan the login fix", "First, the session cookie.", "start with the form", "The form, then."]);
+    env.run(&["fsck"]).ok();
 }

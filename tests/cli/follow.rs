@@ -647,3 +647,30 @@ fn a_gemini_session_rewound_goes_on_in_a_fork_whether_followed_or_imported_whole
     assert_eq!(texts, ["plan the login fix", "First, the session cookie.", "start with the form", "The form, then."]);
     env.run(&["fsck"]).ok();
 }
+
+/// `watch` follows Gemini CLI's sessions by default (`~/.gemini/tmp/<project>/chats/`),
+/// and passes over a file Gemini CLI made for a chat that never got a message (as it does
+/// at each start, and beside a session it resumes) without a word.
+#[test]
+fn watch_follows_gemini_cli_sessions_by_default_and_passes_over_empty_ones() {
+    let env = TestEnv::new();
+    let chats = env.home().join(".gemini/tmp/proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let session = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(GEMINI_061)).unwrap();
+    std::fs::write(chats.join("session-2026-11-28T07-23-7170941b.jsonl"), &session).unwrap();
+    let startup: String = session.split(|b| *b == b'\n').take(2).map(|l| String::from_utf8_lossy(l) + "\n").collect();
+    std::fs::write(chats.join("session-2026-11-28T07-24-7170941b.jsonl"), startup).unwrap();
+    let out = env.run(&["watch", "--once"]);
+    let said = out.ok_status();
+    assert!(!said.contains("warning"), "{said}");
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{list}");
+    assert_eq!(rows[0]["title"], "what is in notes.txt?");
+    assert_eq!(rows[0]["cwd"], "/tmp/gx/proj");
+    assert_eq!(rows[0]["events"], 15);
+    // Nothing new: a second sweep writes nothing.
+    let before = env.snapshot();
+    env.run(&["watch", "--once"]).ok();
+    assert!(env.snapshot() == before, "a second sweep changed the store");
+}

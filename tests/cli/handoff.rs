@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
-use crate::common::agents::{Recorder, agents, codex_config, run_agent};
+use crate::common::agents::{Recorder, agents, codex_config, gemini_args, gemini_config, run_agent};
 
 macro_rules! agents_or_skip {
     () => {
@@ -519,4 +519,67 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
             }
         }
     }
+}
+
+/// Gemini CLI, driven by the scripted server, records a natural session of its current
+/// version (a thought, a file read, a command, an answer): convo imports it message by
+/// message, each once however often Gemini CLI wrote it, with its usage, title and directory.
+fn natural_gemini_session(env: &TestEnv, proj: &Path) -> (PathBuf, String) {
+    let agents = agents().unwrap();
+    gemini_config(&env.home());
+    let script = json!([
+        {"thought": "**Reading the notes** The user wants the notes: I will read the file.",
+         "tool": {"name": "read_file", "input": {"file_path": "notes.txt"}},
+         "usage": {"promptTokenCount": 1200, "cachedContentTokenCount": 1024, "candidatesTokenCount": 30,
+                   "thoughtsTokenCount": 20, "totalTokenCount": 1250}},
+        {"tool": {"name": "run_shell_command", "input": {"command": "wc -l notes.txt"}}},
+        {"text": "The file says: hello from notes (one line)."}
+    ]);
+    let rec = Recorder::start(&env.root, "record", Some(&script));
+    let run = run_agent(&agents.gemini, &env.home(), proj, rec.port, &gemini_args(&[], "what is in notes.txt?"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let own = session_file(&env.home().join(".gemini/tmp"), "session-");
+    let header: Value = serde_json::from_str(std::fs::read_to_string(&own).unwrap().lines().next().unwrap()).unwrap();
+    (own, header["sessionId"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn a_natural_gemini_cli_session_imports_message_by_message() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let (own, _) = natural_gemini_session(&env, &proj);
+    env.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+    let events: Vec<Value> =
+        env.run(&["show", "--format", "jsonl"]).ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!("{} {}", e["type"].as_str().unwrap(), e["name"].as_str().unwrap_or_default()).trim().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "reasoning",
+            "tool_call read_file",
+            "tool_result",
+            "tool_call run_shell_command",
+            "tool_result",
+            "assistant"
+        ]
+    );
+    assert_eq!(events[1]["content"], "The user wants the notes: I will read the file.");
+    assert_eq!(events[1]["subject"], "Reading the notes");
+    assert_eq!(events[3]["content"], "hello from notes\n");
+    assert!(events[5]["content"].as_str().unwrap().contains("1 notes.txt"), "{}", events[5]);
+    assert_eq!(
+        events[1]["usage"],
+        json!({"input_tokens": 176, "output_tokens": 50, "cache_read_tokens": 1024, "reasoning_tokens": 20})
+    );
+    assert_eq!(events[1]["model"], "gemini-2.5-flash");
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list[0]["title"], "what is in notes.txt?");
+    assert_eq!(list[0]["cwd"], proj.to_str().unwrap());
 }

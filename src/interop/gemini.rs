@@ -734,6 +734,21 @@ impl Session<'_, '_> {
     }
 }
 
+/// What the importer makes of a message record read on its own: how many events, and
+/// whether one of them is the user's words. `open` says which calls wait for a result.
+pub fn events_of(record: &Value, open: &dyn Fn(&str) -> bool) -> (u64, bool) {
+    let mut parts = Parts { id: id_of(record).to_owned(), ..Default::default() };
+    let mut report = Report::default();
+    let made = match record.get("type").and_then(Value::as_str) {
+        Some("user") => user(record, &mut parts, (open, &HashMap::new()), &mut report),
+        Some("gemini") => gemini(record, &mut parts, &mut report),
+        _ => Vec::new(),
+    };
+    let events = made.iter().filter(|m| matches!(m, Made::Event { .. })).count() as u64;
+    let words = made.iter().any(|m| matches!(m, Made::Event { kind: Kind::User { .. }, .. }));
+    (events, words)
+}
+
 /// The next event of a message: its id, and on its first event its usage and model.
 fn event(m: &Value, parts: &mut Parts, kind: Kind, mut extra: Map<String, Value>) -> Made {
     let id = part_id(id_of(m), parts.events);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The real coding agents the agent tests resume sessions with: Claude Code and Codex from
-# the npm registry, at pinned versions, under the target folder. Both packages ship a native
-# binary (a per-platform optional dependency), so node is needed only for npm itself.
+# The real coding agents the agent tests resume sessions with: Claude Code, Codex and Gemini
+# CLI from the npm registry, at pinned versions, under the target folder. Claude Code and
+# Codex ship a native binary (a per-platform optional dependency); Gemini CLI is a node
+# script (node 20 or later), run by the node on PATH.
 #
 #   bash .ci/agents.sh install [DIR]       # npm install into DIR (default target/agents); a
 #                                          # no-op when it holds these pins already
-#   bash .ci/agents.sh path claude|codex [DIR]
+#   bash .ci/agents.sh path claude|codex|gemini [DIR]
 #                                          # print the absolute path of the runnable binary
 #
 # The tests run them offline, in a sealed HOME, against tests/agent_server.py on loopback.
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NAME=agents
-PINS="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0"
+PINS="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
 action="${1:-install}"
 case "$action" in
   path) agent="${2:-}"; dir="${3:-${CARGO_TARGET_DIR:-target}/agents}" ;;
@@ -29,7 +30,8 @@ impossible() { echo "$NAME: cannot install: $1" >&2; exit 10; }
 # The binary that runs: node_modules/.bin/claude is the native binary itself (the package's
 # postinstall links the platform package's binary over bin/claude.exe); node_modules/.bin/codex
 # is a node wrapper that execs the platform package's native binary, so take that binary
-# directly (no node at run time, nothing between the test and the agent's process).
+# directly (no node at run time, nothing between the test and the agent's process);
+# node_modules/.bin/gemini is Gemini CLI's bundle itself (`#!/usr/bin/env node`).
 binary() {
   local nm="$dir/node_modules" arch found=""
   case "$(uname -m)" in
@@ -46,7 +48,9 @@ binary() {
     codex)
       found="$(find "$nm/@openai/codex-linux-$arch/vendor" -path '*/bin/codex' -type f \
         2>/dev/null | head -n1)" ;;
-    *) echo "usage: $0 path claude|codex [DIR]" >&2; exit 2 ;;
+    gemini)
+      found="$(readlink -f "$nm/.bin/gemini" 2>/dev/null || true)" ;;
+    *) echo "usage: $0 path claude|codex|gemini [DIR]" >&2; exit 2 ;;
   esac
   [ -n "$found" ] && [ -x "$found" ] || return 1
   (cd "$(dirname "$found")" && echo "$PWD/$(basename "$found")")
@@ -54,13 +58,16 @@ binary() {
 
 installed() {
   [ -f "$dir/pins" ] && [ "$(cat "$dir/pins")" = "$PINS" ] \
-    && binary claude >/dev/null && binary codex >/dev/null
+    && binary claude >/dev/null && binary codex >/dev/null && binary gemini >/dev/null
 }
 
 install() {
   installed && return 0
   command -v node >/dev/null 2>&1 || impossible "no node (Debian: apt-get install nodejs npm)"
   command -v npm >/dev/null 2>&1 || impossible "no npm (Debian: apt-get install npm)"
+  # Gemini CLI's engines field; it runs on this node.
+  [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] 2>/dev/null \
+    || impossible "node $(node --version) is older than the 20 Gemini CLI runs on"
   echo "$NAME: installing $PINS into $dir" >&2
   rm -rf "$dir.partial"
   mkdir -p "$dir.partial"
@@ -85,7 +92,7 @@ install() {
   echo "$PINS" > "$dir.partial/pins"
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
-  for a in claude codex; do
+  for a in claude codex gemini; do
     binary "$a" >/dev/null || { echo "$NAME: no runnable $a binary in $dir" >&2; exit 1; }
   done
 }
@@ -94,5 +101,5 @@ case "$action" in
   install) install ;;
   path) installed || { echo "$NAME: not installed in $dir (bash $0 install)" >&2; exit 1; }
         binary "$agent" ;;
-  *) echo "usage: $0 install [DIR] | path claude|codex [DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 install [DIR] | path claude|codex|gemini [DIR]" >&2; exit 2 ;;
 esac

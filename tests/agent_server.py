@@ -1,10 +1,12 @@
-"""A recording stand-in for the Anthropic and OpenAI APIs, on a free loopback port, for the
-tests that run the real coding agents (Claude Code and Codex, from .ci/agents.sh) offline.
+"""A recording stand-in for the Anthropic, OpenAI and Gemini APIs, on a free loopback port, for
+the tests that run the real coding agents (Claude Code, Codex and Gemini CLI, from
+.ci/agents.sh) offline.
 
 Why: convo writes session files that these agents are meant to resume. The only way to know
 that an agent really took a session in is to see what it sends to its model afterwards, so
-the agent is pointed here (ANTHROPIC_BASE_URL, or a Codex model provider whose base_url is
-this server's /v1), and every request it makes is appended to a log as one JSON line:
+the agent is pointed here (ANTHROPIC_BASE_URL, a Codex model provider whose base_url is this
+server's /v1, or GOOGLE_GEMINI_BASE_URL), and every request it makes is appended to a log as
+one JSON line:
 
     {"n": 3, "method": "POST", "path": "/v1/messages", "headers": {...}, "body": {...}}
 
@@ -15,17 +17,24 @@ such as a title or summary call, offers none and gets the fixed text):
     [{"tool": {"name": "Bash", "input": {"command": "cat notes.txt"}}},
      {"text": "The file says hello."}]
 
-A `tool` entry becomes a `tool_use` block (Messages API) or a `function_call` item
-(Responses API) with `input` as its arguments, so the agent runs the tool and sends its
-result in the next request, which gets the next entry. Past the end: the fixed text.
+A `tool` entry becomes a `tool_use` block (Messages API), a `function_call` item (Responses
+API) or a `functionCall` part (Gemini's `generateContent` / `streamGenerateContent`) with
+`input` as its arguments, so the agent runs the tool and sends its result in the next
+request, which gets the next entry. Past the end: the fixed text.
 A string `input` makes a Responses `custom_tool_call` instead: the freeform tools, such as
 the JavaScript `exec` tool of Codex's code mode, e.g.
     {"tool": {"name": "exec", "input": "text((await tools.exec_command({cmd: 'ls'})).output)"}}
 Tool names and arguments are the agent's own: Claude Code's `Bash` {command, description},
-`Read` {file_path}; Codex's `exec_command` {cmd} (function) or `exec` (JavaScript source).
+`Read` {file_path}; Codex's `exec_command` {cmd} (function) or `exec` (JavaScript source);
+Gemini CLI's `read_file` {file_path}, `run_shell_command` {command}.
 An entry's optional `usage` sets what a Responses answer reports (default 10 in, 5 out):
     {"text": "done", "usage": {"input_tokens": 1200, "cached_tokens": 1024,
                                "output_tokens": 300, "reasoning_tokens": 200}}
+and of a Gemini answer its `usageMetadata` (default 10 prompt, 5 candidates), with an
+optional `thought` the model thinks first (a thought part):
+    {"thought": "**Reading** the notes", "tool": {...},
+     "usage": {"promptTokenCount": 1200, "cachedContentTokenCount": 1024,
+               "candidatesTokenCount": 30, "thoughtsTokenCount": 20}}
 
     python3 tests/agent_server.py --log LOG [--script FILE] [--text TEXT]
 
@@ -162,6 +171,26 @@ def openai(body, answer, n):
     return "text/event-stream", sse(events)
 
 
+def gemini(body, answer, n, stream):
+    """A Gemini `generateContent` answer: JSON, or one server-sent event when streamed."""
+    if "tool" in answer:
+        tool = answer["tool"]
+        part = {"functionCall": {"name": tool["name"], "args": tool.get("input", {})}}
+    else:
+        part = {"text": answer["text"]}
+    parts = [part]
+    if "thought" in answer:
+        parts.insert(0, {"text": answer["thought"], "thought": True})
+    counts = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15,
+              **answer.get("usage", {})}
+    response = {"candidates": [{"content": {"role": "model", "parts": parts},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": counts, "modelVersion": "gemini-test", "responseId": f"resp_{n}"}
+    if not stream:
+        return "application/json", json.dumps(response)
+    return "text/event-stream", f"data: {json.dumps(response)}\r\n\r\n"
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     state = None  # set in main
@@ -205,6 +234,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, text=json.dumps({"input_tokens": 10}))
             if path.endswith("/responses"):
                 return self.reply(200, *openai(body, self.state.answer(body), n))
+            if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+                stream = path.endswith(":streamGenerateContent")
+                return self.reply(200, *gemini(body, self.state.answer(body), n, stream))
+            if path.endswith(":countTokens"):
+                return self.reply(200, text=json.dumps({"totalTokens": 10}))
         if self.command == "GET" and path.endswith("/models"):
             model = {"id": "gpt-test", "object": "model", "created": 0, "owned_by": "test"}
             return self.reply(200, text=json.dumps({"object": "list", "data": [model]}))

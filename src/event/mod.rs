@@ -471,6 +471,30 @@ impl Usage {
         (!u.is_empty()).then_some(u)
     }
 
+    /// A Gemini CLI message's `tokens` (`input`, `output`, `cached`, `thoughts`, `tool`,
+    /// from the API's `usageMetadata`): the prompt (`input`, with the tool-use prompt
+    /// `tool` beside it) includes what was read from the cache (`cached`), so convo's input
+    /// is the rest; the output (`output`) leaves the thoughts out, which convo counts in it.
+    /// `None` when it holds no count.
+    pub fn from_gemini(tokens: &serde_json::Value) -> Option<Usage> {
+        let n = |key: &str| tokens.get(key).and_then(serde_json::Value::as_u64);
+        let (input, tool, cached) = (n("input"), n("tool"), n("cached"));
+        let prompt = (input.is_some() || tool.is_some()).then(|| input.unwrap_or(0) + tool.unwrap_or(0));
+        let thoughts = n("thoughts").filter(|t| *t > 0);
+        let output = match (n("output"), thoughts) {
+            (None, None) => None,
+            (o, t) => Some(o.unwrap_or(0) + t.unwrap_or(0)),
+        };
+        let u = Usage {
+            input_tokens: prompt.map(|p| p.saturating_sub(cached.unwrap_or(0))),
+            output_tokens: output,
+            cache_read_tokens: cached.filter(|c| *c > 0),
+            cache_write_tokens: None,
+            reasoning_tokens: thoughts,
+        };
+        (!u.is_empty()).then_some(u)
+    }
+
     /// The usage `event` records (its `usage` field), if any.
     pub fn recorded(event: &Event) -> Option<Usage> {
         serde_json::from_value(event.extra.get("usage")?.clone()).ok()

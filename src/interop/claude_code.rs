@@ -259,7 +259,7 @@ pub fn parse_lines(
     if place.cwd.is_none() {
         place = side_place;
     }
-    Ok(Outcome { format: Format::ClaudeCode, conversations, report, place, checkpoint })
+    Ok(Outcome { format: Format::ClaudeCode, conversations, report, place, checkpoint, forks: Vec::new() })
 }
 
 /// The candidates for a session's title, in the order Claude Code prefers them.

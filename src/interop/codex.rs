@@ -281,7 +281,14 @@ pub fn parse_lines(
     }
     let checkpoint = Some(super::Checkpoint { tokens, ..b.checkpoint() });
     emit.drafts(0, b.take())?;
-    Ok(Outcome { format: Format::Codex, conversations: vec![(first_prompt, None)], report, place, checkpoint })
+    Ok(Outcome {
+        format: Format::Codex,
+        conversations: vec![(first_prompt, None)],
+        report,
+        place,
+        checkpoint,
+        forks: Vec::new(),
+    })
 }
 
 fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&str>, tokens: &mut Tokens) {

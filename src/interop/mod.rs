@@ -5,6 +5,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod export;
+pub mod gemini;
 pub mod html;
 pub mod messages;
 pub mod openhands;
@@ -27,6 +28,7 @@ pub enum Format {
     Convo,
     ClaudeCode,
     Codex,
+    GeminiCli,
     /// A Chat Completions body, a bare `messages` array, or a SWE-agent trajectory.
     Openai,
     /// A Messages body or a bare `messages` array.
@@ -35,14 +37,22 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 6] =
-        [Format::Convo, Format::ClaudeCode, Format::Codex, Format::Openhands, Format::Openai, Format::Anthropic];
+    pub const ALL: [Format; 7] = [
+        Format::Convo,
+        Format::ClaudeCode,
+        Format::Codex,
+        Format::GeminiCli,
+        Format::Openhands,
+        Format::Openai,
+        Format::Anthropic,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Convo => "jsonl",
             Format::ClaudeCode => "claude-code",
             Format::Codex => "codex",
+            Format::GeminiCli => "gemini-cli",
             Format::Openai => "openai",
             Format::Anthropic => "anthropic",
             Format::Openhands => "openhands",
@@ -151,6 +161,8 @@ pub struct Outcome {
     pub checkpoint: Option<Checkpoint>,
     /// Where the session ran, as far as the file says.
     pub place: Place,
+    /// Conversations that go on from another (Gemini CLI: after a rewind).
+    pub forks: Vec<gemini::Fork>,
 }
 
 /// An importer's state after some lines of a session file: what reading only the lines
@@ -194,6 +206,9 @@ pub struct Checkpoint {
     /// Codex: what its token counts have said so far (see `codex`'s module doc).
     #[serde(default, skip_serializing_if = "codex::Tokens::is_empty")]
     pub tokens: codex::Tokens,
+    /// Gemini CLI: what was imported of its latest messages.
+    #[serde(default, skip_serializing_if = "gemini::State::is_empty")]
+    pub gemini: gemini::State,
 }
 
 /// Lines of a file, read one at a time.
@@ -231,6 +246,10 @@ pub enum InteropError {
     Event(#[from] LineError),
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// Read from a checkpoint, the lines after it change what came before it (a Gemini CLI
+    /// rewind): the file must be read from its start.
+    #[error("the session changed what came before the lines read last: it is to be read whole")]
+    ReadWhole,
     /// The store the drafts were emitted to failed (a full disk, a repeated id).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -241,11 +260,22 @@ pub(crate) const EMIT_BATCH: usize = 512;
 
 /// The formats read line by line, in bounded memory (the others are one JSON document).
 pub fn streams(format: Format) -> bool {
-    matches!(format, Format::Convo | Format::ClaudeCode | Format::Codex)
+    matches!(format, Format::Convo | Format::ClaudeCode | Format::Codex | Format::GeminiCli)
 }
 
-/// Import a line-based format from `lines`, emitting drafts as they are made. Claude Code
-/// needs the sidechain map of a first pass over the same file (`sidechain_roots`).
+/// What a line-based format's first pass over a file finds, for [`stream`]: Claude Code's
+/// sidechain roots ([`claude_code::sidechain_roots`]), Gemini CLI's messages copied into
+/// forks ([`gemini::copies`]); nothing for the others.
+pub fn first_pass(format: Format, lines: Lines) -> Result<std::collections::HashMap<String, String>, InteropError> {
+    match format {
+        Format::ClaudeCode => claude_code::sidechain_roots(lines),
+        Format::GeminiCli => gemini::copies(lines),
+        _ => Ok(Default::default()),
+    }
+}
+
+/// Import a line-based format from `lines`, emitting drafts as they are made, with what a
+/// first pass over the same file found ([`first_pass`]).
 pub fn stream(
     format: Format,
     lines: Lines,
@@ -269,6 +299,7 @@ pub fn stream_from(
     match format {
         Format::ClaudeCode => claude_code::parse_lines(lines, roots, from, clock, emit),
         Format::Codex => codex::parse_lines(lines, from, clock, emit),
+        Format::GeminiCli => gemini::parse_lines(lines, roots, from, clock, emit),
         Format::Convo => convo_lines(lines, emit),
         other => Err(InteropError::NotLines(other)),
     }
@@ -356,6 +387,7 @@ fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, InteropE
         Format::Convo => convo_jsonl(text),
         Format::ClaudeCode => claude_code::parse(text, clock),
         Format::Codex => codex::parse(text, clock),
+        Format::GeminiCli => gemini::parse(text, clock),
         Format::Openai => messages::openai(text, clock),
         Format::Anthropic => messages::anthropic(text, clock),
         Format::Openhands => openhands::parse(text, clock),
@@ -408,6 +440,7 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         report,
         place: Place::default(),
         checkpoint: None,
+        forks: Vec::new(),
     })
 }
 
@@ -452,6 +485,9 @@ pub(crate) struct Builder<'c> {
     /// with the next event as `source_links`: what a resume follows to find the line a
     /// branch continues from (see [`SOURCE_PARENT`]).
     links: Vec<Value>,
+    /// A call whose id must change takes one made from its event's source id, not from the
+    /// clock ([`Builder::stable_renames`]).
+    stable_renames: bool,
 }
 
 impl<'c> Builder<'c> {
@@ -470,7 +506,16 @@ impl<'c> Builder<'c> {
             kept: Vec::new(),
             keeping: false,
             links: Vec::new(),
+            stable_renames: false,
         }
+    }
+
+    /// Give a call whose id is invalid or taken the id `call_<its event's source id>`: the
+    /// same whichever read made it, where source ids are unique (Gemini CLI's, whose
+    /// compression records calls again under the same ids).
+    pub fn stable_renames(mut self) -> Self {
+        self.stable_renames = true;
+        self
     }
 
     /// A builder that carries on where `checkpoint` was taken.
@@ -515,6 +560,16 @@ impl<'c> Builder<'c> {
     /// emit the same events.
     pub fn keep_back(&mut self) {
         self.keeping = true;
+    }
+
+    /// Whether the call the source named `source` is waiting for its result.
+    pub fn is_open(&self, source: &str) -> bool {
+        self.open.contains_key(source)
+    }
+
+    /// User events so far (what a compaction made now covers).
+    pub fn turns(&self) -> u64 {
+        self.turns
     }
 
     /// Whether events are being kept back.
@@ -574,7 +629,10 @@ impl<'c> Builder<'c> {
             Kind::ToolCall { call_id, name, .. } => {
                 let source = call_id.clone();
                 if validate_event_id(call_id).is_err() || self.calls.contains(call_id) {
-                    let new = format!("call_{}", self.clock.new_id());
+                    let stable = source_id
+                        .map(|s| format!("call_{s}"))
+                        .filter(|s| self.stable_renames && validate_event_id(s).is_ok() && !self.calls.contains(s));
+                    let new = stable.unwrap_or_else(|| format!("call_{}", self.clock.new_id()));
                     extra.insert("source_call_id".into(), Value::String(call_id.clone()));
                     self.renamed_calls.insert(call_id.clone(), new.clone());
                     *call_id = new;

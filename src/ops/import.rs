@@ -41,7 +41,12 @@ impl ImportFailure {
     /// The file is not a line-based session, or holds no whole line yet: what a folder
     /// import and `watch` pass over without a word, as not theirs to take.
     pub fn is_not_a_session(&self) -> bool {
-        matches!(self, ImportFailure::Follow(FollowFailure::NotLines { .. } | FollowFailure::Empty { .. }))
+        matches!(
+            self,
+            ImportFailure::Follow(
+                FollowFailure::NotLines { .. } | FollowFailure::Empty { .. } | FollowFailure::NoMessages { .. }
+            )
+        )
     }
 }
 
@@ -118,13 +123,11 @@ pub fn prepare(input: Input, format: Option<Format>, clock: &Clock) -> Result<Pr
                 && !head.contains(&0)
                 && !text.trim().is_empty()
             {
-                let roots = if format == Format::ClaudeCode {
+                let roots = {
                     let mut ignore = |_| {};
                     let mut lines = FileLines::open(&path, false, &mut ignore)?;
-                    interop::claude_code::sidechain_roots(&mut lines)
+                    interop::first_pass(format, &mut lines)
                         .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
-                } else {
-                    Default::default()
                 };
                 return Ok(Prepared { name, how: How::Streamed { path, format, roots } });
             }
@@ -202,11 +205,13 @@ pub fn import(
             if emit.staged.is_empty() {
                 emit.staged.push(None);
             }
+            let ids = staged_ids(&emit.staged);
             for (i, slot) in emit.staged.into_iter().enumerate() {
                 let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
                 let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
                 s.title = part_title(main_title.as_deref(), i, title.as_deref());
                 s.parent = parent;
+                forked(&mut s, &outcome, i, main_title.as_deref(), &ids);
                 s.extra.insert("source".into(), source(format, &name, &fingerprint, i));
                 if let Some(project) = &project {
                     s.extra.insert(crate::store::Project::KEY.into(), project.clone());
@@ -221,6 +226,20 @@ pub fn import(
     };
     store.set_active(&created.conversations[0].0)?;
     Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed })
+}
+
+/// The ids of the conversations staged so far, by part.
+fn staged_ids(staged: &[Option<Staged>]) -> HashMap<usize, String> {
+    staged.iter().enumerate().filter_map(|(i, s)| Some((i, s.as_ref()?.id.clone()))).collect()
+}
+
+/// A part that goes on from another (a Gemini CLI session after a rewind) is titled after
+/// the main conversation and records the conversation it went on from, by `ids` (part to
+/// conversation id): one it was forked from that holds no event is none.
+fn forked(s: &mut Staged, outcome: &interop::Outcome, part: usize, main: Option<&str>, ids: &HashMap<usize, String>) {
+    let Some((n, fork)) = outcome.forks.iter().enumerate().find(|(_, f)| f.conversation == part) else { return };
+    s.title = Some(format!("{} (after rewind {})", main.unwrap_or("session"), n + 1));
+    s.forked_from = ids.get(&fork.from).map(|id| crate::store::ForkedFrom { id: id.clone(), turn: fork.turn });
 }
 
 /// The title asked for, else the one the importer found (the agent's, or the first
@@ -407,10 +426,14 @@ pub enum FollowFailure {
     Truncated { name: String, consumed: u64 },
     #[error("{name} changed in its first {consumed} bytes since they were imported (rewritten)")]
     Rewritten { name: String, consumed: u64 },
-    #[error("{name}: --follow reads line-based sessions (claude-code, codex, jsonl), not {format}")]
+    #[error("{name}: --follow reads line-based sessions (claude-code, codex, gemini-cli, jsonl), not {format}")]
     NotLines { name: String, format: &'static str },
     #[error("{name} holds no whole line yet")]
     Empty { name: String },
+    /// A Gemini CLI session file with no message yet: Gemini CLI makes one each time it
+    /// starts (and on a resume, a second one it leaves unused).
+    #[error("{name} holds no message yet")]
+    NoMessages { name: String },
     #[error(
         "{name} was imported whole before (as {id}) and has changed since: which of its lines are new cannot be told"
     )]
@@ -485,22 +508,8 @@ pub fn follow_into(
     // Where the importer stood after the bytes read before: then only the new bytes are
     // read. Without one (a record from before checkpoints, or subagent lines), the whole
     // file is read again and the events imported before are skipped by count.
-    let checkpoint: Option<interop::Checkpoint> =
+    let mut checkpoint: Option<interop::Checkpoint> =
         recorded.get("checkpoint").and_then(|c| serde_json::from_value(c.clone()).ok());
-    let from = if checkpoint.is_some() { consumed } else { 0 };
-    let roots = sidechain_roots_in(path, from, whole, format, &name)?;
-    let mut ignore = |_| {};
-    let mut lines = FileLines::open_range(path, from, whole, &mut ignore)?;
-    let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
-    for (part, (id, meta, at)) in &parts {
-        let recorded = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
-        let (already, base) = if checkpoint.is_some() { (0, recorded) } else { (recorded, 0) };
-        emit.parts.insert(
-            *part,
-            FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, base, seen: 0, appending: None },
-        );
-    }
-    let outcome = interop::stream_from(format, &mut lines, &roots, checkpoint.as_ref(), clock, &mut emit);
     let discard = |emit: &FollowEmit| {
         for p in emit.parts.values() {
             if let Some(a) = &p.appending {
@@ -509,11 +518,31 @@ pub fn follow_into(
         }
         store.discard(emit.fresh.values().collect::<Vec<&Staged>>());
     };
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(source) => {
-            discard(&emit);
-            return Err(ImportFailure::Refused { name, source: source.into() });
+    let (outcome, mut emit) = loop {
+        let from = if checkpoint.is_some() { consumed } else { 0 };
+        let roots = sidechain_roots_in(path, from, whole, format, &name)?;
+        let mut ignore = |_| {};
+        let mut lines = FileLines::open_range(path, from, whole, &mut ignore)?;
+        let mut emit = FollowEmit { store, lock, clock, parts: HashMap::new(), fresh: HashMap::new() };
+        for (part, (id, meta, at)) in &parts {
+            let recorded = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+            let (already, base) = if checkpoint.is_some() { (0, recorded) } else { (recorded, 0) };
+            emit.parts.insert(
+                *part,
+                FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, base, seen: 0, appending: None },
+            );
+        }
+        match interop::stream_from(format, &mut lines, &roots, checkpoint.as_ref(), clock, &mut emit) {
+            Ok(outcome) => break (outcome, emit),
+            // What came after the checkpoint changed what came before it: read it all.
+            Err(interop::InteropError::ReadWhole) if checkpoint.is_some() => {
+                discard(&emit);
+                checkpoint = None;
+            }
+            Err(source) => {
+                discard(&emit);
+                return Err(ImportFailure::Refused { name, source: source.into() });
+            }
         }
     };
     let marks = prefix_marks(path, whole)?;
@@ -530,11 +559,13 @@ pub fn follow_into(
     if !fresh.is_empty() {
         let main_title = main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
         let project = main_meta.extra.get(crate::store::Project::KEY).cloned().or_else(|| followed_project.clone());
-        let ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
+        let mut ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
+        ids.extend(fresh.iter().map(|(part, s)| (*part, s.id.clone())));
         let mut staged = Vec::new();
         for (part, mut s) in fresh {
             let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
             s.title = part_title(main_title.as_deref(), part, title.as_deref());
+            forked(&mut s, &outcome, part, main_title.as_deref(), &ids);
             if let Some(project) = &project {
                 s.extra.insert(crate::store::Project::KEY.into(), project.clone());
             }
@@ -717,20 +748,21 @@ fn blob_sha1(path: &Path, size: u64) -> Result<String> {
     Ok(lines.hasher.take().and_then(|h| h.try_finalize().ok()).map(|id| id.to_string()).unwrap_or_default())
 }
 
-/// A Claude Code session's subagent roots in the file's first `whole` bytes (what the
-/// streaming importer needs before its pass); none for another format.
+/// What the streaming importer's first pass finds in the file's first `whole` bytes
+/// ([`interop::first_pass`]: a Claude Code session's subagent roots, a Gemini CLI session's
+/// forks).
 fn sidechain_roots(path: &Path, whole: u64, format: Format, name: &str) -> Result<HashMap<String, String>> {
     sidechain_roots_in(path, 0, whole, format, name)
 }
 
 /// [`sidechain_roots`] of the file's bytes `from..to`.
 fn sidechain_roots_in(path: &Path, from: u64, to: u64, format: Format, name: &str) -> Result<HashMap<String, String>> {
-    if format != Format::ClaudeCode {
+    if !matches!(format, Format::ClaudeCode | Format::GeminiCli) {
         return Ok(Default::default());
     }
     let mut ignore = |_| {};
     let mut lines = FileLines::open_range(path, from, to, &mut ignore)?;
-    interop::claude_code::sidechain_roots(&mut lines)
+    interop::first_pass(format, &mut lines)
         .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })
 }
 
@@ -780,17 +812,23 @@ fn start_following(
             return Err(ImportFailure::Refused { name, source: source.into() });
         }
     };
+    if format == Format::GeminiCli && emit.staged.iter().flatten().all(|s| s.stats.events == 0) {
+        store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
+        return Err(follow_refused(FollowFailure::NoMessages { name }));
+    }
     let main_title = main_title(options, outcome.conversations.first().and_then(|c| c.0.as_deref()));
     let project = project_value(&outcome.place);
     if emit.staged.is_empty() {
         emit.staged.push(None);
     }
     let mut staged = Vec::new();
+    let ids = staged_ids(&emit.staged);
     for (i, slot) in emit.staged.into_iter().enumerate() {
         let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
         s.title = part_title(main_title.as_deref(), i, title.as_deref());
         s.parent = parent;
+        forked(&mut s, &outcome, i, main_title.as_deref(), &ids);
         if let Some(project) = &project {
             s.extra.insert(crate::store::Project::KEY.into(), project.clone());
         }

@@ -31,7 +31,8 @@ pub struct Request<'a> {
     pub compacted: bool,
     /// The directory the agent will run in (absolute): Claude Code looks sessions up by it.
     pub cwd: &'a Path,
-    /// The agent's own folder: `~/.claude` (`CLAUDE_CONFIG_DIR`) or `~/.codex` (`CODEX_HOME`).
+    /// The agent's own folder: `~/.claude` (`CLAUDE_CONFIG_DIR`), `~/.codex` (`CODEX_HOME`)
+    /// or `~/.gemini` (under `GEMINI_CLI_HOME`).
     pub home: &'a Path,
     /// Codex: the provider its config uses (`model_provider`, else `openai`).
     pub provider: &'a str,
@@ -84,7 +85,11 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let meta = store.meta(request.id)?;
     let native = came_from(store, request.id, request.agent)?;
     let created = clock.timestamp();
-    let session_id = resume::uuid_from_ulid(&clock.new_id(), if request.agent == Agent::Codex { 7 } else { 4 });
+    let session_id = match request.agent {
+        Agent::Codex => resume::uuid_from_ulid(&clock.new_id(), 7),
+        Agent::ClaudeCode => resume::uuid_from_ulid(&clock.new_id(), 4),
+        Agent::GeminiCli => resume::uuid_mixed_from_ulid(&clock.new_id()),
+    };
     let session = Session {
         id: &session_id,
         cwd,
@@ -93,7 +98,7 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         native,
         provider: request.provider,
     };
-    let path = request.home.join(relative_path(request.agent, cwd, &session_id, clock));
+    let path = request.home.join(relative_path(request.agent, request.home, cwd, &session_id, clock)?);
     let mut written = 0u64;
     let mut tally = Checkpoint::default();
     let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
@@ -304,16 +309,108 @@ fn came_from(store: &Store, id: &str, agent: Agent) -> Result<bool, StoreError> 
     Ok(false)
 }
 
-/// Where the agent looks for session `session`, under its folder.
-fn relative_path(agent: Agent, cwd: &str, session: &str, clock: &Clock) -> PathBuf {
-    match agent {
+/// Where the agent looks for session `session`, under its folder `home`.
+fn relative_path(agent: Agent, home: &Path, cwd: &str, session: &str, clock: &Clock) -> Result<PathBuf, ResumeError> {
+    let now = clock.now();
+    Ok(match agent {
         Agent::ClaudeCode => Path::new("projects").join(claude_project(cwd)).join(format!("{session}.jsonl")),
-        Agent::Codex => {
-            let now = clock.now();
-            Path::new("sessions")
-                .join(now.format("%Y/%m/%d").to_string())
-                .join(format!("rollout-{}-{session}.jsonl", now.format("%Y-%m-%dT%H-%M-%S")))
+        Agent::Codex => Path::new("sessions")
+            .join(now.format("%Y/%m/%d").to_string())
+            .join(format!("rollout-{}-{session}.jsonl", now.format("%Y-%m-%dT%H-%M-%S"))),
+        // Gemini CLI's name for a session's file: the minute it began and the session's
+        // first eight characters.
+        Agent::GeminiCli => Path::new("tmp").join(gemini_project(home, cwd)?).join("chats").join(format!(
+            "session-{}-{}.jsonl",
+            now.format("%Y-%m-%dT%H-%M"),
+            session.get(..8).unwrap_or(session)
+        )),
+    })
+}
+
+/// Gemini CLI's folder for the project in `cwd`, under `<home>/tmp`, found as Gemini CLI
+/// finds it: the one its registry (`projects.json`) names for the directory, unless that
+/// folder's `.project_root` marker names another; else the folder whose marker names it;
+/// else a new one, named as Gemini CLI names them (the directory's name in lower case, `-`
+/// for anything but letters and digits; `-1`, `-2`, ... while taken) and marked for the
+/// directory, where Gemini CLI then finds it. Only such names are taken, from the registry
+/// too: none can leave `tmp/`.
+pub fn gemini_project(home: &Path, cwd: &str) -> Result<String, ResumeError> {
+    let tmp = home.join("tmp");
+    let marker = |slug: &str| tmp.join(slug).join(".project_root");
+    let owner = |slug: &str| std::fs::read_to_string(marker(slug)).ok().map(|s| s.trim().to_owned());
+    let valid = |slug: &str| {
+        !slug.is_empty()
+            && slug.len() <= 128
+            && !slug.starts_with('-')
+            && slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    let registry: Value = std::fs::read_to_string(home.join("projects.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let registered = registry.get("projects").and_then(|p| p.get(cwd)).and_then(Value::as_str);
+    if let Some(slug) = registered.filter(|s| valid(s))
+        && owner(slug).is_none_or(|o| o == cwd)
+    {
+        return Ok(slug.to_owned());
+    }
+    let mut dirs: Vec<String> = std::fs::read_dir(&tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|s| valid(s))
+        .collect();
+    dirs.sort();
+    if let Some(slug) = dirs.iter().find(|s| owner(s).as_deref() == Some(cwd)) {
+        return Ok(slug.clone());
+    }
+    let taken: std::collections::HashSet<&str> = registry
+        .get("projects")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.values().filter_map(Value::as_str))
+        .collect();
+    let name = Path::new(cwd).file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let mut base: String =
+        name.chars().map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' }).collect();
+    while base.contains("--") {
+        base = base.replace("--", "-");
+    }
+    let base = base.trim_matches('-');
+    let base = if base.is_empty() { "project" } else { base };
+    let mut failed = None;
+    for n in 0..MAX_PROJECTS {
+        let slug = if n == 0 { base.to_owned() } else { format!("{base}-{n}") };
+        if taken.contains(slug.as_str()) || !valid(&slug) {
+            continue;
         }
+        // Gemini CLI keeps the marker in its history folder too, and checks both.
+        let markers = [marker(&slug), home.join("history").join(&slug).join(".project_root")];
+        match markers.iter().map(|m| claim(m, cwd).map_err(|e| (m.clone(), e))).collect::<Result<Vec<bool>, _>>() {
+            Ok(mine) if mine.iter().all(|m| *m) => return Ok(slug),
+            Ok(_) => {}
+            Err(e) => failed = Some(e),
+        }
+    }
+    let (path, source) = failed.unwrap_or_else(|| (tmp.clone(), std::io::Error::other("no free project folder")));
+    Err(ResumeError::Write { path, source })
+}
+
+/// How many names of a project folder are tried (`name`, `name-1`, ...).
+const MAX_PROJECTS: u32 = 10_000;
+
+/// Whether `marker` names `cwd`: made so, private, when there is none (never replacing one).
+fn claim(marker: &Path, cwd: &str) -> std::io::Result<bool> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(dir) = marker.parent() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    }
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(marker) {
+        Ok(mut file) => file.write_all(cwd.as_bytes()).map(|()| true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(std::fs::read_to_string(marker)?.trim() == cwd),
+        Err(e) => Err(e),
     }
 }
 
@@ -398,6 +495,32 @@ fn write_new<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gemini CLI's folder for a directory: the registry's (unless its marker names
+    /// another), a marked one, or a new one named and marked as Gemini CLI does it.
+    #[test]
+    fn a_gemini_cli_project_folder_is_found_as_gemini_cli_finds_it() {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path();
+        let tmp = home.join("tmp");
+        // New: named after the directory; `-1` when that name is another's.
+        assert_eq!(gemini_project(home, "/work/My App").unwrap(), "my-app");
+        assert_eq!(std::fs::read_to_string(tmp.join("my-app/.project_root")).unwrap(), "/work/My App");
+        assert_eq!(std::fs::read_to_string(home.join("history/my-app/.project_root")).unwrap(), "/work/My App");
+        assert_eq!(gemini_project(home, "/other/my-app").unwrap(), "my-app-1");
+        // Found again by its marker.
+        assert_eq!(gemini_project(home, "/work/My App").unwrap(), "my-app");
+        // The registry's, unless its marker names another directory; a hostile name is none.
+        std::fs::write(
+            home.join("projects.json"),
+            r#"{"projects": {"/a/x": "chosen", "/b/y": "my-app", "/c/z": "../../etc"}}"#,
+        )
+        .unwrap();
+        assert_eq!(gemini_project(home, "/a/x").unwrap(), "chosen");
+        assert_eq!(gemini_project(home, "/b/y").unwrap(), "y");
+        assert_eq!(gemini_project(home, "/c/z").unwrap(), "z");
+        assert_eq!(gemini_project(home, "/").unwrap(), "project");
+    }
 
     #[test]
     fn a_project_folder_name_cannot_leave_projects() {

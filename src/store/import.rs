@@ -23,6 +23,8 @@ pub struct Staged {
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// Index (among the conversations staged together) of the one this is a subagent of.
     pub parent: Option<usize>,
+    /// The conversation this one goes on from (a Gemini CLI session after a rewind).
+    pub forked_from: Option<super::ForkedFrom>,
     pub stats: Stats,
     next: u64,
     open: Vec<u8>,
@@ -41,6 +43,7 @@ impl Store {
             title: None,
             extra: Default::default(),
             parent: None,
+            forked_from: None,
             stats: Stats::default(),
             next: 0,
             open: Vec::new(),
@@ -102,7 +105,8 @@ impl Store {
             if let Some(parent) = s.parent.and_then(|p| ids.get(p)) {
                 extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
             }
-            let meta = Meta { title: s.title.take(), created: clock.timestamp(), forked_from: None, extra };
+            let meta =
+                Meta { title: s.title.take(), created: clock.timestamp(), forked_from: s.forked_from.take(), extra };
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&s.id), message: e.to_string() })?;
             bytes.push(b'\n');

@@ -16,6 +16,9 @@ fn source() -> Vec<u8> {
 /// A Codex 0.169 session from the recording server: a scripted tool call, another, an
 /// answer, then `codex exec resume` and a second answer, each call with its own counts.
 pub(crate) const CODEX_0169: &str = "tests/fixtures/codex-0.169.jsonl";
+/// A session Gemini CLI 0.61 wrote against tests/agent_server.py: a prompt, a thought, a
+/// file read and a command; then, resumed a minute later, its history compressed.
+pub(crate) const GEMINI_061: &str = "tests/fixtures/gemini-cli-0.61.jsonl";
 
 fn stored(env: &TestEnv) -> Vec<(String, String)> {
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
@@ -496,18 +499,23 @@ fn a_session_followed_from_its_checkpoint_equals_one_import_of_the_whole() {
     let current = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_0169)).unwrap();
     let counts_only: String =
         current.split_inclusive('\n').filter(|l| !l.contains(r#""type":"token_usage_record""#)).collect();
-    let sessions: [(&str, Option<&str>); 4] = [
+    // Gemini CLI writes a message again as its calls come in, and its resume and
+    // compression rewrite the list (read whole from there: a follow that meets them reads
+    // the file from its start and skips what it took before).
+    let sessions: [(&str, Option<&str>); 6] = [
         ("../shared/corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl", None),
         ("../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl", None),
         (CODEX_0169, None),
         ("codex-token-counts-only.jsonl", Some(&counts_only)),
+        ("../shared/corpus-current/gemini-cli/vibecodingtracker__gemini.jsonl", None),
+        (GEMINI_061, None),
     ];
     for (session, text) in sessions {
         let whole = match text {
             Some(text) => text.as_bytes().to_vec(),
             None => std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(session)).unwrap(),
         };
-        let every_line = session.contains("codex");
+        let every_line = session.contains("codex") || session.contains("gemini");
         let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
         let env = TestEnv::new();
         let dir = tempfile::tempdir().unwrap();
@@ -584,4 +592,85 @@ fn the_import_report_and_commit_count_the_main_conversation_and_subagents_apart(
     let follow = env.run(&["import", "--follow", file.to_str().unwrap()]);
     assert!(follow.ok_status().contains(": 1 new event in "), "{}", follow.stderr);
     assert!(env.git(&["log", "-1", "--format=%s"]).ends_with("(+1 event)\n"));
+}
+
+/// A Gemini CLI `/rewind` takes messages back: the conversation keeps them, and the
+/// session goes on in a fork that starts with what the rewind kept. Followed line by line
+/// (each capture after the rewind reads the file whole and skips what it took) it is what
+/// one import of the whole file makes.
+#[test]
+fn a_gemini_session_rewound_goes_on_in_a_fork_whether_followed_or_imported_whole() {
+    let message = |id: &str, kind: &str, text: &str| {
+        serde_json::json!({"id": id, "timestamp": "2026-01-01T00:00:00Z", "type": kind, "content": text}).to_string()
+    };
+    let lines = [
+        serde_json::json!({"sessionId": "s1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"})
+            .to_string(),
+        message("u1", "user", "plan the login fix"),
+        message("g1", "gemini", "First, the session cookie."),
+        message("u2", "user", "no, start with the tests"),
+        message("g2", "gemini", "Writing the tests."),
+        r#"{"$rewindTo":"u2"}"#.to_owned(),
+        message("u3", "user", "start with the form"),
+        message("g3", "gemini", "The form, then."),
+    ];
+    let whole: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session-2026-01-01T00-00-s1.jsonl");
+    let env = TestEnv::new();
+    for n in 2..=lines.len() {
+        let part: String = lines[..n].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&file, part).unwrap();
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    }
+    let once = TestEnv::new();
+    std::fs::write(&file, &whole).unwrap();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    assert_eq!(stored(&env), stored(&once), "followed line by line vs imported whole");
+
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let titles: Vec<(&str, bool)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["title"].as_str().unwrap(), c["forked_from"]["turn"] == 1))
+        .collect();
+    assert!(titles.contains(&("plan the login fix", false)), "{list}");
+    assert!(titles.contains(&("plan the login fix (after rewind 1)", true)), "{list}");
+    let fork = list.as_array().unwrap().iter().find(|c| c["forked_from"].is_object()).unwrap();
+    let texts: Vec<String> = env
+        .run(&["show", fork["id"].as_str().unwrap(), "--format", "jsonl"])
+        .ok()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, ["plan the login fix", "First, the session cookie.", "start with the form", "The form, then."]);
+    env.run(&["fsck"]).ok();
+}
+
+/// `watch` follows Gemini CLI's sessions by default (`~/.gemini/tmp/<project>/chats/`),
+/// and passes over a file Gemini CLI made for a chat that never got a message (as it does
+/// at each start, and beside a session it resumes) without a word.
+#[test]
+fn watch_follows_gemini_cli_sessions_by_default_and_passes_over_empty_ones() {
+    let env = TestEnv::new();
+    let chats = env.home().join(".gemini/tmp/proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let session = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(GEMINI_061)).unwrap();
+    std::fs::write(chats.join("session-2026-11-28T07-23-7170941b.jsonl"), &session).unwrap();
+    let startup: String = session.split(|b| *b == b'\n').take(2).map(|l| String::from_utf8_lossy(l) + "\n").collect();
+    std::fs::write(chats.join("session-2026-11-28T07-24-7170941b.jsonl"), startup).unwrap();
+    let out = env.run(&["watch", "--once"]);
+    let said = out.ok_status();
+    assert!(!said.contains("warning"), "{said}");
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{list}");
+    assert_eq!(rows[0]["title"], "what is in notes.txt?");
+    assert_eq!(rows[0]["cwd"], "/tmp/gx/proj");
+    assert_eq!(rows[0]["events"], 15);
+    // Nothing new: a second sweep writes nothing.
+    let before = env.snapshot();
+    env.run(&["watch", "--once"]).ok();
+    assert!(env.snapshot() == before, "a second sweep changed the store");
 }

@@ -1,6 +1,6 @@
-//! `convo resume`: a conversation handed back to the real agents (Claude Code and Codex from
-//! npm, `common::agents`) makes them send what their own session file makes them send, and
-//! what they add afterwards is captured into the same conversation. The safety rules of the
+//! `convo resume`: a conversation handed back to the real agents (Claude Code, Codex and
+//! Gemini CLI from npm, `common::agents`) makes them send what their own session file makes
+//! them send, and what they add afterwards is captured into the same conversation. The safety rules of the
 //! hand-off (nothing a conversation carries chooses a path; no file is ever replaced) are
 //! tested without the agents.
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
-use crate::common::agents::{Recorder, agents, codex_config, run_agent};
+use crate::common::agents::{Recorder, agents, codex_config, gemini_args, gemini_config, run_agent};
 
 macro_rules! agents_or_skip {
     () => {
@@ -142,6 +142,47 @@ fn codex_resume(env: &TestEnv, cwd: &Path, name: &str, session: &str, prompt: &s
     let run = run_agent(&agents.codex, &env.home(), cwd, rec.port, &args);
     assert_eq!(run.code, 0, "codex resume {session}: {}\n{}", run.stdout, run.stderr);
     rec.last_main_body()
+}
+
+/// Gemini CLI's session `session` under `home`: the file of that id with messages (a resume
+/// that starts in another minute leaves a second one beside it, with none).
+fn gemini_session(env: &TestEnv, session: &str) -> PathBuf {
+    let mut found: Vec<PathBuf> = files_under(&env.home().join(".gemini/tmp"))
+        .into_iter()
+        .map(|f| env.home().join(".gemini/tmp").join(f))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.lines().next().is_some_and(|l| l.contains(&format!("\"sessionId\":\"{session}\"")))
+                && text.lines().any(|l| l.starts_with("{\"id\""))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "Gemini CLI sessions {session}: {found:?}");
+    found.remove(0)
+}
+
+/// Resume `session` in Gemini CLI with `prompt` (the recording server answering `script`),
+/// and what it sent.
+fn gemini_resume(env: &TestEnv, cwd: &Path, name: &str, session: &str, prompt: &str, script: Option<&Value>) -> Value {
+    let agents = agents().unwrap();
+    let rec = Recorder::start(&env.root, name, script);
+    gemini_config(&env.home());
+    let run = run_agent(&agents.gemini, &env.home(), cwd, rec.port, &gemini_args(&["--resume", session], prompt));
+    assert_eq!(run.code, 0, "gemini --resume {session}: {}\n{}", run.stdout, run.stderr);
+    rec.last_main_body()
+}
+
+/// `convo resume --in gemini-cli` run in `cwd` now, not at the sealed tests' frozen time:
+/// Gemini CLI deletes a session last updated longer ago than it keeps them (30 days).
+fn convo_resume_now(env: &TestEnv, cwd: &Path, args: &[&str]) -> String {
+    let mut cmd = env.command(&[&["resume", "--in", "gemini-cli"], args].concat());
+    cmd.current_dir(cwd).env("CONVO_NOW", chrono::Utc::now().to_rfc3339());
+    crate::common::run_command(cmd, "").ok().trim().to_owned()
+}
+
+/// What Gemini CLI sent as history: its `contents`, as the model reads them.
+fn gemini_contents(body: &Value) -> Value {
+    body["contents"].clone()
 }
 
 /// `convo resume` run in `cwd`; the session id it printed.
@@ -377,17 +418,21 @@ fn hostile_values_in_a_pulled_conversation_choose_no_path() {
     let work = b.root.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let before = files_under(&b.root);
-    for agent in ["claude-code", "codex"] {
+    for agent in ["claude-code", "codex", "gemini-cli"] {
         let session = convo_resume(&b, &work, &["../../../.bashrc", "--in", agent]);
         assert_eq!(session.len(), 36, "{session}");
         assert!(session.chars().all(|c| c.is_ascii_hexdigit() || c == '-'), "{session}");
     }
     let mut made: Vec<String> = files_under(&b.root).into_iter().filter(|f| !before.contains(f)).collect();
     made.retain(|f| !f.starts_with("store/"));
-    assert_eq!(made.len(), 2, "{made:?}");
+    // Gemini CLI's project folder for the directory, marked as Gemini CLI marks it.
+    let markers = ["home/.gemini/history/work/.project_root", "home/.gemini/tmp/work/.project_root"];
+    assert_eq!(made.len(), 5, "{made:?}");
     let project = convo_project(&work);
     assert!(made.iter().any(|f| f.starts_with(&format!("home/.claude/projects/{project}/"))), "{made:?}");
     assert!(made.iter().any(|f| f.starts_with("home/.codex/sessions/")), "{made:?}");
+    assert!(made.iter().any(|f| f.starts_with("home/.gemini/tmp/work/chats/session-")), "{made:?}");
+    assert!(markers.iter().all(|m| made.iter().any(|f| f == m)), "{made:?}");
     assert!(!Path::new("/tmp/evil").exists());
     for f in &made {
         use std::os::unix::fs::PermissionsExt;
@@ -395,6 +440,9 @@ fn hostile_values_in_a_pulled_conversation_choose_no_path() {
         assert_eq!(mode, 0o600, "{f}");
         let text = std::fs::read_to_string(b.root.join(f)).unwrap();
         assert!(!text.contains("tmp/evil"), "the recorded cwd or session id was written: {text}");
+        if markers.contains(&f.as_str()) {
+            assert_eq!(text, work.to_str().unwrap());
+        }
     }
 }
 
@@ -468,17 +516,23 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
 
 /// What `resume` records as imported from the file it wrote (`drafts`, which a capture
 /// that reads the file whole skips) is what convo's importer makes of that file, for every
-/// corpus session and a conversation made by `append`, raw and compacted, in both agents.
+/// corpus session and a conversation made by `append`, raw and compacted, in each agent.
 #[test]
 fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    let mut files: Vec<PathBuf> =
-        ["corpus/claude-code", "corpus/codex", "corpus-current/claude-code", "corpus-current/codex"]
-            .iter()
-            .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
+    let mut files: Vec<PathBuf> = [
+        "corpus/claude-code",
+        "corpus/codex",
+        "corpus-current/claude-code",
+        "corpus-current/codex",
+        "corpus-current/gemini-cli",
+    ]
+    .iter()
+    .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))
+    .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+    .collect();
     files.sort();
+    files.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(crate::follow::GEMINI_061));
     files.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/login-bug.jsonl"));
     for file in files {
         let env = TestEnv::new();
@@ -491,7 +545,7 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
             env.run(&["import", file.to_str().unwrap()]).ok();
         }
         env.run(&["compact", "--to", "-1"]);
-        for agent in ["claude-code", "codex"] {
+        for agent in ["claude-code", "codex", "gemini-cli"] {
             for compacted in [false, true] {
                 let mut args = vec!["--in", agent];
                 if compacted {
@@ -506,7 +560,9 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
                 let meta = env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&id))]);
                 let meta: Value = serde_json::from_str(&meta).unwrap();
                 let record = meta["resumes"].as_array().unwrap().last().unwrap().clone();
-                let written = session_file(&env.home(), &session);
+                // Gemini CLI names a session's file by its first eight characters.
+                let name = if agent == "gemini-cli" { format!("-{}.jsonl", &session[..8]) } else { session.clone() };
+                let written = session_file(&env.home(), &name);
                 let other = TestEnv::new();
                 let out = other.run(&["import", written.to_str().unwrap()]);
                 let imported: u64 = if out.code == 0 {
@@ -525,4 +581,169 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
             }
         }
     }
+}
+
+/// Gemini CLI, driven by the scripted server, records a natural session of its current
+/// version (a thought, a file read, a command, an answer): convo imports it message by
+/// message, each once however often Gemini CLI wrote it, with its usage, title and directory.
+fn natural_gemini_session(env: &TestEnv, proj: &Path) -> (PathBuf, String) {
+    let agents = agents().unwrap();
+    gemini_config(&env.home());
+    let script = json!([
+        {"thought": "**Reading the notes** The user wants the notes: I will read the file.",
+         "tool": {"name": "read_file", "input": {"file_path": "notes.txt"}},
+         "usage": {"promptTokenCount": 1200, "cachedContentTokenCount": 1024, "candidatesTokenCount": 30,
+                   "thoughtsTokenCount": 20, "totalTokenCount": 1250}},
+        {"tool": {"name": "run_shell_command", "input": {"command": "wc -l notes.txt"}}},
+        {"text": "The file says: hello from notes (one line)."}
+    ]);
+    let rec = Recorder::start(&env.root, "record", Some(&script));
+    let run = run_agent(&agents.gemini, &env.home(), proj, rec.port, &gemini_args(&[], "what is in notes.txt?"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let own = session_file(&env.home().join(".gemini/tmp"), "session-");
+    let header: Value = serde_json::from_str(std::fs::read_to_string(&own).unwrap().lines().next().unwrap()).unwrap();
+    (own, header["sessionId"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn a_natural_gemini_cli_session_imports_message_by_message() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let (own, _) = natural_gemini_session(&env, &proj);
+    env.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+    let events: Vec<Value> =
+        env.run(&["show", "--format", "jsonl"]).ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!("{} {}", e["type"].as_str().unwrap(), e["name"].as_str().unwrap_or_default()).trim().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "reasoning",
+            "tool_call read_file",
+            "tool_result",
+            "tool_call run_shell_command",
+            "tool_result",
+            "assistant"
+        ]
+    );
+    assert_eq!(events[1]["content"], "The user wants the notes: I will read the file.");
+    assert_eq!(events[1]["subject"], "Reading the notes");
+    assert_eq!(events[3]["content"], "hello from notes\n");
+    assert!(events[5]["content"].as_str().unwrap().contains("1 notes.txt"), "{}", events[5]);
+    assert_eq!(
+        events[1]["usage"],
+        json!({"input_tokens": 176, "output_tokens": 50, "cache_read_tokens": 1024, "reasoning_tokens": 20})
+    );
+    assert_eq!(events[1]["model"], "gemini-2.5-flash");
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list[0]["title"], "what is in notes.txt?");
+    assert_eq!(list[0]["cwd"], proj.to_str().unwrap());
+}
+
+/// A natural Gemini CLI session handed back raw makes Gemini CLI send what its own file
+/// makes it send; and what Gemini CLI adds to convo's file comes back into the same
+/// conversation, once.
+#[test]
+fn a_gemini_cli_session_resumed_from_convo_sends_what_its_own_file_sends() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let (own, own_id) = natural_gemini_session(&env, &proj);
+    env.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+
+    let ours = convo_resume_now(&env, &proj, &[]);
+    let theirs = gemini_resume(&env, &proj, "theirs", &own_id, "and now?", None);
+    let mine = gemini_resume(&env, &proj, "ours", &ours, "and now?", None);
+    same_request(&gemini_contents(&mine), &gemini_contents(&theirs), "gemini-cli");
+
+    // The loop closes: the turn Gemini CLI added to convo's file, and nothing convo wrote.
+    let file = gemini_session(&env, &ours);
+    let added = events_added(&env, || {
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+        let again = env.run(&["import", "--follow", file.to_str().unwrap()]);
+        assert!(again.stderr.contains("nothing new"), "{}", again.stderr);
+    });
+    let kinds: Vec<&str> = added.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["user", "assistant"], "{added:?}");
+    assert_eq!(added[0]["content"], "and now?");
+    assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 1);
+}
+
+/// A Gemini CLI session whose history Gemini CLI compressed (resumed, it was told it had
+/// used a million tokens) hands over raw and compacted: Gemini CLI sends for either what it
+/// sends for its own file, the summary and what it kept.
+#[test]
+fn a_compressed_gemini_cli_session_resumes_raw_and_compacted_as_from_its_own_file() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    gemini_config(&env.home());
+    let script = json!([
+        {"tool": {"name": "read_file", "input": {"file_path": "notes.txt"}}},
+        {"text": "The file says: hello from notes."}
+    ]);
+    let rec = Recorder::start(&env.root, "record", Some(&script));
+    let run = run_agent(&agents.gemini, &env.home(), &proj, rec.port, &gemini_args(&[], "what is in notes.txt?"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let own = session_file(&env.home().join(".gemini/tmp"), "session-");
+    let header: Value = serde_json::from_str(std::fs::read_to_string(&own).unwrap().lines().next().unwrap()).unwrap();
+    let own_id = header["sessionId"].as_str().unwrap().to_owned();
+    let compress = json!([
+        {"tool": {"name": "read_file", "input": {"file_path": "notes.txt"}},
+         "usage": {"promptTokenCount": 1000000, "candidatesTokenCount": 5, "totalTokenCount": 1000005}},
+        {"text": "Still: hello from notes."}
+    ]);
+    gemini_resume(&env, &proj, "compress", &own_id, "read it again", Some(&compress));
+    let own = gemini_session(&env, &own_id);
+    env.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(shown.matches("\"type\":\"compaction\"").count(), 1, "{shown}");
+
+    let raw = convo_resume_now(&env, &proj, &[]);
+    let compacted = convo_resume_now(&env, &proj, &["--compacted"]);
+    let theirs = gemini_contents(&gemini_resume(&env, &proj, "theirs", &own_id, "and now?", None));
+    let raw_sent = gemini_contents(&gemini_resume(&env, &proj, "raw", &raw, "and now?", None));
+    let compacted_sent = gemini_contents(&gemini_resume(&env, &proj, "compacted", &compacted, "and now?", None));
+    same_request(&raw_sent, &theirs, "gemini-cli raw");
+    same_request(&compacted_sent, &theirs, "gemini-cli compacted");
+    assert!(theirs.to_string().contains("Got it. Thanks for the additional context!"), "{theirs}");
+}
+
+/// A Gemini CLI conversation carries on in Claude Code and Codex, and a Codex one in Gemini
+/// CLI: each agent takes the other's history, tool calls and results as text it reads.
+#[test]
+fn a_conversation_crosses_between_gemini_cli_and_the_other_agents_with_its_tool_calls_as_text() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let gemini_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(crate::follow::GEMINI_061);
+    let gemini_id = env.run(&["import", gemini_file.to_str().unwrap()]).ok().trim().to_owned();
+    let codex_file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus-current/codex/vibecodingtracker__codex-0.39.jsonl");
+    let codex_id = env.run(&["import", codex_file.to_str().unwrap()]).ok().trim().to_owned();
+
+    let in_claude = convo_resume(&env, &proj, &[&gemini_id, "--in", "claude-code"]);
+    let sent = claude_messages(&claude_resume(&env, &proj, "gemini-in-claude", &in_claude, "and now?")).to_string();
+    assert!(sent.contains("[tool call: read_file]"), "{sent}");
+    assert!(!sent.contains("\"tool_use\""), "a Gemini call was sent as a Claude tool_use");
+
+    codex_config(&env.home(), 0);
+    let in_codex = convo_resume(&env, &proj, &[&gemini_id, "--in", "codex"]);
+    let sent = codex_items(&codex_resume(&env, &proj, "gemini-in-codex", &in_codex, "and now?")).to_string();
+    assert!(sent.contains("[tool result: read_file]"), "{sent}");
+    assert!(!sent.contains("\"function_call\""), "a Gemini call was sent as a Codex function_call");
+
+    let in_gemini = convo_resume_now(&env, &proj, &[&codex_id]);
+    let sent =
+        gemini_contents(&gemini_resume(&env, &proj, "codex-in-gemini", &in_gemini, "and now?", None)).to_string();
+    assert!(sent.contains("go.mod"), "the Codex prompt is not in what Gemini CLI sent");
+    assert!(sent.contains("[tool call: "), "no tool call as text: {sent}");
+    assert!(!sent.contains("functionCall"), "a Codex call was sent as a Gemini functionCall");
 }

@@ -487,7 +487,7 @@ fn malformed_input_is_refused_and_nothing_is_written() {
     === nothing.txt
     exit 3
     --- stderr
-    error: nothing.txt: not a format convo reads (jsonl: line 1: not valid JSON (expected value at line 1 column 1); claude-code: line 1: not valid JSON (expected value at line 1 column 1); codex: line 1: not valid JSON (expected value at line 1 column 1); openhands: not one JSON document (expected value at line 1 column 1); openai: not one JSON document (expected value at line 1 column 1); anthropic: not one JSON document (expected value at line 1 column 1))
+    error: nothing.txt: not a format convo reads (jsonl: line 1: not valid JSON (expected value at line 1 column 1); claude-code: line 1: not valid JSON (expected value at line 1 column 1); codex: line 1: not valid JSON (expected value at line 1 column 1); gemini-cli: line 1: not valid JSON (expected value at line 1 column 1); openhands: not one JSON document (expected value at line 1 column 1); openai: not one JSON document (expected value at line 1 column 1); anthropic: not one JSON document (expected value at line 1 column 1))
     hint: nothing was written; --format names the format
     ");
 }
@@ -993,4 +993,99 @@ fn claude_code_usage_is_kept_and_counts_each_api_message_once() {
         }
         assert_eq!(stored, expected, "{file}: input, output, cache read, cache write");
     }
+}
+
+/// Gemini CLI's sessions, the corpus's (2026-04) and one 0.61 wrote here
+/// (`follow::GEMINI_061`: thoughts, a file read and a command, then resumed and
+/// compressed): each message once however often the file writes it, its token count as the
+/// usage of its first event, the compression a compaction with its summary, the view sent
+/// valid for the providers, and every record left out said in the report.
+#[test]
+fn gemini_cli_sessions_import_each_message_once_with_its_usage() {
+    let files = ["../shared/corpus-current/gemini-cli/vibecodingtracker__gemini.jsonl", crate::follow::GEMINI_061];
+    let mut reports = String::new();
+    for file in files {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let env = TestEnv::new();
+        let out = env.run(&["import", path.to_str().unwrap()]);
+        reports += &format!("=== {}\n{}", path.file_name().unwrap().to_str().unwrap(), out.ok_status());
+        env.run(&["fsck"]).ok();
+        assert_provider_valid(&env);
+        // What the file counted, each message's tokens once (by its last record).
+        let mut tokens: std::collections::HashMap<String, Value> = Default::default();
+        for line in jsonl(&path) {
+            if line["type"] == "gemini" && line["tokens"].is_object() {
+                tokens.insert(line["id"].as_str().unwrap().to_owned(), line["tokens"].clone());
+            }
+        }
+        let n = |t: &Value, k: &str| t[k].as_u64().unwrap_or(0);
+        let expected = tokens.values().fold([0u64; 3], |[i, o, c], t| {
+            [
+                i + n(t, "input") + n(t, "tool") - n(t, "cached"),
+                o + n(t, "output") + n(t, "thoughts"),
+                c + n(t, "cached"),
+            ]
+        });
+        let mut kept = [0u64; 3];
+        for line in env.run(&["show", "--format", "jsonl"]).ok().lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            if let Some(u) = e.get("usage") {
+                assert!(e["model"].is_string(), "{file}: the model is kept beside the usage");
+                for (k, key) in kept.iter_mut().zip(["input_tokens", "output_tokens", "cache_read_tokens"]) {
+                    *k += u[key].as_u64().unwrap_or(0);
+                }
+            }
+        }
+        assert_eq!(kept, expected, "{file}: input, output, cache read");
+    }
+    insta::assert_snapshot!(reports, @"
+    === vibecodingtracker__gemini.jsonl
+    Imported vibecodingtracker__gemini.jsonl as gemini-cli (01KDVDQ4K00000000000000001): 28 records read
+      events: 2 assistant, 7 reasoning, 12 tool_call, 12 tool_result, 3 user
+      turns: 3
+      skipped 11: `$set` record
+      skipped 2: `info` message (kept with the next event)
+      skipped 1: session header
+    === gemini-cli-0.61.jsonl
+    Imported gemini-cli-0.61.jsonl as gemini-cli (01KDVDQ4K00000000000000002): 29 records read
+      events: 2 assistant, 1 reasoning, 4 tool_call, 4 tool_result, 3 user
+      turns: 3
+      compactions from the source: 1
+      skipped 1: Gemini CLI's context message (kept with the next event)
+      skipped 15: `$set` record
+      skipped 2: message Gemini CLI put among earlier ones (a tool response already imported)
+      skipped 1: session header
+      skipped 2: tool responses repeating the calls' results (kept with the next event)
+    ");
+}
+
+/// A Gemini CLI session with a line that is not JSON is refused whole, by `import` and by
+/// `import --follow`, and the store is left as it was.
+#[test]
+fn a_gemini_cli_session_with_a_broken_record_writes_nothing() {
+    let env = TestEnv::new();
+    env.new_conversation("keep");
+    let before = env.snapshot();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::follow::GEMINI_061)).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let cut = &lines[6][..lines[6].len() / 2];
+    lines[6] = cut;
+    let path = env.root.join("session-2026-11-28T07-23-7170941b.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut said = String::new();
+    for args in [vec!["import"], vec!["import", "--follow"]] {
+        let out = env.run(&[args.as_slice(), &[path.to_str().unwrap()]].concat());
+        said += &env.transcript(&out);
+        assert!(env.snapshot() == before, "{args:?} changed the store");
+    }
+    insta::assert_snapshot!(said, @"
+    exit 3
+    --- stderr
+    error: session-2026-11-28T07-23-7170941b.jsonl: not a format convo reads (jsonl: line 1, field `type`: missing; claude-code: line 7: not valid JSON (EOF while parsing an object at line 1 column 392); codex: line 7: not valid JSON (EOF while parsing an object at line 1 column 392); gemini-cli: line 7: not valid JSON (EOF while parsing an object at line 1 column 392); openhands: not one JSON document (trailing characters at line 2 column 1); openai: not one JSON document (trailing characters at line 2 column 1); anthropic: not one JSON document (trailing characters at line 2 column 1))
+    hint: nothing was written; --format names the format
+    exit 3
+    --- stderr
+    error: session-2026-11-28T07-23-7170941b.jsonl: --follow reads line-based sessions (claude-code, codex, gemini-cli, jsonl), not an unknown format
+    hint: nothing was written; `convo import --again FILE` imports it whole as a new conversation
+    ");
 }

@@ -42,7 +42,7 @@ pub struct Args {
 /// What an empty store's `list` suggests: the three ways conversations arrive.
 const BEGIN: [&str; 3] = [
     "no conversations yet: `convo new` starts one",
-    "`convo watch` imports your Claude Code and Codex sessions as they are written",
+    "`convo watch` imports your Claude Code, Codex and Gemini CLI sessions as they are written",
     "`convo clone URL` copies a store you keep elsewhere",
 ];
 

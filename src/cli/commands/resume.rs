@@ -14,14 +14,19 @@ enum Target {
     ClaudeCode,
     /// Codex CLI: `codex resume ID`
     Codex,
+    /// Gemini CLI: `gemini --resume ID` in the directory
+    #[value(name = "gemini-cli")]
+    GeminiCli,
 }
 
 /// Hand a conversation to an agent as a session its own resume reads
 ///
 /// Writes the conversation as a new session file where the agent looks for it (Claude Code:
 /// ~/.claude/projects/<the directory>/<id>.jsonl, or under $CLAUDE_CONFIG_DIR; Codex:
-/// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, or under $CODEX_HOME), prints the
-/// session id on stdout and the command that carries it on on stderr. The session is kept
+/// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, or under $CODEX_HOME; Gemini CLI:
+/// ~/.gemini/tmp/<the directory's project>/chats/session-<time>-<id>.jsonl, or under
+/// $GEMINI_CLI_HOME), prints the session id on stdout and the command that carries it on on
+/// stderr. The session is kept
 /// with the conversation: when the agent carries on, `hook`, `watch` and `import --follow`
 /// append its new turns to the same conversation. An existing session file is never
 /// replaced; the name is always a fresh UUID.
@@ -51,6 +56,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let agent = match args.agent {
         Target::ClaudeCode => Agent::ClaudeCode,
         Target::Codex => Agent::Codex,
+        Target::GeminiCli => Agent::GeminiCli,
     };
     let cwd = match &args.cwd {
         Some(dir) => std::fs::canonicalize(dir)
@@ -67,7 +73,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let home = agent_home(agent)?;
     let provider = match agent {
         Agent::Codex => codex_provider(&home),
-        Agent::ClaudeCode => String::new(),
+        Agent::ClaudeCode | Agent::GeminiCli => String::new(),
     };
     let request = Request { id: &id, agent, compacted: args.compacted, cwd: &cwd, home: &home, provider: &provider };
     let resumed = resume::resume(&store, &request, &ctx.clock)?;
@@ -86,6 +92,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let command = match agent {
         Agent::ClaudeCode => format!("{cd}claude --resume {}", resumed.session),
         Agent::Codex => format!("{cd}codex resume {}", resumed.session),
+        Agent::GeminiCli => format!("{cd}gemini --resume {}", resumed.session),
     };
     ctx.note(&format!("carry on with: {command}"));
     Ok(())
@@ -96,6 +103,14 @@ fn agent_home(agent: Agent) -> Result<PathBuf, CommandError> {
     let (var, folder) = match agent {
         Agent::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
         Agent::Codex => ("CODEX_HOME", ".codex"),
+        // GEMINI_CLI_HOME stands for the home its `.gemini` is in.
+        Agent::GeminiCli => {
+            let home =
+                std::env::var_os("GEMINI_CLI_HOME").filter(|d| !d.is_empty()).or_else(|| std::env::var_os("HOME"));
+            return home.filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".gemini")).ok_or_else(|| {
+                CommandError::input("cannot find Gemini CLI's folder: neither GEMINI_CLI_HOME nor HOME is set")
+            });
+        }
     };
     if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));

@@ -15,14 +15,15 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Follow agent session folders and import each session as it grows
 ///
-/// Watches the folders (default: ~/.claude/projects and ~/.codex/sessions, those that
-/// exist) for new and growing .jsonl session files, and imports each as `import --follow`
-/// does once it has been quiet for a moment: one commit per change. Files there already are
+/// Watches the folders (default: ~/.claude/projects, ~/.codex/sessions and Gemini CLI's
+/// ~/.gemini/tmp, or $GEMINI_CLI_HOME/.gemini/tmp; those that exist) for new and growing
+/// .jsonl session files, and imports each as `import --follow` does once it has been quiet
+/// for a moment: one commit per change. Files there already are
 /// brought up to date first. One status line on a terminal. Ctrl-C (or SIGTERM) imports
 /// what was seen, then exits 0. --once does one sweep and exits (for cron).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Folders to watch (default: ~/.claude/projects and ~/.codex/sessions)
+    /// Folders to watch (default: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)
     dirs: Vec<PathBuf>,
     /// One sweep: bring every session up to date, then exit
     #[arg(long)]
@@ -38,7 +39,12 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let dirs = if args.dirs.is_empty() {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        [home.join(".claude/projects"), home.join(".codex/sessions")].into_iter().filter(|d| d.is_dir()).collect()
+        // Gemini CLI keeps its folder under GEMINI_CLI_HOME when that is set, as its home.
+        let gemini = std::env::var_os("GEMINI_CLI_HOME").filter(|h| !h.is_empty()).map_or(home.clone(), PathBuf::from);
+        [home.join(".claude/projects"), home.join(".codex/sessions"), gemini.join(".gemini/tmp")]
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .collect()
     } else {
         args.dirs.clone()
     };
@@ -46,8 +52,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         return Err(CommandError::input(format!("{}: not a folder", missing.display())));
     }
     if dirs.is_empty() {
-        return Err(CommandError::input("no session folders to watch (~/.claude/projects, ~/.codex/sessions)")
-            .hint("name the folders: convo watch DIR..."));
+        return Err(CommandError::input(
+            "no session folders to watch (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)",
+        )
+        .hint("name the folders: convo watch DIR..."));
     }
     let store = ctx.open_store_for_write()?;
     let quiet = Duration::from_millis(args.quiet_ms);

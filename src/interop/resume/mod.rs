@@ -1,5 +1,6 @@
 //! Sessions an agent's own `--resume` reads, written from a conversation: Claude Code's
-//! session JSONL (`claude_code`) and Codex's rollout JSONL (`codex`).
+//! session JSONL (`claude_code`), Codex's rollout JSONL (`codex`) and Gemini CLI's chat
+//! session JSONL (`gemini`).
 //!
 //! What is written is a sequence of [`Part`]s the caller chose: the raw events, or the view
 //! an LLM is sent. A compaction the agent can read as its own (a summary at the start of
@@ -17,6 +18,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -30,15 +32,17 @@ use crate::event::{Event, Kind};
 pub enum Agent {
     ClaudeCode,
     Codex,
+    GeminiCli,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
 
     pub fn name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
+            Agent::GeminiCli => "gemini-cli",
         }
     }
 
@@ -47,6 +51,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => super::Format::ClaudeCode,
             Agent::Codex => super::Format::Codex,
+            Agent::GeminiCli => super::Format::GeminiCli,
         }
     }
 
@@ -90,6 +95,19 @@ pub struct Session<'a> {
 /// millisecond time where UUIDv7 has it; version 4 is what Claude Code makes.
 pub fn uuid_from_ulid(ulid: &str, version: u8) -> String {
     let n = ulid::Ulid::from_string(ulid).map(u128::from).unwrap_or_default();
+    uuid_of(n, version)
+}
+
+/// A version 4 UUID made from a ULID's bits mixed (by an odd multiplier, one to one), so
+/// that its first eight characters differ between ids made in the same minute: Gemini CLI
+/// names a session's file by its minute and those eight.
+pub fn uuid_mixed_from_ulid(ulid: &str) -> String {
+    const ODD: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+    let n = ulid::Ulid::from_string(ulid).map(u128::from).unwrap_or_default();
+    uuid_of(n.wrapping_mul(ODD), 4)
+}
+
+fn uuid_of(n: u128, version: u8) -> String {
     let mut bytes = n.to_be_bytes();
     bytes[6] = (bytes[6] & 0x0f) | (version << 4);
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
@@ -105,10 +123,13 @@ pub enum Writer<'a> {
     // Boxed: its maps of written lines make it the larger by far; one is made per resume.
     ClaudeCode(Box<claude_code::Stream<'a>>),
     Codex(codex::Stream<'a>),
+    // One writer per hand-over: boxed only to keep the others' size.
+    GeminiCli(Box<gemini::Stream<'a>>),
 }
 
 impl<'a> Writer<'a> {
-    /// `fresh` gives a new id each call (the UUIDs of Claude Code's lines).
+    /// `fresh` gives a new id each call (the UUIDs of Claude Code's lines, of Gemini CLI's
+    /// messages that have none).
     pub fn new(
         agent: Agent,
         session: &'a Session<'a>,
@@ -118,6 +139,7 @@ impl<'a> Writer<'a> {
         match agent {
             Agent::ClaudeCode => Writer::ClaudeCode(Box::new(claude_code::Stream::new(session, fresh, out))),
             Agent::Codex => Writer::Codex(codex::Stream::new(session, out)),
+            Agent::GeminiCli => Writer::GeminiCli(Box::new(gemini::Stream::new(session, fresh, out))),
         }
     }
 
@@ -125,6 +147,7 @@ impl<'a> Writer<'a> {
         match self {
             Writer::ClaudeCode(w) => w.part(part),
             Writer::Codex(w) => w.part(part),
+            Writer::GeminiCli(w) => w.part(part),
         }
     }
 
@@ -135,6 +158,7 @@ impl<'a> Writer<'a> {
         match self {
             Writer::ClaudeCode(w) => w.finish(),
             Writer::Codex(w) => w.finish(),
+            Writer::GeminiCli(w) => w.finish(),
         }
     }
 }
@@ -183,6 +207,14 @@ impl Part<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mixed_uuids_of_ids_made_together_differ_in_their_first_eight_characters() {
+        let a = uuid_mixed_from_ulid("01J00000000000000000000001");
+        let b = uuid_mixed_from_ulid("01J00000000000000000000002");
+        assert_ne!(a[..8], b[..8]);
+        assert_eq!(&a[14..15], "4");
+    }
 
     #[test]
     fn a_uuid_from_a_ulid_has_the_version_and_variant_asked_for() {

@@ -1,6 +1,6 @@
-//! The real coding agents (Claude Code and Codex from npm, pinned in `.ci/agents.sh`), run
-//! offline in a sealed HOME against `tests/agent_server.py` on loopback, which logs every
-//! request and answers a fixed text or a scripted tool call.
+//! The real coding agents (Claude Code, Codex and Gemini CLI from npm, pinned in
+//! `.ci/agents.sh`), run offline in a sealed HOME against `tests/agent_server.py` on
+//! loopback, which logs every request and answers a fixed text or a scripted tool call.
 //!
 //! When the install is impossible here (no npm registry, nothing installed) the tests fail,
 //! unless `CONVO_SKIP_AGENTS=1` says to skip them, which they then say on stderr.
@@ -15,6 +15,8 @@ use serde_json::Value;
 pub struct Agents {
     pub claude: PathBuf,
     pub codex: PathBuf,
+    /// Gemini CLI's bundle, run by the node on PATH.
+    pub gemini: PathBuf,
 }
 
 static AGENTS: OnceLock<Result<Agents, String>> = OnceLock::new();
@@ -50,7 +52,7 @@ fn install() -> Result<Agents, String> {
         assert!(out.status.success(), "agents.sh path {agent}: {}", String::from_utf8_lossy(&out.stderr));
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     };
-    Ok(Agents { claude: path("claude"), codex: path("codex") })
+    Ok(Agents { claude: path("claude"), codex: path("codex"), gemini: path("gemini") })
 }
 
 /// The agents, installed once per test binary; `None` only when the install is impossible
@@ -99,13 +101,18 @@ impl Recorder {
             .collect()
     }
 
-    /// The body of the last model request (one that offers the agent tools).
+    /// The body of the last model request (one that offers the agent tools; for Gemini,
+    /// whose side requests have `contents` too, one with `tools`).
     pub fn last_main_body(&self) -> Value {
         self.requests()
             .into_iter()
             .rev()
             .map(|r| r["body"].clone())
-            .find(|b| b.get("messages").is_some() || b.get("input").is_some())
+            .find(|b| {
+                b.get("messages").is_some()
+                    || b.get("input").is_some()
+                    || (b.get("contents").is_some() && b.get("tools").is_some())
+            })
             .expect("a model request was logged")
     }
 }
@@ -130,6 +137,9 @@ pub fn run_agent(program: &Path, home: &Path, cwd: &Path, port: u16, args: &[&st
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("REC_KEY", "test")
+        .env("GEMINI_API_KEY", "test")
+        .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
         .current_dir(cwd)
         .args(args)
         .stdin(Stdio::null());
@@ -148,4 +158,22 @@ pub fn codex_config(home: &Path, port: u16) {
         "model_provider = \"rec\"\nmodel = \"gpt-5.1-codex\"\n\n[model_providers.rec]\nname = \"recording server\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nenv_key = \"REC_KEY\"\nwire_api = \"responses\"\n\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n"
     );
     std::fs::write(home.join(".codex/config.toml"), config).unwrap();
+}
+
+/// Gemini CLI's settings in `home`: an API key (GEMINI_API_KEY, sent to the recording
+/// server), no usage statistics.
+pub fn gemini_config(home: &Path) {
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let settings =
+        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}"#;
+    std::fs::write(home.join(".gemini/settings.json"), settings).unwrap();
+}
+
+/// Gemini CLI's arguments for a run without a terminal: a model named (so no routing
+/// request picks one), every tool call approved, `prompt` as the one turn.
+pub fn gemini_args<'a>(before: &[&'a str], prompt: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["-m", "gemini-2.5-flash", "--approval-mode", "yolo"];
+    args.extend_from_slice(before);
+    args.extend(["-p", prompt]);
+    args
 }

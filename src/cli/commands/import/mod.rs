@@ -13,19 +13,20 @@ use crate::cli::ui;
 
 /// Import a session from another tool as a new conversation, or every session in a folder
 ///
-/// Formats: claude-code (session JSONL), codex (rollout JSONL), openai (a Chat Completions
+/// Formats: claude-code (session JSONL), codex (rollout JSONL), gemini-cli (chat session
+/// JSONL, or the older single JSON document), openai (a Chat Completions
 /// body, a `messages` array, or a SWE-agent trajectory), anthropic (a Messages body or
 /// array), openhands (an event array), jsonl (convo's own export). Detected when --format
 /// is not given. Source ids and timestamps are kept; compactions the tool made become convo
 /// compactions; a Claude Code subagent's work becomes its own conversation, linked to its
-/// parent. A report of what was taken and skipped goes to stderr; the new id to stdout.
+/// parent; what follows a Gemini CLI rewind goes on in a fork. A report of what was taken and skipped goes to stderr; the new id to stdout.
 #[derive(clap::Args)]
 pub struct Args {
     /// The file to import, `-` for stdin, or a folder: every .jsonl session under it, each
     /// as --follow imports it (new ones whole, imported ones continued)
     file: String,
     /// The format [default: detected]
-    #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "openai", "anthropic", "openhands", "jsonl"])]
+    #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "gemini-cli", "openai", "anthropic", "openhands", "jsonl"])]
     format: Option<String>,
     /// Title of the new conversation [default: the session's own, else its first prompt]
     #[arg(long, short)]

@@ -1,5 +1,5 @@
-//! Gemini CLI chat sessions (`~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`,
-//! 0.3x and later; a subagent's in `chats/<parent session>/<id>.jsonl`): a header line
+//! Gemini CLI chat sessions (`~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`; a
+//! subagent's in `chats/<parent session>/<id>.jsonl`): a header line
 //! (`sessionId`, `projectHash`, `startTime`, `kind`), then records that change a list of
 //! messages, which Gemini CLI replays to resume:
 //! - a message record (`id`, `type` user | gemini | info | error | warning) adds the

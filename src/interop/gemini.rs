@@ -1,5 +1,5 @@
-//! Gemini CLI chat sessions (`~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`,
-//! 0.3x and later; a subagent's in `chats/<parent session>/<id>.jsonl`): a header line
+//! Gemini CLI chat sessions (`~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`; a
+//! subagent's in `chats/<parent session>/<id>.jsonl`): a header line
 //! (`sessionId`, `projectHash`, `startTime`, `kind`), then records that change a list of
 //! messages, which Gemini CLI replays to resume:
 //! - a message record (`id`, `type` user | gemini | info | error | warning) adds the
@@ -33,7 +33,8 @@
 //! made of the messages the list kept and what follows (as `pull` keeps a line that
 //! diverged). Which messages each fork starts with is what a first pass over the file
 //! finds ([`copies`]), so a message is made into the events of every conversation that has
-//! it as it is read: memory follows the messages copied, not the file. A file with such a
+//! it as it is read. Memory holds the ids of the messages in the list (and of those a fork
+//! copies), tens of bytes each, never their content. A file with such a
 //! fork has no checkpoint: a follow reads it whole and skips what it imported before, as a
 //! Claude Code session with subagents. A follow that meets one past its checkpoint starts
 //! again from the top ([`super::InteropError::ReadWhole`]).
@@ -50,7 +51,9 @@
 //!
 //! The title is the session's `summary`, else its first prompt that is not a command (`/`,
 //! `?`); the directory is the first workspace directory of the `<session_context>`, else of
-//! the header's `directories`.
+//! the header's `directories`. A subagent's session file is its own conversation (not yet
+//! linked to its parent's). A line that is not JSON refuses the file, as for the other
+//! agents (Gemini CLI skips it).
 
 use std::collections::HashMap;
 
@@ -155,7 +158,7 @@ enum Replace {
     /// old ones (and so can be appended).
     Extend(Vec<(usize, bool)>),
     /// Some are gone and none is new: the line goes on in a fork of the ones kept.
-    Cut(Vec<String>),
+    Cut(Vec<Key>),
     /// Some are gone and some are new: the history was replaced (compressed); the new ones.
     Compress(Vec<usize>),
 }
@@ -163,8 +166,8 @@ enum Replace {
 /// The message list as Gemini CLI rebuilds it, by id, and the lines convo keeps of it: what
 /// both passes follow alike.
 struct Replay {
-    ids: Vec<String>,
-    at: HashMap<String, usize>,
+    ids: Vec<Key>,
+    at: HashMap<Key, usize>,
     /// Lines made so far, and the one the session is on.
     lines: usize,
     line: usize,
@@ -176,26 +179,48 @@ impl Default for Replay {
     }
 }
 
+/// A message id as the replay keeps it: 16 bytes however long the id (a session holds many).
+type Key = u128;
+
+/// Two independent 64-bit SipHashes of `id` (`DefaultHasher::new()` has fixed keys): ids
+/// told apart as [`crate::event::IdSet`] tells them, within one process.
+fn key(id: &str) -> Key {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        salt.hash(&mut h);
+        id.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
+/// How [`copies`] names a message: its key in hex.
+fn copy_key(id: &str) -> String {
+    format!("{:032x}", key(id))
+}
+
 impl Replay {
     /// A message record: whether its id is new to the list.
     fn message(&mut self, id: &str) -> bool {
-        if self.at.contains_key(id) {
+        let k = key(id);
+        if self.at.contains_key(&k) {
             return false;
         }
-        self.at.insert(id.to_owned(), self.ids.len());
-        self.ids.push(id.to_owned());
+        self.at.insert(k, self.ids.len());
+        self.ids.push(k);
         true
     }
 
-    fn set(&mut self, ids: Vec<String>) {
-        self.at = ids.iter().enumerate().map(|(i, id)| (id.clone(), i)).collect();
+    fn set(&mut self, ids: Vec<Key>) {
+        self.at = ids.iter().enumerate().map(|(i, k)| (*k, i)).collect();
         self.ids = ids;
     }
 
     /// `$rewindTo`: the messages before `target` (none when it is not there, as Gemini CLI
     /// then drops them all), on a new line; `None` when nothing goes.
-    fn rewind(&mut self, target: &str) -> Option<Vec<String>> {
-        let keep = self.at.get(target).copied().unwrap_or(0);
+    fn rewind(&mut self, target: &str) -> Option<Vec<Key>> {
+        let keep = self.at.get(&key(target)).copied().unwrap_or(0);
         if keep == self.ids.len() {
             return None;
         }
@@ -215,16 +240,16 @@ impl Replay {
     /// a new recording in the same file (same minute, same session), whose next `$set`
     /// restates them; it cuts nothing.
     fn replace(&mut self, messages: &[Value]) -> Replace {
-        let ids: Vec<String> = messages.iter().map(|m| id_of(m).to_owned()).collect();
+        let ids: Vec<Key> = messages.iter().map(|m| key(id_of(m))).collect();
         let new: Vec<usize> = (0..ids.len()).filter(|i| !self.at.contains_key(&ids[*i])).collect();
         if !messages.iter().any(resumable) {
             for i in &new {
-                self.message(&ids[*i]);
+                self.message(id_of(&messages[*i]));
             }
             return Replace::Extend(new.iter().map(|i| (*i, true)).collect());
         }
-        let kept: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let dropped = self.ids.iter().any(|id| !kept.contains(id.as_str()));
+        let kept: std::collections::HashSet<&Key> = ids.iter().collect();
+        let dropped = self.ids.iter().any(|k| !kept.contains(k));
         let last_old = (0..ids.len()).rev().find(|i| self.at.contains_key(&ids[*i]));
         let change = match (dropped, new.is_empty()) {
             (false, _) => Replace::Extend(new.iter().map(|i| (*i, last_old.is_none_or(|last| *i > last))).collect()),
@@ -282,17 +307,26 @@ fn listed(messages: &[Value]) -> Vec<Value> {
 }
 
 /// First pass: which later lines (forks after a rewind) each message is part of, by its
-/// id: `"1,3"`. Only messages that forks keep are in it.
+/// id's key ([`copy_key`]): `"1,3"`. Only messages that forks keep are in it.
 pub fn copies(lines: Lines) -> Result<HashMap<String, String>, InteropError> {
     let mut replay = Replay::default();
-    let mut into: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut note = |kept: &[String], line: usize| {
-        for id in kept {
-            into.entry(id.clone()).or_default().push(line);
+    let mut into: HashMap<Key, Vec<usize>> = HashMap::new();
+    let mut note = |kept: &[Key], line: usize| {
+        for k in kept {
+            into.entry(*k).or_default().push(line);
         }
     };
     for (i, line) in lines.enumerate() {
-        let Some(line) = json_line(i + 1, &line?)? else { continue };
+        let line = line?;
+        // Most lines are messages, which Gemini CLI writes id first: their id is all this
+        // pass needs (the second pass reads them whole, and refuses a broken one).
+        if let Some(id) = line.strip_prefix("{\"id\":\"").and_then(|rest| rest.split_once('"')).map(|(id, _)| id)
+            && !id.contains('\\')
+        {
+            replay.message(id);
+            continue;
+        }
+        let Some(line) = json_line(i + 1, &line)? else { continue };
         match record(&line) {
             Record::Message(m) => {
                 replay.message(id_of(m));
@@ -321,7 +355,7 @@ pub fn copies(lines: Lines) -> Result<HashMap<String, String>, InteropError> {
     }
     Ok(into
         .into_iter()
-        .map(|(id, lines)| (id, lines.iter().map(usize::to_string).collect::<Vec<_>>().join(",")))
+        .map(|(k, lines)| (format!("{k:032x}"), lines.iter().map(usize::to_string).collect::<Vec<_>>().join(",")))
         .collect())
 }
 
@@ -406,10 +440,12 @@ pub fn parse_lines(
                 }
                 let was = s.replay.line;
                 match s.replay.rewind(target) {
-                    Some(_) => s.fork(was),
-                    None => skip(&mut s.report, "`$rewindTo` record with nothing after its message"),
+                    Some(_) => {
+                        s.fork(was);
+                        skip(&mut s.report, "`$rewindTo` record (what follows goes on in a fork)");
+                    }
+                    None => skip(&mut s.report, "`$rewindTo` record with nothing to take back"),
                 }
-                skip(&mut s.report, "`$rewindTo` record (what follows goes on in a fork)");
             }
             Record::Set(set) => {
                 if let Some(messages) = set.get("messages").and_then(Value::as_array) {
@@ -575,7 +611,10 @@ impl Session<'_, '_> {
     fn targets(&mut self, id: &str) -> Vec<usize> {
         let now = self.replay.line;
         let mut lines = vec![now];
-        if let Some(list) = self.copies.get(id) {
+        // Most sessions have no fork: no key to make then.
+        if !self.copies.is_empty()
+            && let Some(list) = self.copies.get(&copy_key(id))
+        {
             lines.extend(list.split(',').filter_map(|n| n.parse::<usize>().ok()).filter(|n| *n > now));
         }
         if let Some(max) = lines.iter().max() {

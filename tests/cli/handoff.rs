@@ -747,3 +747,42 @@ fn a_conversation_crosses_between_gemini_cli_and_the_other_agents_with_its_tool_
     assert!(sent.contains("[tool call: "), "no tool call as text: {sent}");
     assert!(!sent.contains("functionCall"), "a Codex call was sent as a Gemini functionCall");
 }
+
+/// A rewind planted in a session Gemini CLI wrote (what `/rewind` appends, then a new turn):
+/// convo keeps the line taken back and goes on in a fork, which, handed back, makes Gemini
+/// CLI send what its own file makes it send.
+#[test]
+fn a_rewound_gemini_cli_session_resumes_from_its_fork_as_from_its_own_file() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let (own, own_id) = natural_gemini_session(&env, &proj);
+    let text = std::fs::read_to_string(&own).unwrap();
+    let last = text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["type"] == "gemini")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at = "2026-01-01T00:00:00.000Z";
+    let planted = [
+        json!({"$rewindTo": last}),
+        json!({"id": "u-after", "timestamp": at, "type": "user", "content": [{"text": "count the words instead"}]}),
+        json!({"id": "g-after", "timestamp": at, "type": "gemini", "content": "Four words.", "thoughts": [], "model": "gemini-2.5-flash"}),
+    ];
+    std::fs::write(&own, text + &planted.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    env.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let fork = list.as_array().unwrap().iter().find(|c| c["forked_from"].is_object()).expect("a fork").clone();
+    assert_eq!(fork["title"], "what is in notes.txt? (after rewind 1)");
+
+    let ours = convo_resume_now(&env, &proj, &[fork["id"].as_str().unwrap()]);
+    let theirs = gemini_contents(&gemini_resume(&env, &proj, "theirs", &own_id, "and now?", None));
+    let mine = gemini_contents(&gemini_resume(&env, &proj, "ours", &ours, "and now?", None));
+    same_request(&mine, &theirs, "gemini-cli after a rewind");
+    assert!(theirs.to_string().contains("count the words instead"), "{theirs}");
+    assert!(!theirs.to_string().contains("hello from notes (one line)"), "{theirs}");
+}

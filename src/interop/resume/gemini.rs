@@ -25,6 +25,10 @@ use crate::interop::gemini::{self, ACK, RESPONSES};
 /// The model named on a model message the source named none for.
 const MODEL: &str = "convo";
 
+/// How many model messages' results are kept for the references that follow them (the
+/// importer makes them for its latest few messages).
+const RECENT_RESULTS: usize = 4;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
     User,
@@ -63,7 +67,9 @@ pub struct Stream<'a> {
     open: HashSet<String>,
     /// Each written call's one-part result, by written id: what a reference to the tool
     /// responses Gemini CLI sent stands for.
-    results: HashMap<String, Value>,
+    /// Those of the latest few model messages only (a reference names the calls just made),
+    /// so memory does not grow with the conversation.
+    results: std::collections::VecDeque<HashMap<String, Value>>,
     /// Message ids written, so that none is written twice (Gemini CLI would take the second
     /// for the first).
     written: HashSet<String>,
@@ -86,7 +92,7 @@ impl<'a> Stream<'a> {
             text: AsText::default(),
             ids: HashMap::new(),
             open: HashSet::new(),
-            results: HashMap::new(),
+            results: Default::default(),
             written: HashSet::new(),
             drafts: 0,
             users: false,
@@ -149,6 +155,12 @@ impl<'a> Stream<'a> {
             self.flush()?;
         }
         if self.pending.is_none() {
+            if side == Side::Model {
+                self.results.push_back(HashMap::new());
+                if self.results.len() > RECENT_RESULTS {
+                    self.results.pop_front();
+                }
+            }
             let id = self.unique(id.as_deref().unwrap_or_default());
             let recorded = event.extra.get("gemini_content").filter(|_| native).cloned();
             self.pending = Some(Message {
@@ -215,8 +227,10 @@ impl<'a> Stream<'a> {
                         json!([{"functionResponse": {"id": id, "name": name, "response": {key: content}}}])
                     }
                 };
-                if let [one] = result.as_array().map(Vec::as_slice).unwrap_or_default() {
-                    self.results.insert(id.clone(), one.clone());
+                if let [one] = result.as_array().map(Vec::as_slice).unwrap_or_default()
+                    && let Some(latest) = self.results.back_mut()
+                {
+                    latest.insert(id.clone(), one.clone());
                 }
                 if in_content && m.side == Side::User {
                     if m.recorded.is_none() {
@@ -241,7 +255,7 @@ impl<'a> Stream<'a> {
             Some(reference) => {
                 let calls = reference.get("calls").and_then(Value::as_array).cloned().unwrap_or_default();
                 let content: Vec<Value> =
-                    calls.iter().filter_map(|c| c.as_str()).filter_map(|c| self.results.get(c).cloned()).collect();
+                    calls.iter().filter_map(|c| c.as_str()).filter_map(|c| self.result(c)).collect();
                 let mut message = Map::new();
                 message.insert("id".into(), reference.get("id").cloned().unwrap_or_else(|| json!((self.fresh)())));
                 if let Some(ts) = reference.get("timestamp") {
@@ -259,6 +273,11 @@ impl<'a> Stream<'a> {
         }
         self.written.insert(id.to_owned());
         self.message(&record)
+    }
+
+    /// A recent call's one-part result, as written.
+    fn result(&self, call: &str) -> Option<Value> {
+        self.results.iter().rev().find_map(|r| r.get(call).cloned())
     }
 
     /// Write a message record, counting the events convo's importer makes of it, and which

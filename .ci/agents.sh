@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The real coding agents the agent tests resume sessions with: Claude Code, Codex and Gemini
-# CLI from the npm registry, at pinned versions, under the target folder. Claude Code and
-# Codex ship a native binary (a per-platform optional dependency); Gemini CLI is a node
-# script (node 20 or later), run by the node on PATH.
+# The real coding agents the agent tests resume sessions with: Claude Code, Codex, Gemini
+# CLI and opencode from the npm registry, at pinned versions, under the target folder.
+# Claude Code, Codex and opencode ship a native binary (a per-platform optional dependency);
+# Gemini CLI is a node script (node 20 or later), run by the node on PATH.
 #
 #   bash .ci/agents.sh install [DIR]       # npm install into DIR (default target/agents); a
 #                                          # no-op when it holds these pins already
-#   bash .ci/agents.sh path claude|codex|gemini [DIR]
+#   bash .ci/agents.sh path claude|codex|gemini|opencode [DIR]
 #                                          # print the absolute path of the runnable binary
 #
 # The tests run them offline, in a sealed HOME, against tests/agent_server.py on loopback.
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NAME=agents
-PINS="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0"
+PINS="@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33"
 action="${1:-install}"
 case "$action" in
   path) agent="${2:-}"; dir="${3:-${CARGO_TARGET_DIR:-target}/agents}" ;;
@@ -31,7 +31,10 @@ impossible() { echo "$NAME: cannot install: $1" >&2; exit 10; }
 # postinstall links the platform package's binary over bin/claude.exe); node_modules/.bin/codex
 # is a node wrapper that execs the platform package's native binary, so take that binary
 # directly (no node at run time, nothing between the test and the agent's process);
-# node_modules/.bin/gemini is Gemini CLI's bundle itself (`#!/usr/bin/env node`).
+# node_modules/.bin/gemini is Gemini CLI's bundle itself (`#!/usr/bin/env node`);
+# node_modules/.bin/opencode is the native binary its postinstall linked over bin/opencode.exe
+# (the build for this CPU: baseline without AVX2, musl on musl systems), else the platform
+# package's own.
 binary() {
   local nm="$dir/node_modules" arch found=""
   case "$(uname -m)" in
@@ -50,7 +53,12 @@ binary() {
         2>/dev/null | head -n1)" ;;
     gemini)
       found="$(readlink -f "$nm/.bin/gemini" 2>/dev/null || true)" ;;
-    *) echo "usage: $0 path claude|codex|gemini [DIR]" >&2; exit 2 ;;
+    opencode)
+      found="$(readlink -f "$nm/.bin/opencode" 2>/dev/null || true)"
+      if [ -z "$found" ] || [ "$(head -c 4 "$found" 2>/dev/null | tail -c 3)" != ELF ]; then
+        found="$nm/opencode-linux-$arch/bin/opencode"
+      fi ;;
+    *) echo "usage: $0 path claude|codex|gemini|opencode [DIR]" >&2; exit 2 ;;
   esac
   [ -n "$found" ] && [ -x "$found" ] || return 1
   (cd "$(dirname "$found")" && echo "$PWD/$(basename "$found")")
@@ -58,7 +66,8 @@ binary() {
 
 installed() {
   [ -f "$dir/pins" ] && [ "$(cat "$dir/pins")" = "$PINS" ] \
-    && binary claude >/dev/null && binary codex >/dev/null && binary gemini >/dev/null
+    && binary claude >/dev/null && binary codex >/dev/null && binary gemini >/dev/null \
+    && binary opencode >/dev/null
 }
 
 install() {
@@ -92,7 +101,7 @@ install() {
   echo "$PINS" > "$dir.partial/pins"
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
-  for a in claude codex gemini; do
+  for a in claude codex gemini opencode; do
     binary "$a" >/dev/null || { echo "$NAME: no runnable $a binary in $dir" >&2; exit 1; }
   done
 }
@@ -101,5 +110,5 @@ case "$action" in
   install) install ;;
   path) installed || { echo "$NAME: not installed in $dir (bash $0 install)" >&2; exit 1; }
         binary "$agent" ;;
-  *) echo "usage: $0 install [DIR] | path claude|codex|gemini [DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 install [DIR] | path claude|codex|gemini|opencode [DIR]" >&2; exit 2 ;;
 esac

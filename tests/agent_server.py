@@ -5,7 +5,8 @@ the tests that run the real coding agents (Claude Code, Codex and Gemini CLI, fr
 Why: convo writes session files that these agents are meant to resume. The only way to know
 that an agent really took a session in is to see what it sends to its model afterwards, so
 the agent is pointed here (ANTHROPIC_BASE_URL, a Codex model provider whose base_url is this
-server's /v1, or GOOGLE_GEMINI_BASE_URL), and every request it makes is appended to a log as
+server's /v1, GOOGLE_GEMINI_BASE_URL, or an opencode OpenAI-compatible provider whose baseURL
+is this server's /v1), and every request it makes is appended to a log as
 one JSON line:
 
     {"n": 3, "method": "POST", "path": "/v1/messages", "headers": {...}, "body": {...}}
@@ -18,7 +19,7 @@ such as a title or summary call, offers none and gets the fixed text):
      {"text": "The file says hello."}]
 
 A `tool` entry becomes a `tool_use` block (Messages API), a `function_call` item (Responses
-API) or a `functionCall` part (Gemini's `generateContent` / `streamGenerateContent`) with
+API), a `tool_calls` entry (Chat Completions, opencode) or a `functionCall` part (Gemini's `generateContent` / `streamGenerateContent`) with
 `input` as its arguments, so the agent runs the tool and sends its result in the next
 request, which gets the next entry. Past the end: the fixed text.
 A string `input` makes a Responses `custom_tool_call` instead: the freeform tools, such as
@@ -26,7 +27,8 @@ the JavaScript `exec` tool of Codex's code mode, e.g.
     {"tool": {"name": "exec", "input": "text((await tools.exec_command({cmd: 'ls'})).output)"}}
 Tool names and arguments are the agent's own: Claude Code's `Bash` {command, description},
 `Read` {file_path}; Codex's `exec_command` {cmd} (function) or `exec` (JavaScript source);
-Gemini CLI's `read_file` {file_path}, `run_shell_command` {command}.
+Gemini CLI's `read_file` {file_path}, `run_shell_command` {command}; opencode's `read`
+{filePath}, `bash` {command, description}, `edit` {filePath, oldString, newString}.
 An entry's optional `usage` sets what a Responses answer reports (default 10 in, 5 out):
     {"text": "done", "usage": {"input_tokens": 1200, "cached_tokens": 1024,
                                "output_tokens": 300, "reasoning_tokens": 200}}
@@ -171,6 +173,36 @@ def openai(body, answer, n):
     return "text/event-stream", sse(events)
 
 
+def chat(body, answer, n):
+    """A Chat Completions answer (opencode's OpenAI-compatible provider): JSON, or its stream
+    of chunks when `stream` is set."""
+    model = body.get("model", "gpt-test")
+    if "tool" in answer:
+        tool = answer["tool"]
+        call = {"id": f"call_{n}", "type": "function",
+                "function": {"name": tool["name"], "arguments": json.dumps(tool.get("input", {}))}}
+        message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": answer["text"]}, "stop"
+    counts = {"prompt_tokens": 10, "completion_tokens": 5, **answer.get("usage", {})}
+    usage = {**counts, "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]}
+    base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": model}
+    if not body.get("stream"):
+        return "application/json", json.dumps({
+            **base, "object": "chat.completion", "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+    delta = {"role": "assistant"}
+    if "tool_calls" in message:
+        delta["tool_calls"] = [{"index": 0, **message["tool_calls"][0]}]
+    else:
+        delta["content"] = message["content"]
+    chunk = {**base, "object": "chat.completion.chunk"}
+    chunks = [{**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+              {**chunk, "choices": [], "usage": usage}]
+    return "text/event-stream", "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
 def gemini(body, answer, n, stream):
     """A Gemini `generateContent` answer: JSON, or one server-sent event when streamed."""
     if "tool" in answer:
@@ -232,6 +264,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, *anthropic(body, self.state.answer(body), n))
             if path.endswith("/v1/messages/count_tokens"):
                 return self.reply(200, text=json.dumps({"input_tokens": 10}))
+            if path.endswith("/chat/completions"):
+                return self.reply(200, *chat(body, self.state.answer(body), n))
             if path.endswith("/responses"):
                 return self.reply(200, *openai(body, self.state.answer(body), n))
             if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):

@@ -1,5 +1,5 @@
-//! `convo resume`: a conversation handed back to the real agents (Claude Code, Codex and
-//! Gemini CLI from npm, `common::agents`) makes them send what their own session file makes
+//! `convo resume`: a conversation handed back to the real agents (Claude Code, Codex,
+//! Gemini CLI and opencode from npm, `common::agents`) makes them send what their own session file makes
 //! them send, and what they add afterwards is captured into the same conversation. The safety rules of the
 //! hand-off (nothing a conversation carries chooses a path; no file is ever replaced) are
 //! tested without the agents.
@@ -785,4 +785,51 @@ fn a_rewound_gemini_cli_session_resumes_from_its_fork_as_from_its_own_file() {
     same_request(&mine, &theirs, "gemini-cli after a rewind");
     assert!(theirs.to_string().contains("count the words instead"), "{theirs}");
     assert!(!theirs.to_string().contains("hello from notes (one line)"), "{theirs}");
+}
+
+/// The harness the opencode tests stand on: opencode from npm runs offline against the
+/// recording server (Chat Completions), executes the scripted tool calls and keeps the
+/// session in its own database, where its `export` finds it.
+#[test]
+fn opencode_runs_offline_and_keeps_its_session_in_its_database() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"tool": {"name": "bash", "input": {"command": "wc -l notes.txt", "description": "count lines"}}},
+        {"text": "The file says hello."}
+    ]);
+    let (id, rec) = crate::common::agents::natural_opencode_session(
+        &agents.opencode,
+        &env.home(),
+        &proj,
+        &env.root,
+        &script,
+        "what is in notes.txt?",
+    );
+    assert!(crate::common::agents::opencode_db(&env.home()).is_file());
+    let last = rec.last_main_body();
+    let tool_results: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(tool_results.len(), 2, "{last}");
+    assert!(tool_results[0].contains("hello from notes"), "{tool_results:?}");
+    assert!(tool_results[1].contains("1 notes.txt"), "{tool_results:?}");
+    let export = run_agent(&agents.opencode, &env.home(), &proj, rec.port, &["export", &id]);
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let exported: Value = serde_json::from_str(&export.stdout).unwrap();
+    let tools: Vec<&str> = exported["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .filter(|p| p["type"] == "tool")
+        .map(|p| p["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read", "bash"]);
 }

@@ -1,4 +1,4 @@
-//! The real coding agents (Claude Code, Codex and Gemini CLI from npm, pinned in
+//! The real coding agents (Claude Code, Codex, Gemini CLI and opencode from npm, pinned in
 //! `.ci/agents.sh`), run offline in a sealed HOME against `tests/agent_server.py` on
 //! loopback, which logs every request and answers a fixed text or a scripted tool call.
 //!
@@ -17,6 +17,7 @@ pub struct Agents {
     pub codex: PathBuf,
     /// Gemini CLI's bundle, run by the node on PATH.
     pub gemini: PathBuf,
+    pub opencode: PathBuf,
 }
 
 static AGENTS: OnceLock<Result<Agents, String>> = OnceLock::new();
@@ -52,7 +53,7 @@ fn install() -> Result<Agents, String> {
         assert!(out.status.success(), "agents.sh path {agent}: {}", String::from_utf8_lossy(&out.stderr));
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     };
-    Ok(Agents { claude: path("claude"), codex: path("codex"), gemini: path("gemini") })
+    Ok(Agents { claude: path("claude"), codex: path("codex"), gemini: path("gemini"), opencode: path("opencode") })
 }
 
 /// The agents, installed once per test binary; `None` only when the install is impossible
@@ -140,6 +141,10 @@ pub fn run_agent(program: &Path, home: &Path, cwd: &Path, port: u16, args: &[&st
         .env("GEMINI_API_KEY", "test")
         .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{port}"))
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        // opencode: no models.dev catalogue download, no self-update (its data, config and
+        // state go under HOME's XDG defaults).
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
         .current_dir(cwd)
         .args(args)
         .stdin(Stdio::null());
@@ -176,4 +181,51 @@ pub fn gemini_args<'a>(before: &[&'a str], prompt: &'a str) -> Vec<&'a str> {
     args.extend_from_slice(before);
     args.extend(["-p", prompt]);
     args
+}
+
+/// opencode's config in `home`: the recording server as an OpenAI-compatible provider
+/// (Chat Completions), its one model the default, nothing shared.
+pub fn opencode_config(home: &Path, port: u16) {
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = serde_json::json!({
+        "provider": {"rec": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "recording server",
+            "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "test"},
+            "models": {"test-model": {"name": "test model", "tool_call": true}},
+        }},
+        "model": "rec/test-model",
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+}
+
+/// opencode's database in `home` (XDG's data folder).
+pub fn opencode_db(home: &Path) -> PathBuf {
+    home.join(".local/share/opencode/opencode.db")
+}
+
+/// opencode, driven by `script` on a recording server, records a natural session of its
+/// current version in `proj` (one `opencode run` with `prompt`, every permission approved):
+/// the session's id (`ses_…`, as `opencode session list` gives it) and the recorder, whose
+/// log holds what opencode sent.
+pub fn natural_opencode_session(
+    opencode: &Path,
+    home: &Path,
+    proj: &Path,
+    log_dir: &Path,
+    script: &Value,
+    prompt: &str,
+) -> (String, Recorder) {
+    let rec = Recorder::start(log_dir, "opencode-record", Some(script));
+    opencode_config(home, rec.port);
+    let run = run_agent(opencode, home, proj, rec.port, &["run", "--auto", prompt]);
+    assert_eq!(run.code, 0, "opencode run:\n{}\n{}", run.stdout, run.stderr);
+    let list = run_agent(opencode, home, proj, rec.port, &["session", "list", "--format", "json", "-n", "1"]);
+    assert_eq!(list.code, 0, "opencode session list:\n{}\n{}", list.stdout, list.stderr);
+    let sessions: Value = serde_json::from_str(&list.stdout).expect("opencode session list prints JSON");
+    let id = sessions[0]["id"].as_str().expect("a session id").to_owned();
+    (id, rec)
 }

@@ -833,3 +833,60 @@ fn opencode_runs_offline_and_keeps_its_session_in_its_database() {
         .collect();
     assert_eq!(tools, ["read", "bash"]);
 }
+
+/// Gemini CLI's own hooks (`AfterAgent`, `SessionEnd`) running `convo hook gemini-cli`
+/// record its session as it goes: the first turn as a new conversation, a resumed turn
+/// appended to the same one, nothing twice however often the hooks fire.
+#[test]
+fn gemini_cli_hooks_record_its_session_into_one_conversation() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let hook = format!(
+        "CONVO_DIR='{}' CONVO_NOW=2026-01-02T03:04:05Z '{}' hook gemini-cli",
+        env.store.display(),
+        env!("CARGO_BIN_EXE_convo")
+    );
+    let command = json!([{"hooks": [{"type": "command", "command": hook}]}]);
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "hooks": {"AfterAgent": command, "SessionEnd": command},
+    });
+    std::fs::create_dir_all(env.home().join(".gemini")).unwrap();
+    std::fs::write(env.home().join(".gemini/settings.json"), settings.to_string()).unwrap();
+    let script = json!([
+        {"tool": {"name": "read_file", "input": {"file_path": "notes.txt"}}},
+        {"text": "The file says hello."},
+        {"text": "Still hello."}
+    ]);
+    let rec = Recorder::start(&env.root, "hooked", Some(&script));
+    let run = run_agent(&agents.gemini, &env.home(), &proj, rec.port, &gemini_args(&[], "what is in notes.txt?"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let kinds = |env: &TestEnv| -> Vec<String> {
+        env.run(&["show", "--format", "jsonl"])
+            .ok()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(kinds(&env), ["user", "tool_call", "tool_result", "assistant"]);
+
+    let own = session_file(&env.home().join(".gemini/tmp"), "session-");
+    let header: Value = serde_json::from_str(std::fs::read_to_string(&own).unwrap().lines().next().unwrap()).unwrap();
+    let session = header["sessionId"].as_str().unwrap();
+    let run = run_agent(&agents.gemini, &env.home(), &proj, rec.port, &gemini_args(&["--resume", session], "and now?"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(kinds(&env), ["user", "tool_call", "tool_result", "assistant", "user", "assistant"]);
+
+    // A hook naming another session than its transcript's: refused, nothing written.
+    let before = env.snapshot();
+    let other = json!({"session_id": "0badcafe-0000-4000-8000-000000000000", "transcript_path": own});
+    let refused = env.run_stdin(&["hook", "gemini-cli"], &other.to_string());
+    assert!(refused.fails_with(3).contains("not the transcript of session 0badcafe"), "{}", refused.stderr);
+    assert!(env.snapshot() == before);
+}

@@ -12,12 +12,15 @@ enum Agent {
     /// Claude Code's hooks (`Stop`, `PreCompact`, `SessionEnd`, ...)
     #[value(name = "claude-code")]
     ClaudeCode,
+    /// Gemini CLI's hooks (`AfterAgent`, `PreCompress`, `SessionEnd`, ...)
+    #[value(name = "gemini-cli")]
+    GeminiCli,
 }
 
 /// Record an agent's session from its hook: import what its transcript gained
 ///
-/// Reads the JSON an agent hands its hooks on stdin (Claude Code: `session_id`,
-/// `transcript_path`, `hook_event_name`) and imports the transcript as `import --follow`
+/// Reads the JSON an agent hands its hooks on stdin (Claude Code and Gemini CLI alike:
+/// `session_id`, `transcript_path`, `hook_event_name`) and imports the transcript as `import --follow`
 /// does: the first time as a new conversation, then only what it gained. Prints nothing on
 /// success (a hook's output can reach the agent); a failure exits non-zero with the reason
 /// on stderr, and never blocks the agent. See the README for the settings.json snippet.
@@ -35,18 +38,22 @@ struct HookInput {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let Agent::ClaudeCode = args.agent;
+    let (format, agent) = match args.agent {
+        Agent::ClaudeCode => (Format::ClaudeCode, "Claude Code"),
+        Agent::GeminiCli => (Format::GeminiCli, "Gemini CLI"),
+    };
     let mut text = String::new();
     std::io::stdin().take(1 << 20).read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
     let input: HookInput = serde_json::from_str(&text)
-        .map_err(|e| CommandError::input(format!("stdin: not the JSON of a Claude Code hook ({e})")))?;
+        .map_err(|e| CommandError::input(format!("stdin: not the JSON of a {agent} hook ({e})")))?;
     let Some(path) = input.transcript_path else {
         return Err(CommandError::input("stdin: the hook's JSON has no `transcript_path`"));
     };
-    // The transcript is named after its session: that is how later hooks find the same
-    // conversation. A different name would start a second one.
+    // The transcript is named after its session (Claude Code: `<session>.jsonl`; Gemini CLI:
+    // `session-<time>-<the session's first 8 characters>.jsonl`): later hooks find the same
+    // conversation by that name, and a file named for another session would start a second one.
     if let Some(session) = &input.session_id
-        && path.file_stem().is_some_and(|stem| stem.to_string_lossy() != *session)
+        && !path.file_stem().is_some_and(|stem| names_session(args.agent, &stem.to_string_lossy(), session))
     {
         return Err(CommandError::input(format!(
             "{}: not the transcript of session {session} (its file name differs)",
@@ -55,10 +62,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let store = ctx.open_store_for_write()?;
     let options = import::Options { title: None, again: false };
-    match import::follow(&store, &path, Some(Format::ClaudeCode), &options, &ctx.clock)? {
+    match import::follow(&store, &path, Some(format), &options, &ctx.clock)? {
         Followed::Started(done) => ctx.ui.landed(&done.landed),
         Followed::Grew { landed, .. } => landed.iter().for_each(|l| ctx.ui.landed(l)),
         Followed::Unchanged { .. } | Followed::TakenOver { .. } => {}
     }
     Ok(())
+}
+
+/// Whether a transcript's file name `stem` is that of `session`.
+fn names_session(agent: Agent, stem: &str, session: &str) -> bool {
+    match agent {
+        Agent::ClaudeCode => stem == session,
+        Agent::GeminiCli => {
+            let short = session.get(..8).unwrap_or(session);
+            stem.starts_with("session-") && stem.strip_suffix(short).is_some_and(|rest| rest.ends_with('-'))
+        }
+    }
 }

@@ -303,3 +303,54 @@ fn a_range_that_cuts_a_day_counts_each_call_at_its_time() {
         assert!(expected != stored_tokens_since(&env, "1970-01-01T00:00:00Z"), "{since} leaves calls out");
     }
 }
+
+const GEMINI: &str = "../shared/corpus-current/gemini-cli/vibecodingtracker__gemini.jsonl";
+
+/// Per model, (input less cached, output with thoughts, cached, thoughts) of a Gemini CLI
+/// session file, each message once by its last record, as a script over the file sums them.
+fn gemini_source_tokens(file: &str) -> std::collections::BTreeMap<String, [u64; 4]> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let mut last = std::collections::HashMap::new();
+    for line in text.lines() {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if record["type"] == "gemini" && record["tokens"].is_object() {
+            last.insert(
+                record["id"].to_string(),
+                (record["model"].as_str().unwrap().to_owned(), record["tokens"].clone()),
+            );
+        }
+    }
+    let mut sums = std::collections::BTreeMap::new();
+    for (model, t) in last.into_values() {
+        let n = |k: &str| t[k].as_u64().unwrap_or(0);
+        let sum: &mut [u64; 4] = sums.entry(model).or_default();
+        for (s, add) in
+            sum.iter_mut().zip([n("input") - n("cached"), n("output") + n("thoughts"), n("cached"), n("thoughts")])
+        {
+            *s += add;
+        }
+    }
+    sums
+}
+
+#[test]
+fn gemini_cli_usage_sums_its_messages_tokens_and_prices_them_by_the_table() {
+    let env = TestEnv::new();
+    env.run(&["import", Path::new(env!("CARGO_MANIFEST_DIR")).join(GEMINI).to_str().unwrap()]).ok();
+    let report: serde_json::Value =
+        serde_json::from_str(env.run(&["usage", "--by", "model", "--format", "json"]).ok()).unwrap();
+    let sums = gemini_source_tokens(GEMINI);
+    assert_eq!(sums.len(), 2, "{sums:?}");
+    // By hand, US$ per million tokens: gemini-3-flash-preview $0.50 input, $3 output, $0.05
+    // cached; gemini-3.1-pro-preview $2, $12, $0.20 (thoughts bill as output).
+    let prices = [("gemini-3-flash-preview", [0.5, 3.0, 0.05]), ("gemini-3.1-pro-preview", [2.0, 12.0, 0.2])];
+    for (model, [pi, po, pc]) in prices {
+        let row = report["rows"].as_array().unwrap().iter().find(|r| r["key"]["model"] == model).expect(model);
+        let kept = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]
+            .map(|k| row["usage"][k].as_u64().unwrap_or(0));
+        assert_eq!(kept, sums[model], "{model}: input, output, cache read, reasoning");
+        let [i, o, c, _] = sums[model].map(|n| n as f64);
+        let by_hand = (i * pi + o * po + c * pc) / 1e6;
+        assert!((row["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-12, "{row} vs {by_hand}");
+    }
+}

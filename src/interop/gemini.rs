@@ -49,10 +49,11 @@
 //! tool responses as messages of their own) adds the new ones at its end; those it put
 //! among the others are left out (counted): they repeat tool results already imported.
 //!
-//! The title is the session's `summary`, else its first prompt that is not a command (`/`,
-//! `?`); the directory is the first workspace directory of the `<session_context>`, else of
-//! the header's `directories`. A subagent's session file is its own conversation (not yet
-//! linked to its parent's). A line that is not JSON refuses the file, as for the other
+//! The title is the session's `summary` (but not a subagent's, whose `summary` is the report
+//! it returned), else its first prompt that is not a command (`/`, `?`); the directory is the
+//! first workspace directory of the `<session_context>`, else of the header's `directories`.
+//! A subagent's session file is its own conversation, linked to its parent's by
+//! `ops::subagents`. A line that is not JSON refuses the file, as for the other
 //! agents (Gemini CLI skips it).
 
 use std::collections::HashMap;
@@ -468,6 +469,7 @@ pub fn parse_lines(
                 skip(&mut s.report, "`$set` record");
             }
             Record::Header(h) => {
+                seen.subagent = h.get("kind").and_then(Value::as_str) == Some("subagent");
                 seen.metadata(h.get("summary"), h.get("directories"));
                 skip(&mut s.report, "session header");
                 if let Some(messages) = h.get("messages").and_then(Value::as_array) {
@@ -508,6 +510,9 @@ pub fn parse_lines(
 struct Seen {
     /// The last `summary`.
     summary: Option<String>,
+    /// The session is a subagent's (header `kind`): its `summary` is the report it
+    /// returned, not a title.
+    subagent: bool,
     /// The first prompt that is not a command, and the first command.
     prompt: Option<String>,
     command: Option<String>,
@@ -533,7 +538,7 @@ impl Seen {
     }
 
     fn metadata(&mut self, summary: Option<&Value>, directories: Option<&Value>) {
-        if let Some(text) = summary.and_then(Value::as_str) {
+        if let Some(text) = summary.and_then(Value::as_str).filter(|_| !self.subagent) {
             self.summary = title::from_record(text).or(self.summary.take());
         }
         self.directory = self.directory.take().or_else(|| first_directory(directories));

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
 use crate::interop::{self, Format, ImportError, Imported, Place, ReadError, Report};
-use crate::ops::project;
+use crate::ops::{project, subagents};
 use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
@@ -206,12 +206,16 @@ pub fn import(
                 emit.staged.push(None);
             }
             let ids = staged_ids(&emit.staged);
+            let spawned_by = subagent_of(store, None, &path, format).inspect_err(|_| discard(&emit))?;
             for (i, slot) in emit.staged.into_iter().enumerate() {
                 let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
                 let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
                 s.title = part_title(main_title.as_deref(), i, title.as_deref());
                 s.parent = parent;
                 forked(&mut s, &outcome, i, main_title.as_deref(), &ids);
+                if let (0, Some(parent)) = (i, &spawned_by) {
+                    s.extra.insert("subagent_of".into(), json!(parent));
+                }
                 s.extra.insert("source".into(), source(format, &name, &fingerprint, i));
                 if let Some(project) = &project {
                     s.extra.insert(crate::store::Project::KEY.into(), project.clone());
@@ -226,6 +230,19 @@ pub fn import(
     };
     store.set_active(&created.conversations[0].0)?;
     Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed })
+}
+
+/// The conversation of the session whose subagent's file `path` is, when it lies where the
+/// agent keeps its subagents' files and that session was imported ([`subagents`]).
+fn subagent_of(store: &Store, batch: Option<&Batch>, path: &Path, format: Format) -> Result<Option<String>> {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+        .map_err(|source| ImportFailure::File { path: path.to_owned(), source })?;
+    match subagents::ParentFile::of(path, format, &head) {
+        Some(parent) => Ok(parent.conversation(store, batch, format)?),
+        None => Ok(None),
+    }
 }
 
 /// The ids of the conversations staged so far, by part.
@@ -823,12 +840,25 @@ fn start_following(
     }
     let mut staged = Vec::new();
     let ids = staged_ids(&emit.staged);
+    let batch = match commits {
+        Commits::Into(batch) => Some(&**batch),
+        Commits::Now => None,
+    };
+    let spawned_by = match subagents::ParentFile::of(path, format, &head) {
+        Some(parent) => parent.conversation(store, batch, format).inspect_err(|_| {
+            store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
+        })?,
+        None => None,
+    };
     for (i, slot) in emit.staged.into_iter().enumerate() {
         let Some(mut s) = slot.or_else(|| (i == 0).then(|| store.stage(clock))) else { continue };
         let (title, parent) = outcome.conversations.get(i).cloned().unwrap_or_default();
         s.title = part_title(main_title.as_deref(), i, title.as_deref());
         s.parent = parent;
         forked(&mut s, &outcome, i, main_title.as_deref(), &ids);
+        if let (0, Some(parent)) = (i, &spawned_by) {
+            s.extra.insert("subagent_of".into(), json!(parent));
+        }
         if let Some(project) = &project {
             s.extra.insert(crate::store::Project::KEY.into(), project.clone());
         }
@@ -1107,6 +1137,8 @@ pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    out.sort();
+    // Shallowest first, so that a session's file comes before its subagents' files (Claude
+    // Code's `<session>/subagents/`, Gemini CLI's `chats/<session>/`), which link to it.
+    out.sort_by(|a, b| a.components().count().cmp(&b.components().count()).then_with(|| a.cmp(b)));
     Ok(out)
 }

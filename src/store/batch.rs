@@ -28,6 +28,11 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.made.is_empty() && self.appends.is_empty()
     }
+
+    /// The conversations the batch will make.
+    pub fn made(&self) -> impl Iterator<Item = &Staged> {
+        self.made.iter().flatten()
+    }
 }
 
 /// What a batch commit made.

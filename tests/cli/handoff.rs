@@ -890,3 +890,51 @@ fn gemini_cli_hooks_record_its_session_into_one_conversation() {
     assert!(refused.fails_with(3).contains("not the transcript of session 0badcafe"), "{}", refused.stderr);
     assert!(env.snapshot() == before);
 }
+
+/// Gemini CLI runs a subagent (its `invoke_agent` tool, the codebase investigator) and
+/// keeps the subagent's work in a file of its own under the session's folder: convo
+/// imports it as its own conversation linked to the session's, titled by its task (not by
+/// the report it returned), whether the folder comes in at once or file by file.
+#[test]
+fn a_gemini_cli_subagent_is_its_own_conversation_linked_to_its_session() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    gemini_config(&env.home());
+    let report = json!({"SummaryOfFindings": "notes.txt says hello", "ExplorationTrace": ["read notes.txt"], "RelevantLocations": []});
+    let script = json!([
+        {"tool": {"name": "invoke_agent", "input": {"agent_name": "codebase_investigator", "prompt": "What does notes.txt say?"}}},
+        {"tool": {"name": "read_file", "input": {"file_path": "notes.txt"}}},
+        {"tool": {"name": "complete_task", "input": {"report": report}}},
+        {"text": "The notes say hello."}
+    ]);
+    let rec = Recorder::start(&env.root, "subagent", Some(&script));
+    let run = run_agent(&agents.gemini, &env.home(), &proj, rec.port, &gemini_args(&[], "investigate the notes"));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let chats = env.home().join(".gemini/tmp/proj/chats");
+    let main = session_file(&chats, "session-");
+    let sub = files_under(&chats).into_iter().map(|f| chats.join(f)).find(|f| *f != main).expect("the subagent's file");
+    let linked = |env: &TestEnv| -> Vec<(String, String, Option<String>)> {
+        let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        let ids: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let parent = c["subagent_of"].as_str().map(|p| ids.iter().position(|i| *i == p).unwrap().to_string());
+                (c["title"].as_str().unwrap().chars().take(24).collect(), c["events"].to_string(), parent)
+            })
+            .collect()
+    };
+    let expected = [
+        ("investigate the notes".to_owned(), "4".to_owned(), None),
+        ("Your task is to do a dee".to_owned(), "5".to_owned(), Some("0".to_owned())),
+    ];
+    env.run(&["import", chats.to_str().unwrap()]).ok();
+    assert_eq!(linked(&env), expected);
+
+    let one_by_one = TestEnv::new();
+    one_by_one.run(&["import", "--follow", main.to_str().unwrap()]).ok();
+    one_by_one.run(&["import", sub.to_str().unwrap()]).ok();
+    assert_eq!(linked(&one_by_one), expected);
+}

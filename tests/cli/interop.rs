@@ -1089,3 +1089,41 @@ fn a_gemini_cli_session_with_a_broken_record_writes_nothing() {
     hint: nothing was written; `convo import --again FILE` imports it whole as a new conversation
     ");
 }
+
+/// Claude Code 2.1 keeps a subagent's work in `<session>/subagents/agent-<id>.jsonl` beside
+/// `<session>.jsonl` (the corpus's agent team, `ef958aa1…`): imported as a folder, or the
+/// session first and then the subagent's file, the subagent's conversation hangs under the
+/// session's; the subagent's file alone links to nothing.
+#[test]
+fn a_claude_code_subagent_file_links_to_its_session() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus-current/claude-code");
+    let dir = tempfile::tempdir().unwrap();
+    let session = "ef958aa1-0e93-49f0-bb71-150f63befcd1";
+    let agent = format!("{session}/subagents/agent-a4ca7529859c158c2.jsonl");
+    std::fs::create_dir_all(dir.path().join(session).join("subagents")).unwrap();
+    for file in [format!("{session}.jsonl"), agent.clone()] {
+        std::fs::copy(shared.join(&file), dir.path().join(&file)).unwrap();
+    }
+    let tree = |env: &TestEnv| {
+        let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        let list = list.as_array().unwrap().clone();
+        let index = |id: &Value| list.iter().position(|c| c["id"] == *id);
+        list.iter().map(|c| (c["events"].as_u64().unwrap(), index(&c["subagent_of"]))).collect::<Vec<_>>()
+    };
+    let folder = TestEnv::new();
+    folder.run(&["import", dir.path().to_str().unwrap()]).ok();
+    // The session (107 events); the agent file's conversation under it (empty: every line
+    // of the file is a sidechain), and the agent's run under that.
+    assert_eq!(tree(&folder), [(107, None), (56, Some(2)), (0, Some(0))]);
+
+    let by_file = TestEnv::new();
+    by_file.run(&["import", dir.path().join(format!("{session}.jsonl")).to_str().unwrap()]).ok();
+    by_file.run(&["import", "--follow", dir.path().join(&agent).to_str().unwrap()]).ok();
+    assert_eq!(tree(&by_file), tree(&folder));
+
+    let alone = TestEnv::new();
+    alone.run(&["import", dir.path().join(&agent).to_str().unwrap()]).ok();
+    let alone = tree(&alone);
+    let roots: Vec<u64> = alone.iter().filter(|(_, parent)| parent.is_none()).map(|(events, _)| *events).collect();
+    assert_eq!((alone.len(), roots), (2, vec![0]));
+}

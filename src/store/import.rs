@@ -164,7 +164,7 @@ impl Store {
         clock: &Clock,
     ) -> Result<StagedCommit> {
         let (entries, trailers) = self.staged_entries(&mut staged, clock)?;
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.changes(entries.into_iter().map(|(path, blob)| Change { path, blob: Some(blob), ..Change::default() }))
             .changes_catalogue();
         let landed = tx.commit_message(&format!("{subject}\n\n{trailers}"), clock)?.landed;

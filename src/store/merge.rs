@@ -12,7 +12,7 @@ use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
 use super::history::Trailers;
-use super::txn::Lock;
+use super::txn::{Landed, Lock};
 use super::{ForkedFrom, Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
 use crate::event::Stats;
@@ -38,6 +38,7 @@ pub enum Integrated {
         conversations: usize,
         /// Conversations the remote's line removed (`convo rm`): `convo restore` brings one back.
         removed: Vec<String>,
+        landed: Landed,
     },
     Merged {
         commit: ObjectId,
@@ -58,7 +59,18 @@ pub enum Integrated {
         kept_removed: Vec<String>,
         /// Conversations renamed on both sides: the remote's title replaced ours.
         retitled: Vec<Retitled>,
+        landed: Landed,
     },
+}
+
+impl Integrated {
+    /// What happened around the commit a pull made, if it made one.
+    pub fn landed(&self) -> Option<&Landed> {
+        match self {
+            Integrated::UpToDate => None,
+            Integrated::FastForward { landed, .. } | Integrated::Merged { landed, .. } => Some(landed),
+        }
+    }
 }
 
 /// A conversation both sides renamed, to different titles: the remote's stands.
@@ -96,18 +108,18 @@ impl Store {
         if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
             let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
             let removed = before.difference(&after).cloned().collect();
-            let mut tx = self.transaction(lock);
+            let mut tx = lock.transaction();
             tx.moves_to(Some(ours), theirs).changes_catalogue();
-            // A failed mirror is this pull's error still: `Integrated` has no room for a lag.
-            if let Some(lag) = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.lag {
-                return Err(lag);
-            }
-            // A remote an older convo wrote: its tree moves into the fan-out here too.
-            self.fan_out(lock)?;
+            let landed = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.landed;
+            // A remote an older convo wrote: its tree moves into the fan-out here too. The
+            // move mirrors a fast-forward that lags with its own paths, so what it says of the
+            // working tree is what stands.
+            let landed = self.fan_out(lock)?.unwrap_or(landed);
             return Ok(Integrated::FastForward {
                 commit: theirs,
                 conversations: self.conversation_count(theirs)?,
                 removed,
+                landed,
             });
         }
         self.merge(lock, ours, theirs, base, label, clock)
@@ -129,16 +141,14 @@ impl Store {
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.moves_to(None, theirs);
-        // A failed mirror stays this pull's error, as a fast-forward's does.
-        if let Some(lag) = tx.commit_message(&format!("pull: {label}"), clock)?.lag {
-            return Err(lag);
-        }
+        let landed = tx.commit_message(&format!("pull: {label}"), clock)?.landed;
         Ok(Integrated::FastForward {
             commit: theirs,
             conversations: self.conversation_count(theirs)?,
             removed: Vec::new(),
+            landed,
         })
     }
 
@@ -344,15 +354,11 @@ impl Store {
             message.push('\n');
         }
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.tree(tree, vec![ours, theirs]).changes_catalogue();
         let committed = tx.commit_message(&message, clock)?;
-        if let Some(lag) = committed.lag {
-            return Err(lag);
-        }
-        let commit = committed.commit;
         Ok(Integrated::Merged {
-            commit,
+            commit: committed.commit,
             updated,
             diverged,
             kept_remote,
@@ -361,6 +367,7 @@ impl Store {
             revived,
             kept_removed,
             retitled,
+            landed: committed.landed,
         })
     }
 

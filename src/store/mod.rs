@@ -55,6 +55,7 @@ pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;
 pub use stream::{SegmentReader, StoredLines};
 pub use tally::{DayUsage, Tally};
+pub use transaction::Transaction;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 

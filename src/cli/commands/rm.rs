@@ -16,13 +16,13 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     // Every name is resolved before anything is written: one unknown name removes nothing.
     let mut ids = args.ids.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?;
     // A subagent's work is part of its parent's: left behind it would list as an orphan.
     let subagents = store.subagents_of(&ids)?;
     ids.extend(subagents.iter().cloned());
-    let fixed = store.remove(&lock, &ids, &ctx.clock)?;
+    let fixed = store.remove(tx, &ids, &ctx.clock)?;
     let single = (ids.len() == subagents.len() + 1).then(|| ids[0].as_str());
     ctx.ui.committed(single, &fixed);
     if !subagents.is_empty() {

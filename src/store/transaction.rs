@@ -11,7 +11,10 @@
 //! takes it with [`Store::transaction`] and releases it when committed or dropped; a
 //! workflow that reads under the lock first, or commits several times (an import's
 //! segments, a pull's fast-forward and fan-out move, redact's rewrite and prune), takes the
-//! lock with [`Store::lock`] and builds each commit with [`Lock::transaction`]. The steps:
+//! lock with [`Store::lock`] and builds each commit with [`Lock::transaction`]. So a writer
+//! that makes one commit (an append, a rename) takes the `Transaction` it fills as its
+//! argument, and one that makes several, or reads under the lock between them, the `&Lock`.
+//! A transaction's own lock goes after step 7. The steps:
 //!
 //! 1. a commit an earlier transaction under the same lock left lagging (its mirror failed)
 //!    is mirrored first; if it still cannot be (a git holds the index), its paths join this

@@ -330,7 +330,9 @@ pub fn validate_event_id(id: &str) -> Result<(), IdError> {
 pub struct IdSet(std::collections::HashSet<u128>);
 
 impl IdSet {
-    fn key(id: &str) -> u128 {
+    /// The 128 bits an id is told apart by (also the key of the Gemini CLI importer's own
+    /// maps of message ids, which must tell ids apart exactly as this set does).
+    pub(crate) fn key(id: &str) -> u128 {
         use std::hash::{DefaultHasher, Hash, Hasher};
         // DefaultHasher::new() has fixed keys, so the two halves are independent but stable.
         let half = |salt: u8| {

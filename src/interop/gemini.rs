@@ -66,7 +66,7 @@ use super::{
     title,
 };
 use crate::clock::Clock;
-use crate::event::{Kind, Usage};
+use crate::event::{IdSet, Kind, Usage};
 
 /// Who wrote a compaction's summary, as convo records it.
 pub const BY: &str = "gemini-cli";
@@ -180,31 +180,19 @@ impl Default for Replay {
     }
 }
 
-/// A message id as the replay keeps it: 16 bytes however long the id (a session holds many).
+/// A message id as the replay keeps it ([`IdSet::key`], so ids are told apart as an
+/// `IdSet` tells them): 16 bytes however long the id (a session holds many).
 type Key = u128;
-
-/// Two independent 64-bit SipHashes of `id` (`DefaultHasher::new()` has fixed keys): ids
-/// told apart as [`crate::event::IdSet`] tells them, within one process.
-fn key(id: &str) -> Key {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let half = |salt: u8| {
-        let mut h = DefaultHasher::new();
-        salt.hash(&mut h);
-        id.hash(&mut h);
-        h.finish()
-    };
-    (u128::from(half(0)) << 64) | u128::from(half(1))
-}
 
 /// How [`copies`] names a message: its key in hex.
 fn copy_key(id: &str) -> String {
-    format!("{:032x}", key(id))
+    format!("{:032x}", IdSet::key(id))
 }
 
 impl Replay {
     /// A message record: whether its id is new to the list.
     fn message(&mut self, id: &str) -> bool {
-        let k = key(id);
+        let k = IdSet::key(id);
         if self.at.contains_key(&k) {
             return false;
         }
@@ -221,7 +209,7 @@ impl Replay {
     /// `$rewindTo`: the messages before `target` (none when it is not there, as Gemini CLI
     /// then drops them all), on a new line; `None` when nothing goes.
     fn rewind(&mut self, target: &str) -> Option<Vec<Key>> {
-        let keep = self.at.get(&key(target)).copied().unwrap_or(0);
+        let keep = self.at.get(&IdSet::key(target)).copied().unwrap_or(0);
         if keep == self.ids.len() {
             return None;
         }
@@ -241,7 +229,7 @@ impl Replay {
     /// a new recording in the same file (same minute, same session), whose next `$set`
     /// restates them; it cuts nothing.
     fn replace(&mut self, messages: &[Value]) -> Replace {
-        let ids: Vec<Key> = messages.iter().map(|m| key(id_of(m))).collect();
+        let ids: Vec<Key> = messages.iter().map(|m| IdSet::key(id_of(m))).collect();
         let new: Vec<usize> = (0..ids.len()).filter(|i| !self.at.contains_key(&ids[*i])).collect();
         if !messages.iter().any(resumable) {
             for i in &new {

@@ -390,8 +390,7 @@ pub struct NewParams {
 
 /// A new, empty conversation (not made active: that is the user's choice).
 pub fn new(store: &Store, clock: &Clock, p: &NewParams) -> Result<Value, Failure> {
-    let lock = store.lock()?;
-    let created = store.create(&lock, p.title.as_deref(), clock)?;
+    let created = store.create(store.transaction()?, p.title.as_deref(), clock)?;
     Ok(json!({ "id": created.id, "commit": created.commit.to_string(), "subject": created.subject }))
 }
 
@@ -553,13 +552,13 @@ pub fn fork(store: &Store, clock: &Clock, p: &ForkParams) -> Result<Value, Failu
             to: to.clone().unwrap_or_else(|| "-0".into()),
         },
     };
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let source = store.resolve_or_active(p.id.as_deref())?;
     let title = match &p.title {
         Some(t) => t.clone(),
         None => format!("{} (fork)", store.meta(&source)?.title.unwrap_or_else(|| source.clone())),
     };
-    let created = ops::fork::fork(store, &lock, &source, range, Some(&title), clock)?;
+    let created = ops::fork::fork(store, tx, &source, range, Some(&title), clock)?;
     Ok(json!({
         "id": created.id,
         "forked_from": source,

@@ -13,7 +13,7 @@ use crate::ops::plan::{self, Conversation, PlanError, Prepared, Request};
 use crate::projection;
 use crate::projection::Estimate;
 use crate::store::subject;
-use crate::store::{Appended, Lock, Store, Subject};
+use crate::store::{Appended, Store, Subject, Transaction};
 
 use super::query::{QueryError, endpoint};
 use super::{OpsError, Result};
@@ -258,7 +258,7 @@ pub fn fill_summary(
 /// `compact: "fix login" turns 0-9 [strip reasoning, strip tool calls] ~48,210 -> 9,874 tokens`.
 pub fn apply_compaction(
     store: &Store,
-    lock: &Lock,
+    tx: Transaction<'_>,
     conversation: &str,
     planned: &Planned,
     clock: &Clock,
@@ -275,7 +275,7 @@ pub fn apply_compaction(
     draft.id = Some(planned.id.clone());
     draft.ts = Some(planned.ts.clone());
     let subject = Subject { text, compaction: Some(planned.id.clone()) };
-    Ok(store.append_as(lock, conversation, vec![draft], clock, Some(subject))?)
+    Ok(store.append_as(tx, conversation, vec![draft], clock, Some(subject))?)
 }
 
 fn line(id: &str, title: Option<&str>, c: &Compaction, e: &Estimate) -> subject::CompactionLine {
@@ -301,7 +301,7 @@ pub struct Undone {
 /// appending a revocation. Nothing is deleted.
 pub fn undo_compaction(
     store: &Store,
-    lock: &Lock,
+    tx: Transaction<'_>,
     conversation: &str,
     target: Option<&str>,
     clock: &Clock,
@@ -336,7 +336,7 @@ pub fn undo_compaction(
     let c = &chosen.compaction;
     let title = store.meta(conversation)?.title;
     let text = subject::compaction(&line(conversation, title.as_deref(), c, &estimate), Some(&chosen.id));
-    let appended = store.append_as(lock, conversation, vec![draft], clock, Some(Subject { text, compaction: None }))?;
+    let appended = store.append_as(tx, conversation, vec![draft], clock, Some(Subject { text, compaction: None }))?;
     Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
 }
 
@@ -512,10 +512,7 @@ pub fn compact(
             .into());
         }
     }
-    let appended = {
-        let lock = store.lock()?;
-        apply_compaction(store, &lock, id, &planned, clock)?
-    };
+    let appended = apply_compaction(store, store.transaction()?, id, &planned, clock)?;
     let mut post = HookDocument::of(HookPoint::PostCompact, id, title, &planned);
     post.commit = Some(appended.commit.to_string());
     (summarizer.hooks.post)(&post);

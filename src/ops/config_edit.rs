@@ -4,12 +4,10 @@
 
 use std::path::Path;
 
-use gix::ObjectId;
-
 use crate::clock::Clock;
 use crate::config::{self, Source};
 use crate::event::{Draft, Kind};
-use crate::store::{Appended, Lock, Store, Subject, subject};
+use crate::store::{Appended, Fixed, Store, Subject, Transaction, subject};
 
 use super::{OpsError, Result, STORE_CONFIG, write_private};
 
@@ -54,11 +52,17 @@ pub fn set_in_user_file(path: &Path, key: &str, value: &toml::Value) -> Result<(
 }
 
 /// Set `key` in the store's committed `convo.toml`, as one commit.
-pub fn set_in_store(store: &Store, lock: &Lock, key: &str, value: &toml::Value, clock: &Clock) -> Result<ObjectId> {
+pub fn set_in_store(
+    store: &Store,
+    tx: Transaction<'_>,
+    key: &str,
+    value: &toml::Value,
+    clock: &Clock,
+) -> Result<Fixed> {
     let text = store.head_file(STORE_CONFIG)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let updated = edited(Source::Store, STORE_CONFIG, &text, key, value)?;
     let message = subject::config(None, key, &value.to_string());
-    Ok(store.commit_file(lock, STORE_CONFIG, updated.into_bytes(), &message, clock)?)
+    Ok(store.commit_file(tx, STORE_CONFIG, updated.into_bytes(), &message, clock)?)
 }
 
 /// Remove `key` from the user's config file at `path`; whether it was set there.
@@ -72,11 +76,11 @@ pub fn unset_in_user_file(path: &Path, key: &str) -> Result<bool> {
 
 /// Remove `key` from the store's committed `convo.toml`, as one commit; `None` when it was
 /// not set there (nothing is committed).
-pub fn unset_in_store(store: &Store, lock: &Lock, key: &str, clock: &Clock) -> Result<Option<ObjectId>> {
+pub fn unset_in_store(store: &Store, tx: Transaction<'_>, key: &str, clock: &Clock) -> Result<Option<Fixed>> {
     let text = store.head_file(STORE_CONFIG)?.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let Some(updated) = removed(Source::Store, STORE_CONFIG, &text, key)? else { return Ok(None) };
     let message = subject::config_unset(key);
-    Ok(Some(store.commit_file(lock, STORE_CONFIG, updated.into_bytes(), &message, clock)?))
+    Ok(Some(store.commit_file(tx, STORE_CONFIG, updated.into_bytes(), &message, clock)?))
 }
 
 /// `text` without `key`, checked as a layer; `None` when it does not set it.
@@ -92,7 +96,7 @@ fn removed(source: Source, origin: &str, text: &str, key: &str) -> Result<Option
 /// Set `key` for one conversation: a `config` event appended as one commit.
 pub fn set_in_conversation(
     store: &Store,
-    lock: &Lock,
+    tx: Transaction<'_>,
     id: &str,
     key: &str,
     value: &toml::Value,
@@ -106,7 +110,7 @@ pub fn set_in_conversation(
         text: subject::config(Some(&subject::name(id, title.as_deref())), key, &value.to_string()),
         compaction: None,
     };
-    Ok(store.append_as(lock, id, vec![Draft::new(Kind::Config { set })], clock, Some(subject))?)
+    Ok(store.append_as(tx, id, vec![Draft::new(Kind::Config { set })], clock, Some(subject))?)
 }
 
 /// Put `store` (a canonical path) into, or with `remove` take it out of, `trust.stores` in

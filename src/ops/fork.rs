@@ -7,7 +7,7 @@ use crate::event::outline::Outlined;
 use crate::event::{Event, Kind, turn_numbers};
 use crate::ops::plan::{self, PlanError};
 use crate::projection::ProjectionError;
-use crate::store::{Created, ForkedFrom, Lock, Store};
+use crate::store::{Created, ForkedFrom, Store, Transaction};
 
 use super::{OpsError, Result};
 
@@ -23,7 +23,7 @@ pub enum ForkRange {
 /// range lies inside the fork.
 pub fn fork(
     store: &Store,
-    lock: &Lock,
+    tx: Transaction<'_>,
     source: &str,
     range: ForkRange,
     title: Option<&str>,
@@ -79,5 +79,5 @@ pub fn fork(
         _ => in_range(i),
     };
     let forked_from = ForkedFrom { id: source.to_owned(), turn: from };
-    Ok(store.fork(lock, source, &keep, title, forked_from, clock)?)
+    Ok(store.fork(tx, source, &keep, title, forked_from, clock)?)
 }

@@ -1091,7 +1091,7 @@ struct FollowedPart {
 /// conversations of parts that are new.
 struct FollowEmit<'a> {
     store: &'a Store,
-    lock: &'a crate::store::Lock,
+    lock: &'a crate::store::Lock<'a>,
     clock: &'a Clock,
     parts: HashMap<usize, FollowedPart>,
     fresh: HashMap<usize, Staged>,

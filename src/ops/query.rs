@@ -289,12 +289,12 @@ pub fn query(
             last.extra.insert("finish_reason".into(), Value::String(reason.clone()));
         }
     }
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let title = store.meta(id)?.title;
     let turn = crate::event::Stats::of(&events).turns;
     let name = subject::name(id, title.as_deref());
     let text = subject::query(&name, turn, drafts.len(), &model.name, reply.interrupted);
-    let appended = store.append_as(&lock, id, drafts, clock, Some(Subject { text, compaction: None }))?;
+    let appended = store.append_as(tx, id, drafts, clock, Some(Subject { text, compaction: None }))?;
     Ok(Queried { appended, reply })
 }
 

@@ -98,7 +98,7 @@ impl Store {
                 return Err(e);
             }
         };
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.changes(changes);
         // A commit of several conversations certifies the catalogue only once all their
         // lines are in: by a refresh, not line by line.

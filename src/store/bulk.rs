@@ -276,7 +276,7 @@ impl Store {
             merged: Vec::new(),
             appended: Vec::new(),
         };
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.changes(changes).appended(&a, previous, true);
         let committed = match tx.commit(&subject, &trailers, clock) {
             Ok(committed) => committed,

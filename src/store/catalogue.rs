@@ -152,29 +152,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The conversations that are subagents' work in `ids` (and in theirs, and so on), not
-    /// among `ids`, oldest first: what goes with a conversation when it is removed.
-    pub fn subagents_of(&self, ids: &[String]) -> Result<Vec<String>> {
-        let summaries = self.summaries()?;
-        let mut family: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let mut found = Vec::new();
-        // Until no conversation joins: a subagent's own subagents go too.
-        loop {
-            let joining: Vec<&Summary> = summaries
-                .iter()
-                .filter(|s| !family.contains(s.id.as_str()))
-                .filter(|s| s.subagent_of.as_deref().is_some_and(|p| family.contains(p)))
-                .collect();
-            if joining.is_empty() {
-                return Ok(found);
-            }
-            for s in joining {
-                family.insert(&s.id);
-                found.push(s.id.clone());
-            }
-        }
-    }
-
     /// Ids of the conversations titled exactly `title`, oldest first. Only lines whose
     /// JSON holds the title as serde_json spells it are parsed: those of the titles file
     /// when it certifies HEAD, else of a full pass (which writes the titles file again).

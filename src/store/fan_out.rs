@@ -17,7 +17,7 @@
 use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
-use super::{Lock, Result, Store, git_err, layout};
+use super::{Landed, Lock, Result, Store, git_err, layout};
 
 impl Store {
     /// `root` with its legacy conversation folders moved into their fan folders, or `None`
@@ -60,11 +60,17 @@ impl Store {
     }
 
     /// Move HEAD's legacy conversation folders into their fan folders in one commit, with
-    /// the working tree and index following. Nothing to do (the usual case) costs one look
-    /// at the `conversations` folder, which the writer reads next anyway.
-    pub(super) fn fan_out(&self, lock: &Lock) -> Result<()> {
-        let Some(head) = self.head_commit_id()? else { return Ok(()) };
-        let Some((tree, moved)) = self.fanned_tree(self.commit_tree_id(head)?)? else { return Ok(()) };
+    /// the working tree and index following; what happened around that commit, `None` when
+    /// nothing moved. Nothing to do (the usual case) costs one look at the `conversations`
+    /// folder, which the writer reads next anyway.
+    ///
+    /// A mirror that fails is no error (the commit landed): the lock remembers it lags, and
+    /// the next commit under it mirrors the move's paths with its own, or carries them in
+    /// its journal and warns (see [`super::transaction`]). A lock taken for no commit leaves
+    /// the journal to the next command's lock, which replays it.
+    pub(super) fn fan_out(&self, lock: &Lock<'_>) -> Result<Option<Landed>> {
+        let Some(head) = self.head_commit_id()? else { return Ok(None) };
+        let Some((tree, moved)) = self.fanned_tree(self.commit_tree_id(head)?)? else { return Ok(None) };
         // HEAD may not have been checked yet (a clone locks before it checks out): nothing
         // convo would refuse in the folder it moves is moved or written out. Only that
         // folder: a file someone added beside it with git is none of the move's business.
@@ -80,12 +86,8 @@ impl Store {
         );
         // Dated as HEAD: no clock of the user's asked for this commit.
         let signature = self.signature_as_of(head)?;
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.tree(tree, vec![head]).changes_catalogue();
-        // A failed mirror fails the lock that asked for the move; the next one replays it.
-        match tx.commit_signed(&message, &signature)?.lag {
-            Some(lag) => Err(lag),
-            None => Ok(()),
-        }
+        Ok(Some(tx.commit_signed(&message, &signature)?.landed))
     }
 }

@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 use gix::ObjectId;
 
 use super::history::Trailers;
-use super::txn::{Change, Landed, Lock};
+use super::transaction::Transaction;
+use super::txn::{Change, Landed};
 use super::{Result, Store, StoreError, layout, subject};
 use crate::clock::Clock;
 
@@ -46,7 +47,7 @@ impl Store {
     /// one commit. Returns `None` when it already has that title (nothing to do). Another
     /// conversation with the same title does not stop it: titles are not unique, they only
     /// stop naming a conversation while they are shared.
-    pub fn rename(&self, lock: &Lock, id: &str, title: &str, clock: &Clock) -> Result<Option<Renamed>> {
+    pub fn rename(&self, mut tx: Transaction<'_>, id: &str, title: &str, clock: &Clock) -> Result<Option<Renamed>> {
         if title.trim().is_empty() {
             return Err(StoreError::EmptyTitle);
         }
@@ -68,7 +69,6 @@ impl Store {
             tokens: Some(before.stats.tokens()),
             ..Default::default()
         };
-        let mut tx = self.transaction(lock);
         // Only meta.json changed: the counts still hold, under the conversation's new tree.
         tx.change(super::write::meta_change(id, &meta)?).wrote_conversation(id, before.stats, before.updated, previous);
         let committed = tx.commit(&subject, &trailers, clock)?;
@@ -79,7 +79,7 @@ impl Store {
     /// Take conversations `ids` (resolved, at HEAD) out of the tree in one commit. Their
     /// history stays; [`Store::restore`] brings one back. The active conversation pointer is
     /// cleared when it named one of them, so it never points at nothing.
-    pub fn remove(&self, lock: &Lock, ids: &[String], clock: &Clock) -> Result<Fixed> {
+    pub fn remove(&self, mut tx: Transaction<'_>, ids: &[String], clock: &Clock) -> Result<Fixed> {
         let root = self.head_tree_id()?.ok_or(StoreError::Empty)?;
         let mut changes = Vec::new();
         let mut names = Vec::new();
@@ -110,7 +110,6 @@ impl Store {
             None => None,
         };
         let trailers = Trailers { convo_id: single.clone(), previous, ..Default::default() };
-        let mut tx = self.transaction(lock);
         tx.changes(changes);
         if let Some(id) = &single {
             tx.continues_log(id, previous);
@@ -201,7 +200,7 @@ impl Store {
 
     /// Put a removed conversation back as it was in the newest commit that had it, one
     /// commit. Its files are that commit's blobs, so git stores nothing new for them.
-    pub fn restore(&self, lock: &Lock, removed: &Removed, clock: &Clock) -> Result<Fixed> {
+    pub fn restore(&self, mut tx: Transaction<'_>, removed: &Removed, clock: &Clock) -> Result<Fixed> {
         let id = &removed.id;
         let dir = layout::conversation_dir(id);
         if self.conversation_ids()?.contains(id) {
@@ -231,7 +230,6 @@ impl Store {
             tokens: Some(stats.tokens()),
             ..Default::default()
         };
-        let mut tx = self.transaction(lock);
         tx.changes(changes).continues_log(id, previous).changes_catalogue();
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Fixed { commit: committed.commit, subject, landed: committed.landed })

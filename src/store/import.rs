@@ -97,6 +97,7 @@ impl Store {
         let ids: Vec<String> = staged.iter().map(|s| s.id.clone()).collect();
         let mut entries: Vec<(String, ObjectId)> = Vec::new();
         let mut trailers = String::new();
+        let mut links = Vec::new();
         for s in staged {
             if !s.open.is_empty() {
                 self.flush_segment(s)?;
@@ -104,6 +105,9 @@ impl Store {
             let mut extra = std::mem::take(&mut s.extra);
             if let Some(parent) = s.parent.and_then(|p| ids.get(p)) {
                 extra.insert("subagent_of".into(), serde_json::Value::String(parent.clone()));
+            }
+            if let Some(parent) = extra.get("subagent_of").and_then(|p| p.as_str()) {
+                links.push((s.id.clone(), parent.to_owned()));
             }
             let meta =
                 Meta { title: s.title.take(), created: clock.timestamp(), forked_from: s.forked_from.take(), extra };
@@ -119,6 +123,8 @@ impl Store {
             entries.append(&mut s.blobs);
             trailers += &format!("Convo-Imported: {}\n", s.id);
         }
+        // Captured here: `rm` of the parent may take these along (see `subagents`).
+        self.record_subagents(&links)?;
         Ok((entries, trailers))
     }
 
@@ -164,7 +170,7 @@ impl Store {
         clock: &Clock,
     ) -> Result<StagedCommit> {
         let (entries, trailers) = self.staged_entries(&mut staged, clock)?;
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.changes(entries.into_iter().map(|(path, blob)| Change { path, blob: Some(blob), ..Change::default() }))
             .changes_catalogue();
         let landed = tx.commit_message(&format!("{subject}\n\n{trailers}"), clock)?.landed;

@@ -41,6 +41,14 @@ pub(super) struct LooseWriter {
     out: Vec<u8>,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Object writes this thread still fails as a `git gc` beside it can make one fail (its
+    /// folder gone under the rename, past the writer's own tries): for tests that a write is
+    /// run again under [`Store::gc_proof`].
+    pub(super) static LOST_TO_GC: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Numbers this process's temporary object files (several writers may share a process).
 static TEMPORARIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -218,6 +226,11 @@ impl Store {
             (LooseWriter::new(objects, self.repo.object_hash()), loose_level(&self.repo.config_snapshot()))
         });
         let level = level.unwrap_or_else(|| zlib_rs_level(kind, *default));
+        #[cfg(test)]
+        if LOST_TO_GC.with(|left| left.replace(left.get().saturating_sub(1)) > 0) {
+            let source = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(super::git_err("write object")(LooseError::Io { path: writer.objects.clone(), source }));
+        }
         writer.write(kind, data, level, known).map_err(super::git_err("write object"))
     }
 

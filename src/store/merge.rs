@@ -12,7 +12,7 @@ use gix::ObjectId;
 use gix::object::tree::EntryKind;
 
 use super::history::Trailers;
-use super::txn::Lock;
+use super::txn::{Landed, Lock};
 use super::{ForkedFrom, Meta, Result, Store, StoreError, git_err, layout};
 use crate::clock::Clock;
 use crate::event::Stats;
@@ -38,6 +38,7 @@ pub enum Integrated {
         conversations: usize,
         /// Conversations the remote's line removed (`convo rm`): `convo restore` brings one back.
         removed: Vec<String>,
+        landed: Landed,
     },
     Merged {
         commit: ObjectId,
@@ -58,7 +59,45 @@ pub enum Integrated {
         kept_removed: Vec<String>,
         /// Conversations renamed on both sides: the remote's title replaced ours.
         retitled: Vec<Retitled>,
+        landed: Landed,
     },
+}
+
+impl Integrated {
+    /// What happened around the commit a pull made, if it made one.
+    pub fn landed(&self) -> Option<&Landed> {
+        match self {
+            Integrated::UpToDate => None,
+            Integrated::FastForward { landed, .. } | Integrated::Merged { landed, .. } => Some(landed),
+        }
+    }
+}
+
+/// The edits a merge makes to the remote's tree, kept so the tree can be edited and written
+/// again (see [`Store::gc_proof`]).
+#[derive(Default)]
+struct Edits(Vec<(String, Option<(EntryKind, ObjectId)>)>);
+
+impl Edits {
+    fn upsert(&mut self, path: &str, kind: EntryKind, id: ObjectId) {
+        self.0.push((path.to_owned(), Some((kind, id))));
+    }
+
+    fn remove(&mut self, path: &str) {
+        self.0.push((path.to_owned(), None));
+    }
+
+    /// Make the edits, in the order they were asked for, with `editor`.
+    fn apply(&self, editor: &mut gix::objs::tree::Editor<'_>) -> Result<()> {
+        for (path, entry) in &self.0 {
+            match entry {
+                Some((kind, id)) => editor.upsert(path.split('/'), *kind, *id).map(drop),
+                None => editor.remove(path.split('/')).map(drop),
+            }
+            .map_err(git_err(format!("merge {path}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// A conversation both sides renamed, to different titles: the remote's stands.
@@ -96,18 +135,18 @@ impl Store {
         if base == Some(ours) && self.rewrites(self.commit_tree_id(ours)?, self.commit_tree_id(theirs)?)?.is_empty() {
             let (before, after) = (self.conversation_ids_in(ours)?, self.conversation_ids_in(theirs)?);
             let removed = before.difference(&after).cloned().collect();
-            let mut tx = self.transaction(lock);
+            let mut tx = lock.transaction();
             tx.moves_to(Some(ours), theirs).changes_catalogue();
-            // A failed mirror is this pull's error still: `Integrated` has no room for a lag.
-            if let Some(lag) = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.lag {
-                return Err(lag);
-            }
-            // A remote an older convo wrote: its tree moves into the fan-out here too.
-            self.fan_out(lock)?;
+            let landed = tx.commit_message(&format!("pull: fast-forward to {label}"), clock)?.landed;
+            // A remote an older convo wrote: its tree moves into the fan-out here too. The
+            // move mirrors a fast-forward that lags with its own paths, so what it says of the
+            // working tree is what stands.
+            let landed = self.fan_out(lock)?.unwrap_or(landed);
             return Ok(Integrated::FastForward {
                 commit: theirs,
                 conversations: self.conversation_count(theirs)?,
                 removed,
+                landed,
             });
         }
         self.merge(lock, ours, theirs, base, label, clock)
@@ -129,16 +168,14 @@ impl Store {
     }
 
     fn adopt(&self, lock: &Lock, theirs: ObjectId, label: &str, clock: &Clock) -> Result<Integrated> {
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.moves_to(None, theirs);
-        // A failed mirror stays this pull's error, as a fast-forward's does.
-        if let Some(lag) = tx.commit_message(&format!("pull: {label}"), clock)?.lag {
-            return Err(lag);
-        }
+        let landed = tx.commit_message(&format!("pull: {label}"), clock)?.landed;
         Ok(Integrated::FastForward {
             commit: theirs,
             conversations: self.conversation_count(theirs)?,
             removed: Vec::new(),
+            landed,
         })
     }
 
@@ -160,7 +197,7 @@ impl Store {
         // Ours is in the fan-out shape (the lock saw to it); theirs may not be, and the
         // merged tree is built on theirs.
         let t_tree = self.fanned_tree(t_tree)?.map_or(t_tree, |(tree, _)| tree);
-        let mut editor = self.tree_editor(t_tree)?;
+        let mut edits = Edits::default();
         let mut trailers: Vec<String> = Vec::new();
         let mut kept_remote = Vec::new();
         let mut updated = 0;
@@ -181,9 +218,9 @@ impl Store {
             if o != b && t == b {
                 let kind = if is_tree { EntryKind::Tree } else { EntryKind::Blob };
                 match o {
-                    Some(o) => editor.upsert(name.split('/'), kind, o).map_err(git_err(format!("merge {name}")))?,
-                    None => editor.remove(name.split('/')).map_err(git_err(format!("merge {name}")))?,
-                };
+                    Some(o) => edits.upsert(&name, kind, o),
+                    None => edits.remove(&name),
+                }
             } else if o != b && t != b && o != t {
                 kept_remote.push(name);
             }
@@ -201,17 +238,13 @@ impl Store {
             if o == t {
                 continue;
             }
-            let keep_ours = |editor: &mut gix::objs::tree::Editor<'_>, o: ObjectId| {
-                editor.upsert(dir.split('/'), EntryKind::Tree, o).map(drop).map_err(git_err(format!("merge {dir}")))
-            };
+            let keep_ours = |edits: &mut Edits, o: ObjectId| edits.upsert(&dir, EntryKind::Tree, o);
             let o = match (o, t) {
                 // Changed only here: keep ours (a conversation removed here with git stays removed).
                 _ if t == b => {
                     match o {
-                        Some(o) => keep_ours(&mut editor, o)?,
-                        None => {
-                            editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
-                        }
+                        Some(o) => keep_ours(&mut edits, o),
+                        None => edits.remove(&dir),
                     }
                     continue;
                 }
@@ -223,7 +256,7 @@ impl Store {
                 }
                 // Removed there after we appended: pulling never loses an event, so ours stays.
                 (Some(o), None) => {
-                    keep_ours(&mut editor, o)?;
+                    keep_ours(&mut edits, o);
                     kept_local.push(id);
                     continue;
                 }
@@ -237,7 +270,7 @@ impl Store {
                         }
                         revived.push(id);
                     } else {
-                        editor.remove(dir.split('/')).map_err(git_err(format!("merge {dir}")))?;
+                        edits.remove(&dir);
                         kept_removed.push(id);
                     }
                     continue;
@@ -265,10 +298,9 @@ impl Store {
                 if ours_has_theirs {
                     let events = format!("{dir}/{}", layout::EVENTS_DIR);
                     match self.entry_at(o, layout::EVENTS_DIR)? {
-                        Some(tree) => editor.upsert(events.split('/'), EntryKind::Tree, tree),
-                        None => editor.remove(events.split('/')),
+                        Some(tree) => edits.upsert(&events, EntryKind::Tree, tree),
+                        None => edits.remove(&events),
                     }
-                    .map_err(git_err(format!("merge {dir}")))?;
                 }
                 let meta = layout::meta_path(&id);
                 let (b_meta, o_meta) = (self.entry_at(b_tree, &meta)?, self.entry_at(o_tree, &meta)?);
@@ -277,9 +309,7 @@ impl Store {
                     && t_meta == b_meta
                     && let Some(o_meta) = o_meta
                 {
-                    editor
-                        .upsert(meta.split('/'), EntryKind::Blob, o_meta)
-                        .map_err(git_err(format!("merge {meta}")))?;
+                    edits.upsert(&meta, EntryKind::Blob, o_meta);
                 } else if o_meta != b_meta && t_meta != b_meta && o_meta != t_meta {
                     // Both changed it: theirs stands, and a title of ours it replaces is said.
                     let (ours, theirs) = (self.meta_in(o_tree, &id)?.title, self.meta_in(t_tree, &id)?.title);
@@ -322,17 +352,23 @@ impl Store {
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;
             bytes.push(b'\n');
             let blob = self.gc_proof(|| self.write_loose(gix::objs::Kind::Blob, &bytes))?;
-            editor.upsert(layout::meta_path(&fork).split('/'), EntryKind::Blob, blob).map_err(git_err("merge fork"))?;
+            edits.upsert(&layout::meta_path(&fork), EntryKind::Blob, blob);
             if let Some(events) = self.entry_at(o, layout::EVENTS_DIR)? {
                 let path = format!("{}/{}", layout::conversation_dir(&fork), layout::EVENTS_DIR);
-                editor.upsert(path.split('/'), EntryKind::Tree, events).map_err(git_err("merge fork"))?;
+                edits.upsert(&path, EntryKind::Tree, events);
             }
             if let Some(last) = self.newest_change(ours, &dir)? {
                 trailers.push(format!("Convo-Merged: {fork} {last}"));
             }
             diverged.push(Diverged { id, title: source_meta.title, fork, local_events, rewritten });
         }
-        let tree = self.write_tree_edits(&mut editor)?;
+        // Edited and written again whole if a concurrent gc takes an object folder under the
+        // write: the tree editor cannot resume a failed write.
+        let tree = self.gc_proof(|| {
+            let mut editor = self.tree_editor(t_tree)?;
+            edits.apply(&mut editor)?;
+            self.write_tree_edits(&mut editor)
+        })?;
         let subject = format!(
             "merge: {label} ({updated} conversation{} updated{})",
             if updated == 1 { "" } else { "s" },
@@ -344,15 +380,11 @@ impl Store {
             message.push('\n');
         }
         debug_assert!(Trailers::parse(&message).convo_id.is_none());
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.tree(tree, vec![ours, theirs]).changes_catalogue();
         let committed = tx.commit_message(&message, clock)?;
-        if let Some(lag) = committed.lag {
-            return Err(lag);
-        }
-        let commit = committed.commit;
         Ok(Integrated::Merged {
-            commit,
+            commit: committed.commit,
             updated,
             diverged,
             kept_remote,
@@ -361,6 +393,7 @@ impl Store {
             revived,
             kept_removed,
             retitled,
+            landed: committed.landed,
         })
     }
 
@@ -405,5 +438,35 @@ mod tests {
         let err = store.integrate(&lock, theirs, "theirs", &clock).expect_err("the adoption must be refused");
         assert!(matches!(err, StoreError::HeadMoved { .. }), "{err}");
         assert!(!store.journal_pending(), "a refused adoption left its journal behind");
+    }
+
+    /// A `git gc` beside a pull can take the object folder the merge's own tree is written
+    /// into: that write must be run again, the tree edited anew (its editor cannot resume a
+    /// failed write), as every other object write is, not fail the pull.
+    #[test]
+    fn a_merge_whose_tree_write_loses_its_object_folder_to_gc_is_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let at = |s: i64| Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap());
+        let lock = store.lock().unwrap();
+        let a = store.create(lock.transaction(), Some("a"), &at(0)).unwrap().id;
+        let base = store.head_commit_id().unwrap().unwrap().to_string();
+        let b = store.create(lock.transaction(), Some("b"), &at(1)).unwrap();
+        drop(lock);
+        git(dir.path(), &["reset", "-q", "--hard", &base]);
+        let lock = store.lock().unwrap();
+        let c = store.create(lock.transaction(), Some("c"), &at(2)).unwrap().id;
+
+        // No fork to write: the merge's first object write is its tree.
+        super::super::loose::LOST_TO_GC.with(|left| left.set(1));
+        let merged = store.integrate(&lock, b.commit, "origin/main", &at(3)).expect("the merge must be written again");
+        assert_eq!(super::super::loose::LOST_TO_GC.with(|left| left.get()), 0, "no write was lost");
+        assert!(matches!(merged, Integrated::Merged { updated: 1, .. }), "{merged:?}");
+        drop(lock);
+        let listed = git(dir.path(), &["ls-tree", "-r", "--name-only", "HEAD"]);
+        for id in [&a, &b.id, &c] {
+            assert!(listed.contains(&layout::meta_path(id)), "{id} is missing from the merge:\n{listed}");
+        }
+        assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
     }
 }

@@ -28,6 +28,7 @@ mod refs;
 mod rewrite;
 mod split_index;
 mod stream;
+mod subagents;
 pub mod subject;
 mod tally;
 mod transaction;
@@ -54,7 +55,9 @@ pub use outgoing::{Moved, Outgoing};
 pub use outlines::OutlinedAt;
 pub use rewrite::Rewritten;
 pub use stream::{SegmentReader, StoredLines};
+pub use subagents::Subagents;
 pub use tally::{DayUsage, Tally};
+pub use transaction::Transaction;
 pub use txn::{FailPoint, GcOutcome, Landed, Lock};
 pub use write::{Appended, Created, NewConversation, Subject};
 

@@ -20,7 +20,7 @@ use gix::ObjectId;
 use gix::object::tree::EntryKind;
 use serde_json::Value;
 
-use super::txn::Lock;
+use super::txn::{Landed, Lock};
 use super::{Result, Store, StoreError, git_err};
 use crate::clock::Clock;
 
@@ -35,6 +35,8 @@ pub struct Rewritten {
     pub changed: usize,
     /// Distinct files (blobs) that held the text.
     pub files: usize,
+    /// What happened around the commit HEAD moved to.
+    pub landed: Landed,
 }
 
 /// The texts to replace, raw and as JSON escapes them inside a string.
@@ -306,12 +308,10 @@ impl Store {
             return Ok(None);
         }
         let short = |c: ObjectId| c.to_hex_with_len(7).to_string();
-        let mut tx = self.transaction(lock);
+        let mut tx = lock.transaction();
         tx.moves_to(Some(head), new_head).rewrites_history();
-        if let Some(lag) = tx.commit_message(&format!("redact: {} -> {}", short(head), short(new_head)), clock)?.lag {
-            return Err(lag);
-        }
-        Ok(Some(Rewritten { old_head: head, new_head, commits: order.len(), changed, files }))
+        let landed = tx.commit_message(&format!("redact: {} -> {}", short(head), short(new_head)), clock)?.landed;
+        Ok(Some(Rewritten { old_head: head, new_head, commits: order.len(), changed, files, landed }))
     }
 
     /// `message` with the token counts of its trailers (`Convo-Tokens`, and those of

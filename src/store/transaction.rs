@@ -5,10 +5,21 @@
 //! [`moves_to`](Transaction::moves_to)) — and what it means for the caches derived from HEAD
 //! (a conversation's counts, its catalogue and titles lines, its log index, the catalogue
 //! as a whole, the segments known checked). [`commit`](Transaction::commit) then runs the
-//! steps below, in this order, for every writer:
+//! steps below, in this order, for every writer.
+//!
+//! A transaction holds the store's write lock from its start to its end: a single commit
+//! takes it with [`Store::transaction`] and releases it when committed or dropped; a
+//! workflow that reads under the lock first, or commits several times (an import's
+//! segments, a pull's fast-forward and fan-out move, redact's rewrite and prune), takes the
+//! lock with [`Store::lock`] and builds each commit with [`Lock::transaction`]. So a writer
+//! that makes one commit (an append, a rename) takes the `Transaction` it fills as its
+//! argument, and one that makes several, or reads under the lock between them, the `&Lock`.
+//! A transaction's own lock goes after step 7. The steps:
 //!
 //! 1. a commit an earlier transaction under the same lock left lagging (its mirror failed)
-//!    is mirrored first, so no journal is written over one that still names paths;
+//!    is mirrored first; if it still cannot be (a git holds the index), its paths join this
+//!    commit's journal and mirror — either way no journal is written over one that still
+//!    names paths;
 //! 2. HEAD is read, a symlinked path refused, and a git holding the branch's lock waited
 //!    for — all before anything is written, so a refusal leaves the store as it was;
 //! 3. the journal names every path the commit touches ([`Store::write_journal`]);
@@ -40,13 +51,35 @@ use crate::event::Stats;
 
 /// One commit under way (see the module docs). Nothing is written until
 /// [`commit`](Self::commit); a transaction dropped before it leaves the store as it was.
-/// It holds the store's write lock for its whole life: no transaction without one.
-pub(crate) struct Transaction<'s> {
+/// It holds the store's write lock for its whole life — its own, taken by
+/// [`Store::transaction`] and released when it is committed or dropped, or one a workflow
+/// holds across reads and several commits ([`Lock::transaction`]) — so no commit is ever
+/// built without the lock, or under another store's.
+pub struct Transaction<'s> {
     store: &'s Store,
-    lock: &'s Lock,
+    lock: Held<'s>,
     changes: Vec<Change>,
     made: Option<Made>,
     observers: Vec<Observer>,
+}
+
+/// The lock a transaction commits under.
+enum Held<'s> {
+    /// Taken for this transaction alone: released with it.
+    Own(Lock<'s>),
+    /// A workflow's, held before this transaction and after it.
+    Borrowed(&'s Lock<'s>),
+}
+
+impl<'s> std::ops::Deref for Held<'s> {
+    type Target = Lock<'s>;
+
+    fn deref(&self) -> &Lock<'s> {
+        match self {
+            Held::Own(lock) => lock,
+            Held::Borrowed(lock) => lock,
+        }
+    }
 }
 
 /// What a transaction lands when a writer built it by rules of its own, rather than from
@@ -77,24 +110,38 @@ enum Observer {
     Rewritten,
 }
 
-/// What a transaction landed.
+/// What a transaction landed. Once HEAD has moved nothing reads as a failed commit: a
+/// working tree and index that could not follow are [`Landed::warning`].
 pub(crate) struct Committed {
     pub commit: ObjectId,
     pub tree: ObjectId,
     pub landed: Landed,
-    /// Why the working tree and index lag behind the commit (the cause of
-    /// [`Landed::warning`]), for the writers that still report it as their error.
-    pub lag: Option<StoreError>,
 }
 
 impl Store {
-    /// A commit to build under `lock`.
-    pub(crate) fn transaction<'s>(&'s self, lock: &'s Lock) -> Transaction<'s> {
-        Transaction { store: self, lock, changes: Vec::new(), made: None, observers: Vec::new() }
+    /// A single commit: takes the store's write lock (waiting for another writer, repairing
+    /// what a killed one left, see [`Store::lock`]) and holds it until the transaction is
+    /// committed or dropped. A workflow that must read under the lock first, or commit
+    /// several times, takes the lock itself and builds each commit with
+    /// [`Lock::transaction`].
+    pub fn transaction(&self) -> Result<Transaction<'_>> {
+        let lock = self.lock()?;
+        Ok(Transaction::under(self, Held::Own(lock)))
     }
 }
 
-impl Transaction<'_> {
+impl<'s> Lock<'s> {
+    /// A commit under this lock, which the caller goes on holding after it.
+    pub fn transaction(&self) -> Transaction<'_> {
+        Transaction::under(self.store, Held::Borrowed(self))
+    }
+}
+
+impl<'s> Transaction<'s> {
+    fn under(store: &'s Store, lock: Held<'s>) -> Transaction<'s> {
+        Transaction { store, lock, changes: Vec::new(), made: None, observers: Vec::new() }
+    }
+
     /// Write `change` (a file's bytes, a blob already written, or a removal).
     pub(crate) fn change(&mut self, change: Change) -> &mut Self {
         self.changes.push(change);
@@ -199,10 +246,14 @@ impl Transaction<'_> {
     pub(crate) fn commit_signed(self, message: &str, signature: &gix::actor::Signature) -> Result<Committed> {
         let Transaction { store, lock, changes, made, observers } = self;
         // Step 1: an earlier commit under this lock that lags is mirrored before a journal
-        // is written over the one naming its paths.
+        // is written over the one naming its paths. When it still cannot be (a git holds
+        // the index), its paths are carried into this commit's journal and mirror instead.
+        let mut carried = Vec::new();
         if lock.lagging.load(Ordering::Relaxed) {
-            store.replay_journal(lock)?;
-            lock.lagging.store(false, Ordering::Relaxed);
+            match store.replay_journal(&lock) {
+                Ok(()) => lock.lagging.store(false, Ordering::Relaxed),
+                Err(_) => carried = store.pending_journal()?.map(|journal| journal.paths).unwrap_or_default(),
+            }
         }
         let subject = message.lines().next().unwrap_or("");
         // Step 2.
@@ -212,7 +263,7 @@ impl Transaction<'_> {
                 for change in &changes {
                     store.worktree_path(&change.path)?;
                 }
-                (store.head_commit_id()?, changes.iter().map(|c| c.path.clone()).collect())
+                (store.head_commit_id()?, changes.iter().map(|c| c.path.clone()).collect::<Vec<_>>())
             }
             Some(Made::Tree { tree, parents }) => {
                 let expected = parents.first().copied();
@@ -222,9 +273,11 @@ impl Transaction<'_> {
                 (*expected, store.changed_paths(*expected, store.commit_tree_id(*commit)?)?)
             }
         };
+        let ours: std::collections::HashSet<&str> = paths.iter().map(String::as_str).collect();
+        let extra: Vec<String> = carried.iter().filter(|p| !ours.contains(p.as_str())).cloned().collect();
         store.await_branch_lock()?;
         // Step 3.
-        let landing = store.begin_landing(paths)?;
+        let landing = store.begin_landing(paths.iter().chain(&extra).cloned().collect(), carried)?;
         // Step 4.
         let mut written = Vec::new();
         let mut now = Vec::new();
@@ -240,12 +293,20 @@ impl Transaction<'_> {
             }
             Some(Made::Commit { commit, .. }) => (commit, store.commit_tree_id(commit)?),
         };
-        // Steps 5 and 6.
-        let lag = landing.land(expected, commit, signature, subject, |paths| {
-            if from_changes { store.mirror_changes(&changes, paths, &now, tree) } else { store.mirror_from_head(paths) }
+        // Steps 5 and 6. The journal now answers for the carried paths.
+        let mirrored = landing.land(expected, commit, signature, subject, || {
+            if from_changes {
+                store.mirror_changes(&changes, &paths, &now, tree)?;
+            } else {
+                store.mirror_from_head(&paths)?;
+            }
+            if extra.is_empty() { Ok(()) } else { store.mirror_from_head(&extra) }
         })?;
-        let landed = match &lag {
-            Ok(gc) => Landed { gc: *gc, warning: None },
+        let landed = match mirrored {
+            Ok(gc) => {
+                lock.lagging.store(false, Ordering::Relaxed);
+                Landed { gc, warning: None }
+            }
             Err(e) => {
                 lock.lagging.store(true, Ordering::Relaxed);
                 Landed {
@@ -261,10 +322,13 @@ impl Transaction<'_> {
         // Step 7. Segments convo wrote whole hold lines it validated: copies need not check
         // them again.
         store.note_written_segments(written.iter().map(|(path, blob): &(String, ObjectId)| (path.as_str(), *blob)));
-        let committed = Committed { commit, tree, landed, lag: lag.err() };
+        let committed = Committed { commit, tree, landed };
         for observer in observers {
             store.notify(observer, &committed);
         }
+        // A lock of the transaction's own goes only now: the caches heard of the commit
+        // under it.
+        drop(lock);
         Ok(committed)
     }
 }
@@ -273,14 +337,16 @@ impl Transaction<'_> {
 /// moves, it blanks the journal again.
 struct Landing<'s> {
     store: &'s Store,
-    paths: Vec<String>,
+    /// Paths an earlier commit that lags left in the journal, which this one took over:
+    /// dropped before the ref moves, it leaves them there again.
+    carried: Vec<String>,
     /// The ref has not moved: dropping this blanks the journal.
     open: bool,
 }
 
 impl Landing<'_> {
     /// Move HEAD's branch from `expected` to `commit` (the commit point), mirror the
-    /// journalled paths with `mirror`, blank the journal, and run `git gc --auto` if due.
+    /// journalled paths by `mirror`, blank the journal, and run `git gc --auto` if due.
     /// An error means HEAD did not move, and the journal is blank again; once HEAD has
     /// moved, a failed mirror is the inner error, and the journal stays.
     fn land(
@@ -289,13 +355,13 @@ impl Landing<'_> {
         commit: ObjectId,
         signature: &gix::actor::Signature,
         subject: &str,
-        mirror: impl FnOnce(&[String]) -> Result<()>,
+        mirror: impl FnOnce() -> Result<()>,
     ) -> Result<std::result::Result<GcOutcome, StoreError>> {
         let store = self.store;
         store.move_head(expected, commit, signature, subject)?;
         self.open = false;
         store.fail(FailPoint::Committed);
-        if let Err(e) = mirror(&self.paths).and_then(|()| store.clear_journal()) {
+        if let Err(e) = mirror().and_then(|()| store.clear_journal()) {
             return Ok(Err(e));
         }
         Ok(Ok(store.maybe_gc()))
@@ -306,17 +372,22 @@ impl Drop for Landing<'_> {
     fn drop(&mut self) {
         if self.open {
             // Best effort: a journal left behind is replayed from HEAD, which did not move.
-            let _ = self.store.clear_journal();
+            let _ = if self.carried.is_empty() {
+                self.store.clear_journal()
+            } else {
+                self.store.write_journal(&self.carried)
+            };
         }
     }
 }
 
 impl Store {
-    /// Step 3: name `paths` in the journal before the commit writes anything.
-    fn begin_landing(&self, paths: Vec<String>) -> Result<Landing<'_>> {
+    /// Step 3: name `paths` in the journal before the commit writes anything (`carried`
+    /// among them: a lagging commit's, which a commit that does not land leaves there).
+    fn begin_landing(&self, paths: Vec<String>, carried: Vec<String>) -> Result<Landing<'_>> {
         self.write_journal(&paths)?;
         self.fail(FailPoint::Journal);
-        Ok(Landing { store: self, paths, open: true })
+        Ok(Landing { store: self, carried, open: true })
     }
 
     /// Every file path whose blob differs between `from`'s tree (`None`: no commit) and
@@ -492,6 +563,16 @@ mod tests {
         Change { path, bytes: Some(format!(r#"{{"title":"{text}","created":"c"}}"#).into()), ..Change::default() }
     }
 
+    fn clock() -> Clock {
+        Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap())
+    }
+
+    /// Whether some handle holds the store's write lock (an flock), seen from another one.
+    fn locked(dir: &std::path::Path) -> bool {
+        let Ok(file) = std::fs::File::open(dir.join(".git/convo/lock")) else { return false };
+        matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
     /// A lagging commit's journal must not be written over by the next commit under the same
     /// lock (an import of several sessions commits once per session): its paths would then
     /// never be mirrored, and `git status` would show them until someone ran `fsck`.
@@ -499,25 +580,93 @@ mod tests {
     fn a_commit_that_lags_is_mirrored_before_the_next_one_under_the_same_lock() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = Store::init(dir.path()).unwrap();
-        let clock = Clock::fixed(chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap());
+        let clock = clock();
         let lock = store.lock().unwrap();
-        let mut tx = store.transaction(&lock);
+        let mut tx = lock.transaction();
         tx.change(title("01KDVDQ4K00000000000000000", "zero"));
         tx.commit_message("zero", &clock).unwrap();
         let held = dir.path().join(".git/index.lock");
         std::fs::write(&held, b"a git's").unwrap();
-        let mut tx = store.transaction(&lock);
+        let mut tx = lock.transaction();
         tx.change(title("01KDVDQ4K00000000000000001", "one"));
         let first = tx.commit_message("one", &clock).unwrap();
-        assert!(first.landed.warning.is_some() && first.lag.is_some(), "the index was held: the mirror lags");
+        assert!(first.landed.warning.is_some(), "the index was held: the mirror lags");
         std::fs::remove_file(&held).unwrap();
 
-        let mut tx = store.transaction(&lock);
+        let mut tx = lock.transaction();
         tx.change(title("01KDVDQ4K00000000000000002", "two"));
         let second = tx.commit_message("two", &clock).unwrap();
         assert_eq!(second.landed.warning, None);
         // Untracked files count: convo's stores hide them from a plain `git status`.
         assert_eq!(git(dir.path(), &["status", "--porcelain", "--untracked-files=all"]), "");
         assert!(!store.journal_pending());
+    }
+
+    /// When the index is still held at the next commit, that commit lands too (with the
+    /// warning) and its journal names the earlier commit's paths as well as its own: the
+    /// next command's replay then mirrors both.
+    #[test]
+    fn a_commit_after_one_that_lags_still_lands_and_its_journal_keeps_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = clock();
+        let lock = store.lock().unwrap();
+        let mut tx = lock.transaction();
+        tx.change(title("01KDVDQ4K00000000000000000", "zero"));
+        tx.commit_message("zero", &clock).unwrap();
+        let held = dir.path().join(".git/index.lock");
+        std::fs::write(&held, b"a git's").unwrap();
+        for (id, text) in [("01KDVDQ4K00000000000000001", "one"), ("01KDVDQ4K00000000000000002", "two")] {
+            let mut tx = lock.transaction();
+            tx.change(title(id, text));
+            let committed = tx.commit_message(text, &clock).unwrap();
+            assert!(committed.landed.warning.is_some(), "{text}: the index was held");
+        }
+        let journal = store.pending_journal().unwrap().expect("a journal names the lagging paths").paths;
+        assert_eq!(
+            journal,
+            [layout::meta_path("01KDVDQ4K00000000000000002"), layout::meta_path("01KDVDQ4K00000000000000001")]
+        );
+        // A commit refused before HEAD moves leaves the carried paths where they were. (By
+        // plumbing: `git commit` would want the held index.)
+        let outside = git(dir.path(), &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "outside"]);
+        git(dir.path(), &["update-ref", "HEAD", &outside]);
+        let mut tx = lock.transaction();
+        tx.change(title("01KDVDQ4K00000000000000003", "three"));
+        assert!(matches!(tx.commit_message("three", &clock), Err(StoreError::HeadMoved { .. })));
+        assert_eq!(store.pending_journal().unwrap().map(|j| j.paths), Some(journal));
+        drop(lock);
+        std::fs::remove_file(&held).unwrap();
+        drop(store.lock().unwrap());
+        assert_eq!(git(dir.path(), &["status", "--porcelain", "--untracked-files=all"]), "");
+        assert!(!store.journal_pending());
+    }
+
+    /// `store.transaction()` takes the write lock and holds it until the transaction is
+    /// committed or dropped; `lock.transaction()` leaves the caller's lock held after it.
+    #[test]
+    fn a_transaction_of_its_own_holds_the_lock_until_committed_or_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path()).unwrap();
+        let clock = clock();
+        assert!(!locked(dir.path()));
+        let mut tx = store.transaction().unwrap();
+        assert!(locked(dir.path()), "a transaction holds the lock from its start");
+        tx.change(title("01KDVDQ4K00000000000000000", "zero"));
+        tx.commit_message("zero", &clock).unwrap();
+        assert!(!locked(dir.path()), "a committed transaction released its lock");
+        let tx = store.transaction().unwrap();
+        assert!(locked(dir.path()));
+        drop(tx);
+        assert!(!locked(dir.path()), "a dropped transaction released its lock");
+
+        let lock = store.lock().unwrap();
+        let mut tx = lock.transaction();
+        tx.change(title("01KDVDQ4K00000000000000001", "one"));
+        tx.commit_message("one", &clock).unwrap();
+        assert!(locked(dir.path()), "the workflow's lock outlives its transaction");
+        drop(lock);
+        assert!(!locked(dir.path()));
+        assert_eq!(git(dir.path(), &["log", "--format=%s"]), "one\nzero");
     }
 }

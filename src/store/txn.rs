@@ -26,20 +26,24 @@ use serde::{Deserialize, Serialize};
 use super::{Result, Store, StoreError, create_private_dir, git_err, io_err, layout};
 use crate::clock::Clock;
 
-/// Proof that the caller holds the store's write lock.
-pub struct Lock {
+/// The store's write lock, held: proof that no other writer commits until it is dropped.
+/// Taken by [`Store::lock`] for a workflow that reads and commits several times under one
+/// lock (each commit a [`Lock::transaction`]), or by [`Store::transaction`] for a single
+/// commit, which then owns it. It belongs to the store that took it, so a transaction can
+/// never commit to one store under another's lock.
+pub struct Lock<'s> {
     _file: File,
-    head: std::sync::Arc<std::sync::Mutex<HeadMemo>>,
+    pub(super) store: &'s Store,
     /// A commit under this lock landed but its mirror failed: the journal still names its
-    /// paths, and the next transaction replays them before it writes a journal of its own.
+    /// paths, and the next transaction mirrors them too before it blanks the journal.
     pub(super) lagging: std::sync::atomic::AtomicBool,
 }
 
-impl Drop for Lock {
+impl Drop for Lock<'_> {
     /// The memo goes before the lock does: once another writer can commit, HEAD is only
     /// what the files say.
     fn drop(&mut self) {
-        if let Ok(mut memo) = self.head.lock() {
+        if let Ok(mut memo) = self.store.head.lock() {
             *memo = HeadMemo::default();
         }
     }
@@ -120,7 +124,7 @@ pub enum GcOutcome {
 
 #[derive(Serialize, Deserialize)]
 pub(super) struct Journal {
-    paths: Vec<String>,
+    pub(super) paths: Vec<String>,
 }
 
 /// One file a commit writes (`Some(bytes)`, or the blob `blob` already written) or removes
@@ -247,7 +251,7 @@ impl Store {
 
     /// Take the write lock, waiting for another writer to finish, and repair what a killed
     /// writer left behind.
-    pub fn lock(&self) -> Result<Lock> {
+    pub fn lock(&self) -> Result<Lock<'_>> {
         let dir = self.state_dir();
         create_private_dir(&dir)?;
         let path = dir.join("lock");
@@ -257,7 +261,7 @@ impl Store {
         if let Ok(mut memo) = self.head.lock() {
             *memo = HeadMemo { held: true, ..HeadMemo::default() };
         }
-        let lock = Lock { _file: file, head: self.head.clone(), lagging: Default::default() };
+        let lock = Lock { _file: file, store: self, lagging: Default::default() };
         // A store from before the marker becomes a marked one with its first write.
         if self.unmarked.swap(false, std::sync::atomic::Ordering::Relaxed) {
             self.set_up()?;
@@ -269,7 +273,8 @@ impl Store {
         if orphaned {
             self.recover(&lock)?;
         }
-        // Writers write only the fan-out shape: a store from before it moves first.
+        // Writers write only the fan-out shape: a store from before it moves first. A move
+        // whose mirror lags is the lock's to carry into its next commit.
         self.fan_out(&lock)?;
         Ok(lock)
     }
@@ -361,14 +366,14 @@ impl Store {
 
     /// Mirror the journalled paths from HEAD into the working tree and index, then drop the
     /// journal: the end of every commit, and the repair after a crash.
-    pub(crate) fn replay_journal(&self, lock: &Lock) -> Result<()> {
+    pub(crate) fn replay_journal(&self, lock: &Lock<'_>) -> Result<()> {
         self.recover(lock)
     }
 
     /// Replay the working-tree and index half of an interrupted commit from HEAD. Git locks
     /// a killed writer left are taken over by [`Store::lock`] first, and only when no git
     /// could be holding them.
-    fn recover(&self, _lock: &Lock) -> Result<()> {
+    fn recover(&self, _lock: &Lock<'_>) -> Result<()> {
         let Some(journal) = self.pending_journal()? else {
             // Blank, or torn by a writer that died writing it: nothing to repair.
             return self.clear_journal();
@@ -960,12 +965,13 @@ pub(super) mod tests {
     /// `change` committed with `message` through a transaction, as every writer commits.
     fn commit(
         store: &Store,
-        lock: &Lock,
+        lock: &Lock<'_>,
         change: Change,
         message: &str,
         clock: &Clock,
     ) -> Result<crate::store::transaction::Committed> {
-        let mut tx = store.transaction(lock);
+        assert!(std::ptr::eq(lock.store, store));
+        let mut tx = lock.transaction();
         tx.change(change);
         tx.commit_message(message, clock)
     }

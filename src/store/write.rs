@@ -5,7 +5,9 @@ use std::collections::HashSet;
 
 use gix::ObjectId;
 
+use super::fix::Fixed;
 use super::history::Trailers;
+use super::transaction::Transaction;
 use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, layout, subject};
 use crate::clock::Clock;
@@ -60,7 +62,7 @@ pub(super) fn meta_change(id: &str, meta: &Meta) -> Result<Change> {
 
 impl Store {
     /// Start a conversation: one commit adding its `meta.json`.
-    pub fn create(&self, lock: &Lock, title: Option<&str>, clock: &Clock) -> Result<Created> {
+    pub fn create(&self, mut tx: Transaction<'_>, title: Option<&str>, clock: &Clock) -> Result<Created> {
         let id = self.new_conversation_id(clock);
         let meta = Meta {
             title: title.map(str::to_owned),
@@ -76,7 +78,6 @@ impl Store {
             tokens: Some(0),
             ..Default::default()
         };
-        let mut tx = self.transaction(lock);
         tx.change(meta_change(&id, &meta)?).wrote_conversation(&id, Stats::default(), None, None);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
@@ -85,14 +86,14 @@ impl Store {
     /// Append `drafts` to conversation `id` in one commit. Input that would break the
     /// conversation (an id used twice, a result for a call that does not exist) is refused
     /// before anything is written.
-    pub fn append(&self, lock: &Lock, id: &str, drafts: Vec<Draft>, clock: &Clock) -> Result<Appended> {
-        self.append_as(lock, id, drafts, clock, None)
+    pub fn append(&self, tx: Transaction<'_>, id: &str, drafts: Vec<Draft>, clock: &Clock) -> Result<Appended> {
+        self.append_as(tx, id, drafts, clock, None)
     }
 
     /// [`append`](Self::append) with the commit subject given by the caller.
     pub fn append_as(
         &self,
-        lock: &Lock,
+        mut tx: Transaction<'_>,
         id: &str,
         drafts: Vec<Draft>,
         clock: &Clock,
@@ -166,7 +167,6 @@ impl Store {
             appended: Vec::new(),
         };
         let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-        let mut tx = self.transaction(lock);
         tx.changes(changes).wrote_conversation(id, stats, updated, previous);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
@@ -197,15 +197,15 @@ impl Store {
     /// Commit one store-level file (such as `convo.toml`) with `message`.
     pub fn commit_file(
         &self,
-        lock: &Lock,
+        mut tx: Transaction<'_>,
         path: &str,
         bytes: Vec<u8>,
         message: &str,
         clock: &Clock,
-    ) -> Result<ObjectId> {
-        let mut tx = self.transaction(lock);
+    ) -> Result<Fixed> {
         tx.change(Change { path: path.to_owned(), bytes: Some(bytes), append_from: None, ..Change::default() });
-        Ok(tx.commit_message(&format!("{message}\n"), clock)?.commit)
+        let committed = tx.commit_message(&format!("{message}\n"), clock)?;
+        Ok(Fixed { commit: committed.commit, subject: message.to_owned(), landed: committed.landed })
     }
 
     /// A new conversation holding the events of `source` that `keep` selects, in order, with
@@ -213,7 +213,7 @@ impl Store {
     /// blob for it; partly kept segments are repacked.
     pub fn fork(
         &self,
-        lock: &Lock,
+        mut tx: Transaction<'_>,
         source: &str,
         keep: &dyn Fn(usize, &Event) -> bool,
         title: Option<&str>,
@@ -284,7 +284,6 @@ impl Store {
             tokens: Some(stats.tokens()),
             ..Default::default()
         };
-        let mut tx = self.transaction(lock);
         tx.changes(changes).wrote_conversation(&id, stats, updated, None);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })

@@ -254,3 +254,17 @@ fn a_fetched_tree_with_a_conversation_in_two_places_or_the_wrong_fan_is_refused(
         assert!(b.snapshot() == before, "{named}: a refused pull changed the store");
     }
 }
+
+/// The move lands before the write that asked for it: when a git holds the index its
+/// mirror lags, which fails neither the move nor the write (it carries the move's paths
+/// into its own journal); both land, with one warning, and the next command catches up.
+#[test]
+fn a_move_whose_mirror_lags_does_not_fail_the_write_that_asked_for_it() {
+    let (env, a, b) = two_conversations();
+    make_legacy(&env.store);
+    let out = crate::safety::lands_while_git_holds_the_index(&env, &["append", &a, "--user", "four"]);
+    assert_eq!(out.stderr.lines().filter(|l| l.starts_with("warning: ")).count(), 1, "{}", out.stderr);
+    let subjects = env.git(&["log", "--format=%s", "-2"]);
+    assert_eq!(subjects, "append: \"alpha\" turn 1 (+1 event)\nstore: move 2 conversations into fan-out folders\n");
+    assert_fanned_out(&env, &[&a, &b]);
+}

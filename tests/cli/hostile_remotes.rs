@@ -479,3 +479,40 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     ");
     assert_eq!(git_str(&w.hub, &["rev-parse", "refs/heads/main"]), hub_before, "nothing was pushed");
 }
+
+/// `meta.json` is content anyone who can push wrote: a pulled conversation that names one of
+/// ours as its parent (`subagent_of`) must not make `convo rm` of ours remove it too (and,
+/// once pushed, remove it for everyone). Only links an import here captured are followed;
+/// the claimed one is kept and said.
+#[test]
+fn a_pulled_subagent_claim_does_not_choose_what_rm_removes() {
+    let w = World::new();
+    let teammate = w.a.new_conversation("the teammate's notes");
+    w.a.run(&["append", "--user", "keep me"]).ok();
+    w.a.run(&["push"]).ok();
+    let tip = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
+    let tree = git_str(&w.hub, &["rev-parse", &format!("{tip}^{{tree}}")]);
+    let meta = format!(
+        "{{\n  \"title\": \"the teammate's notes\",\n  \"created\": \"2026-01-02T00:00:00Z\",\n  \"subagent_of\": \"{}\"\n}}\n",
+        w.id
+    );
+    let claim = ("100644".to_owned(), b"meta.json".to_vec(), blob(&w.hub, meta.as_bytes()));
+    let tree = with_entry(&w.hub, &tree, &["conversations", fan(&teammate), teammate.as_str()], claim);
+    w.publish(&commit(&w.hub, &tree, Some(&tip), "innocent update"));
+    w.b.run(&["pull"]).ok();
+    let listed: serde_json::Value = serde_json::from_str(w.b.run(&["list", "--format", "json"]).ok()).unwrap();
+    let claims = listed.as_array().unwrap().iter().find(|c| c["id"] == teammate.as_str()).unwrap();
+    assert_eq!(claims["subagent_of"], w.id.as_str(), "the pull took the claim");
+
+    let rm = w.b.run(&["rm", &w.id]);
+    let kept = format!(
+        "Kept 1 conversation naming a removed one as parent but not imported here: {teammate} (`convo rm ID` removes one)"
+    );
+    assert!(rm.ok_status().contains(&kept), "{}", rm.stderr);
+    assert!(!rm.stderr.contains("Also removed"), "{}", rm.stderr);
+    let listed: serde_json::Value = serde_json::from_str(w.b.run(&["list", "--format", "json"]).ok()).unwrap();
+    let ids: Vec<&str> = listed.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [teammate.as_str()]);
+    assert!(w.b.run(&["show", &teammate, "--format", "jsonl"]).ok().contains("keep me"));
+    w.b.run(&["fsck"]).ok();
+}

@@ -222,14 +222,14 @@ fn a_show_of_more_text_than_one_call_reads_is_refused() {
     let (store, _) = convo::store::Store::init(&dir.path().join("store")).unwrap();
     let clock = convo::clock::Clock::fixed(chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap());
     let lock = store.lock().unwrap();
-    let id = store.create(&lock, Some("big"), &clock).unwrap().id;
+    let id = store.create(lock.transaction(), Some("big"), &clock).unwrap().id;
     let huge = "x".repeat((16 << 20) + 1);
     let drafts = vec![
         Draft::new(Kind::User { content: huge }),
         Draft::new(Kind::User { content: "small".into() }),
         Draft::new(Kind::Assistant { content: "answer".into() }),
     ];
-    store.append(&lock, &id, drafts, &clock).unwrap();
+    store.append(lock.transaction(), &id, drafts, &clock).unwrap();
     drop(lock);
     let params = |from: Option<u64>| ShowParams { id: Some(id.clone()), from_turn: from, ..Default::default() };
     let refused = show(&store, &params(None)).unwrap_err();

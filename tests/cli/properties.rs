@@ -181,8 +181,8 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
         Clock::fixed(chrono::DateTime::from_timestamp(1_800_000_000 + tick, 0).unwrap())
     };
     let lock = store.lock().unwrap();
-    let id = store.create(&lock, Some("prop"), &clock()).unwrap().id;
-    store.append(&lock, &id, drafts(&turns), &clock()).unwrap();
+    let id = store.create(lock.transaction(), Some("prop"), &clock()).unwrap().id;
+    store.append(lock.transaction(), &id, drafts(&turns), &clock()).unwrap();
     let mut applied: Vec<String> = Vec::new();
 
     for (n, op) in ops.into_iter().enumerate() {
@@ -215,7 +215,7 @@ fn check(turns: Vec<Turn>, ops: Vec<Op>) -> Result<(), TestCaseError> {
             },
         };
         let is_apply = draft.extra.contains_key("from_turn");
-        let appended = store.append(&lock, &id, vec![draft], &clock()).unwrap();
+        let appended = store.append(lock.transaction(), &id, vec![draft], &clock()).unwrap();
         if is_apply {
             applied.push(appended.events[0].id.clone());
         }

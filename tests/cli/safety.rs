@@ -507,3 +507,94 @@ fn a_commit_that_lands_is_never_reported_as_failed() {
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }
+
+/// Run `args` while a live git holds the index (an editor's `git status`): the command's
+/// commit lands, so it must succeed and say the working tree lags, not fail and invite a
+/// retry; its journal stays, and once the index is free the next command brings the working
+/// tree and index up to date. The command's output is returned.
+pub(crate) fn lands_while_git_holds_the_index(env: &TestEnv, args: &[&str]) -> crate::common::Run {
+    let holder = crate::common::FakeGit::start(env, "30");
+    let held = env.store.join(".git/index.lock");
+    std::fs::write(&held, b"held by another git").unwrap();
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let out = env.run(args);
+    drop(holder);
+    std::fs::remove_file(&held).unwrap();
+    out.ok();
+    assert_ne!(env.git(&["rev-parse", "HEAD"]), head, "{args:?} committed nothing");
+    assert!(out.stderr.lines().any(|l| l.starts_with("warning: committed ")), "{args:?}: {}", out.stderr);
+    assert!(journal_pending(env), "{args:?}: the journal must stay for the replay");
+    env.run(&["list"]).ok();
+    env.run(&["fsck"]).ok();
+    assert_eq!(env.git_status(), "");
+    assert!(!journal_pending(env));
+    out
+}
+
+/// Two stores sharing a hub: `a` has pushed one conversation, `b` is a clone of it.
+fn two_clones() -> (TestEnv, TestEnv, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = crate::common::bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", hub.to_str().unwrap(), b.store.to_str().unwrap()]).ok();
+    (a, b, dir)
+}
+
+#[test]
+fn a_pull_that_fast_forwards_while_git_holds_the_index_succeeds_with_a_warning() {
+    let (a, b, _dir) = two_clones();
+    a.run(&["append", "--user", "second"]).ok();
+    a.run(&["push"]).ok();
+    let out = lands_while_git_holds_the_index(&b, &["pull"]);
+    assert!(out.stderr.starts_with("Fast-forward to "), "{}", out.stderr);
+    assert!(b.run(&["show", "shared", "--format", "jsonl"]).ok().contains("second"));
+}
+
+#[test]
+fn a_pull_that_merges_while_git_holds_the_index_succeeds_with_a_warning() {
+    let (a, b, _dir) = two_clones();
+    a.run(&["append", "--user", "from a"]).ok();
+    a.run(&["push"]).ok();
+    b.new_conversation("only b");
+    let out = lands_while_git_holds_the_index(&b, &["pull"]);
+    assert!(out.stderr.starts_with("Merged "), "{}", out.stderr);
+    assert!(b.run(&["show", "shared", "--format", "jsonl"]).ok().contains("from a"));
+}
+
+#[test]
+fn a_pull_into_an_empty_store_while_git_holds_the_index_succeeds_with_a_warning() {
+    let (a, _, dir) = two_clones();
+    let empty = TestEnv::bare_at(200);
+    empty.run(&["init"]).ok();
+    let hub = dir.path().join("hub.git");
+    empty.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    // `rev-parse HEAD` needs a commit to compare with: the store's first is the pull's.
+    let holder = crate::common::FakeGit::start(&empty, "30");
+    let held = empty.store.join(".git/index.lock");
+    std::fs::write(&held, b"held by another git").unwrap();
+    let out = empty.run(&["pull"]);
+    drop(holder);
+    std::fs::remove_file(&held).unwrap();
+    out.ok();
+    assert!(out.stderr.starts_with("Fast-forward to "), "{}", out.stderr);
+    assert!(out.stderr.lines().any(|l| l.starts_with("warning: committed ")), "{}", out.stderr);
+    assert_eq!(empty.git(&["rev-parse", "HEAD"]), a.git(&["rev-parse", "HEAD"]));
+    empty.run(&["fsck"]).ok();
+    assert_eq!(empty.git_status(), "");
+    assert!(empty.run(&["show", "shared", "--format", "jsonl"]).ok().contains("first"));
+}
+
+#[test]
+fn a_redact_while_git_holds_the_index_succeeds_with_a_warning() {
+    let (env, id) = store_with_history();
+    env.run(&["append", "--user", "the password is hunter2hunter2"]).ok();
+    let out = lands_while_git_holds_the_index(&env, &["redact", "hunter2hunter2"]);
+    assert!(out.stderr.starts_with("Redacted 1 text in "), "{}", out.stderr);
+    let shown = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    assert!(shown.contains("the password is [REDACTED]") && !shown.contains("hunter2"), "{shown}");
+}

@@ -39,7 +39,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let source = store.resolve_or_active(args.id.as_deref())?;
     let range = match (args.last, &args.from, &args.to) {
         (Some(n), _, _) => ForkRange::Last(n),
@@ -53,12 +53,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Some(t) => t,
         None => format!("{} (fork)", store.meta(&source)?.title.unwrap_or_else(|| source.clone())),
     };
-    let created = ops::fork::fork(&store, &lock, &source, range, Some(&title), &ctx.clock)?;
+    let created = ops::fork::fork(&store, tx, &source, range, Some(&title), &ctx.clock)?;
     store.set_active(&created.id)?;
     writeln!(ctx.ui.stdout(), "{}", created.id)?;
     ctx.ui.committed(Some(&created.id), &created);
     if let Some(profile) = args.compact {
-        drop(lock);
         let events = store.events(&created.id)?;
         let config = ctx.config(&store, &events)?;
         let outlined = Outlined::of(&events);

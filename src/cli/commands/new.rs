@@ -20,10 +20,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         );
     }
     let store = ctx.open_store_for_write()?;
-    let lock = store.lock()?;
-    let created = store.create(&lock, args.title.as_deref(), &ctx.clock)?;
+    let tx = store.transaction()?;
+    let created = store.create(tx, args.title.as_deref(), &ctx.clock)?;
     store.set_active(&created.id)?;
-    drop(lock);
     // The new id is data (scripts take it from stdout); the commit line is status.
     writeln!(ctx.ui.stdout(), "{}", created.id)?;
     ctx.ui.committed(Some(&created.id), &created);

@@ -30,5 +30,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     for line in String::from_utf8_lossy(&lines).lines() {
         ctx.note(line);
     }
+    if let Some(landed) = outcome.landed() {
+        ctx.ui.landed(landed);
+    }
     Ok(())
 }

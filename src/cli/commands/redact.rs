@@ -48,6 +48,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         short(&rewritten.old_head),
         short(&rewritten.new_head),
     ));
+    ctx.ui.landed(&rewritten.landed);
     match done.pruned {
         Ok(()) => ctx.note(
             "Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): \

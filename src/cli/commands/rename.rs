@@ -21,9 +21,9 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
-    let Some(renamed) = store.rename(&lock, &id, &args.title, &ctx.clock)? else {
+    let Some(renamed) = store.rename(tx, &id, &args.title, &ctx.clock)? else {
         ctx.note(&format!("{id} is already titled \"{}\"; nothing to do", args.title));
         return Ok(());
     };

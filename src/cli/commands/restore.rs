@@ -27,9 +27,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         return Ok(());
     };
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let removed = store.resolve_removed(&query)?;
-    let fixed = store.restore(&lock, &removed, &ctx.clock)?;
+    let fixed = store.restore(tx, &removed, &ctx.clock)?;
     ctx.ui.committed(Some(&removed.id), &fixed);
     Ok(())
 }

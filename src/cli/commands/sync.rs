@@ -36,6 +36,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         for line in String::from_utf8_lossy(&lines).lines() {
             ctx.note(line);
         }
+        if let Some(landed) = pull.landed() {
+            ctx.ui.landed(landed);
+        }
     }
     Ok(())
 }

@@ -7,16 +7,15 @@ use crate::cli::command_error::CommandError;
 /// `compact --undo [COMPACTION]`: withdraw `target` (default: the latest in force) by
 /// appending its revocation; with none in force, say so and succeed.
 pub(super) fn run(ctx: &Ctx, store: &Store, id: Option<&str>, target: Option<&str>) -> Result<(), CommandError> {
-    let lock = store.lock()?;
+    let tx = store.transaction()?;
     let id = store.resolve_or_active(id)?;
-    let undone = match ops::compact::undo_compaction(store, &lock, &id, target, &ctx.clock) {
+    let undone = match ops::compact::undo_compaction(store, tx, &id, target, &ctx.clock) {
         Err(e @ ops::OpsError::NothingToUndo) => {
             ctx.note(&e.to_string());
             return Ok(());
         }
         undone => undone?,
     };
-    drop(lock);
     ctx.ui.committed(Some(&id), &undone.appended);
     Ok(())
 }

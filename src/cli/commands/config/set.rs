@@ -4,7 +4,6 @@ use convo::ops::config_edit::{self, key_under};
 use super::{Conversation, Layer, Target, user_path};
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
-use crate::cli::ui::CommitReport;
 
 /// Set KEY to VALUE (TOML: 5, true, "strip") in one layer [default: your own file]
 ///
@@ -44,23 +43,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         Target::Store => {
             let store = ctx.open_store_for_write()?;
-            let lock = store.lock()?;
-            let commit = config_edit::set_in_store(&store, &lock, key, &value, &ctx.clock)?;
-            let subject = convo::store::subject::config(None, key, &value.to_string());
-            ctx.ui.commit(&CommitReport {
-                conversation: None,
-                commit: &commit,
-                subject: &subject,
-                landed: &Default::default(),
-            });
+            let tx = store.transaction()?;
+            let fixed = config_edit::set_in_store(&store, tx, key, &value, &ctx.clock)?;
+            ctx.ui.committed(None, &fixed);
             ctx.note(&format!("{key} = {value} in the store's convo.toml: `convo push` shares it"));
             warn_if_untrusted(ctx, &store, key);
         }
         Target::Conversation => {
             let store = ctx.open_store()?;
-            let lock = store.lock()?;
+            let tx = store.transaction()?;
             let id = store.resolve_or_active(args.at.id.as_deref())?;
-            let a = config_edit::set_in_conversation(&store, &lock, &id, key, &value, &ctx.clock)?;
+            let a = config_edit::set_in_conversation(&store, tx, &id, key, &value, &ctx.clock)?;
             ctx.ui.committed(Some(&id), &a);
             warn_if_untrusted(ctx, &store, key);
         }

@@ -3,7 +3,6 @@ use convo::ops::config_edit;
 use super::{Layer, Target, user_path};
 use crate::cli::Ctx;
 use crate::cli::command_error::{CommandError, Kind};
-use crate::cli::ui::CommitReport;
 
 /// Remove KEY from one layer [default: your own file], so the layers below decide again
 #[derive(clap::Args)]
@@ -30,15 +29,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         Target::Store => {
             let store = ctx.open_store()?;
-            let lock = store.lock()?;
-            let commit = config_edit::unset_in_store(&store, &lock, key, &ctx.clock)?
+            let tx = store.transaction()?;
+            let fixed = config_edit::unset_in_store(&store, tx, key, &ctx.clock)?
                 .ok_or_else(|| not_set("the store's convo.toml"))?;
-            ctx.ui.commit(&CommitReport {
-                conversation: None,
-                commit: &commit,
-                subject: &convo::store::subject::config_unset(key),
-                landed: &Default::default(),
-            });
+            ctx.ui.committed(None, &fixed);
         }
         Target::Conversation => {
             return Err(CommandError::input(format!(

@@ -53,7 +53,7 @@
 //! it returned), else its first prompt that is not a command (`/`, `?`); the directory is the
 //! first workspace directory of the `<session_context>`, else of the header's `directories`.
 //! A subagent's session file is its own conversation, linked to its parent's by
-//! `ops::subagents`. A line that is not JSON refuses the file, as for the other
+//! `ops::subagent_files`. A line that is not JSON refuses the file, as for the other
 //! agents (Gemini CLI skips it).
 
 use std::collections::HashMap;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::{Draft, Stats};
 use crate::interop::{self, Format, ImportError, Imported, Place, ReadError, Report};
-use crate::ops::{project, subagents};
+use crate::ops::{project, subagent_files};
 use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
 
 /// Why an import wrote nothing.
@@ -233,13 +233,13 @@ pub fn import(
 }
 
 /// The conversation of the session whose subagent's file `path` is, when it lies where the
-/// agent keeps its subagents' files and that session was imported ([`subagents`]).
+/// agent keeps its subagents' files and that session was imported ([`subagent_files`]).
 fn subagent_of(store: &Store, batch: Option<&Batch>, path: &Path, format: Format) -> Result<Option<String>> {
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
         .map_err(|source| ImportFailure::File { path: path.to_owned(), source })?;
-    match subagents::ParentFile::of(path, format, &head) {
+    match subagent_files::ParentFile::of(path, format, &head) {
         Some(parent) => Ok(parent.conversation(store, batch, format)?),
         None => Ok(None),
     }
@@ -844,7 +844,7 @@ fn start_following(
         Commits::Into(batch) => Some(&**batch),
         Commits::Now => None,
     };
-    let spawned_by = match subagents::ParentFile::of(path, format, &head) {
+    let spawned_by = match subagent_files::ParentFile::of(path, format, &head) {
         Some(parent) => parent.conversation(store, batch, format).inspect_err(|_| {
             store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
         })?,

@@ -17,7 +17,7 @@ pub mod redact;
 pub mod resume;
 pub mod search;
 pub mod select;
-pub mod subagents;
+pub mod subagent_files;
 pub mod sync;
 pub mod usage;
 pub mod watch;

@@ -10,6 +10,9 @@
 //! - stripped requests keep name and call id with arguments `{}`; stripped responses read
 //!   `[compacted] <tool>: success|error`; a tool hint `keep` exempts that part; `omit` drops
 //!   call and result together, decided by the call;
+//! - under a compaction that keeps the trail (`keep_args`), a stripped request keeps its short
+//!   identifying arguments and a response reads [`trail_line`]; a part whose placeholder
+//!   would be no shorter than it stays as it is (a short error is its own trail);
 //! - system, config and unknown events pass through where they are; compaction events are
 //!   stream metadata and never part of the view;
 //! - the result is always valid to send: every result has its call before it, every call its
@@ -178,19 +181,14 @@ pub fn id_tail(id: &str) -> &str {
 }
 
 /// What a stripped result reads when its compaction keeps the trail:
-/// `[compacted …1a2b3c4d] Bash: exit 101 — error[E0308]: mismatched types`. The exit
-/// status when the agent printed one, else the error flag; for a failure, or a command
-/// (`runs`: its call has a `command`), the first line that reads like an error (a failure's
-/// first line) — in a file's text such a line is code, not news; the commits git reported.
-/// The event's id tail says what to ask for to read it whole.
-pub fn trail_line(
-    id: &str,
-    name: &str,
-    is_error: bool,
-    runs: bool,
-    outcome: Option<&crate::event::trail::Outcome>,
-) -> String {
-    let mut line = format!("[compacted …{}] {name}: ", id_tail(id));
+/// `[compacted …1a2b3c4d] exit 101 — error[E0308]: mismatched types`. The exit status when
+/// the agent printed one, else the error flag; for a failure, or a command (`runs`: its call
+/// has a `command`), the first line that reads like an error (a failure's first line) — in a
+/// file's text such a line is code, not news; the commits git reported. The event's id tail
+/// says what to ask for to read it whole. The tool is not named: its call, just before, does
+/// (and with its identifying arguments), in either wire format.
+pub fn trail_line(id: &str, is_error: bool, runs: bool, outcome: Option<&crate::event::trail::Outcome>) -> String {
+    let mut line = format!("[compacted …{}] ", id_tail(id));
     match outcome.and_then(|o| o.exit) {
         Some(code) => line.push_str(&format!("exit {code}")),
         None => line.push_str(status_word(is_error)),
@@ -330,7 +328,10 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
                     if request && larger(outline.size, min_bytes) =>
                 {
                     let kept = keep_args.and_then(|keys| kept_arguments(outline, keys));
-                    out.push(raw(Edit::EmptyArguments { by: by.clone(), kept }));
+                    // A placeholder that keeps the trail never costs more than the call.
+                    let saves = keep_args.is_none()
+                        || name.chars().count() as u64 + kept.as_ref().map_or(2, |k| k.chars) < outline.chars;
+                    out.push(raw(if saves { Edit::EmptyArguments { by: by.clone(), kept } } else { Edit::None }));
                 }
                 Decision::Strip { .. } => out.push(raw(Edit::None)),
             },
@@ -355,11 +356,17 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
                                 let runs = crate::event::outline::Brief::args(&outlines[call_index].brief)
                                     .iter()
                                     .any(|(key, _)| crate::event::trail::COMMAND_KEYS.contains(&key.as_str()));
-                                trail_line(&outline.id, &name, is_error, runs, outcome)
+                                trail_line(&outline.id, is_error, runs, outcome)
                             }
                             None => status_line(&name, is_error),
                         };
-                        out.push(raw(Edit::StatusLine { by: by.clone(), line: Arc::from(line) }));
+                        // A placeholder that keeps the trail never costs more than the output
+                        // (a short error, said whole, is its own trail).
+                        if keep_args.is_some() && line.chars().count() as u64 >= outline.chars {
+                            out.push(raw(Edit::None));
+                        } else {
+                            out.push(raw(Edit::StatusLine { by: by.clone(), line: Arc::from(line) }));
+                        }
                     }
                     Decision::Strip { max_lines: Some(n), by, min_bytes, keep_response: false, .. }
                         if larger(outline.size, min_bytes) =>
@@ -887,7 +894,7 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_keep_the_trail_and_are_measured_as_they_read() {
+    fn placeholders_keep_the_trail_never_grow_a_part_and_are_measured_as_they_read() {
         let mut events = vec![
             event("u", Kind::User { content: "fix it".into() }),
             event(
@@ -902,9 +909,23 @@ mod tests {
                 "01J0000000000000000000R1XY",
                 Kind::ToolResult {
                     call_id: "t1".into(),
-                    content: "Exit code 101\n   Compiling store\nerror[E0308]: mismatched types".into(),
+                    content: "Exit code 101\n   Compiling store\nerror[E0308]: mismatched types\n  --> src/a.rs:3:5"
+                        .into(),
                     is_error: true,
                 },
+            ),
+            // Kept whole: its placeholder would say as much in as many characters or more.
+            event(
+                "c3",
+                Kind::ToolCall {
+                    call_id: "t3".into(),
+                    name: "Bash".into(),
+                    arguments: serde_json::json!({"command": "ls"}),
+                },
+            ),
+            event(
+                "r3",
+                Kind::ToolResult { call_id: "t3".into(), content: "ls: x: No such file".into(), is_error: true },
             ),
             event(
                 "c2",
@@ -914,7 +935,14 @@ mod tests {
                     arguments: serde_json::json!({"file_path": "src/a.rs"}),
                 },
             ),
-            event("r2", Kind::ToolResult { call_id: "t2".into(), content: "fn main() {}".into(), is_error: false }),
+            event(
+                "r2",
+                Kind::ToolResult {
+                    call_id: "t2".into(),
+                    content: "fn main() {\n    println!(\"hi\");\n}".into(),
+                    is_error: false,
+                },
+            ),
         ];
         events.push(strip_all(Some(vec!["command".into(), "file_path".into()])));
         let view = project(&events).unwrap();
@@ -924,12 +952,14 @@ mod tests {
         );
         assert!(
             matches!(kinds[2], Kind::ToolResult { content, .. }
-                if content == "[compacted …0000R1XY] Bash: exit 101 — error[E0308]: mismatched types"),
+                if content == "[compacted …0000R1XY] exit 101 — error[E0308]: mismatched types"),
             "{kinds:?}"
         );
+        assert_eq!((kinds[3], kinds[4]), (&events[3].kind, &events[4].kind), "no placeholder longer than the part");
+        assert_eq!((&view[3].origin, &view[4].origin), (&Origin::Raw, &Origin::Raw));
         // A tool's own empty list keeps nothing of its arguments.
-        assert!(matches!(kinds[3], Kind::ToolCall { arguments, .. } if *arguments == serde_json::json!({})));
-        assert!(matches!(kinds[4], Kind::ToolResult { content, .. } if content == "[compacted …r2] Read: success"));
+        assert!(matches!(kinds[5], Kind::ToolCall { arguments, .. } if *arguments == serde_json::json!({})));
+        assert!(matches!(kinds[6], Kind::ToolResult { content, .. } if content == "[compacted …r2] success"));
         // The estimate from outlines is what the view measures.
         let outlined = Outlined::of(&events);
         let items = view_of(&outlined);

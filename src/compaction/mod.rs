@@ -106,9 +106,9 @@ pub struct Compaction {
     pub tools: BTreeMap<String, ToolHint>,
     /// Placeholders keep the trail: a stripped call keeps its short arguments with these
     /// keys (a tool's own `keep_args` hint first), a stripped result reads its outcome
-    /// (exit status, error line, commits) and the id of the event it stands for.
-    /// Absent from a compaction made before (`[compacted] Bash: success`), whose view
-    /// stays as it was.
+    /// (exit status, error line, commits) and the id of the event it stands for; a part
+    /// whose placeholder would be no shorter stays as it is. Absent from a compaction made
+    /// before (`[compacted] Bash: success`), whose view stays as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_args: Option<Vec<String>>,
     /// The profile it came from, for people reading the log.

@@ -32,14 +32,14 @@ fn compact_from_last_to_minus_three() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 163320d] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 505 tokens
+    [01KDVDQ4K00000000000000001 d1c79cd] compact: "six turns" turns 0-2 [strip reasoning, strip tool calls] ~769 -> 462 tokens
     "#);
     // `last` now starts after turn 2; --from alone means last.
     let out = env.run(&["compact", "-p", "strip", "--from", "--to", "-1"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 f9ba2cf] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~505 -> 329 tokens
+    [01KDVDQ4K00000000000000001 36d5b6e] compact: "six turns" turns 3-4 [strip reasoning, strip tool calls] ~462 -> 258 tokens
     "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();
@@ -54,9 +54,9 @@ fn dry_run_prints_range_policies_and_estimates_and_writes_nothing() {
     insta::assert_snapshot!(out.ok(), @r#"
     Would compact "t" turns 0-1 [strip reasoning, strip tool calls] (profile strip)
       turn         now       after
-         0        ~127         ~39
-         1        ~127         ~39
-    total  ~515 -> ~339 tokens (chars/4), 34.2% smaller; nothing written (--dry-run)
+         0        ~127         ~25
+         1        ~127         ~25
+    total  ~515 -> ~311 tokens (chars/4), 39.6% smaller; nothing written (--dry-run)
     "#);
     let verbose = env.run(&["compact", "-p", "strip", "-n", "-v", "--to", "0"]);
     insta::assert_snapshot!("dry_run_verbose_to_0", verbose.ok());
@@ -138,14 +138,18 @@ fn show_compacted_marks_stripped_and_synthetic_events() {
     assert_eq!(lines[2]["content"], "Read f0 and edited it.");
     assert_eq!(lines[3]["content"], "request 1");
     assert!(lines[3].get("compacted_by").is_none());
-    // Turn 1: reasoning stripped, both tool calls emptied, their results replaced.
+    // Turn 1: reasoning stripped, the edit's diff emptied, the file's text replaced.
     assert_eq!(lines[4]["type"], "tool_call");
-    // The stripped call keeps the short arguments that say what it did (`path`); the result
-    // names its event, which `show --event` prints whole.
+    // A call whose short arguments (`path`) are all it has stays whole: its placeholder would
+    // say the same. The result names its event, which `show --event` prints whole.
     assert_eq!(lines[4]["arguments"], serde_json::json!({"path": "src/f1.rs"}));
-    assert!(lines[4]["compacted_by"].is_string());
+    assert!(lines[4].get("compacted_by").is_none());
     let result = lines[5]["id"].as_str().unwrap();
-    assert_eq!(lines[5]["content"], format!("[compacted …{}] fs_read_file: success", tail(result)));
+    assert_eq!(lines[5]["content"], format!("[compacted …{}] success", tail(result)));
+    assert!(lines[5]["compacted_by"].is_string());
+    // The edit's `ok` is shorter than a placeholder: it stays.
+    assert_eq!((&lines[6]["arguments"], &lines[7]["content"]), (&serde_json::json!({}), &serde_json::json!("ok")));
+    assert!(lines[7].get("compacted_by").is_none());
     let whole = env.run(&["show", "--event", &format!("…{}", tail(result)), "--format", "jsonl"]).ok().to_owned();
     assert!(whole.contains(result) && !whole.contains("[compacted"), "{whole}");
     assert_eq!(lines.iter().filter(|l| l["type"] == "reasoning").count(), 1, "only turn 2 keeps its reasoning");
@@ -164,7 +168,7 @@ fn undo_restores_the_view_and_log_shows_it() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 ee5ebc8] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~251 -> 515 tokens
+    [01KDVDQ4K00000000000000001 1376864] compact: "t" undo 01KDVDWMC0 turns 0-2 [strip reasoning, strip tool calls] ~208 -> 515 tokens
     "#);
     assert_eq!(env.run(&["show", "--compacted", "--format", "jsonl"]).ok(), raw_view);
     insta::assert_snapshot!("log_oneline_after_undo", env.run(&["log", "--oneline"]).ok());
@@ -226,21 +230,20 @@ fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1"]).ok(), @"
      turn        HEAD~1          HEAD
         -            ~7            ~7
-        0          ~127           ~39 *
+        0          ~127           ~25 *
         1          ~127          ~127
-    total          ~261          ~173  tokens (chars/4)
+    total          ~261          ~159  tokens (chars/4)
     ");
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "HEAD~1", "HEAD"]).ok(), @r#"
     --- 01KDVDQ4K00000000000000001 HEAD~1
     +++ 01KDVDQ4K00000000000000001 HEAD
-    @@ -5,20 +5,16 @@
+    @@ -5,18 +5,14 @@
      ── turn 0 ── 2026-01-01 00:02:00
      user
          request 0
     -reasoning
     -    thinking about request 0 at some length
-    -tool_call fs_read_file r0
-    +tool_call [compacted] fs_read_file r0
+     tool_call fs_read_file r0
          {
            "path": "src/f0.rs"
          }
@@ -250,24 +253,21 @@ fn diff_across_a_compaction_shows_what_it_did_and_what_undo_restored() {
     -    {
     -      "diff": "+ added line + added line + added line + added line + added line + added line + added line + added line + added line + added line "
     -    }
-    -tool_result fs_modify_file m0 success
-    -    ok
     +tool_result [compacted] fs_read_file r0 success
-    +    [compacted …00000005] fs_read_file: success
+    +    [compacted …00000005] success
     +tool_call [compacted] fs_modify_file m0
     +    {}
-    +tool_result [compacted] fs_modify_file m0 success
-    +    [compacted …00000007] fs_modify_file: success
+     tool_result fs_modify_file m0 success
+         ok
      assistant
-         done with 0
     "#);
     env.run(&["compact", "--undo"]).ok();
     insta::assert_snapshot!(env.run(&["diff", "--compacted", "--stat", "HEAD~1", "HEAD"]).ok(), @"
      turn        HEAD~1          HEAD
         -            ~7            ~7
-        0           ~39          ~127 *
+        0           ~25          ~127 *
         1          ~127          ~127
-    total          ~173          ~261  tokens (chars/4)
+    total          ~159          ~261  tokens (chars/4)
     ");
 }
 
@@ -284,7 +284,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVDWMC00000000000000001
     --- stderr
-    [01KDVDWMC00000000000000001 f413a8f] fork: "copy" from "source" turn 0 (+282 events)
+    [01KDVDWMC00000000000000001 91a95df] fork: "copy" from "source" turn 0 (+282 events)
     "#);
     let blobs = |id: &str| -> Vec<String> {
         env.git(&["ls-tree", "-r", "HEAD", &format!("{}/events", conversation_dir(id))])
@@ -305,7 +305,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE24500000000000000001
     --- stderr
-    [01KDVE24500000000000000001 60d5428] fork: "source (fork)" from "source" turn 30 (+72 events)
+    [01KDVE24500000000000000001 5f50ae7] fork: "source (fork)" from "source" turn 30 (+72 events)
     "#);
     let tail = out.ok().lines().next().unwrap().to_owned();
     let meta: serde_json::Value =
@@ -322,7 +322,7 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     assert_eq!(shown.matches("\"type\":\"compaction\"").count(), 1);
     assert!(shown.contains("\"type\":\"system\""));
     let projected = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
-    assert!(projected.contains("] fs_read_file: success"), "the carried compaction applies in the fork");
+    assert!(projected.contains("\"content\":\"[compacted …"), "the carried compaction applies in the fork");
 
     // --compact compacts the fork with the default profile.
     let out = env.run(&["fork", &source, "--last", "5", "--compact"]);
@@ -331,8 +331,8 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     --- stdout
     01KDVE9EH00000000000000001
     --- stderr
-    [01KDVE9EH00000000000000001 a5f0b6c] fork: "source (fork)" from "source" turn 35 (+36 events)
-    [01KDVE9EH00000000000000001 346d94f] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 100 bytes] ~647 -> 385 tokens
+    [01KDVE9EH00000000000000001 b75d875] fork: "source (fork)" from "source" turn 35 (+36 events)
+    [01KDVE9EH00000000000000001 0fd6f02] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 50 bytes] ~647 -> 374 tokens
     "#);
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");

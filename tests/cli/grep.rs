@@ -131,18 +131,26 @@ fn compacted_search_sees_what_an_llm_is_sent() {
     let env = store();
     let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
     let id = rows.iter().find(|r| r["title"] == "login bug").unwrap()["id"].as_str().unwrap().to_owned();
+    let tests = [
+        r#"{"type":"tool_call","call_id":"c2","name":"Bash","arguments":{"cmd":"cargo test login"}}"#,
+        r#"{"type":"tool_result","call_id":"c2","content":"running 2 tests\ntest login::accepts_short ... ok\ntest login::rejects_long ... FAILED\nerror: test failed","is_error":true}"#,
+    ];
+    env.run_stdin(&["append", &id], &(tests.join("\n") + "\n")).ok();
     let before = env.run(&["grep", "-c", "login", &id]).ok().to_owned();
     env.run(&["compact", &id, "--to", "0", "--tools", "strip", "--reasoning", "strip", "--min-bytes", "0"]).ok();
-    // The raw events are as they were; the view lost the stripped call, result and reasoning.
+    // The raw events are as they were; the view lost the stripped calls, result and reasoning.
     assert_eq!(env.run(&["grep", "-c", "login", &id]).ok(), before);
     let compacted = env.run(&["grep", "--compacted", "login", &id]).ok().to_owned();
     // The stripped result is searched as its placeholder reads: a command's first line that
-    // reads like an error is part of it.
+    // reads like an error is part of it. The grep's output, which its placeholder would not
+    // shorten, is searched as it is.
     let results: Vec<&str> = compacted.lines().filter(|l| l.contains("tool_result")).collect();
-    assert!(results.iter().all(|l| l.contains("[compacted …")), "{compacted}");
+    assert_eq!(results.len(), 3, "{compacted}");
+    assert!(results[..2].iter().all(|l| !l.contains("[compacted")), "{compacted}");
+    assert!(results[2].contains("[compacted …") && results[2].contains("rejects_long ... FAILED"), "{compacted}");
     assert!(!compacted.contains("reasoning"), "{compacted}");
     assert!(compacted.contains("user") && compacted.contains("assistant"), "{compacted}");
-    let stripped = env.run(&["grep", "--compacted", "-F", "] Bash: success", &id]);
+    let stripped = env.run(&["grep", "--compacted", "-F", "] error — test login::rejects_long", &id]);
     assert_eq!(stripped.code, 0, "the status line a stripped result reads is what is searched");
 }
 

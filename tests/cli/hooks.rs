@@ -60,11 +60,11 @@ fn the_pre_hook_reads_the_planned_compaction_and_the_post_hook_its_commit() {
     exit 0
     --- stderr
     checked
-    [01KDVDQ4K00000000000000001 3124191] compact: "hooked" turns 0-1 [strip reasoning, strip tool calls, over 100 bytes] ~181 -> 127 tokens
+    [01KDVDQ4K00000000000000001 538d9b6] compact: "hooked" turns 0-1 [strip reasoning, strip tool calls, over 50 bytes] ~181 -> 124 tokens
     "#);
     let head = env.git(&["rev-parse", "HEAD"]);
     insta::assert_snapshot!(std::fs::read_to_string(&pre).unwrap(), @r#"
-    {"hook":"pre_compact","conversation":"01KDVDQ4K00000000000000001","title":"hooked","range":{"from_turn":0,"to_turn":1,"from_event":"01KDVDRZ600000000000000001","to_event":"01KDVDRZ60000000000000000A"},"policies":"[strip reasoning, strip tool calls, over 100 bytes]","profile":"default","tokens_before":181,"tokens_after":127}
+    {"hook":"pre_compact","conversation":"01KDVDQ4K00000000000000001","title":"hooked","range":{"from_turn":0,"to_turn":1,"from_event":"01KDVDRZ600000000000000001","to_event":"01KDVDRZ60000000000000000A"},"policies":"[strip reasoning, strip tool calls, over 50 bytes]","profile":"default","tokens_before":181,"tokens_after":124}
     "#);
     let post: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&post).unwrap()).unwrap();
     assert_eq!(post["hook"], "post_compact");
@@ -143,7 +143,7 @@ fn a_failing_post_hook_is_a_warning_the_compaction_has_landed() {
     --- stderr
     cannot notify
     warning: the post_compact hook exited with status 1; the compaction has landed
-    [01KDVDQ4K00000000000000001 3124191] compact: "hooked" turns 0-1 [strip reasoning, strip tool calls, over 100 bytes] ~181 -> 127 tokens
+    [01KDVDQ4K00000000000000001 538d9b6] compact: "hooked" turns 0-1 [strip reasoning, strip tool calls, over 50 bytes] ~181 -> 124 tokens
     "#);
     assert_eq!(env.git_status(), "");
     env.run(&["fsck"]).ok();

@@ -248,7 +248,7 @@ fn a_cjk_conversation_with_stripped_output_opens_compacted() {
     let (_, compacted) = view_at(&env, &page, "#compacted");
     assert!(raw.contains("测试通过 12"), "the raw view holds the tool's output: {raw}");
     assert!(!compacted.contains("测试通过 12"), "the compacted view does not: {compacted}");
-    assert!(compacted.contains("] bash: success") && compacted.contains("[compacted …"), "{compacted}");
+    assert!(compacted.contains("] success") && compacted.contains("[compacted …"), "{compacted}");
     assert!(raw.contains("tool result stripped · #1") && compacted.contains("tool result stripped · #1"));
     assert!(raw.contains("No such file: src/main.rs") && raw.contains("error"), "{raw}");
     assert!(!compacted.contains("No such file: src/main.rs"), "the error is in the summarised turn");
@@ -324,14 +324,14 @@ fn the_compacted_page_shows_placeholders_where_show_does_and_counts_in_english()
         r#"{"type":"tool_result","call_id":"c1","content":"no such dir","is_error":true}"#,
         r#"{"type":"user","content":"second question"}"#,
         r#"{"type":"tool_call","call_id":"c2","name":"Bash","arguments":{"cmd":"ls a"}}"#,
-        r#"{"type":"tool_result","call_id":"c2","content":"a1"}"#,
+        r#"{"type":"tool_result","call_id":"c2","content":"total 4\na1.txt a2.txt a3.txt a4.txt"}"#,
         r#"{"type":"tool_call","call_id":"c3","name":"Bash","arguments":{"cmd":"ls b"}}"#,
-        r#"{"type":"tool_result","call_id":"c3","content":"b1"}"#,
+        r#"{"type":"tool_result","call_id":"c3","content":"total 4\nb1.txt b2.txt b3.txt b4.txt"}"#,
         r#"{"type":"assistant","content":"answer two"}"#,
         r#"{"type":"user","content":"third question"}"#,
         r#"{"type":"reasoning","content":"think"}"#,
         r#"{"type":"tool_call","call_id":"c4","name":"Bash","arguments":{"cmd":"ls c"}}"#,
-        r#"{"type":"tool_result","call_id":"c4","content":"c1"}"#,
+        r#"{"type":"tool_result","call_id":"c4","content":"total 4\nc1.txt c2.txt c3.txt c4.txt"}"#,
         r#"{"type":"assistant","content":"answer three"}"#,
         r#"{"type":"user","content":"fourth question"}"#,
         r#"{"type":"assistant","content":"answer four"}"#,
@@ -359,18 +359,18 @@ fn the_compacted_page_shows_placeholders_where_show_does_and_counts_in_english()
     placeholder, keeps the view valid
     [no reply]
     Turn 1
-    ~17 → ~33 tokens
+    ~33 → ~30 tokens
     User
     second question
     ");
     let facts: Vec<&str> = html.lines().filter(|l| l.contains("class=\"stripped\"")).collect();
     let facts = text(&facts.join("\n"));
     insta::assert_snapshot!(facts, @"
-    Compaction #1 · turn 0 · events 0–2 (3 events) · strip reasoning, omit tool calls, over 100 bytes · ~46 → ~42 tokens when made
+    Compaction #1 · turn 0 · events 0–2 (3 events) · strip reasoning, omit tool calls, over 50 bytes · ~71 → ~67 tokens when made
     In the compacted view: 2 tool events left out
-    Compaction #2 · turn 1 · events 3–8 (6 events) · strip reasoning, strip tool responses, over 0 bytes · ~42 → ~58 tokens when made
+    Compaction #2 · turn 1 · events 3–8 (6 events) · strip reasoning, strip tool responses, over 0 bytes · ~67 → ~64 tokens when made
     In the compacted view: 2 tool results stripped
-    Compaction #3 · turn 2 · events 9–13 (5 events) · strip reasoning, strip tool calls, over 0 bytes · ~58 → ~62 tokens when made
+    Compaction #3 · turn 2 · events 9–13 (5 events) · strip reasoning, strip tool calls, over 0 bytes · ~64 → ~58 tokens when made
     In the compacted view: 1 reasoning event stripped, 1 tool call's arguments stripped, 1 tool result stripped
     ");
 }

@@ -23,8 +23,9 @@ fn agent_session(env: &TestEnv, calls: usize) -> String {
     for i in 0..calls {
         lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
             "arguments": {"file_path": format!("src/f{i}.rs")}}));
-        // Every other result is big (40 lines, ~2 KB), the rest small.
-        let n = if i % 2 == 0 { 40 } else { 2 };
+        // Every other result is big (40 lines, ~2 KB), the rest small (one line, under the
+        // default profile's 50 bytes).
+        let n = if i % 2 == 0 { 40 } else { 1 };
         lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, n)}));
         lines.push(serde_json::json!({"type": "assistant", "content": format!("Read f{i}.")}));
     }
@@ -63,7 +64,7 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 aea8421] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 100 bytes] ~2,570 -> 1,593 tokens
+    [01KDVDQ4K00000000000000001 7f45308] compact: "agent" turns 0-0 [strip reasoning, strip tool calls, over 50 bytes] ~2,521 -> 1,541 tokens
     "#);
     // Big results before the last 5 calls are replaced, small ones and the exempt TodoWrite
     // stay; the last 5 calls, the prompt and every assistant text are verbatim.
@@ -73,28 +74,28 @@ fn a_plain_compact_shrinks_a_single_turn_agent_session() {
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
     tool_call c0 {…}
-    tool_result c0 1 lines, first: [compacted …00000006] Read: success
+    tool_result c0 1 lines, first: [compacted …00000006] success
     assistant  1 lines, first: Read f0.
     tool_call c1 {…}
-    tool_result c1 2 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c1 1 lines, first: out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f1.
     tool_call c2 {…}
-    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
+    tool_result c2 1 lines, first: [compacted …0000000C] success
     assistant  1 lines, first: Read f2.
     tool_call c3 {…}
-    tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c3 1 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f3.
     tool_call c4 {…}
     tool_result c4 40 lines, first: out 4.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f4.
     tool_call c5 {…}
-    tool_result c5 2 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c5 1 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f5.
     tool_call c6 {…}
     tool_result c6 40 lines, first: out 6.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f6.
     tool_call c7 {…}
-    tool_result c7 2 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c7 1 lines, first: out 7.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f7.
     assistant  1 lines, first: Fixed: the test waited on a timer.
     ");
@@ -109,7 +110,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 89626a4] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~2,030 -> 1,038 tokens
+    [01KDVDQ4K00000000000000001 4891915] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,994 -> 1,009 tokens
     "#);
     // Three more calls arrive; `--from last` starts right after the first compaction.
     let more: String = (6..9)
@@ -126,7 +127,7 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 e2e5989] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,078 -> 559 tokens
+    [01KDVDQ4K00000000000000001 66cc454] compact: "agent" turns 0-0 [strip reasoning, strip tool calls] ~1,049 -> 550 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     system  1 lines, first: You are a coding agent.
@@ -134,22 +135,22 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
     tool_call c0 {…}
-    tool_result c0 1 lines, first: [compacted …00000006] Read: success
+    tool_result c0 1 lines, first: [compacted …00000006] success
     assistant  1 lines, first: Read f0.
     tool_call c1 {…}
-    tool_result c1 1 lines, first: [compacted …00000009] Read: success
+    tool_result c1 1 lines, first: [compacted …00000009] success
     assistant  1 lines, first: Read f1.
     tool_call c2 {…}
-    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
+    tool_result c2 1 lines, first: [compacted …0000000C] success
     assistant  1 lines, first: Read f2.
     tool_call c3 {…}
-    tool_result c3 1 lines, first: [compacted …0000000F] Read: success
+    tool_result c3 1 lines, first: [compacted …0000000F] success
     assistant  1 lines, first: Read f3.
     tool_call c4 {…}
-    tool_result c4 1 lines, first: [compacted …0000000J] Read: success
+    tool_result c4 1 lines, first: [compacted …0000000J] success
     assistant  1 lines, first: Read f4.
     tool_call c5 {…}
-    tool_result c5 1 lines, first: [compacted …0000000N] Read: success
+    tool_result c5 1 lines, first: [compacted …0000000N] success
     assistant  1 lines, first: Read f5.
     assistant  1 lines, first: Fixed: the test waited on a timer.
     tool_call c6 {}
@@ -167,22 +168,22 @@ fn keep_recent_tools_ends_the_range_inside_the_turn_and_from_last_continues_ther
     tool_call todo {…}
     tool_result todo 1 lines, first: todos saved todos saved todos saved todo
     tool_call c0 {…}
-    tool_result c0 1 lines, first: [compacted …00000006] Read: success
+    tool_result c0 1 lines, first: [compacted …00000006] success
     assistant  1 lines, first: Read f0.
     tool_call c1 {…}
-    tool_result c1 1 lines, first: [compacted …00000009] Read: success
+    tool_result c1 1 lines, first: [compacted …00000009] success
     assistant  1 lines, first: Read f1.
     tool_call c2 {…}
-    tool_result c2 1 lines, first: [compacted …0000000C] Read: success
+    tool_result c2 1 lines, first: [compacted …0000000C] success
     assistant  1 lines, first: Read f2.
     tool_call c3 {…}
-    tool_result c3 2 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c3 1 lines, first: out 3.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f3.
     tool_call c4 {…}
     tool_result c4 40 lines, first: out 4.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f4.
     tool_call c5 {…}
-    tool_result c5 2 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+    tool_result c5 1 lines, first: out 5.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     assistant  1 lines, first: Read f5.
     assistant  1 lines, first: Fixed: the test waited on a timer.
     tool_call c6 {}
@@ -202,7 +203,7 @@ fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 500c34f] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~950 -> 511 tokens
+    [01KDVDQ4K00000000000000001 66d3d91] compact: "agent" turns 0-0 [strip reasoning, truncate tool output to 4 lines] ~938 -> 498 tokens
     "#);
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let results: Vec<String> = view
@@ -221,7 +222,6 @@ fn truncation_keeps_the_first_and_last_lines_around_one_marker() {
     out 0.39 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     ---
     out 1.0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-    out 1.1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     ");
 }
 
@@ -349,16 +349,16 @@ fn seed_002_micro_compaction_vector() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 a1db5ff] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,501 tokens
+    [01KDVDQ4K00000000000000001 56a2ed1] compact: "j-cli" turns 0-0 [strip reasoning, strip tool responses, over 800 bytes] ~2,359 -> 1,498 tokens
     "#);
     insta::assert_snapshot!(outline(&env), @"
     user  1 lines, first: Find the config loader and follow the sk
     assistant  1 lines, first: I'll search for that file
     tool_call call_456 {}
-    tool_result call_456 1 lines, first: [compacted …00000004] Bash: success
+    tool_result call_456 1 lines, first: [compacted …00000004] success
     assistant  1 lines, first: Found 3 matches, let me read them
     tool_call call_789 {}
-    tool_result call_789 1 lines, first: [compacted …00000007] Read: success
+    tool_result call_789 1 lines, first: [compacted …00000007] success
     assistant  1 lines, first: I'm loading the skill
     tool_call call_abc {}
     tool_result call_abc 1 lines, first: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
@@ -489,37 +489,37 @@ fn a_budget_chooses_the_first_step_that_fits_or_the_closest() {
     $ convo compact --budget 2500 --dry-run
     exit 0
     --- stdout
-    Budget 2,500 tokens; the view is ~3,662 now
+    Budget 2,500 tokens; the view is ~3,588 now
       step             after  policies
-      truncate        ~2,695  [truncate tool output to 20 lines, over 100 bytes]
-      micro           ~1,708  [strip tool calls, over 100 bytes]  <- the first that fits
-      reasoning       ~1,708  [strip reasoning, strip tool calls, over 100 bytes]
-      tool-calls      ~1,661  [strip reasoning, strip tool calls]
-      summary         ~1,211  [summary by convo/digest]
-    Would compact "agent" turns 0-0 [strip tool calls, over 100 bytes] (profile default)
+      truncate        ~2,621  [truncate tool output to 20 lines, over 50 bytes]
+      micro           ~1,628  [strip tool calls, over 50 bytes]  <- the first that fits
+      reasoning       ~1,628  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls      ~1,614  [strip reasoning, strip tool calls]
+      summary         ~1,174  [summary by convo/digest]
+    Would compact "agent" turns 0-0 [strip tool calls, over 50 bytes] (profile default)
       turn         now       after
-         0      ~3,656      ~1,702
-    total  ~3,662 -> ~1,708 tokens (chars/4), 53.4% smaller; nothing written (--dry-run)
+         0      ~3,582      ~1,622
+    total  ~3,588 -> ~1,628 tokens (chars/4), 54.6% smaller; nothing written (--dry-run)
 
     $ convo compact --budget 10 --dry-run
     exit 0
     --- stdout
-    Budget 10 tokens; the view is ~3,662 now
+    Budget 10 tokens; the view is ~3,588 now
       step             after  policies
-      truncate        ~2,695  [truncate tool output to 20 lines, over 100 bytes]
-      micro           ~1,708  [strip tool calls, over 100 bytes]
-      reasoning       ~1,708  [strip reasoning, strip tool calls, over 100 bytes]
-      tool-calls      ~1,661  [strip reasoning, strip tool calls]
-      summary         ~1,211  [summary by convo/digest]  <- none fits: the closest
+      truncate        ~2,621  [truncate tool output to 20 lines, over 50 bytes]
+      micro           ~1,628  [strip tool calls, over 50 bytes]
+      reasoning       ~1,628  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls      ~1,614  [strip reasoning, strip tool calls]
+      summary         ~1,174  [summary by convo/digest]  <- none fits: the closest
     Would compact "agent" turns 0-0 [summary by convo/digest] (profile default)
       turn         now       after
-         0      ~3,656      ~1,205
-    total  ~3,662 -> ~1,211 tokens (chars/4), 66.9% smaller; nothing written (--dry-run)
+         0      ~3,582      ~1,168
+    total  ~3,588 -> ~1,174 tokens (chars/4), 67.3% smaller; nothing written (--dry-run)
 
     $ convo compact --budget 100000
     exit 0
     --- stderr
-    nothing to compact: the view is ~3,662 tokens, within the budget of 100,000 (--budget 100000)
+    nothing to compact: the view is ~3,588 tokens, within the budget of 100,000 (--budget 100000)
     "#);
     let tiny = TestEnv::new();
     let id = tiny.new_conversation("tiny");

@@ -275,7 +275,7 @@ fn a_history_with_tool_calls_is_accepted_raw_and_compacted() {
         env.run(&["compact", "-p", "strip", "--keep-last", "0"]).ok();
         let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
         assert!(view.contains(r#""arguments":{"path":"src/auth/password.rs"}"#), "{view}");
-        assert!(view.contains("[compacted …") && view.contains("] fs_edit_file: success"), "{view}");
+        assert!(view.contains(r#""content":"[compacted …0000000B] success""#), "{view}");
         let out = convo(&env, server, &[], &["query", "--model", model, "And in one word?"]);
         out.ok();
         let compacted = last(&env);

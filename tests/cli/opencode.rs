@@ -312,3 +312,54 @@ fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
     out.sort();
     out
 }
+
+/// Each event as `id type content` (a message record opencode updates later, such as the
+/// diff summary of a user message, is as it was when read).
+fn shapes(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            format!("{} {} {}", e["id"], e["type"], e.get("content").or(e.get("arguments")).unwrap_or(&Value::Null))
+        })
+        .collect()
+}
+
+/// `watch` follows opencode's database where opencode keeps it (XDG's data folder), also
+/// while opencode is writing to it, and takes each message once: what it captured equals
+/// one import of the finished database.
+#[test]
+fn watch_follows_opencodes_database_by_default_while_opencode_writes_it() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let (session, rec) = natural_session(&env, &proj);
+    let swept = env.run(&["watch", "--once"]);
+    assert!(swept.ok_status().contains("1 session new, 0 continued, 12 events"), "{}", swept.stderr);
+    assert_eq!(list(&env)[0]["events"], 12);
+
+    let mut cmd = env.command(&["watch", "--quiet-ms", "100", "--poll", "1"]);
+    let mut watch = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let script_more = ["run", "--session", &session, "read it again"];
+    let go_on = run_agent(&agents.opencode, &env.home(), &proj, rec.port, &script_more);
+    assert_eq!(go_on.code, 0, "{}", go_on.stderr);
+    let start = std::time::Instant::now();
+    while list(&env)[0]["events"].as_u64().unwrap() < 14 {
+        assert!(start.elapsed().as_secs() < 60, "watch did not import what opencode added");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(watch.id() as i32, libc::SIGINT);
+    }
+    let status = watch.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(watch.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    let once = TestEnv::new();
+    let id = once.run(&["import", opencode_db(&env.home()).to_str().unwrap()]).ok().trim().to_owned();
+    let captured = list(&env)[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(shapes(&events(&env, &captured)), shapes(&events(&once, &id)));
+    env.run(&["fsck"]).ok();
+}

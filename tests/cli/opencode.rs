@@ -43,7 +43,10 @@ fn kinds(events: &[Value]) -> Vec<String> {
 fn natural_session(env: &TestEnv, proj: &Path) -> (String, Recorder) {
     let agents = agents().expect("checked by the caller");
     let script = json!([
-        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"thought": "The user wants the notes: I will read the file.",
+         "tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}},
+         "usage": {"prompt_tokens": 1200, "completion_tokens": 40, "prompt_tokens_details": {"cached_tokens": 1000},
+                   "completion_tokens_details": {"reasoning_tokens": 20}}},
         {"tool": {"name": "bash", "input": {"command": "wc -l notes.txt", "description": "count lines"}}},
         {"tool": {"name": "bash", "input": {"command": "false", "description": "fail"}}},
         {"tool": {"name": "edit", "input": {"filePath": proj.join("notes.txt").to_str().unwrap(),
@@ -70,11 +73,12 @@ fn a_natural_opencode_session_imports_part_by_part_and_again_only_what_is_new() 
     let run = env.run(&["import", db.to_str().unwrap()]);
     let id = run.ok().trim().to_owned();
     assert!(run.stderr.contains("1 session, 1 new, 0 continued, 0 unchanged"), "{}", run.stderr);
-    let evs = events(&env, &id);
+    let mut evs = events(&env, &id);
     assert_eq!(
         kinds(&evs),
         [
             "user",
+            "reasoning",
             "tool_call read",
             "tool_result",
             "tool_call bash",
@@ -88,6 +92,16 @@ fn a_natural_opencode_session_imports_part_by_part_and_again_only_what_is_new() 
             "assistant"
         ]
     );
+    assert_eq!(evs[1]["content"], "The user wants the notes: I will read the file.");
+    // opencode's count of the first call: 200 outside the cache, 1000 read from it, 20 of
+    // 40 out spent thinking.
+    assert_eq!(
+        evs[1]["usage"],
+        json!({"input_tokens": 200, "output_tokens": 40, "cache_read_tokens": 1000, "reasoning_tokens": 20})
+    );
+    assert_eq!(evs[1]["model"], "test-model");
+    assert!(evs[2].get("usage").is_none());
+    let reasoning = evs.remove(1);
     assert!(evs[0]["content"].as_str().unwrap().contains("what is in notes.txt?"), "{}", evs[0]);
     assert!(evs[0]["id"].as_str().unwrap().starts_with("prt_"), "{}", evs[0]);
     assert!(evs[0]["opencode_message"]["id"].as_str().unwrap().starts_with("msg_"), "{}", evs[0]);
@@ -104,14 +118,15 @@ fn a_natural_opencode_session_imports_part_by_part_and_again_only_what_is_new() 
     assert_eq!(evs[8]["content"], "Edit applied successfully.");
     assert_eq!(evs[9]["arguments"]["content"], "new\n");
     assert_eq!(evs[11]["content"], "The file says hello.");
-    // Each model call's usage and model, once, on the first event of its message.
-    for i in [1, 3, 5, 7, 9, 11] {
+    // Each other model call's usage and model, once, on the first event of its message.
+    for i in [3, 5, 7, 9, 11] {
         assert_eq!(evs[i]["usage"], json!({"input_tokens": 10, "output_tokens": 5}), "{i}");
         assert_eq!(evs[i]["model"], "test-model", "{i}");
     }
-    assert!(evs[2].get("usage").is_none());
+    assert!(evs[4].get("usage").is_none());
     // opencode's step records travel with the events, for a writer to put back.
-    assert_eq!(evs[1]["agent_records"][0]["opencode_part"]["type"], "step-start");
+    assert_eq!(reasoning["agent_records"][0]["opencode_part"]["type"], "step-start");
+    assert_eq!(evs[3]["agent_records"][0]["opencode_part"]["type"], "step-finish");
     let listed = list(&env);
     assert_eq!(listed[0]["title"], opencode_title(&db, &session).as_str());
     assert_eq!(listed[0]["cwd"], proj.to_str().unwrap());
@@ -130,8 +145,8 @@ fn a_natural_opencode_session_imports_part_by_part_and_again_only_what_is_new() 
     assert_eq!(more.ok().trim(), id);
     assert!(more.stderr.contains("0 new, 1 continued"), "{}", more.stderr);
     let all = events(&env, &id);
-    assert_eq!(kinds(&all[evs.len()..]), ["user", "assistant"]);
-    assert!(all[evs.len()]["content"].as_str().unwrap().contains("and now?"));
+    assert_eq!(kinds(&all[evs.len() + 1..]), ["user", "assistant"]);
+    assert!(all[evs.len() + 1]["content"].as_str().unwrap().contains("and now?"));
     assert_eq!(list(&env).as_array().unwrap().len(), 1);
 
     // A record opencode's database holds broken is skipped whole and counted; the others come in.
@@ -334,8 +349,8 @@ fn watch_follows_opencodes_database_by_default_while_opencode_writes_it() {
     let proj = project(&env);
     let (session, rec) = natural_session(&env, &proj);
     let swept = env.run(&["watch", "--once"]);
-    assert!(swept.ok_status().contains("1 session new, 0 continued, 12 events"), "{}", swept.stderr);
-    assert_eq!(list(&env)[0]["events"], 12);
+    assert!(swept.ok_status().contains("1 session new, 0 continued, 13 events"), "{}", swept.stderr);
+    assert_eq!(list(&env)[0]["events"], 13);
 
     let mut cmd = env.command(&["watch", "--quiet-ms", "100", "--poll", "1"]);
     let mut watch = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
@@ -343,7 +358,7 @@ fn watch_follows_opencodes_database_by_default_while_opencode_writes_it() {
     let go_on = run_agent(&agents.opencode, &env.home(), &proj, rec.port, &script_more);
     assert_eq!(go_on.code, 0, "{}", go_on.stderr);
     let start = std::time::Instant::now();
-    while list(&env)[0]["events"].as_u64().unwrap() < 14 {
+    while list(&env)[0]["events"].as_u64().unwrap() < 15 {
         assert!(start.elapsed().as_secs() < 60, "watch did not import what opencode added");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }

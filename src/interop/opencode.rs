@@ -34,7 +34,9 @@
 //! the next read, which carries on after the last message read ([`State`]), so a capture
 //! reads only what is new. A message or part whose `data` is not JSON is skipped whole and
 //! counted. The database is opened read-only, in one read transaction (WAL readers do not
-//! block opencode's writes).
+//! block opencode's writes). Messages a revert took back, which opencode deletes once the
+//! session goes on, stay in the conversation if they were imported (the report says so); the
+//! session goes on after them, not in a fork.
 
 use std::path::Path;
 
@@ -190,6 +192,18 @@ pub fn read_session(
         prompt: None,
     };
     let (after_time, after_id) = (r.state.last_time, r.state.last.clone().unwrap_or_default());
+    // opencode deletes the messages a revert took back once the session goes on: what was
+    // imported of them stays (convo's line is append-only), and the report says so.
+    if r.state.last.is_some() {
+        let there: Option<i64> = db
+            .conn
+            .query_row("SELECT 1 FROM message WHERE id = ?1", [&after_id], |row| row.get(0))
+            .optional()
+            .map_err(DbError::from)?;
+        if there.is_none() {
+            skip(&mut r.report, "opencode messages taken back (reverted) after they were imported: kept");
+        }
+    }
     let mut stmt = db
         .conn
         .prepare_cached(
@@ -504,4 +518,31 @@ fn usage(tokens: &Value) -> Option<Usage> {
     let counted =
         [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens].iter().flatten().sum::<u64>();
     (counted > 0).then_some(u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opencodes_tokens_are_convos_usage_with_reasoning_part_of_the_output() {
+        let tokens =
+            json!({"total": 1240, "input": 200, "output": 20, "reasoning": 20, "cache": {"write": 3, "read": 1000}});
+        let u = usage(&tokens).unwrap();
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens),
+            (Some(200), Some(40), Some(1000), Some(3), Some(20))
+        );
+        let none = json!({"total": 0, "input": 0, "output": 0, "reasoning": 0, "cache": {"write": 0, "read": 0}});
+        assert!(usage(&none).is_none(), "a message that made no call counts nothing");
+    }
+
+    #[test]
+    fn opencodes_placeholder_titles_are_no_titles() {
+        assert!(placeholder("New session - 2026-11-28T09:01:23.737Z"));
+        assert!(placeholder("Child session - 2026-11-28T09:01:23.737Z"));
+        assert!(placeholder("  "));
+        assert!(!placeholder("New session - the login page"));
+        assert!(!placeholder("Fix the login flow"));
+    }
 }

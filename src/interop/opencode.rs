@@ -293,6 +293,9 @@ impl Reader<'_> {
             _ => !row.parts.is_empty(),
         };
         if !complete && !done {
+            // Said, so that an import of a database opencode stopped writing mid-message
+            // (a crash, a copy) does not lose its last message silently.
+            skip(&mut self.report, "opencode message still being written (the next import reads it once complete)");
             return;
         }
         self.report.records += 1 + row.parts.len();

@@ -290,7 +290,7 @@ fn add_report(total: &mut Report, one: &Report) {
 /// Where one session's drafts go: a conversation staged for it, or an append to its own.
 struct SessionEmit<'a> {
     store: &'a Store,
-    lock: &'a crate::store::Lock,
+    lock: &'a crate::store::Lock<'a>,
     clock: &'a Clock,
     staged: Option<Staged>,
     appending: Option<Appending>,

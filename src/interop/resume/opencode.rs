@@ -1,0 +1,521 @@
+//! An opencode session, as `opencode run --session ID` and the TUI read it: rows of its
+//! SQLite database (`<data>/opencode/opencode.db`), one in `session`, one per message in
+//! `message` and one per part of a message in `part`, each row's `data` the JSON opencode
+//! keeps. opencode loads a session's messages ordered by creation time and id, and a
+//! message's parts by id, and turns them into the model's messages itself; its sync log
+//! (`event`) is not needed to read a session.
+//!
+//! Ids are opencode's own shape (`ses_`, `msg_`, `prt_`, twelve hex digits of the
+//! millisecond and a counter, fourteen random characters), ascending for messages and
+//! parts so that what opencode adds after them sorts after them; a session's id counts
+//! down, as opencode's do. Times are the events' own, kept rising and never later than
+//! the hand-over, so the turns opencode adds come after convo's.
+//!
+//! A message is opencode's: a user message of text parts, or an assistant message of one
+//! step (`step-start`, its reasoning, text and tool parts, `step-finish`) that a tool's
+//! result ends. Tool calls and their results are tool parts when the conversation came
+//! from opencode, else text the model reads (the call on the assistant's side, the result
+//! on the user's). A compaction is opencode's own: a user message with a `compaction` part
+//! and the summary as the assistant's `summary` answer to it, after which opencode sends
+//! only those and what follows.
+//!
+//! Everything is written in the caller's transaction: nothing is there until it commits.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+use serde_json::{Map, Value, json};
+
+use super::{AsText, Part, Session, written_call_id};
+use crate::event::{Event, Kind, Usage};
+
+/// The model named on messages when neither the conversation nor the caller names one.
+const MODEL: (&str, &str) = ("convo", "convo");
+
+/// opencode's agent that runs a session's turns by default.
+const AGENT: &str = "build";
+
+/// The longest title made of the first prompt (opencode's own titles are short).
+const TITLE_CHARS: usize = 100;
+
+/// Where the session is written, as opencode finds it for the directory.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// opencode's project: the repository's first root commit, or `global`.
+    pub project: String,
+    /// The project's directory (`/` for `global`), which `path` is relative to.
+    pub worktree: String,
+    /// `git` when the directory is in a repository.
+    pub vcs: Option<String>,
+    /// The model the user's opencode config names (`provider/model`): what convo's messages
+    /// name when the conversation does not say.
+    pub model: Option<String>,
+}
+
+/// opencode's ids: a prefix, the millisecond times 4096 plus a counter (48 bits, in hex),
+/// and fourteen random characters.
+pub struct Ids<'a> {
+    fresh: &'a mut dyn FnMut() -> String,
+    last_ms: i64,
+    counter: i64,
+}
+
+impl<'a> Ids<'a> {
+    /// `fresh` gives a new ULID each call, whose random end makes an id's random end.
+    pub fn new(fresh: &'a mut dyn FnMut() -> String) -> Self {
+        Ids { fresh, last_ms: 0, counter: 0 }
+    }
+
+    fn stamp(&mut self, ms: i64) -> u64 {
+        if ms != self.last_ms {
+            self.last_ms = ms;
+            self.counter = 0;
+        }
+        self.counter += 1;
+        (ms.wrapping_mul(0x1000).wrapping_add(self.counter) as u64) & 0xffff_ffff_ffff
+    }
+
+    fn random(&mut self) -> String {
+        let ulid = (self.fresh)();
+        let tail = ulid.get(ulid.len().saturating_sub(14)..).unwrap_or_default();
+        format!("{tail:0>14}")
+    }
+
+    /// An id that sorts after every one made before it (in a later or the same millisecond).
+    pub fn ascending(&mut self, prefix: &str, ms: i64) -> String {
+        let n = self.stamp(ms);
+        format!("{prefix}_{n:012x}{}", self.random())
+    }
+
+    /// An id that sorts before those made earlier: opencode lists newer sessions first.
+    pub fn descending(&mut self, prefix: &str, ms: i64) -> String {
+        let n = !self.stamp(ms) & 0xffff_ffff_ffff;
+        format!("{prefix}_{n:012x}{}", self.random())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    User,
+    Model,
+}
+
+/// The message being gathered.
+struct Message {
+    id: String,
+    side: Side,
+    created: i64,
+    updated: i64,
+    /// The parts' data with the millisecond each was made.
+    parts: Vec<(i64, Value)>,
+    /// Tool parts waiting for their result, by the call's convo id: the part's index.
+    calls: HashMap<String, usize>,
+    /// A tool's result arrived: the model's next words are a new step, a new message.
+    answered: bool,
+    usage: Option<Usage>,
+    model: Option<(String, String)>,
+    /// The message the source kept this one as (events of one message share it).
+    source: Option<String>,
+}
+
+/// An opencode session written a message at a time into a transaction.
+pub struct Stream<'a> {
+    db: &'a Connection,
+    session: &'a Session<'a>,
+    place: &'a Place,
+    ids: Ids<'a>,
+    /// The hand-over's time: no message is made later than it.
+    now: i64,
+    /// The latest time given to a message.
+    last: i64,
+    begun: bool,
+    pending: Option<Message>,
+    last_user: Option<String>,
+    text: AsText,
+    /// The first prompt, for a title when the conversation has none.
+    first_prompt: Option<String>,
+    messages: u64,
+    last_message: Option<String>,
+}
+
+/// What a finished stream wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    pub messages: u64,
+    /// The id of the last message written: what opencode adds later sorts after it.
+    pub last_message: Option<String>,
+}
+
+impl<'a> Stream<'a> {
+    /// `now` is the hand-over's time in milliseconds; the session's id is `session.id`
+    /// (made by [`session_id`]); `fresh` gives a new ULID each call.
+    pub fn new(
+        db: &'a Connection,
+        session: &'a Session<'a>,
+        place: &'a Place,
+        fresh: &'a mut dyn FnMut() -> String,
+        now: i64,
+    ) -> Self {
+        Stream {
+            db,
+            session,
+            place,
+            ids: Ids::new(fresh),
+            now,
+            last: 0,
+            begun: false,
+            pending: None,
+            last_user: None,
+            text: AsText::default(),
+            first_prompt: None,
+            messages: 0,
+            last_message: None,
+        }
+    }
+
+    fn model(&self) -> (String, String) {
+        let configured = self.place.model.as_deref().and_then(|m| m.split_once('/'));
+        let (p, m) = configured.unwrap_or(MODEL);
+        (p.to_owned(), m.to_owned())
+    }
+
+    fn begin(&mut self) -> rusqlite::Result<()> {
+        if self.begun {
+            return Ok(());
+        }
+        self.begun = true;
+        let s = self.session;
+        let created = millis(s.created).unwrap_or(self.now);
+        let title = s.title.map(str::to_owned).unwrap_or_else(|| placeholder_title(s.created));
+        let path = relative(&self.place.worktree, s.cwd);
+        let slug = format!("convo-{}", self.ids.random().to_ascii_lowercase().get(..6).unwrap_or_default());
+        self.db.execute(
+            "INSERT OR IGNORE INTO project (id, worktree, vcs, time_created, time_updated, sandboxes)
+             VALUES (?1, ?2, ?3, ?4, ?4, '[]')",
+            params![self.place.project, self.place.worktree, self.place.vcs, created],
+        )?;
+        self.db.execute(
+            "INSERT INTO session (id, project_id, slug, directory, path, title, version, time_created, time_updated)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+            params![s.id, self.place.project, slug, s.cwd, path, title, version(self.db), created],
+        )?;
+        Ok(())
+    }
+
+    /// The time for a message of an event stamped `ts`: its own, rising, never after now.
+    fn time(&mut self, ts: &str) -> i64 {
+        let t = millis(ts).unwrap_or(self.last).min(self.now).max(self.last);
+        self.last = t;
+        t
+    }
+
+    pub fn part(&mut self, part: Part<'_>) -> rusqlite::Result<()> {
+        self.begin()?;
+        let event = match part {
+            Part::Compacted { summary, ts, .. } => return self.compacted(summary, ts),
+            Part::Event(event) if part.is_sent() => event,
+            Part::Event(_) => return Ok(()),
+        };
+        let native = self.session.native;
+        let side = match (&event.kind, native) {
+            (Kind::User { .. }, _) | (Kind::ToolResult { .. }, false) => Side::User,
+            (Kind::Assistant { .. } | Kind::ToolCall { .. } | Kind::ToolResult { .. }, _) => Side::Model,
+            (Kind::Reasoning { .. }, true) => Side::Model,
+            // Reasoning is the provider's own; the system prompt is opencode's.
+            _ => return Ok(()),
+        };
+        let source = native.then(|| source_message(event)).flatten();
+        let result = matches!(event.kind, Kind::ToolResult { .. });
+        let new_step = |m: &Message| {
+            m.side != side
+                || (native && source.is_some() && m.source.is_some() && m.source != source)
+                || (side == Side::Model && m.answered && !result)
+        };
+        if self.pending.as_ref().is_some_and(new_step) {
+            self.flush()?;
+        }
+        let ms = self.time(&event.ts);
+        if self.pending.is_none() {
+            let id = self.ids.ascending("msg", ms);
+            self.pending = Some(Message {
+                id,
+                side,
+                created: ms,
+                updated: ms,
+                parts: Vec::new(),
+                calls: HashMap::new(),
+                answered: false,
+                usage: None,
+                model: None,
+                source,
+            });
+        }
+        let m = self.pending.as_mut().expect("made above");
+        m.updated = ms;
+        if m.usage.is_none() {
+            m.usage = Usage::recorded(event);
+        }
+        if m.model.is_none() && native {
+            m.model = recorded_model(event);
+        }
+        match &event.kind {
+            Kind::User { content } => {
+                if self.first_prompt.is_none() && !content.trim().is_empty() {
+                    self.first_prompt = Some(content.chars().take(TITLE_CHARS).collect());
+                }
+                m.parts.push((ms, json!({"type": "text", "text": content})));
+            }
+            Kind::Assistant { content } => push_text(m, ms, content, native),
+            Kind::Reasoning { content } => {
+                let mut part = json!({"type": "reasoning", "text": content, "time": {"start": ms, "end": ms}});
+                if let Some(meta) = event.extra.get("opencode_metadata") {
+                    part["metadata"] = meta.clone();
+                }
+                m.parts.push((ms, part));
+            }
+            Kind::ToolCall { call_id, name, arguments } if native => {
+                let state = json!({"status": "running", "input": arguments, "time": {"start": ms}});
+                let id = written_call_id(event, call_id);
+                m.calls.insert(call_id.clone(), m.parts.len());
+                m.parts.push((ms, json!({"type": "tool", "tool": name, "callID": id, "state": state})));
+            }
+            Kind::ToolCall { call_id, name, arguments } => {
+                push_text(m, ms, &self.text.call(call_id, name, arguments), false)
+            }
+            Kind::ToolResult { call_id, content, is_error } if native => {
+                m.answered = true;
+                if let Some(&i) = m.calls.get(call_id)
+                    && let Some((_, part)) = m.parts.get_mut(i)
+                {
+                    let input = part["state"]["input"].take();
+                    let start = part["state"]["time"]["start"].take();
+                    let time = json!({"start": start, "end": ms});
+                    part["state"] = if *is_error {
+                        json!({"status": "error", "input": input, "error": content, "time": time})
+                    } else {
+                        let title = event.extra.get("opencode_title").cloned().unwrap_or_else(|| json!(""));
+                        let metadata = event.extra.get("opencode_metadata").cloned().unwrap_or_else(|| json!({}));
+                        json!({"status": "completed", "input": input, "output": content, "title": title,
+                               "metadata": metadata, "time": time})
+                    };
+                    m.calls.remove(call_id);
+                }
+            }
+            Kind::ToolResult { call_id, content, is_error } => {
+                let text = self.text.result(call_id, content, *is_error);
+                m.parts.push((ms, json!({"type": "text", "text": text})));
+            }
+            Kind::System { .. } | Kind::Config { .. } | Kind::Compaction | Kind::Other(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Write the gathered message and its parts.
+    fn flush(&mut self) -> rusqlite::Result<()> {
+        let Some(mut m) = self.pending.take() else { return Ok(()) };
+        let (provider, model) = m.model.take().unwrap_or_else(|| self.model());
+        let data = match m.side {
+            Side::User => {
+                self.last_user = Some(m.id.clone());
+                json!({"role": "user", "time": {"created": m.created}, "agent": AGENT,
+                       "model": {"providerID": provider, "modelID": model}})
+            }
+            Side::Model => {
+                // A call never answered is one opencode itself records as interrupted.
+                for &i in m.calls.values() {
+                    if let Some((_, part)) = m.parts.get_mut(i) {
+                        let input = part["state"]["input"].take();
+                        let start = part["state"]["time"]["start"].take();
+                        part["state"] = json!({"status": "error", "input": input,
+                            "error": "[Tool execution was interrupted]", "time": {"start": start, "end": m.updated}});
+                    }
+                }
+                let tools = m.parts.iter().any(|(_, p)| p["type"] == "tool");
+                let finish = if tools { "tool-calls" } else { "stop" };
+                let tokens = tokens(m.usage.as_ref());
+                m.parts.insert(0, (m.created, json!({"type": "step-start"})));
+                m.parts
+                    .push((m.updated, json!({"type": "step-finish", "reason": finish, "tokens": tokens, "cost": 0})));
+                json!({"parentID": self.last_user.clone().unwrap_or_else(|| m.id.clone()), "role": "assistant",
+                       "mode": AGENT, "agent": AGENT, "path": {"cwd": self.session.cwd, "root": self.place.worktree},
+                       "cost": 0, "tokens": tokens, "modelID": model, "providerID": provider,
+                       "time": {"created": m.created, "completed": m.updated}, "finish": finish})
+            }
+        };
+        self.insert(&m.id, m.created, m.updated, &data, &m.parts)
+    }
+
+    fn insert(
+        &mut self,
+        id: &str,
+        created: i64,
+        updated: i64,
+        data: &Value,
+        parts: &[(i64, Value)],
+    ) -> rusqlite::Result<()> {
+        self.db.execute(
+            "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, self.session.id, created, updated, data.to_string()],
+        )?;
+        let mut insert = self.db.prepare_cached(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+        )?;
+        for (ms, part) in parts {
+            let part_id = self.ids.ascending("prt", (*ms).max(created));
+            insert.execute(params![part_id, id, self.session.id, (*ms).max(created), part.to_string()])?;
+        }
+        self.messages += 1;
+        self.last_message = Some(id.to_owned());
+        Ok(())
+    }
+
+    /// opencode's compaction: a user message asking for it and the summary as the answer.
+    fn compacted(&mut self, summary: &str, ts: &str) -> rusqlite::Result<()> {
+        self.flush()?;
+        let ms = self.time(ts);
+        let (provider, model) = self.model();
+        let ask = self.ids.ascending("msg", ms);
+        let data = json!({"role": "user", "time": {"created": ms}, "agent": AGENT,
+                          "model": {"providerID": provider, "modelID": model}});
+        self.insert(&ask, ms, ms, &data, &[(ms, json!({"type": "compaction", "auto": false}))])?;
+        let answer = self.ids.ascending("msg", ms);
+        let tokens = tokens(None);
+        let data = json!({"parentID": ask, "role": "assistant", "mode": "compaction", "agent": "compaction",
+                          "path": {"cwd": self.session.cwd, "root": self.place.worktree}, "summary": true,
+                          "cost": 0, "tokens": tokens, "modelID": model, "providerID": provider,
+                          "time": {"created": ms, "completed": ms}, "finish": "stop"});
+        let parts = [
+            (ms, json!({"type": "step-start"})),
+            (ms, json!({"type": "text", "text": summary, "time": {"start": ms, "end": ms}})),
+            (ms, json!({"type": "step-finish", "reason": "stop", "tokens": tokens, "cost": 0})),
+        ];
+        self.insert(&answer, ms, ms, &data, &parts)?;
+        self.last_user = Some(ask);
+        Ok(())
+    }
+
+    /// Write what is gathered; title a conversation without one by its first prompt, as
+    /// opencode would (so it makes no title request of its own).
+    pub fn finish(mut self) -> rusqlite::Result<Written> {
+        self.begin()?;
+        self.flush()?;
+        let updated = self.last.max(millis(self.session.created).unwrap_or(self.now));
+        let title = match (self.session.title, &self.first_prompt) {
+            (None, Some(prompt)) => Some(prompt.clone()),
+            _ => None,
+        };
+        self.db.execute(
+            "UPDATE session SET time_updated = ?2, title = coalesce(?3, title) WHERE id = ?1",
+            params![self.session.id, updated, title],
+        )?;
+        Ok(Written { messages: self.messages, last_message: self.last_message })
+    }
+}
+
+/// Add the model's words to the message. opencode sends a message's text parts run
+/// together, so text from another agent (its words, then a call as text) joins the text
+/// before it on a line of its own.
+fn push_text(m: &mut Message, ms: i64, text: &str, native: bool) {
+    if !native && let Some((_, last)) = m.parts.last_mut().filter(|(_, p)| p["type"] == "text") {
+        let joined = format!("{}\n{text}", last["text"].as_str().unwrap_or_default());
+        last["text"] = json!(joined);
+        last["time"]["end"] = json!(ms);
+        return;
+    }
+    m.parts.push((ms, json!({"type": "text", "text": text, "time": {"start": ms, "end": ms}})));
+}
+
+/// A new session's id, made at `ms` (see [`Ids`]).
+pub fn session_id(ms: i64, fresh: &mut dyn FnMut() -> String) -> String {
+    Ids::new(fresh).descending("ses", ms)
+}
+
+/// The title of a session whose conversation has neither a title nor a prompt: one that is
+/// not opencode's placeholder, which it would replace by asking the model for one.
+fn placeholder_title(created: &str) -> String {
+    format!("convo session {created}")
+}
+
+/// The version of opencode the database's latest session was made by: what convo's
+/// session claims to be of.
+fn version(db: &Connection) -> String {
+    db.query_row("SELECT version FROM session ORDER BY time_created DESC LIMIT 1", [], |r| r.get::<_, String>(0))
+        .unwrap_or_else(|_| "0.0.0".to_owned())
+}
+
+/// An RFC 3339 time in milliseconds since the epoch.
+pub fn millis(ts: &str) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(ts).ok().map(|t| t.timestamp_millis())
+}
+
+/// `dir` relative to `root` (opencode's `path`): empty when they are one.
+fn relative(root: &str, dir: &str) -> String {
+    let root = root.trim_end_matches('/');
+    match dir.strip_prefix(root) {
+        Some("") => String::new(),
+        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/').to_owned(),
+        _ => dir.to_owned(),
+    }
+}
+
+/// The message the source kept an event in, when the importer recorded it.
+fn source_message(event: &Event) -> Option<String> {
+    let v = event.extra.get("opencode_message").or_else(|| event.extra.get("message_id"))?;
+    v.as_str().map(str::to_owned)
+}
+
+/// The provider and model an opencode message named, as the importer kept them.
+fn recorded_model(event: &Event) -> Option<(String, String)> {
+    let provider = event.extra.get("provider").and_then(Value::as_str)?;
+    let model = event.extra.get("model").and_then(Value::as_str)?;
+    Some((provider.to_owned(), model.to_owned()))
+}
+
+/// A usage as opencode records a message's `tokens`.
+fn tokens(usage: Option<&Usage>) -> Value {
+    let n = |v: Option<u64>| v.unwrap_or(0);
+    let u = usage.cloned().unwrap_or_default();
+    let (input, output, reasoning) = (n(u.input_tokens), n(u.output_tokens), n(u.reasoning_tokens));
+    let (read, write) = (n(u.cache_read_tokens), n(u.cache_write_tokens));
+    let mut t = Map::new();
+    t.insert("total".into(), json!(input + output + read + write));
+    t.insert("input".into(), json!(input));
+    t.insert("output".into(), json!(output));
+    t.insert("reasoning".into(), json!(reasoning));
+    t.insert("cache".into(), json!({"write": write, "read": read}));
+    Value::Object(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_opencodes_shape_and_order() {
+        let mut n = 0u32;
+        let mut fresh = || {
+            n += 1;
+            format!("01J0000000000000000000000{}", n % 10)
+        };
+        let mut ids = Ids::new(&mut fresh);
+        // opencode 1.18.33 made msg_22164174b001… at 1795856537419 ms, its first that millisecond.
+        let first = ids.ascending("msg", 1_795_856_537_419);
+        assert_eq!(&first[..16], "msg_22164174b001");
+        assert_eq!(first.len(), 30);
+        let second = ids.ascending("msg", 1_795_856_537_419);
+        assert!(second > first, "{second} {first}");
+        assert!(ids.ascending("prt", 1_795_856_537_420)[4..] > second[4..]);
+        // And ses_dde9be917ffe… at 1795856537320 ms: sessions count down.
+        let mut ids = Ids::new(&mut fresh);
+        assert_eq!(&ids.descending("ses", 1_795_856_537_320)[..16], "ses_dde9be917ffe");
+    }
+
+    #[test]
+    fn the_path_is_the_directory_under_the_project() {
+        assert_eq!(relative("/", "/tmp/x/proj"), "tmp/x/proj");
+        assert_eq!(relative("/repo", "/repo"), "");
+        assert_eq!(relative("/repo", "/repo/sub/dir"), "sub/dir");
+        assert_eq!(relative("/repo", "/repository"), "/repository");
+    }
+}

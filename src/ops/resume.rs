@@ -286,6 +286,13 @@ fn write_opencode(
     let session =
         Session { id: &session_id, cwd, created: &created, title: meta.title.as_deref(), native, provider: "" };
     let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+    // Asked inside the transaction, which holds the database's write lock: no other writer
+    // can add the session between this answer and convo's rows.
+    let taken: i64 =
+        tx.query_row("SELECT count(*) FROM session WHERE id = ?1", [&session_id], |r| r.get(0)).map_err(db_err)?;
+    if taken > 0 {
+        return Err(ResumeError::SessionExists { path, session: session_id });
+    }
     let mut stream = opencode::Stream::new(&tx, &session, &place, &mut fresh, now);
     let handed = hand_over(store, request, tally, written, &mut |part| stream.part(part).map_err(Failed::Db));
     let finished = match handed {
@@ -298,9 +305,6 @@ fn write_opencode(
         Err(Failed::Store(e)) => return Err(e.into()),
         Err(Failed::Projection(e)) => return Err(e.into()),
         Err(Failed::Write(e)) => return Err(ResumeError::Write { path, source: e }),
-        Err(Failed::Db(e)) if is_constraint(&e) => {
-            return Err(ResumeError::SessionExists { path, session: session_id });
-        }
         Err(Failed::Db(e)) => return Err(db_err(e)),
     };
     let record = json!({"format": request.agent.source_format(), "session": session_id, "drafts": *written,
@@ -319,10 +323,6 @@ fn open_opencode(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     )?;
     db.busy_timeout(std::time::Duration::from_secs(10))?;
     Ok(db)
-}
-
-fn is_constraint(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
 }
 
 /// Take a session convo wrote out of opencode's database again.

@@ -75,10 +75,13 @@ impl<'a> Ids<'a> {
         (ms.wrapping_mul(0x1000).wrapping_add(self.counter) as u64) & 0xffff_ffff_ffff
     }
 
+    /// Fourteen base-62 characters of a fresh ULID's digest: all of its bits count (a
+    /// ULID's random part alone repeats between runs of a sealed clock).
     fn random(&mut self) -> String {
-        let ulid = (self.fresh)();
-        let tail = ulid.get(ulid.len().saturating_sub(14)..).unwrap_or_default();
-        format!("{tail:0>14}")
+        use sha2::Digest;
+        const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let digest = sha2::Sha256::digest((self.fresh)().as_bytes());
+        digest.iter().take(14).map(|b| char::from(BASE62[usize::from(*b) % 62])).collect()
     }
 
     /// An id that sorts after every one made before it (in a later or the same millisecond).

@@ -33,7 +33,8 @@ An entry's optional `usage` sets what a Responses answer reports (default 10 in,
     {"text": "done", "usage": {"input_tokens": 1200, "cached_tokens": 1024,
                                "output_tokens": 300, "reasoning_tokens": 200}}
 and of a Gemini answer its `usageMetadata` (default 10 prompt, 5 candidates), with an
-optional `thought` the model thinks first (a thought part):
+optional `thought` the model thinks first (a thought part; for Chat Completions, opencode's,
+`reasoning_content` before the answer, and `usage` its `prompt_tokens`/`completion_tokens`):
     {"thought": "**Reading** the notes", "tool": {...},
      "usage": {"promptTokenCount": 1200, "cachedContentTokenCount": 1024,
                "candidatesTokenCount": 30, "thoughtsTokenCount": 20}}
@@ -184,6 +185,8 @@ def chat(body, answer, n):
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     else:
         message, finish = {"role": "assistant", "content": answer["text"]}, "stop"
+    if "thought" in answer:
+        message["reasoning_content"] = answer["thought"]
     counts = {"prompt_tokens": 10, "completion_tokens": 5, **answer.get("usage", {})}
     usage = {**counts, "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]}
     base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": model}
@@ -197,7 +200,10 @@ def chat(body, answer, n):
     else:
         delta["content"] = message["content"]
     chunk = {**base, "object": "chat.completion.chunk"}
-    chunks = [{**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+    thought = [{"index": 0, "delta": {"role": "assistant", "reasoning_content": answer["thought"]},
+                "finish_reason": None}] if "thought" in answer else []
+    chunks = [{**chunk, "choices": c} for c in [thought] if c] + [
+              {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
               {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
               {**chunk, "choices": [], "usage": usage}]
     return "text/event-stream", "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"

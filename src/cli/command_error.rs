@@ -391,6 +391,10 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Follow(_) => CommandError::input(message)
                 .hint("nothing was written; `convo import --again FILE` imports it whole as a new conversation"),
             ImportFailure::Store(e) => e.into(),
+            ImportFailure::Database(f) => match f.source {
+                InteropError::Store(e) => e.into(),
+                _ => CommandError::input(message).hint("nothing was written"),
+            },
         }
     }
 }

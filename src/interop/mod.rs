@@ -8,6 +8,7 @@ pub mod export;
 pub mod gemini;
 pub mod html;
 pub mod messages;
+pub mod opencode;
 pub mod openhands;
 pub mod resume;
 pub use crate::event::title;
@@ -34,6 +35,9 @@ pub enum Format {
     /// A Messages body or a bare `messages` array.
     Anthropic,
     Openhands,
+    /// opencode's SQLite database: every session in it (not text, so never detected from
+    /// text, and not in [`Format::ALL`]).
+    Opencode,
 }
 
 impl Format {
@@ -56,11 +60,12 @@ impl Format {
             Format::Openai => "openai",
             Format::Anthropic => "anthropic",
             Format::Openhands => "openhands",
+            Format::Opencode => "opencode",
         }
     }
 
     pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
+        Format::ALL.into_iter().chain([Format::Opencode]).find(|f| f.name() == name)
     }
 }
 
@@ -206,6 +211,9 @@ pub struct Checkpoint {
     /// Codex: what its token counts have said so far (see `codex`'s module doc).
     #[serde(default, skip_serializing_if = "codex::Tokens::is_empty")]
     pub tokens: codex::Tokens,
+    /// opencode: the last message read of the session.
+    #[serde(default, skip_serializing_if = "opencode::State::is_empty")]
+    pub opencode: opencode::State,
     /// Gemini CLI: what was imported of its latest messages.
     #[serde(default, skip_serializing_if = "gemini::State::is_empty")]
     pub gemini: gemini::State,
@@ -250,6 +258,9 @@ pub enum InteropError {
     /// rewind): the file must be read from its start.
     #[error("the session changed what came before the lines read last: it is to be read whole")]
     ReadWhole,
+    /// opencode's database could not be read.
+    #[error(transparent)]
+    Database(#[from] opencode::DbError),
     /// The store the drafts were emitted to failed (a full disk, a repeated id).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -391,6 +402,7 @@ fn parse(format: Format, text: &str, clock: &Clock) -> Result<Imported, InteropE
         Format::Openai => messages::openai(text, clock),
         Format::Anthropic => messages::anthropic(text, clock),
         Format::Openhands => openhands::parse(text, clock),
+        Format::Opencode => Err(InteropError::NotThisFormat("an opencode database is SQLite, not text")),
     }
 }
 
@@ -602,6 +614,11 @@ impl<'c> Builder<'c> {
     /// Keep an agent's record with the next event (see `held`).
     pub fn hold(&mut self, record: Value) {
         self.held.push(record);
+    }
+
+    /// How many drafts wait to be taken.
+    pub fn drafts_len(&self) -> usize {
+        self.drafts.len()
     }
 
     /// The drafts made since the last call, to emit.

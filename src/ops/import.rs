@@ -33,6 +33,9 @@ pub enum ImportFailure {
     File { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Follow(FollowFailure),
+    /// An opencode database that cannot be read.
+    #[error(transparent)]
+    Database(Box<crate::ops::opencode::DbFailure>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -263,7 +266,7 @@ fn part_title(main: Option<&str>, part: usize, title: Option<&str>) -> Option<St
 /// Where a session ran, as its conversations' `meta.json` keeps it ([`project::recorded`]:
 /// the remote looked up at the recorded cwd when the file names none); `None` when
 /// nothing is known.
-fn project_value(place: &Place) -> Option<Value> {
+pub(crate) fn project_value(place: &Place) -> Option<Value> {
     let project = project::recorded(place);
     (!project.is_empty()).then(|| project.to_json())
 }

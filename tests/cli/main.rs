@@ -34,6 +34,7 @@ mod llama;
 mod llm;
 mod mcp;
 mod names;
+mod opencode;
 mod outline_index;
 mod plain_errors;
 mod projection;

@@ -3,6 +3,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use convo::ops::import::{self, Followed};
+use convo::ops::opencode;
 use convo::ops::watch::Watch;
 
 use convo::render::plural;
@@ -18,12 +19,15 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// Watches the folders (default: ~/.claude/projects, ~/.codex/sessions and Gemini CLI's
 /// ~/.gemini/tmp, or $GEMINI_CLI_HOME/.gemini/tmp; those that exist) for new and growing
 /// .jsonl session files, and imports each as `import --follow` does once it has been quiet
-/// for a moment: one commit per change. Files there already are
-/// brought up to date first. One status line on a terminal. Ctrl-C (or SIGTERM) imports
-/// what was seen, then exits 0. --once does one sweep and exits (for cron).
+/// for a moment: one commit per change. opencode's database
+/// ($XDG_DATA_HOME/opencode/opencode.db, default ~/.local/share/opencode/opencode.db) is
+/// followed too, as `import DB` reads it: what is new in each of its sessions. Files there
+/// already are brought up to date first. One status line on a terminal. Ctrl-C (or SIGTERM)
+/// imports what was seen, then exits 0. --once does one sweep and exits (for cron).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Folders to watch (default: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)
+    /// Folders (or opencode databases) to watch (default: ~/.claude/projects,
+    /// ~/.codex/sessions, ~/.gemini/tmp, ~/.local/share/opencode/opencode.db)
     dirs: Vec<PathBuf>,
     /// One sweep: bring every session up to date, then exit
     #[arg(long)]
@@ -37,31 +41,40 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let dirs = if args.dirs.is_empty() {
+    let (dirs, databases): (Vec<PathBuf>, Vec<PathBuf>) = if args.dirs.is_empty() {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
         // Gemini CLI keeps its folder under GEMINI_CLI_HOME when that is set, as its home.
         let gemini = std::env::var_os("GEMINI_CLI_HOME").filter(|h| !h.is_empty()).map_or(home.clone(), PathBuf::from);
-        [home.join(".claude/projects"), home.join(".codex/sessions"), gemini.join(".gemini/tmp")]
+        // opencode keeps its database in XDG's data folder.
+        let data = std::env::var_os("XDG_DATA_HOME")
+            .filter(|h| !h.is_empty())
+            .map_or_else(|| home.join(".local/share"), PathBuf::from);
+        let dirs = [home.join(".claude/projects"), home.join(".codex/sessions"), gemini.join(".gemini/tmp")]
             .into_iter()
             .filter(|d| d.is_dir())
-            .collect()
+            .collect();
+        (dirs, [opencode::database_in(&data)].into_iter().filter(|d| d.is_file()).collect())
     } else {
-        args.dirs.clone()
+        args.dirs.iter().cloned().partition(|d| !(d.is_file() && opencode::is_database(d)))
     };
     if let Some(missing) = dirs.iter().find(|d| !d.is_dir()) {
-        return Err(CommandError::input(format!("{}: not a folder", missing.display())));
+        return Err(CommandError::input(format!("{}: not a folder or an opencode database", missing.display())));
     }
-    if dirs.is_empty() {
+    if dirs.is_empty() && databases.is_empty() {
         return Err(CommandError::input(
-            "no session folders to watch (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)",
+            "no session folders to watch (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.local/share/opencode/opencode.db)",
         )
         .hint("name the folders: convo watch DIR..."));
     }
     let store = ctx.open_store_for_write()?;
     let quiet = Duration::from_millis(args.quiet_ms);
-    let mut watch = Watch::new(dirs.clone(), quiet, Instant::now());
+    let mut watch = Watch::new(dirs.clone(), databases.clone(), quiet, Instant::now());
     let follow_due = |watch: &mut Watch, all: bool| -> Result<(), CommandError> {
         for path in watch.due(Instant::now(), all) {
+            if watch.is_database(&path) {
+                follow_database(ctx, &store, &path);
+                continue;
+            }
             let options = import::Options { title: None, again: false };
             match import::follow(&store, &path, None, &options, &ctx.clock) {
                 Ok(Followed::Started(done)) => {
@@ -95,12 +108,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     // inotify where it works; scans alone (every --poll seconds) where it does not.
     let watcher = notify::recommended_watcher(send).ok().and_then(|mut w| {
         use notify::Watcher as _;
-        dirs.iter().all(|d| w.watch(d, notify::RecursiveMode::Recursive).is_ok()).then_some(w)
+        let folders = dirs.iter().all(|d| w.watch(d, notify::RecursiveMode::Recursive).is_ok());
+        // A database's folder: the database and its write-ahead log change there.
+        let databases = databases
+            .iter()
+            .filter_map(|d| d.parent())
+            .all(|d| w.watch(d, notify::RecursiveMode::NonRecursive).is_ok());
+        (folders && databases).then_some(w)
     });
     if watcher.is_none() {
         ctx.ui.warning("the file system reports no changes here: scanning the folders instead");
     }
-    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let names: Vec<String> = dirs.iter().chain(&databases).map(|d| d.display().to_string()).collect();
     let poll = Duration::from_secs(args.poll.max(1));
     let mut last_scan = Instant::now();
     let spinner = crate::cli::ui::spinner(ctx.ui.quiet, format!("watching {}", names.join(", ")));
@@ -128,4 +147,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     watch.scan(Instant::now());
     follow_due(&mut watch, true)
+}
+
+/// What is new in each session of an opencode database, said in a line; a failure is said
+/// and left (the watch goes on).
+fn follow_database(ctx: &Ctx, store: &convo::store::Store, path: &std::path::Path) {
+    let done = opencode::prepare(path).and_then(|p| opencode::import(store, p, &ctx.clock, &mut || {}));
+    match done {
+        Ok(done) if done.committed.is_some() => ctx.ui.status(&format!(
+            "{}: {} new, {} continued, {}",
+            path.display(),
+            plural(done.started.len() as u64, "session"),
+            done.grew.len(),
+            plural(done.events(), "event")
+        )),
+        Ok(_) => {}
+        Err(e) => ctx.ui.warning(&format!("{} (left as it is)", CommandError::from(e).message)),
+    }
 }

@@ -6,6 +6,7 @@ use convo::ops::import::{self, Input};
 use convo::render::plural;
 
 mod folder;
+mod opencode;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -14,7 +15,9 @@ use crate::cli::ui;
 /// Import a session from another tool as a new conversation, or every session in a folder
 ///
 /// Formats: claude-code (session JSONL), codex (rollout JSONL), gemini-cli (chat session
-/// JSONL, or the older single JSON document), openai (a Chat Completions
+/// JSONL, or the older single JSON document), opencode (its SQLite database,
+/// ~/.local/share/opencode/opencode.db: every session in it, each a conversation, read again
+/// for what is new), openai (a Chat Completions
 /// body, a `messages` array, or a SWE-agent trajectory), anthropic (a Messages body or
 /// array), openhands (an event array), jsonl (convo's own export). Detected when --format
 /// is not given. Source ids and timestamps are kept; compactions the tool made become convo
@@ -22,11 +25,11 @@ use crate::cli::ui;
 /// parent; what follows a Gemini CLI rewind goes on in a fork. A report of what was taken and skipped goes to stderr; the new id to stdout.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file to import, `-` for stdin, or a folder: every .jsonl session under it, each
-    /// as --follow imports it (new ones whole, imported ones continued)
+    /// The file to import, `-` for stdin, an opencode database, or a folder: every .jsonl
+    /// session under it, each as --follow imports it (new ones whole, imported ones continued)
     file: String,
     /// The format [default: detected]
-    #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "gemini-cli", "openai", "anthropic", "openhands", "jsonl"])]
+    #[arg(long, value_name = "FORMAT", value_parser = ["claude-code", "codex", "gemini-cli", "opencode", "openai", "anthropic", "openhands", "jsonl"])]
     format: Option<String>,
     /// Title of the new conversation [default: the session's own, else its first prompt]
     #[arg(long, short)]
@@ -53,6 +56,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         && path.is_dir()
     {
         return folder::run(ctx, path, format);
+    }
+    if let Input::File(path) = &input
+        && (format == Some(Format::Opencode) || (format.is_none() && convo::ops::opencode::is_database(path)))
+    {
+        if args.title.is_some() || args.again {
+            return Err(CommandError::input("an opencode database holds many sessions: --title and --again name one")
+                .hint("each session is titled by opencode's title, and imported once; a re-import adds what is new"));
+        }
+        return opencode::run(ctx, path);
     }
     if args.follow {
         let Input::File(path) = input else {

@@ -1,0 +1,340 @@
+//! `import DB` (and `import --follow DB`, `watch`) for opencode's SQLite database: every
+//! session in it is a conversation of its own, a subagent's linked to its parent's, all
+//! under one lock and in one commit, as a folder of session files is imported. A session
+//! imported before carries on from the last message read (its record, `source` in
+//! `meta.json`, or the `resumes` record of a session `convo resume` wrote, keeps where the
+//! importer stood), so a re-import reads only what is new. Any failure leaves the store as
+//! it was: the database is checked before the store is opened, and what was written is
+//! discarded unless the one commit lands.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::clock::Clock;
+use crate::event::Draft;
+use crate::interop::opencode::{self, Db, DbError};
+use crate::interop::{self, Format, Report};
+use crate::ops::folder::Committed;
+use crate::ops::import::{ImportFailure, RESUMES};
+use crate::store::{Appending, Batch, Meta, Staged, Store, StoreError, subject};
+
+/// Why an opencode database was not imported.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}: {source}")]
+pub struct DbFailure {
+    pub name: String,
+    #[source]
+    pub source: interop::InteropError,
+}
+
+/// A database opened and checked, before any store is.
+pub struct Prepared {
+    name: String,
+    db: Db,
+}
+
+impl Prepared {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Whether the file at `path` is an SQLite database (its header), which `import` reads as
+/// opencode's.
+pub fn is_database(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && opencode::is_sqlite(&head)
+}
+
+/// Open `path` read-only and check that it is opencode's.
+pub fn prepare(path: &Path) -> Result<Prepared, ImportFailure> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let db = Db::open(path).map_err(|e| failure(&name, e.into()))?;
+    Ok(Prepared { name, db })
+}
+
+fn failure(name: &str, source: interop::InteropError) -> ImportFailure {
+    ImportFailure::Database(Box::new(DbFailure { name: name.to_owned(), source }))
+}
+
+/// What an import of the database did.
+#[derive(Debug, Default)]
+pub struct Done {
+    pub name: String,
+    /// Every session's report, summed.
+    pub report: Report,
+    /// Sessions in the database.
+    pub sessions: usize,
+    /// The conversations made, session by session (conversation id, session id, events).
+    pub started: Vec<(String, String, u64)>,
+    /// The conversations appended to (conversation id, session id, events added).
+    pub grew: Vec<(String, String, u64)>,
+    pub unchanged: usize,
+    pub committed: Option<Committed>,
+}
+
+impl Done {
+    pub fn events(&self) -> u64 {
+        self.started.iter().chain(&self.grew).map(|(_, _, n)| n).sum()
+    }
+}
+
+/// Where a conversation keeps a session's record.
+#[derive(Clone, Copy)]
+enum At {
+    Source,
+    Resume(usize),
+}
+
+impl At {
+    fn get(self, meta: &Meta) -> Option<&Value> {
+        match self {
+            At::Source => meta.extra.get("source"),
+            At::Resume(i) => meta.extra.get(RESUMES)?.get(i),
+        }
+    }
+
+    fn get_mut(self, meta: &mut Meta) -> Option<&mut Map<String, Value>> {
+        match self {
+            At::Source => meta.extra.get_mut("source")?.as_object_mut(),
+            At::Resume(i) => meta.extra.get_mut(RESUMES)?.get_mut(i)?.as_object_mut(),
+        }
+    }
+}
+
+/// The conversations holding opencode sessions, by session id.
+fn known(store: &Store) -> Result<HashMap<String, (String, Meta, At)>, StoreError> {
+    let mut known = HashMap::new();
+    for id in store.conversation_ids()? {
+        let meta = store.meta(&id)?;
+        let is_session = |r: &Value| r.get("format").and_then(Value::as_str) == Some(Format::Opencode.name());
+        let session = |r: &Value| r.get("session").and_then(Value::as_str).map(str::to_owned);
+        if let Some(s) = meta.extra.get("source").filter(|r| is_session(r)).and_then(session) {
+            known.insert(s, (id.clone(), meta.clone(), At::Source));
+        }
+        let resumed: Vec<(usize, String)> = meta
+            .extra
+            .get(RESUMES)
+            .and_then(Value::as_array)
+            .map(|rs| rs.iter().enumerate().filter(|(_, r)| is_session(r)).filter_map(|(i, r)| Some((i, session(r)?))))
+            .into_iter()
+            .flatten()
+            .collect();
+        for (i, s) in resumed {
+            known.insert(s, (id.clone(), meta.clone(), At::Resume(i)));
+        }
+    }
+    Ok(known)
+}
+
+/// Import every session of the database what is new in it, in one commit (none when
+/// nothing is new). `progress` is told after each session.
+pub fn import(
+    store: &Store,
+    prepared: Prepared,
+    clock: &Clock,
+    progress: &mut dyn FnMut(),
+) -> Result<Done, ImportFailure> {
+    let Prepared { name, db } = prepared;
+    let lock = store.lock()?;
+    let sessions = db.sessions().map_err(|e| failure(&name, e.into()))?;
+    let mut known = known(store)?;
+    let mut batch = Batch::default();
+    let mut done = Done { name: name.clone(), sessions: sessions.len(), ..Done::default() };
+    let result = (|| -> Result<(), ImportFailure> {
+        for session in &sessions {
+            session_into(store, &lock, &db, session, &mut known, &mut batch, &mut done, clock)?;
+            progress();
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        store.discard_batch(&batch);
+        return Err(e);
+    }
+    if !batch.is_empty() {
+        let changed = done.started.len() + done.grew.len();
+        let subject = subject::folder(&name, changed, done.events());
+        let committed = store.commit_batch(&lock, batch, &subject, clock)?;
+        drop(lock);
+        let active = done.started.iter().find(|_| true).map(|(id, ..)| id.clone());
+        if let Some(id) = &active {
+            store.set_active(id)?;
+        }
+        done.committed = Some(Committed { commit: committed.commit, subject, landed: committed.landed, active });
+    }
+    Ok(done)
+}
+
+/// One session: a new conversation, or what is new appended to its conversation.
+#[allow(clippy::too_many_arguments)]
+fn session_into(
+    store: &Store,
+    lock: &crate::store::Lock,
+    db: &Db,
+    session: &opencode::Session,
+    known: &mut HashMap<String, (String, Meta, At)>,
+    batch: &mut Batch,
+    done: &mut Done,
+    clock: &Clock,
+) -> Result<(), ImportFailure> {
+    let name = done.name.clone();
+    let previous = known.get(&session.id).cloned();
+    let checkpoint: Option<interop::Checkpoint> = previous
+        .as_ref()
+        .and_then(|(_, meta, at)| at.get(meta)?.get("checkpoint").cloned())
+        .and_then(|c| serde_json::from_value(c).ok());
+    let mut emit = SessionEmit {
+        store,
+        lock,
+        clock,
+        staged: None,
+        appending: None,
+        existing: previous.as_ref().map(|(id, ..)| id.clone()),
+    };
+    let outcome = match opencode::read_session(db, session, checkpoint.as_ref(), clock, &mut emit) {
+        Ok(outcome) => outcome,
+        Err(source) => {
+            emit.discard();
+            return Err(failure(&name, source));
+        }
+    };
+    add_report(&mut done.report, &outcome.report);
+    let record = |mut r: Map<String, Value>, drafts: u64| {
+        r.insert("format".into(), json!(Format::Opencode.name()));
+        r.insert("file".into(), json!(name));
+        r.insert("session".into(), json!(session.id));
+        r.insert("part".into(), json!(0));
+        r.insert("drafts".into(), json!(drafts));
+        if let Some(title) = &session.title {
+            r.insert("title".into(), json!(title));
+        }
+        match outcome.checkpoint.as_ref().and_then(|c| serde_json::to_value(c).ok()) {
+            Some(c) => r.insert("checkpoint".into(), c),
+            None => r.remove("checkpoint"),
+        };
+        r
+    };
+    let project = crate::ops::import::project_value(&outcome.place);
+    match previous {
+        None => {
+            let mut staged = emit.staged.take().unwrap_or_else(|| store.stage(clock));
+            let events = staged.stats.events;
+            staged.title = outcome.conversations.first().and_then(|c| c.0.clone());
+            staged.extra.insert("source".into(), Value::Object(record(Map::new(), events)));
+            if let Some(project) = project {
+                staged.extra.insert(crate::store::Project::KEY.into(), project);
+            }
+            if let Some(parent) = session.parent.as_ref().and_then(|p| known.get(p)) {
+                staged.extra.insert("subagent_of".into(), json!(parent.0));
+            }
+            let meta = Meta {
+                title: staged.title.clone(),
+                created: clock.timestamp(),
+                forked_from: None,
+                extra: staged.extra.clone(),
+            };
+            known.insert(session.id.clone(), (staged.id.clone(), meta, At::Source));
+            done.started.push((staged.id.clone(), session.id.clone(), events));
+            store.batch_make(batch, vec![staged]);
+        }
+        Some((id, mut meta, at)) => {
+            let recorded_title = at.get(&meta).and_then(|r| r.get("title")).and_then(Value::as_str).map(str::to_owned);
+            let retitled = session.title.is_some()
+                && session.title != recorded_title
+                && (meta.title.is_none() || meta.title == recorded_title);
+            if outcome.report.records == 0 && !retitled {
+                done.unchanged += 1;
+                return Ok(());
+            }
+            let before = at.get(&meta).and_then(|r| r.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+            let appending = match emit.appending.take() {
+                Some(a) => a,
+                None => store.begin_append(lock, &id, clock)?,
+            };
+            let added = if appending.is_empty() { 0 } else { appending.len() as u64 };
+            if let Some(r) = at.get_mut(&mut meta) {
+                let updated = record(std::mem::take(r), before + added);
+                *r = updated;
+            }
+            if retitled {
+                meta.title = session.title.clone();
+            }
+            if !meta.extra.contains_key(crate::store::Project::KEY)
+                && let Some(project) = project
+            {
+                meta.extra.insert(crate::store::Project::KEY.into(), project);
+            }
+            known.insert(session.id.clone(), (id.clone(), meta.clone(), at));
+            done.grew.push((id, session.id.clone(), added));
+            store.batch_append(batch, appending, Some(meta));
+        }
+    }
+    Ok(())
+}
+
+fn add_report(total: &mut Report, one: &Report) {
+    total.records += one.records;
+    total.compactions += one.compactions;
+    for (k, v) in &one.events {
+        *total.events.entry(k).or_default() += v;
+    }
+    for (k, v) in &one.skipped {
+        *total.skipped.entry(k.clone()).or_default() += v;
+    }
+}
+
+/// Where one session's drafts go: a conversation staged for it, or an append to its own.
+struct SessionEmit<'a> {
+    store: &'a Store,
+    lock: &'a crate::store::Lock,
+    clock: &'a Clock,
+    staged: Option<Staged>,
+    appending: Option<Appending>,
+    existing: Option<String>,
+}
+
+impl SessionEmit<'_> {
+    fn discard(&self) {
+        if let Some(s) = &self.staged {
+            self.store.discard([s]);
+        }
+        if let Some(a) = &self.appending {
+            self.store.discard_append(a);
+        }
+    }
+}
+
+impl interop::Emit for SessionEmit<'_> {
+    fn drafts(&mut self, _: usize, drafts: Vec<Draft>) -> Result<(), StoreError> {
+        if drafts.is_empty() {
+            return Ok(());
+        }
+        match &self.existing {
+            None => {
+                let staged = self.staged.get_or_insert_with(|| self.store.stage(self.clock));
+                self.store.stage_drafts(staged, drafts, self.clock)
+            }
+            Some(id) => {
+                if self.appending.is_none() {
+                    self.appending = Some(self.store.begin_append(self.lock, id, self.clock)?);
+                }
+                let appending = self.appending.as_mut().expect("begun above");
+                self.store.append_more(appending, drafts, self.clock)
+            }
+        }
+    }
+}
+
+/// opencode's database under a data folder (`$XDG_DATA_HOME`, else `~/.local/share`).
+pub fn database_in(data_home: &Path) -> PathBuf {
+    data_home.join("opencode/opencode.db")
+}
+
+/// The failure's one-line cause, for a database that is not opencode's.
+pub fn is_not_opencode(e: &ImportFailure) -> bool {
+    matches!(e, ImportFailure::Database(f) if matches!(f.source, interop::InteropError::Database(DbError::NotOpencode(_))))
+}

@@ -242,8 +242,7 @@ fn write_file(
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let read = (file.size, file.head.as_slice(), file.tail.as_slice());
-    let format = request.agent.format().unwrap_or(crate::interop::Format::Convo);
-    let record = written_record(format, (&name, &stem), read, file.value, tally);
+    let record = written_record(request.agent.format(), (&name, &stem), read, file.value, tally);
     Ok(Handed { session: session_id, undo: Undo::File(path.clone()), path, record })
 }
 
@@ -307,9 +306,14 @@ fn write_opencode(
         Err(Failed::Write(e)) => return Err(ResumeError::Write { path, source: e }),
         Err(Failed::Db(e)) => return Err(db_err(e)),
     };
-    let record = json!({"format": request.agent.source_format(), "session": session_id, "drafts": *written,
-                        "messages": done.messages, "last_message": done.last_message,
-                        "checkpoint": serde_json::to_value(&*tally).unwrap_or_default()});
+    // A capture carries on after the last message convo wrote, as the importer would
+    // stand had it read them.
+    let mut checkpoint = tally.clone();
+    checkpoint.opencode.last = done.last_message.clone();
+    checkpoint.opencode.last_time = done.last_time;
+    let record = json!({"format": request.agent.format().name(), "file": "opencode.db", "session": session_id,
+                        "part": 0, "drafts": *written, "messages": done.messages,
+                        "checkpoint": serde_json::to_value(&checkpoint).unwrap_or_default()});
     Ok(Handed { session: session_id.clone(), undo: Undo::Rows { db: path.clone(), session: session_id }, path, record })
 }
 
@@ -513,7 +517,7 @@ fn came_from(store: &Store, id: &str, agent: Agent) -> Result<bool, StoreError> 
     for _ in 0..16 {
         let meta = store.meta(&id)?;
         let format = meta.extra.get("source").and_then(|s| s.get("format")).and_then(Value::as_str);
-        if format == Some(agent.source_format()) {
+        if format == Some(agent.format().name()) {
             return Ok(true);
         }
         match meta.forked_from {

@@ -104,7 +104,7 @@ fn a_claude_code_conversation_carries_on_in_opencode_with_its_tool_calls_as_text
     opencode_made_its_database(&env, &proj);
     let session = convo_resume(&env, &proj, &[&id]);
     assert!(session.starts_with("ses_") && session.len() == 30, "{session}");
-    assert_eq!(opencode_sessions(&env, &proj), [session.clone()]);
+    assert_eq!(opencode_sessions(&env, &proj), std::slice::from_ref(&session));
 
     let sent = opencode_messages(&opencode_resume(&env, &proj, "claude-in-opencode", &session, "and now?"));
     let all = serde_json::to_string(&sent).unwrap();
@@ -144,7 +144,7 @@ fn an_opencode_session_written_in_a_repository_is_listed_in_that_repository() {
     let id = import_claude(&env);
     opencode_made_its_database(&env, &outside);
     let session = convo_resume(&env, &repo.join("sub"), &[&id]);
-    assert_eq!(opencode_sessions(&env, &repo), [session.clone()]);
+    assert_eq!(opencode_sessions(&env, &repo), [session]);
     assert_eq!(opencode_sessions(&env, &outside), Vec::<String>::new());
 }
 
@@ -374,4 +374,94 @@ fn resuming_in_opencode_before_it_ever_ran_says_to_run_it_once() {
     ");
     assert!(!db.parent().unwrap().exists(), "opencode's folder was made");
     assert!(env.snapshot() == store, "the store changed");
+}
+
+/// The events `capture` appends to conversation `id`.
+fn events_added(env: &TestEnv, id: &str, capture: impl FnOnce()) -> Vec<Value> {
+    let before = env.run(&["show", id, "--format", "jsonl"]).ok().lines().count();
+    capture();
+    let after = env.run(&["show", id, "--format", "jsonl"]).ok().to_owned();
+    after.lines().skip(before).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// A session opencode recorded (a file read, a command, an answer), imported and handed
+/// back, makes opencode send what its own session makes it send: the same messages, tool
+/// calls with their ids and results. What opencode adds to convo's session comes back into
+/// the same conversation, once.
+#[test]
+fn an_opencode_session_resumed_from_convo_sends_what_its_own_session_sends() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"tool": {"name": "bash", "input": {"command": "wc -l notes.txt", "description": "count lines"}}},
+        {"text": "The file says hello."}
+    ]);
+    let (own, rec) = crate::common::agents::natural_opencode_session(
+        &agents.opencode,
+        &env.home(),
+        &proj,
+        &env.root,
+        &script,
+        "what is in notes.txt?",
+    );
+    drop(rec);
+    let db = opencode_db(&env.home());
+    let id = env.run(&["import", db.to_str().unwrap()]).ok().lines().next().unwrap().to_owned();
+    let ours = convo_resume(&env, &proj, &[&id]);
+    let mine = opencode_messages(&opencode_resume(&env, &proj, "ours", &ours, "and now?"));
+
+    // The loop closes: the turn opencode added to convo's session, and nothing convo wrote.
+    let added = events_added(&env, &id, || {
+        let first = env.run(&["import", "--follow", db.to_str().unwrap()]);
+        assert!(first.stderr.contains("0 new, 1 continued, 1 unchanged"), "{}", first.stderr);
+        let again = env.run(&["import", "--follow", db.to_str().unwrap()]);
+        assert!(again.stderr.contains("0 new, 0 continued, 2 unchanged"), "{}", again.stderr);
+    });
+    let kinds: Vec<&str> = added.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["user", "assistant"], "{added:?}");
+    assert!(added[0]["content"].as_str().unwrap().contains("and now?"), "{added:?}");
+    assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 1);
+
+    let theirs = opencode_messages(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
+    assert_eq!(mine, theirs, "convo's session makes opencode send something else");
+    assert!(theirs.iter().any(|m| m["role"] == "tool"), "{theirs:?}");
+}
+
+/// A session whose history opencode compacted hands over raw and compacted: opencode sends
+/// for either what it sends for its own session, the summary and what followed it.
+#[test]
+fn a_compacted_opencode_session_resumes_raw_and_compacted_as_from_its_own_session() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"text": "first answer", "usage": {"prompt_tokens": 9500, "completion_tokens": 5}},
+        {"text": "after the compaction"}
+    ]);
+    let rec = Recorder::start(&env.root, "opencode-record", Some(&script));
+    opencode_config(&env.home(), rec.port);
+    let config_file = env.home().join(".config/opencode/opencode.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    config["provider"]["rec"]["models"]["test-model"]["limit"] = json!({"context": 10000, "output": 1000});
+    std::fs::write(&config_file, config.to_string()).unwrap();
+    let run = run_agent(&agents.opencode, &env.home(), &proj, rec.port, &["run", "--auto", "look at the notes"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let own = opencode_sessions(&env, &proj).remove(0);
+    let db = opencode_db(&env.home());
+    let imported = env.run(&["import", db.to_str().unwrap()]);
+    assert!(imported.stderr.contains("compactions from the source: 1"), "{}", imported.stderr);
+    let id = imported.ok().lines().next().unwrap().to_owned();
+
+    let raw = convo_resume(&env, &proj, &[&id]);
+    let compacted = convo_resume(&env, &proj, &[&id, "--compacted"]);
+    let theirs = opencode_messages(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
+    let raw_sent = opencode_messages(&opencode_resume(&env, &proj, "raw", &raw, "and now?"));
+    let compacted_sent = opencode_messages(&opencode_resume(&env, &proj, "compacted", &compacted, "and now?"));
+    assert_eq!(theirs[0]["text"], "What did we do so far?", "{theirs:?}");
+    assert_eq!(raw_sent, theirs, "raw");
+    assert_eq!(compacted_sent, theirs, "compacted");
 }

@@ -49,19 +49,14 @@ impl Agent {
         }
     }
 
-    /// The import format of the agent's session files (opencode keeps a database).
-    pub fn format(self) -> Option<super::Format> {
+    /// The import format of the agent's sessions.
+    pub fn format(self) -> super::Format {
         match self {
-            Agent::ClaudeCode => Some(super::Format::ClaudeCode),
-            Agent::Codex => Some(super::Format::Codex),
-            Agent::GeminiCli => Some(super::Format::GeminiCli),
-            Agent::Opencode => None,
+            Agent::ClaudeCode => super::Format::ClaudeCode,
+            Agent::Codex => super::Format::Codex,
+            Agent::GeminiCli => super::Format::GeminiCli,
+            Agent::Opencode => super::Format::Opencode,
         }
-    }
-
-    /// What an import of the agent's sessions records as its source's `format`.
-    pub fn source_format(self) -> &'static str {
-        self.name()
     }
 
     /// What the agent's compactions are recorded as (`Summary::by`) when imported.

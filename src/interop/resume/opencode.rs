@@ -28,6 +28,8 @@ use serde_json::{Map, Value, json};
 
 use super::{AsText, Part, Session, written_call_id};
 use crate::event::{Event, Kind, Usage};
+use crate::interop::AGENT_RECORDS;
+use crate::interop::opencode::{MESSAGE, PART};
 
 /// The model named on messages when neither the conversation nor the caller names one.
 const MODEL: (&str, &str) = ("convo", "convo");
@@ -109,6 +111,9 @@ struct Message {
     side: Side,
     created: i64,
     updated: i64,
+    /// The message's data as opencode recorded it (without its id): written back as it
+    /// was, for a conversation from opencode.
+    recorded: Option<Map<String, Value>>,
     /// The parts' data with the millisecond each was made.
     parts: Vec<(i64, Value)>,
     /// Tool parts waiting for their result, by the call's convo id: the part's index.
@@ -116,9 +121,22 @@ struct Message {
     /// A tool's result arrived: the model's next words are a new step, a new message.
     answered: bool,
     usage: Option<Usage>,
-    model: Option<(String, String)>,
-    /// The message the source kept this one as (events of one message share it).
-    source: Option<String>,
+}
+
+impl Message {
+    fn new(id: String, side: Side, ms: i64) -> Message {
+        Message {
+            id,
+            side,
+            created: ms,
+            updated: ms,
+            recorded: None,
+            parts: Vec::new(),
+            calls: HashMap::new(),
+            answered: false,
+            usage: None,
+        }
+    }
 }
 
 /// An opencode session written a message at a time into a transaction.
@@ -133,20 +151,27 @@ pub struct Stream<'a> {
     last: i64,
     begun: bool,
     pending: Option<Message>,
+    /// opencode's parts kept with the next event that belong to no message yet (a step's
+    /// end, the next step's start): the message they were made in takes them.
+    loose: Vec<Value>,
     last_user: Option<String>,
+    /// The ids written for opencode's own message ids (what `parentID` names).
+    renamed: HashMap<String, String>,
     text: AsText,
     /// The first prompt, for a title when the conversation has none.
     first_prompt: Option<String>,
     messages: u64,
-    last_message: Option<String>,
+    last_message: Option<(String, i64)>,
 }
 
 /// What a finished stream wrote.
 #[derive(Debug, Clone, Default)]
 pub struct Written {
     pub messages: u64,
-    /// The id of the last message written: what opencode adds later sorts after it.
+    /// The id of the last message written, and its time: what opencode adds later sorts
+    /// after it.
     pub last_message: Option<String>,
+    pub last_time: i64,
 }
 
 impl<'a> Stream<'a> {
@@ -168,7 +193,9 @@ impl<'a> Stream<'a> {
             last: 0,
             begun: false,
             pending: None,
+            loose: Vec::new(),
             last_user: None,
+            renamed: HashMap::new(),
             text: AsText::default(),
             first_prompt: None,
             messages: 0,
@@ -205,20 +232,128 @@ impl<'a> Stream<'a> {
         Ok(())
     }
 
-    /// The time for a message of an event stamped `ts`: its own, rising, never after now.
-    fn time(&mut self, ts: &str) -> i64 {
-        let t = millis(ts).unwrap_or(self.last).min(self.now).max(self.last);
+    /// The time for a message made at `ms`: its own, rising, never after now.
+    fn time_ms(&mut self, ms: Option<i64>) -> i64 {
+        let t = ms.unwrap_or(self.last).min(self.now).max(self.last);
         self.last = t;
         t
+    }
+
+    fn time(&mut self, ts: &str) -> i64 {
+        self.time_ms(millis(ts))
     }
 
     pub fn part(&mut self, part: Part<'_>) -> rusqlite::Result<()> {
         self.begin()?;
         let event = match part {
-            Part::Compacted { summary, ts, .. } => return self.compacted(summary, ts),
+            Part::Compacted { summary, agent_history, ts } => {
+                return match agent_history.filter(|_| self.session.native) {
+                    Some(history) if history[0].is_object() => self.recorded_pair(history),
+                    _ => self.compacted(summary, ts),
+                };
+            }
             Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
+        if self.session.native {
+            for record in event.extra.get(AGENT_RECORDS).and_then(Value::as_array).into_iter().flatten() {
+                self.record(record)?;
+            }
+            if let Some(Value::Object(message)) = event.extra.get(MESSAGE) {
+                self.open(message, Some(&event.ts))?;
+            }
+            if self.own(event) {
+                return Ok(());
+            }
+        }
+        self.other(event)
+    }
+
+    /// One of opencode's records kept with an event: a message that made no event, or a
+    /// part that made none (a step's start or end, a patch, a file).
+    fn record(&mut self, record: &Value) -> rusqlite::Result<()> {
+        if let Some(Value::Object(message)) = record.get(MESSAGE) {
+            return self.open(message, None);
+        }
+        if let Some(Value::Object(part)) = record.get(PART) {
+            self.loose.push(Value::Object(part.clone()));
+        }
+        if let Some(history) = record.get("opencode_compaction") {
+            self.flush()?;
+            return self.recorded_pair(history);
+        }
+        Ok(())
+    }
+
+    /// Begin the message opencode recorded as `message` (with its id): the loose parts made
+    /// before it (by their ids, which sort by time) end the message before it.
+    fn open(&mut self, message: &Map<String, Value>, ts: Option<&str>) -> rusqlite::Result<()> {
+        let source_id = message.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let key = |id: &str| id.split_once('_').map(|(_, rest)| rest.to_owned()).unwrap_or_default();
+        let (before, after): (Vec<Value>, Vec<Value>) = std::mem::take(&mut self.loose)
+            .into_iter()
+            .partition(|p| p.get("id").and_then(Value::as_str).is_some_and(|id| key(id) < key(&source_id)));
+        self.loose = before;
+        self.flush()?;
+        self.loose = after;
+        let mut data = message.clone();
+        data.shift_remove("id");
+        let recorded_ms = data.get("time").and_then(|t| t.get("created")).and_then(Value::as_i64);
+        let ms = self.time_ms(recorded_ms.or_else(|| ts.and_then(millis)));
+        let side = if data.get("role").and_then(Value::as_str) == Some("user") { Side::User } else { Side::Model };
+        let id = self.ids.ascending("msg", ms);
+        self.renamed.insert(source_id, id.clone());
+        let mut m = Message::new(id, side, ms);
+        m.recorded = Some(data);
+        self.pending = Some(m);
+        Ok(())
+    }
+
+    /// An event of a message opencode recorded, into that message as the part it was:
+    /// false when it is not one (an event added in convo), which is then written as any.
+    fn own(&mut self, event: &Event) -> bool {
+        let Some(m) = self.pending.as_mut().filter(|m| m.recorded.is_some()) else { return false };
+        let loose = std::mem::take(&mut self.loose);
+        m.parts.extend(loose.into_iter().map(|p| (m.created, p)));
+        let part = match event.extra.get(PART) {
+            Some(Value::Object(part)) => part,
+            _ => {
+                // A result goes into its call's part; anything else without a part record
+                // is convo's, not opencode's.
+                let Kind::ToolResult { call_id, content, is_error } = &event.kind else { return false };
+                let Some(&i) = m.calls.get(call_id) else { return false };
+                if let Some((_, part)) = m.parts.get_mut(i) {
+                    let key = if *is_error { "error" } else { "output" };
+                    part["state"][key] = json!(content);
+                }
+                m.calls.remove(call_id);
+                return true;
+            }
+        };
+        let mut part = part.clone();
+        match &event.kind {
+            Kind::User { content } | Kind::Assistant { content } | Kind::Reasoning { content } => {
+                part.insert("text".into(), json!(content));
+                if self.first_prompt.is_none() && matches!(event.kind, Kind::User { .. }) {
+                    self.first_prompt = Some(content.chars().take(TITLE_CHARS).collect());
+                }
+            }
+            Kind::ToolCall { call_id, arguments, .. } => {
+                if let Some(Value::Object(state)) = part.get_mut("state") {
+                    state.insert("input".into(), arguments.clone());
+                }
+                m.calls.insert(call_id.clone(), m.parts.len());
+            }
+            _ => return false,
+        }
+        part.shift_remove("id");
+        m.parts.push((m.created, Value::Object(part)));
+        true
+    }
+
+    /// An event of a conversation from elsewhere (or one added in convo): into a message
+    /// of its side, tool calls and results as text unless the conversation is opencode's.
+    fn other(&mut self, event: &Event) -> rusqlite::Result<()> {
         let native = self.session.native;
         let side = match (&event.kind, native) {
             (Kind::User { .. }, _) | (Kind::ToolResult { .. }, false) => Side::User,
@@ -227,39 +362,21 @@ impl<'a> Stream<'a> {
             // Reasoning is the provider's own; the system prompt is opencode's.
             _ => return Ok(()),
         };
-        let source = native.then(|| source_message(event)).flatten();
         let result = matches!(event.kind, Kind::ToolResult { .. });
-        let new_step = |m: &Message| {
-            m.side != side
-                || (native && source.is_some() && m.source.is_some() && m.source != source)
-                || (side == Side::Model && m.answered && !result)
-        };
+        let new_step =
+            |m: &Message| m.side != side || m.recorded.is_some() || (side == Side::Model && m.answered && !result);
         if self.pending.as_ref().is_some_and(new_step) {
             self.flush()?;
         }
         let ms = self.time(&event.ts);
         if self.pending.is_none() {
             let id = self.ids.ascending("msg", ms);
-            self.pending = Some(Message {
-                id,
-                side,
-                created: ms,
-                updated: ms,
-                parts: Vec::new(),
-                calls: HashMap::new(),
-                answered: false,
-                usage: None,
-                model: None,
-                source,
-            });
+            self.pending = Some(Message::new(id, side, ms));
         }
         let m = self.pending.as_mut().expect("made above");
         m.updated = ms;
         if m.usage.is_none() {
             m.usage = Usage::recorded(event);
-        }
-        if m.model.is_none() && native {
-            m.model = recorded_model(event);
         }
         match &event.kind {
             Kind::User { content } => {
@@ -270,11 +387,7 @@ impl<'a> Stream<'a> {
             }
             Kind::Assistant { content } => push_text(m, ms, content, native),
             Kind::Reasoning { content } => {
-                let mut part = json!({"type": "reasoning", "text": content, "time": {"start": ms, "end": ms}});
-                if let Some(meta) = event.extra.get("opencode_metadata") {
-                    part["metadata"] = meta.clone();
-                }
-                m.parts.push((ms, part));
+                m.parts.push((ms, json!({"type": "reasoning", "text": content, "time": {"start": ms, "end": ms}})));
             }
             Kind::ToolCall { call_id, name, arguments } if native => {
                 let state = json!({"status": "running", "input": arguments, "time": {"start": ms}});
@@ -296,10 +409,8 @@ impl<'a> Stream<'a> {
                     part["state"] = if *is_error {
                         json!({"status": "error", "input": input, "error": content, "time": time})
                     } else {
-                        let title = event.extra.get("opencode_title").cloned().unwrap_or_else(|| json!(""));
-                        let metadata = event.extra.get("opencode_metadata").cloned().unwrap_or_else(|| json!({}));
-                        json!({"status": "completed", "input": input, "output": content, "title": title,
-                               "metadata": metadata, "time": time})
+                        json!({"status": "completed", "input": input, "output": content, "title": "",
+                               "metadata": {}, "time": time})
                     };
                     m.calls.remove(call_id);
                 }
@@ -315,8 +426,26 @@ impl<'a> Stream<'a> {
 
     /// Write the gathered message and its parts.
     fn flush(&mut self) -> rusqlite::Result<()> {
-        let Some(mut m) = self.pending.take() else { return Ok(()) };
-        let (provider, model) = m.model.take().unwrap_or_else(|| self.model());
+        let Some(mut m) = self.pending.take() else {
+            // Parts with no message to go to (none was recorded before them) are dropped:
+            // they make nothing opencode sends.
+            return Ok(());
+        };
+        let loose = std::mem::take(&mut self.loose);
+        m.parts.extend(loose.into_iter().map(|p| (m.created, p)));
+        if let Some(mut data) = m.recorded.take() {
+            let parent = data.get("parentID").and_then(Value::as_str).and_then(|p| self.renamed.get(p)).cloned();
+            if let Some(parent) = parent {
+                data.insert("parentID".into(), json!(parent));
+            } else if data.contains_key("parentID") {
+                data.insert("parentID".into(), json!(self.last_user.clone().unwrap_or_else(|| m.id.clone())));
+            }
+            if m.side == Side::User {
+                self.last_user = Some(m.id.clone());
+            }
+            return self.insert(&m.id, m.created, m.created, &Value::Object(data), &m.parts);
+        }
+        let (provider, model) = self.model();
         let data = match m.side {
             Side::User => {
                 self.last_user = Some(m.id.clone());
@@ -365,11 +494,33 @@ impl<'a> Stream<'a> {
              VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
         )?;
         for (ms, part) in parts {
-            let part_id = self.ids.ascending("prt", (*ms).max(created));
-            insert.execute(params![part_id, id, self.session.id, (*ms).max(created), part.to_string()])?;
+            let ms = (*ms).clamp(created, updated.max(created));
+            let part_id = self.ids.ascending("prt", ms);
+            insert.execute(params![part_id, id, self.session.id, ms, part.to_string()])?;
         }
         self.messages += 1;
-        self.last_message = Some(id.to_owned());
+        self.last_message = Some((id.to_owned(), created));
+        Ok(())
+    }
+
+    /// A compaction opencode made, written back as it recorded it: the message asking for
+    /// it and the summary answering, each with its parts (`[{message, parts}, ...]`).
+    fn recorded_pair(&mut self, history: &Value) -> rusqlite::Result<()> {
+        self.flush()?;
+        for entry in history.as_array().into_iter().flatten() {
+            let Some(Value::Object(message)) = entry.get("message") else { continue };
+            self.open(message, None)?;
+            if let Some(m) = self.pending.as_mut() {
+                for part in entry.get("parts").and_then(Value::as_array).into_iter().flatten() {
+                    let mut part = part.clone();
+                    if let Value::Object(p) = &mut part {
+                        p.shift_remove("id");
+                    }
+                    m.parts.push((m.created, part));
+                }
+            }
+            self.flush()?;
+        }
         Ok(())
     }
 
@@ -412,7 +563,8 @@ impl<'a> Stream<'a> {
             "UPDATE session SET time_updated = ?2, title = coalesce(?3, title) WHERE id = ?1",
             params![self.session.id, updated, title],
         )?;
-        Ok(Written { messages: self.messages, last_message: self.last_message })
+        let (last_message, last_time) = self.last_message.map_or((None, 0), |(id, t)| (Some(id), t));
+        Ok(Written { messages: self.messages, last_message, last_time })
     }
 }
 
@@ -460,19 +612,6 @@ fn relative(root: &str, dir: &str) -> String {
         Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/').to_owned(),
         _ => dir.to_owned(),
     }
-}
-
-/// The message the source kept an event in, when the importer recorded it.
-fn source_message(event: &Event) -> Option<String> {
-    let v = event.extra.get("opencode_message").or_else(|| event.extra.get("message_id"))?;
-    v.as_str().map(str::to_owned)
-}
-
-/// The provider and model an opencode message named, as the importer kept them.
-fn recorded_model(event: &Event) -> Option<(String, String)> {
-    let provider = event.extra.get("provider").and_then(Value::as_str)?;
-    let model = event.extra.get("model").and_then(Value::as_str)?;
-    Some((provider.to_owned(), model.to_owned()))
 }
 
 /// A usage as opencode records a message's `tokens`.

@@ -11,13 +11,20 @@
 //! down, as opencode's do. Times are the events' own, kept rising and never later than
 //! the hand-over, so the turns opencode adds come after convo's.
 //!
-//! A message is opencode's: a user message of text parts, or an assistant message of one
-//! step (`step-start`, its reasoning, text and tool parts, `step-finish`) that a tool's
-//! result ends. Tool calls and their results are tool parts when the conversation came
-//! from opencode, else text the model reads (the call on the assistant's side, the result
-//! on the user's). A compaction is opencode's own: a user message with a `compaction` part
-//! and the summary as the assistant's `summary` answer to it, after which opencode sends
-//! only those and what follows.
+//! A conversation from opencode goes back as opencode recorded it: each message's data
+//! (`opencode_message`), each event's part (`opencode_part`, its text, call input, output or
+//! error filled back in from the event) and the parts and messages that made no event
+//! (`agent_records`: a step's start and end, a patch), under new ids, `parentID`s renamed
+//! with them; a part kept with the next event belongs to the message made before it (ids
+//! sort by time). Its compaction is the two messages opencode recorded.
+//!
+//! Anything else is written as opencode writes a session: a user message of text parts, or
+//! an assistant message of one step (`step-start`, its text and tool parts, `step-finish`)
+//! that a tool's result ends; tool calls and results as text the model reads (the call on
+//! the assistant's side, the result on the user's), reasoning left out. A compaction
+//! (`--compacted`'s summary) is opencode's own: a user message with a `compaction` part and
+//! the summary as the assistant's `summary` answer to it, after which opencode sends only
+//! those and what follows.
 //!
 //! Everything is written in the caller's transaction: nothing is there until it commits.
 

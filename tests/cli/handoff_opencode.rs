@@ -75,6 +75,11 @@ fn opencode_sessions(env: &TestEnv, cwd: &Path) -> Vec<String> {
     list.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
 }
 
+/// What opencode sent after its system prompt, whole.
+fn opencode_sent(body: &Value) -> Vec<Value> {
+    body["messages"].as_array().unwrap().iter().filter(|m| m["role"] != "system").cloned().collect()
+}
+
 /// What opencode sent after its system prompt: each message's role and its text (text
 /// parts joined), tool calls and tool results' ids.
 fn opencode_messages(body: &Value) -> Vec<Value> {
@@ -394,7 +399,8 @@ fn an_opencode_session_resumed_from_convo_sends_what_its_own_session_sends() {
     let env = TestEnv::new();
     let proj = project(&env);
     let script = json!([
-        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"thought": "The user wants the notes: I will read the file.",
+         "tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
         {"tool": {"name": "bash", "input": {"command": "wc -l notes.txt", "description": "count lines"}}},
         {"text": "The file says hello."}
     ]);
@@ -410,7 +416,7 @@ fn an_opencode_session_resumed_from_convo_sends_what_its_own_session_sends() {
     let db = opencode_db(&env.home());
     let id = env.run(&["import", db.to_str().unwrap()]).ok().lines().next().unwrap().to_owned();
     let ours = convo_resume(&env, &proj, &[&id]);
-    let mine = opencode_messages(&opencode_resume(&env, &proj, "ours", &ours, "and now?"));
+    let mine = opencode_sent(&opencode_resume(&env, &proj, "ours", &ours, "and now?"));
 
     // The loop closes: the turn opencode added to convo's session, and nothing convo wrote.
     let added = events_added(&env, &id, || {
@@ -424,9 +430,10 @@ fn an_opencode_session_resumed_from_convo_sends_what_its_own_session_sends() {
     assert!(added[0]["content"].as_str().unwrap().contains("and now?"), "{added:?}");
     assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 1);
 
-    let theirs = opencode_messages(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
+    let theirs = opencode_sent(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
     assert_eq!(mine, theirs, "convo's session makes opencode send something else");
     assert!(theirs.iter().any(|m| m["role"] == "tool"), "{theirs:?}");
+    assert!(serde_json::to_string(&theirs).unwrap().contains("I will read the file"), "{theirs:?}");
 }
 
 /// A session whose history opencode compacted hands over raw and compacted: opencode sends
@@ -458,10 +465,45 @@ fn a_compacted_opencode_session_resumes_raw_and_compacted_as_from_its_own_sessio
 
     let raw = convo_resume(&env, &proj, &[&id]);
     let compacted = convo_resume(&env, &proj, &[&id, "--compacted"]);
-    let theirs = opencode_messages(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
-    let raw_sent = opencode_messages(&opencode_resume(&env, &proj, "raw", &raw, "and now?"));
-    let compacted_sent = opencode_messages(&opencode_resume(&env, &proj, "compacted", &compacted, "and now?"));
-    assert_eq!(theirs[0]["text"], "What did we do so far?", "{theirs:?}");
+    let theirs = opencode_sent(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
+    let raw_sent = opencode_sent(&opencode_resume(&env, &proj, "raw", &raw, "and now?"));
+    let compacted_sent = opencode_sent(&opencode_resume(&env, &proj, "compacted", &compacted, "and now?"));
+    assert_eq!(opencode_messages(&json!({"messages": theirs}))[0]["text"], "What did we do so far?", "{theirs:?}");
     assert_eq!(raw_sent, theirs, "raw");
     assert_eq!(compacted_sent, theirs, "compacted");
+}
+
+/// An opencode conversation carries on in Claude Code: its tool calls and results arrive as
+/// text Claude Code reads, none as a call of Claude Code's own.
+#[test]
+fn an_opencode_conversation_carries_on_in_claude_code_with_its_tool_calls_as_text() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"text": "The file says hello."}
+    ]);
+    let (_, rec) = crate::common::agents::natural_opencode_session(
+        &agents.opencode,
+        &env.home(),
+        &proj,
+        &env.root,
+        &script,
+        "what is in notes.txt?",
+    );
+    drop(rec);
+    let db = opencode_db(&env.home());
+    let id = env.run(&["import", db.to_str().unwrap()]).ok().lines().next().unwrap().to_owned();
+    let mut cmd = env.command(&["resume", &id, "--in", "claude-code"]);
+    cmd.current_dir(&proj);
+    let session = crate::common::run_command(cmd, "").ok().trim().to_owned();
+    let rec = Recorder::start(&env.root, "opencode-in-claude", None);
+    let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &["-p", "--resume", &session, "and now?"]);
+    assert_eq!(run.code, 0, "claude --resume {session}: {}\n{}", run.stdout, run.stderr);
+    let sent = rec.last_main_body()["messages"].to_string();
+    assert!(sent.contains("what is in notes.txt?"), "{sent}");
+    assert!(sent.contains("[tool call: read]"), "{sent}");
+    assert!(sent.contains("[tool result: read]") && sent.contains("hello from notes"), "{sent}");
+    assert!(!sent.contains("\"tool_use\""), "an opencode call was sent as a Claude tool_use");
 }

@@ -27,9 +27,9 @@ enum Target {
 /// ~/.claude/projects/<the directory>/<id>.jsonl, or under $CLAUDE_CONFIG_DIR; Codex:
 /// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, or under $CODEX_HOME; Gemini CLI:
 /// ~/.gemini/tmp/<the directory's project>/chats/session-<time>-<id>.jsonl, or under
-/// $GEMINI_CLI_HOME; opencode: a session in its database ~/.local/share/opencode/opencode.db,
-/// or under $XDG_DATA_HOME, for the directory's project, which opencode must have made by
-/// running once), prints the session id on stdout and the command that carries it on on
+/// $GEMINI_CLI_HOME; opencode: rows of a session for the directory's project in its database
+/// ~/.local/share/opencode/opencode.db, or under $XDG_DATA_HOME, which opencode makes when it
+/// first runs), prints the session id on stdout and the command that carries it on on
 /// stderr. The session is kept
 /// with the conversation: when the agent carries on, `hook`, `watch` and `import --follow`
 /// append its new turns to the same conversation. An existing session is never replaced;

@@ -507,3 +507,29 @@ fn an_opencode_conversation_carries_on_in_claude_code_with_its_tool_calls_as_tex
     assert!(sent.contains("[tool result: read]") && sent.contains("hello from notes"), "{sent}");
     assert!(!sent.contains("\"tool_use\""), "an opencode call was sent as a Claude tool_use");
 }
+
+/// A database another process holds locked for writing (an opencode writing, for longer
+/// than convo waits): the hand-over fails in one line, writing nothing to it or the store.
+#[test]
+fn a_locked_opencode_database_fails_the_hand_over_and_nothing_is_written() {
+    let env = TestEnv::new();
+    env.new_conversation("kept");
+    env.run(&["append", "--user", "hi"]).ok();
+    let work = env.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let db = opencode_tables(&env);
+    env.run(&["show", "--format", "jsonl"]).ok();
+    let (tables, store) = (rows(&db), env.snapshot());
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let mut cmd = env.command(&["resume", "--in", "opencode"]);
+    cmd.current_dir(&work);
+    let failed = crate::common::run_command(cmd, "");
+    let stderr = failed.fails_with(5).to_owned();
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert!(stderr.contains("database is locked"), "{stderr}");
+    assert!(stderr.contains("a running opencode may hold it"), "{stderr}");
+    assert_eq!(rows(&db), tables, "the database changed");
+    assert!(env.snapshot() == store, "the store changed");
+}

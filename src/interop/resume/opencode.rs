@@ -16,7 +16,9 @@
 //! error filled back in from the event) and the parts and messages that made no event
 //! (`agent_records`: a step's start and end, a patch), under new ids, `parentID`s renamed
 //! with them; a part kept with the next event belongs to the message made before it (ids
-//! sort by time). Its compaction is the two messages opencode recorded.
+//! sort by time). Its compaction is the two messages opencode recorded. What would reach
+//! outside the session is not written back: the directory a message ran in is the one the
+//! caller names, and a file part that names a file or URL (opencode would read it) is left out.
 //!
 //! Anything else is written as opencode writes a session: a user message of text parts, or
 //! an assistant message of one step (`step-start`, its text and tool parts, `step-finish`)
@@ -282,7 +284,7 @@ impl<'a> Stream<'a> {
         if let Some(Value::Object(message)) = record.get(MESSAGE) {
             return self.open(message, None);
         }
-        if let Some(Value::Object(part)) = record.get(PART) {
+        if let Some(Value::Object(part)) = record.get(PART).filter(|p| !reaches_out(p)) {
             self.loose.push(Value::Object(part.clone()));
         }
         if let Some(history) = record.get("opencode_compaction") {
@@ -305,6 +307,10 @@ impl<'a> Stream<'a> {
         self.loose = after;
         let mut data = message.clone();
         data.shift_remove("id");
+        // Where it ran is where it runs now: the recorded directory is another machine's.
+        if data.contains_key("path") {
+            data.insert("path".into(), json!({"cwd": self.session.cwd, "root": self.place.worktree}));
+        }
         let recorded_ms = data.get("time").and_then(|t| t.get("created")).and_then(Value::as_i64);
         let ms = self.time_ms(recorded_ms.or_else(|| ts.and_then(millis)));
         let side = if data.get("role").and_then(Value::as_str) == Some("user") { Side::User } else { Side::Model };
@@ -518,7 +524,9 @@ impl<'a> Stream<'a> {
             let Some(Value::Object(message)) = entry.get("message") else { continue };
             self.open(message, None)?;
             if let Some(m) = self.pending.as_mut() {
-                for part in entry.get("parts").and_then(Value::as_array).into_iter().flatten() {
+                for part in
+                    entry.get("parts").and_then(Value::as_array).into_iter().flatten().filter(|p| !reaches_out(p))
+                {
                     let mut part = part.clone();
                     if let Value::Object(p) = &mut part {
                         p.shift_remove("id");
@@ -586,6 +594,14 @@ fn push_text(m: &mut Message, ms: i64, text: &str, native: bool) {
         return;
     }
     m.parts.push((ms, json!({"type": "text", "text": text, "time": {"start": ms, "end": ms}})));
+}
+
+/// A file part that names something outside the session (a `file://` or web URL, not the
+/// `data:` opencode keeps an attachment in): opencode would read or fetch it when it sends
+/// the history, so one from a pulled conversation is not written back.
+fn reaches_out(part: &Value) -> bool {
+    part.get("type").and_then(Value::as_str) == Some("file")
+        && !part.get("url").and_then(Value::as_str).is_some_and(|u| u.starts_with("data:"))
 }
 
 /// A new session's id, made at `ms` (see [`Ids`]).
@@ -658,6 +674,73 @@ mod tests {
         // And ses_dde9be917ffe… at 1795856537320 ms: sessions count down.
         let mut ids = Ids::new(&mut fresh);
         assert_eq!(&ids.descending("ses", 1_795_856_537_320)[..16], "ses_dde9be917ffe");
+    }
+
+    fn event(id: &str, kind: Kind, extra: Value) -> Event {
+        let Value::Object(extra) = extra else { panic!("an object") };
+        Event { id: id.into(), ts: "2026-01-01T00:00:00Z".into(), kind, extra }
+    }
+
+    /// A pulled opencode conversation's message names another machine's directory and a
+    /// file part names a local file: neither is written back.
+    #[test]
+    fn a_recorded_directory_and_a_file_reaching_out_are_not_written_back() {
+        let db = Connection::open_in_memory().unwrap();
+        db.execute_batch(include_str!("../../../tests/fixtures/opencode-1.18.33-session-tables.sql")).unwrap();
+        let session = Session {
+            id: "ses_x",
+            cwd: "/here",
+            created: "2026-02-01T00:00:00Z",
+            title: None,
+            native: true,
+            provider: "",
+        };
+        let place = Place { project: "global".into(), worktree: "/".into(), vcs: None, model: None };
+        let mut n = 0u32;
+        let mut fresh = || {
+            n += 1;
+            format!("01J{n:023}")
+        };
+        let mut stream = Stream::new(&db, &session, &place, &mut fresh, 1_800_000_000_000);
+        let user = json!({"id": "msg_1", "role": "user", "time": {"created": 1}, "agent": "build",
+                          "model": {"providerID": "p", "modelID": "m"}});
+        let file =
+            json!({"opencode_part": {"id": "prt_0", "type": "file", "mime": "image/png", "url": "file:///etc/passwd"}});
+        let asked = event(
+            "e1",
+            Kind::User { content: "hi".into() },
+            json!({"agent_records": [file], "opencode_message": user, "opencode_part": {"id": "prt_1", "type": "text"}}),
+        );
+        stream.part(Part::Event(&asked)).unwrap();
+        let answer = json!({"id": "msg_2", "parentID": "msg_1", "role": "assistant", "path": {"cwd": "/elsewhere", "root": "/"},
+                            "time": {"created": 2, "completed": 3}, "finish": "stop"});
+        let said = event(
+            "e2",
+            Kind::Assistant { content: "hello".into() },
+            json!({"opencode_message": answer, "opencode_part": {"id": "prt_2", "type": "text"}}),
+        );
+        stream.part(Part::Event(&said)).unwrap();
+        let written = stream.finish().unwrap();
+        assert_eq!(written.messages, 2);
+        let data: Vec<String> = db
+            .prepare("SELECT data FROM part ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(data, [r#"{"type":"text","text":"hi"}"#, r#"{"type":"text","text":"hello"}"#]);
+        let (user_id, answer_data): (String, String) = db
+            .query_row(
+                "SELECT (SELECT min(id) FROM message), (SELECT data FROM message ORDER BY id DESC LIMIT 1)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let answer: Value = serde_json::from_str(&answer_data).unwrap();
+        assert_eq!(answer["path"], json!({"cwd": "/here", "root": "/"}));
+        assert_eq!(answer["parentID"], json!(user_id), "the answer names the user message under its new id");
+        assert!(user_id.starts_with("msg_") && user_id != "msg_1");
     }
 
     #[test]

@@ -411,6 +411,13 @@ impl From<ResumeError> for CommandError {
             ResumeError::Exists(_) => CommandError::new(Kind::Store, message)
                 .hint("nothing was written; a session file is never replaced: run `convo resume` again for a new id"),
             ResumeError::Write { .. } => CommandError::new(Kind::Store, message).hint("nothing was written"),
+            ResumeError::NoDatabase(_) => CommandError::input(message)
+                .hint("run opencode once (it makes its database), or point XDG_DATA_HOME at the one it uses"),
+            ResumeError::NotOpencode(_) => CommandError::input(message).hint("nothing was written"),
+            ResumeError::SessionExists { .. } => CommandError::new(Kind::Store, message)
+                .hint("nothing was written; a session is never replaced: run `convo resume` again for a new id"),
+            ResumeError::Database { .. } => CommandError::new(Kind::Store, message)
+                .hint("nothing was written to opencode's database (a running opencode may hold it: try again)"),
         }
     }
 }

@@ -31,11 +31,14 @@ pub struct Request<'a> {
     pub compacted: bool,
     /// The directory the agent will run in (absolute): Claude Code looks sessions up by it.
     pub cwd: &'a Path,
-    /// The agent's own folder: `~/.claude` (`CLAUDE_CONFIG_DIR`), `~/.codex` (`CODEX_HOME`)
-    /// or `~/.gemini` (under `GEMINI_CLI_HOME`).
+    /// The agent's own folder: `~/.claude` (`CLAUDE_CONFIG_DIR`), `~/.codex` (`CODEX_HOME`),
+    /// `~/.gemini` (under `GEMINI_CLI_HOME`) or opencode's data folder
+    /// (`~/.local/share/opencode`, under `XDG_DATA_HOME`), which holds its `opencode.db`.
     pub home: &'a Path,
     /// Codex: the provider its config uses (`model_provider`, else `openai`).
     pub provider: &'a str,
+    /// opencode: the model its config names (`provider/model`), which convo's messages name.
+    pub model: Option<&'a str>,
 }
 
 /// What `resume` wrote.
@@ -46,6 +49,7 @@ pub struct Resumed {
     pub agent: Agent,
     /// The session id the agent resumes.
     pub session: String,
+    /// The session's file (opencode: its database).
     pub path: PathBuf,
     /// Events written (tool calls and results count one each).
     pub events: u64,
@@ -74,51 +78,71 @@ pub enum ResumeError {
     /// A file of that name is there already (it is never replaced).
     #[error("{}: a session file of that name exists", .0.display())]
     Exists(PathBuf),
+    /// opencode has not made its database yet: convo does not make opencode's schema.
+    #[error("{}: no opencode database (opencode has not run as this user yet)", .0.display())]
+    NoDatabase(PathBuf),
+    /// The file is not opencode's database (its tables are not there).
+    #[error("{}: not an opencode database (no session, message, part and project tables)", .0.display())]
+    NotOpencode(PathBuf),
+    /// A session of that id is in the database already (it is never replaced).
+    #[error("{}: a session {session} exists", path.display())]
+    SessionExists { path: PathBuf, session: String },
+    #[error("{}: {source}", path.display())]
+    Database {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// What was written, and how to take it back if the commit that records it fails.
+struct Handed {
+    session: String,
+    path: PathBuf,
+    record: Value,
+    undo: Undo,
+}
+
+enum Undo {
+    File(PathBuf),
+    /// The session's rows in opencode's database.
+    Rows {
+        db: PathBuf,
+        session: String,
+    },
+}
+
+impl Undo {
+    fn run(self) {
+        match self {
+            Undo::File(path) => {
+                let _ = std::fs::remove_file(path);
+            }
+            Undo::Rows { db, session } => {
+                let _ = delete_opencode_session(&db, &session);
+            }
+        }
+    }
 }
 
 /// Write the conversation as `request.agent`'s session and record it with the conversation
-/// in one commit. The file is removed again if that commit fails. The events are read,
-/// handed over and written a segment at a time: memory does not grow with the conversation.
+/// in one commit. What was written is removed again if that commit fails. The events are
+/// read, handed over and written a segment at a time: memory does not grow with the
+/// conversation.
 pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Resumed, ResumeError> {
     let cwd = request.cwd.to_str().filter(|_| request.cwd.is_absolute()).ok_or(ResumeError::Cwd(request.cwd.into()))?;
     let lock = store.lock()?;
     let meta = store.meta(request.id)?;
     let native = came_from(store, request.id, request.agent)?;
     let created = clock.timestamp();
-    let session_id = match request.agent {
-        Agent::Codex => resume::uuid_from_ulid(&clock.new_id(), 7),
-        Agent::ClaudeCode => resume::uuid_from_ulid(&clock.new_id(), 4),
-        Agent::GeminiCli => resume::uuid_mixed_from_ulid(&clock.new_id()),
-    };
-    let session = Session {
-        id: &session_id,
-        cwd,
-        created: &created,
-        title: meta.title.as_deref(),
-        native,
-        provider: request.provider,
-    };
-    let path = request.home.join(relative_path(request.agent, request.home, cwd, &session_id, clock)?);
     let mut written = 0u64;
     let mut tally = Checkpoint::default();
-    let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
-    let file = write_new(&path, |out| {
-        let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out);
-        let mut hand = |part: Part<'_>| -> Result<(), Failed> {
-            written += u64::from(part.is_sent());
-            writer.part(part).map_err(Failed::Write)
-        };
-        if request.compacted {
-            compacted_parts(store, request.id, &mut tally, &mut hand)?;
-        } else {
-            raw_parts(store, request.id, request.agent, &mut tally, &mut hand)?;
-        }
-        writer.finish().map_err(Failed::Write)
-    })?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let read = (file.size, file.head.as_slice(), file.tail.as_slice());
-    let mut record = written_record(request.agent.format(), (&name, &stem), read, file.value, &tally);
+    let title = meta.title.clone();
+    let handed = match request.agent {
+        Agent::Opencode => write_opencode(store, request, cwd, &meta, native, clock, &mut written, &mut tally)?,
+        _ => write_file(store, request, cwd, &meta, native, clock, &mut written, &mut tally)?,
+    };
+    let Handed { session: session_id, path, mut record, undo } = handed;
     record["agent"] = json!(request.agent.name());
     record["compacted"] = json!(request.compacted);
     record["at"] = json!(created);
@@ -130,7 +154,6 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
             meta.extra.insert(RESUMES.into(), json!([record]));
         }
     }
-    let title = meta.title.clone();
     let subject = subject::resume(
         &subject::name(request.id, title.as_deref()),
         request.agent.name(),
@@ -144,7 +167,7 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let done = match committed {
         Ok(done) => done,
         Err(e) => {
-            let _ = std::fs::remove_file(&path);
+            undo.run();
             return Err(e.into());
         }
     };
@@ -162,11 +185,207 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     })
 }
 
-/// Why writing the session stopped: the store could not be read, or the file not written.
+/// Give `hand` the parts of the hand-over: the raw events or the view an LLM is sent.
+/// `written` counts those a model is sent.
+fn hand_over(
+    store: &Store,
+    request: &Request<'_>,
+    tally: &mut Checkpoint,
+    written: &mut u64,
+    each: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    let mut hand = |part: Part<'_>| -> Result<(), Failed> {
+        *written += u64::from(part.is_sent());
+        each(part)
+    };
+    if request.compacted {
+        compacted_parts(store, request.id, tally, &mut hand)
+    } else {
+        raw_parts(store, request.id, request.agent, tally, &mut hand)
+    }
+}
+
+/// A session file, named after a fresh UUID where the agent looks for it.
+#[allow(clippy::too_many_arguments)]
+fn write_file(
+    store: &Store,
+    request: &Request<'_>,
+    cwd: &str,
+    meta: &crate::store::Meta,
+    native: bool,
+    clock: &Clock,
+    written: &mut u64,
+    tally: &mut Checkpoint,
+) -> Result<Handed, ResumeError> {
+    let created = clock.timestamp();
+    let session_id = match request.agent {
+        Agent::Codex => resume::uuid_from_ulid(&clock.new_id(), 7),
+        Agent::ClaudeCode | Agent::Opencode => resume::uuid_from_ulid(&clock.new_id(), 4),
+        Agent::GeminiCli => resume::uuid_mixed_from_ulid(&clock.new_id()),
+    };
+    let session = Session {
+        id: &session_id,
+        cwd,
+        created: &created,
+        title: meta.title.as_deref(),
+        native,
+        provider: request.provider,
+    };
+    let path = request.home.join(relative_path(request.agent, request.home, cwd, &session_id, clock)?);
+    let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
+    let file = write_new(&path, |out| {
+        let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out)
+            .ok_or_else(|| Failed::Write(std::io::Error::other("not an agent of session files")))?;
+        hand_over(store, request, tally, written, &mut |part| writer.part(part).map_err(Failed::Write))?;
+        writer.finish().map_err(Failed::Write)
+    })?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let read = (file.size, file.head.as_slice(), file.tail.as_slice());
+    let record = written_record(request.agent.format(), (&name, &stem), read, file.value, tally);
+    Ok(Handed { session: session_id, undo: Undo::File(path.clone()), path, record })
+}
+
+/// opencode's session: rows in its database (`<home>/opencode.db`), all in one
+/// transaction, under a fresh id that no row has (an existing one is never replaced).
+/// The database must be opencode's: convo does not make its schema.
+#[allow(clippy::too_many_arguments)]
+fn write_opencode(
+    store: &Store,
+    request: &Request<'_>,
+    cwd: &str,
+    meta: &crate::store::Meta,
+    native: bool,
+    clock: &Clock,
+    written: &mut u64,
+    tally: &mut Checkpoint,
+) -> Result<Handed, ResumeError> {
+    use resume::opencode;
+    let path = request.home.join("opencode.db");
+    if !path.is_file() {
+        return Err(ResumeError::NoDatabase(path));
+    }
+    let db_err = |source| ResumeError::Database { path: path.clone(), source };
+    let mut db = open_opencode(&path).map_err(db_err)?;
+    let tables: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part', 'project')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(db_err)?;
+    if tables != 4 {
+        return Err(ResumeError::NotOpencode(path));
+    }
+    let place = opencode_place(cwd, request.model);
+    let created = clock.timestamp();
+    let now = clock.now().timestamp_millis();
+    let mut fresh = || clock.new_id();
+    let session_id = opencode::session_id(now, &mut fresh);
+    let session =
+        Session { id: &session_id, cwd, created: &created, title: meta.title.as_deref(), native, provider: "" };
+    let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
+    // Asked inside the transaction, which holds the database's write lock: no other writer
+    // can add the session between this answer and convo's rows.
+    let taken: i64 =
+        tx.query_row("SELECT count(*) FROM session WHERE id = ?1", [&session_id], |r| r.get(0)).map_err(db_err)?;
+    if taken > 0 {
+        return Err(ResumeError::SessionExists { path, session: session_id });
+    }
+    let mut stream = opencode::Stream::new(&tx, &session, &place, &mut fresh, now);
+    let handed = hand_over(store, request, tally, written, &mut |part| stream.part(part).map_err(Failed::Db));
+    let finished = match handed {
+        Ok(()) => stream.finish().map_err(Failed::Db),
+        Err(e) => Err(e),
+    };
+    let done = finished.and_then(|w| tx.commit().map(|()| w).map_err(Failed::Db));
+    let done = match done {
+        Ok(done) => done,
+        Err(Failed::Store(e)) => return Err(e.into()),
+        Err(Failed::Projection(e)) => return Err(e.into()),
+        Err(Failed::Write(e)) => return Err(ResumeError::Write { path, source: e }),
+        Err(Failed::Db(e)) => return Err(db_err(e)),
+    };
+    // A capture carries on after the last message convo wrote, as the importer would
+    // stand had it read them.
+    let mut checkpoint = tally.clone();
+    checkpoint.opencode.last = done.last_message.clone();
+    checkpoint.opencode.last_time = done.last_time;
+    let record = json!({"format": request.agent.format().name(), "file": "opencode.db", "session": session_id,
+                        "part": 0, "drafts": *written, "messages": done.messages,
+                        "checkpoint": serde_json::to_value(&checkpoint).unwrap_or_default()});
+    Ok(Handed { session: session_id.clone(), undo: Undo::Rows { db: path.clone(), session: session_id }, path, record })
+}
+
+/// opencode's database, opened to write (never made), waiting for a running opencode's
+/// writes rather than failing at once.
+fn open_opencode(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let db = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    db.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(db)
+}
+
+/// Take a session convo wrote out of opencode's database again.
+fn delete_opencode_session(db: &Path, session: &str) -> rusqlite::Result<()> {
+    let mut db = open_opencode(db)?;
+    let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute("DELETE FROM part WHERE session_id = ?1", [session])?;
+    tx.execute("DELETE FROM message WHERE session_id = ?1", [session])?;
+    tx.execute("DELETE FROM session WHERE id = ?1", [session])?;
+    tx.commit()
+}
+
+/// opencode's project for `cwd`, found as opencode finds it: the repository the directory
+/// is in (the first `.git` above it) is known by its first root commit, which opencode
+/// caches in the repository's `.git/opencode`; a directory in none is in `global`, whose
+/// directory is `/`.
+pub fn opencode_place(cwd: &str, model: Option<&str>) -> resume::opencode::Place {
+    let global = resume::opencode::Place {
+        project: "global".into(),
+        worktree: "/".into(),
+        vcs: None,
+        model: model.map(str::to_owned),
+    };
+    let Ok(repo) = gix::discover_opts(cwd, Default::default(), gix::open::Options::isolated()) else { return global };
+    let Some(workdir) = repo.workdir().map(Path::to_owned) else { return global };
+    // A linked worktree's project is its main repository's.
+    let common = repo.common_dir().to_owned();
+    let worktree = if common == repo.git_dir() {
+        workdir.clone()
+    } else {
+        common.parent().map(Path::to_owned).unwrap_or(workdir.clone())
+    };
+    let cached = [repo.git_dir().join("opencode"), common.join("opencode")]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(f).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty() && s.len() <= 256);
+    let id = cached.or_else(|| first_root_commit(&repo));
+    let worktree = worktree.to_string_lossy().into_owned();
+    match id {
+        Some(project) => resume::opencode::Place { project, worktree, vcs: Some("git".into()), model: global.model },
+        None => resume::opencode::Place { worktree, vcs: Some("git".into()), ..global },
+    }
+}
+
+/// The first (in hex order) of the commits without parents that HEAD reaches: what
+/// opencode names a repository's project by (`git rev-list --max-parents=0 HEAD`, sorted).
+fn first_root_commit(repo: &gix::Repository) -> Option<String> {
+    let head = repo.head_id().ok()?;
+    let walk = repo.rev_walk([head.detach()]).all().ok()?;
+    walk.filter_map(Result::ok).filter(|info| info.parent_ids.is_empty()).map(|info| info.id.to_string()).min()
+}
+
+/// Why writing the session stopped: the store could not be read, or the session not written.
 enum Failed {
     Store(StoreError),
     Projection(ProjectionError),
     Write(std::io::Error),
+    Db(rusqlite::Error),
 }
 
 impl From<StoreError> for Failed {
@@ -319,6 +538,7 @@ fn relative_path(agent: Agent, home: &Path, cwd: &str, session: &str, clock: &Cl
             .join(format!("rollout-{}-{session}.jsonl", now.format("%Y-%m-%dT%H-%M-%S"))),
         // Gemini CLI's name for a session's file: the minute it began and the session's
         // first eight characters.
+        Agent::Opencode => return Err(ResumeError::NotOpencode(home.join("opencode.db"))),
         Agent::GeminiCli => Path::new("tmp").join(gemini_project(home, cwd)?).join("chats").join(format!(
             "session-{}-{}.jsonl",
             now.format("%Y-%m-%dT%H-%M"),
@@ -485,6 +705,7 @@ fn write_new<T>(
         (Err(Failed::Store(e)), _) => Err(e.into()),
         (Err(Failed::Projection(e)), _) => Err(e.into()),
         (Err(Failed::Write(e)), _) | (Ok(_), Err(e)) => Err(err(e)),
+        (Err(Failed::Db(e)), _) => Err(err(std::io::Error::other(e))),
     };
     let _ = std::fs::remove_file(&tmp);
     let value = linked?;

@@ -21,6 +21,7 @@ mod fixing_mistakes;
 mod follow;
 mod grep;
 mod handoff;
+mod handoff_opencode;
 mod hooks;
 mod hostile_remotes;
 mod html;

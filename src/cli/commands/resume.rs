@@ -17,6 +17,8 @@ enum Target {
     /// Gemini CLI: `gemini --resume ID` in the directory
     #[value(name = "gemini-cli")]
     GeminiCli,
+    /// opencode: `opencode --session ID` in the directory
+    Opencode,
 }
 
 /// Hand a conversation to an agent as a session its own resume reads
@@ -25,11 +27,13 @@ enum Target {
 /// ~/.claude/projects/<the directory>/<id>.jsonl, or under $CLAUDE_CONFIG_DIR; Codex:
 /// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, or under $CODEX_HOME; Gemini CLI:
 /// ~/.gemini/tmp/<the directory's project>/chats/session-<time>-<id>.jsonl, or under
-/// $GEMINI_CLI_HOME), prints the session id on stdout and the command that carries it on on
+/// $GEMINI_CLI_HOME; opencode: rows of a session for the directory's project in its database
+/// ~/.local/share/opencode/opencode.db, or under $XDG_DATA_HOME, which opencode makes when it
+/// first runs), prints the session id on stdout and the command that carries it on on
 /// stderr. The session is kept
 /// with the conversation: when the agent carries on, `hook`, `watch` and `import --follow`
-/// append its new turns to the same conversation. An existing session file is never
-/// replaced; the name is always a fresh UUID.
+/// append its new turns to the same conversation. An existing session is never replaced;
+/// its id is always a fresh one.
 ///
 /// Tool calls and reasoning stay the agent's own when the conversation came from that
 /// agent; otherwise calls and results are handed over as text the model reads and
@@ -57,6 +61,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Target::ClaudeCode => Agent::ClaudeCode,
         Target::Codex => Agent::Codex,
         Target::GeminiCli => Agent::GeminiCli,
+        Target::Opencode => Agent::Opencode,
     };
     let cwd = match &args.cwd {
         Some(dir) => std::fs::canonicalize(dir)
@@ -73,9 +78,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let home = agent_home(agent)?;
     let provider = match agent {
         Agent::Codex => codex_provider(&home),
-        Agent::ClaudeCode | Agent::GeminiCli => String::new(),
+        Agent::ClaudeCode | Agent::GeminiCli | Agent::Opencode => String::new(),
     };
-    let request = Request { id: &id, agent, compacted: args.compacted, cwd: &cwd, home: &home, provider: &provider };
+    let model = match agent {
+        Agent::Opencode => opencode_model(),
+        Agent::ClaudeCode | Agent::Codex | Agent::GeminiCli => None,
+    };
+    let request = Request {
+        id: &id,
+        agent,
+        compacted: args.compacted,
+        cwd: &cwd,
+        home: &home,
+        provider: &provider,
+        model: model.as_deref(),
+    };
     let resumed = resume::resume(&store, &request, &ctx.clock)?;
     writeln!(ctx.ui.stdout(), "{}", resumed.session)?;
     ctx.ui.committed(Some(&resumed.id), &resumed);
@@ -93,6 +110,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Agent::ClaudeCode => format!("{cd}claude --resume {}", resumed.session),
         Agent::Codex => format!("{cd}codex resume {}", resumed.session),
         Agent::GeminiCli => format!("{cd}gemini --resume {}", resumed.session),
+        Agent::Opencode => format!("{cd}opencode --session {}", resumed.session),
     };
     ctx.note(&format!("carry on with: {command}"));
     Ok(())
@@ -109,6 +127,18 @@ fn agent_home(agent: Agent) -> Result<PathBuf, CommandError> {
                 std::env::var_os("GEMINI_CLI_HOME").filter(|d| !d.is_empty()).or_else(|| std::env::var_os("HOME"));
             return home.filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".gemini")).ok_or_else(|| {
                 CommandError::input("cannot find Gemini CLI's folder: neither GEMINI_CLI_HOME nor HOME is set")
+            });
+        }
+        // XDG's data folder, which opencode keeps its database in.
+        Agent::Opencode => {
+            let data = std::env::var_os("XDG_DATA_HOME")
+                .filter(|d| !d.is_empty() && std::path::Path::new(d).is_absolute())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share"))
+                });
+            return data.map(|d| d.join("opencode")).ok_or_else(|| {
+                CommandError::input("cannot find opencode's data folder: neither XDG_DATA_HOME nor HOME is set")
             });
         }
     };
@@ -129,6 +159,22 @@ fn codex_provider(home: &std::path::Path) -> String {
         .and_then(|text| text.parse::<toml::Table>().ok())
         .and_then(|t| t.get("model_provider").and_then(|v| v.as_str()).map(str::to_owned))
         .unwrap_or_else(|| "openai".to_owned())
+}
+
+/// The model the user's opencode config names (`model`, `provider/model`), from
+/// `$XDG_CONFIG_HOME/opencode/opencode.json` (else `~/.config/...`), `opencode.jsonc` or
+/// `config.json` there.
+fn opencode_model() -> Option<String> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty() && std::path::Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config")))?
+        .join("opencode");
+    ["opencode.json", "opencode.jsonc", "config.json"].iter().find_map(|name| {
+        let text = std::fs::read_to_string(config.join(name)).ok()?;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        value.get("model")?.as_str().filter(|m| m.contains('/')).map(str::to_owned)
+    })
 }
 
 fn shell_quote(s: &str) -> String {

@@ -1,6 +1,6 @@
 //! Sessions an agent's own `--resume` reads, written from a conversation: Claude Code's
-//! session JSONL (`claude_code`), Codex's rollout JSONL (`codex`) and Gemini CLI's chat
-//! session JSONL (`gemini`).
+//! session JSONL (`claude_code`), Codex's rollout JSONL (`codex`), Gemini CLI's chat
+//! session JSONL (`gemini`) and opencode's session rows in its SQLite database (`opencode`).
 //!
 //! What is written is a sequence of [`Part`]s the caller chose: the raw events, or the view
 //! an LLM is sent. A compaction the agent can read as its own (a summary at the start of
@@ -19,6 +19,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -33,25 +34,28 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     GeminiCli,
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
+    pub const ALL: [Agent; 4] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli, Agent::Opencode];
 
     pub fn name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
+            Agent::Opencode => "opencode",
         }
     }
 
-    /// The import format of the agent's session files.
+    /// The import format of the agent's sessions.
     pub fn format(self) -> super::Format {
         match self {
             Agent::ClaudeCode => super::Format::ClaudeCode,
             Agent::Codex => super::Format::Codex,
             Agent::GeminiCli => super::Format::GeminiCli,
+            Agent::Opencode => super::Format::Opencode,
         }
     }
 
@@ -129,18 +133,20 @@ pub enum Writer<'a> {
 
 impl<'a> Writer<'a> {
     /// `fresh` gives a new id each call (the UUIDs of Claude Code's lines, of Gemini CLI's
-    /// messages that have none).
+    /// messages that have none). None for opencode, whose sessions are rows of a database
+    /// ([`opencode::Stream`]).
     pub fn new(
         agent: Agent,
         session: &'a Session<'a>,
         fresh: &'a mut dyn FnMut() -> String,
         out: &'a mut dyn Write,
-    ) -> Self {
-        match agent {
+    ) -> Option<Self> {
+        Some(match agent {
             Agent::ClaudeCode => Writer::ClaudeCode(Box::new(claude_code::Stream::new(session, fresh, out))),
             Agent::Codex => Writer::Codex(codex::Stream::new(session, out)),
             Agent::GeminiCli => Writer::GeminiCli(Box::new(gemini::Stream::new(session, fresh, out))),
-        }
+            Agent::Opencode => return None,
+        })
     }
 
     pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {

@@ -319,10 +319,10 @@ impl interop::Emit for SessionEmit<'_> {
                 self.store.stage_drafts(staged, drafts, self.clock)
             }
             Some(id) => {
-                if self.appending.is_none() {
-                    self.appending = Some(self.store.begin_append(self.lock, id, self.clock)?);
-                }
-                let appending = self.appending.as_mut().expect("begun above");
+                let appending = match self.appending.take() {
+                    Some(appending) => self.appending.insert(appending),
+                    None => self.appending.insert(self.store.begin_append(self.lock, id, self.clock)?),
+                };
                 self.store.append_more(appending, drafts, self.clock)
             }
         }

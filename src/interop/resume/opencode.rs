@@ -382,11 +382,13 @@ impl<'a> Stream<'a> {
             self.flush()?;
         }
         let ms = self.time(&event.ts);
-        if self.pending.is_none() {
-            let id = self.ids.ascending("msg", ms);
-            self.pending = Some(Message::new(id, side, ms));
-        }
-        let m = self.pending.as_mut().expect("made above");
+        let m = match self.pending.take() {
+            Some(m) => self.pending.insert(m),
+            None => {
+                let id = self.ids.ascending("msg", ms);
+                self.pending.insert(Message::new(id, side, ms))
+            }
+        };
         m.updated = ms;
         if m.usage.is_none() {
             m.usage = Usage::recorded(event);

@@ -378,3 +378,23 @@ fn watch_follows_opencodes_database_by_default_while_opencode_writes_it() {
     assert_eq!(shapes(&events(&env, &captured)), shapes(&events(&once, &id)));
     env.run(&["fsck"]).ok();
 }
+
+/// opencode's data folder holds its one database, not session files: `import` of the folder
+/// imports the database, as a user pointing at `~/.local/share/opencode` means.
+#[test]
+fn importing_opencodes_folder_imports_its_database() {
+    let env = TestEnv::new();
+    let folder = env.root.join("opencode");
+    std::fs::create_dir_all(&folder).unwrap();
+    hand_made(
+        &folder.join("opencode.db"),
+        r#"INSERT INTO session VALUES ('ses_1', NULL, 'Fix the login', '/work', 1);
+           INSERT INTO message VALUES ('msg_1', 'ses_1', 1, '{"role":"user","time":{"created":1}}');
+           INSERT INTO part VALUES ('prt_1', 'msg_1', 'ses_1', '{"type":"text","text":"the login fails"}');"#,
+    );
+    env.run(&["import", folder.to_str().unwrap()]).ok();
+    let list = list(&env);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["title"], "Fix the login");
+    assert_eq!(kinds(&events(&env, list[0]["id"].as_str().unwrap())), ["user"]);
+}

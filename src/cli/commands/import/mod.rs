@@ -55,6 +55,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if let Input::File(path) = &input
         && path.is_dir()
     {
+        // opencode's folder holds one database, not session files: `import
+        // ~/.local/share/opencode` means its database.
+        let database = path.join("opencode.db");
+        if format.is_none_or(|f| f == Format::Opencode)
+            && convo::ops::opencode::is_database(&database)
+            && convo::ops::import::session_files(path)?.is_empty()
+        {
+            return opencode::run(ctx, &database);
+        }
         return folder::run(ctx, path, format);
     }
     if let Input::File(path) = &input

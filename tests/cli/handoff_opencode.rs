@@ -533,3 +533,54 @@ fn a_locked_opencode_database_fails_the_hand_over_and_nothing_is_written() {
     assert_eq!(rows(&db), tables, "the database changed");
     assert!(env.snapshot() == store, "the store changed");
 }
+
+/// A teammate's opencode session, recorded with a provider this machine's opencode does not
+/// have, carries on here with the model this machine's config names (opencode takes the
+/// next turn's model from the last user message, and refuses one it cannot find).
+#[test]
+fn a_teammates_opencode_session_carries_on_with_this_machines_model() {
+    let agents = agents_or_skip!();
+    let theirs = TestEnv::new();
+    let proj = project(&theirs);
+    let script = json!([{"text": "The file says hello."}]);
+    let (_, rec) = crate::common::agents::natural_opencode_session(
+        &agents.opencode,
+        &theirs.home(),
+        &proj,
+        &theirs.root,
+        &script,
+        "what is in notes.txt?",
+    );
+    drop(rec);
+
+    // Here: the same conversation (imported from their database, as a pull brings it), and
+    // an opencode whose only provider is another one.
+    let here = TestEnv::new();
+    let here_proj = project(&here);
+    here.run(&["import", opencode_db(&theirs.home()).to_str().unwrap()]).ok();
+    let rec = Recorder::start(&here.root, "here", None);
+    let dir = here.home().join(".config/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = json!({
+        "provider": {"mine": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "this machine's provider",
+            "options": {"baseURL": format!("http://127.0.0.1:{}/v1", rec.port), "apiKey": "test"},
+            "models": {"my-model": {"name": "my model", "tool_call": true}},
+        }},
+        "model": "mine/my-model",
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+    let first = run_agent(&agents.opencode, &here.home(), &here_proj, rec.port, &["session", "list"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+
+    let session = convo_resume(&here, &here_proj, &[]);
+    let run =
+        run_agent(&agents.opencode, &here.home(), &here_proj, rec.port, &["run", "--session", &session, "and now?"]);
+    assert_eq!(run.code, 0, "opencode run --session {session}: {}\n{}", run.stdout, run.stderr);
+    let body = rec.last_main_body();
+    assert_eq!(body["model"], "my-model");
+    assert!(serde_json::to_string(&body["messages"]).unwrap().contains("The file says hello."), "{body}");
+}

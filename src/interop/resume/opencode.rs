@@ -580,6 +580,20 @@ impl<'a> Stream<'a> {
             "UPDATE session SET time_updated = ?2, title = coalesce(?3, title) WHERE id = ?1",
             params![self.session.id, updated, title],
         )?;
+        // opencode runs the next turn with the model of the last user message. One recorded
+        // on another machine (a teammate's, a pulled conversation's) may name a provider this
+        // machine lacks, and opencode then refuses to go on: the user's own model, when their
+        // config names one, carries the session on, as Claude Code and Codex resume with the
+        // model configured now.
+        if let (Some((provider, model)), Some(last_user)) =
+            (self.place.model.as_deref().and_then(|m| m.split_once('/')), &self.last_user)
+        {
+            let named = json!({"providerID": provider, "modelID": model}).to_string();
+            self.db.execute(
+                "UPDATE message SET data = json_set(data, '$.model', json(?3)) WHERE id = ?1 AND session_id = ?2",
+                params![last_user, self.session.id, named],
+            )?;
+        }
         let (last_message, last_time) = self.last_message.map_or((None, 0), |(id, t)| (Some(id), t));
         Ok(Written { messages: self.messages, last_message, last_time })
     }

@@ -3,7 +3,10 @@
 //! under one lock and in one commit, as a folder of session files is imported. A session
 //! imported before carries on from the last message read (its record, `source` in
 //! `meta.json`, or the `resumes` record of a session `convo resume` wrote, keeps where the
-//! importer stood), so a re-import reads only what is new. Any failure leaves the store as
+//! importer stood), so a re-import reads only what is new. A session a revert took imported
+//! messages back from, and that went on after it, goes on in a fork of its conversation (its
+//! record there names the fork, `went_on_in`, which follows the session from then on). Any
+//! failure leaves the store as
 //! it was: the database is checked before the store is opened, and what was written is
 //! discarded unless the one commit lands.
 

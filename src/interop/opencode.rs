@@ -34,9 +34,13 @@
 //! the next read, which carries on after the last message read ([`State`]), so a capture
 //! reads only what is new. A message or part whose `data` is not JSON is skipped whole and
 //! counted. The database is opened read-only, in one read transaction (WAL readers do not
-//! block opencode's writes). Messages a revert took back, which opencode deletes once the
-//! session goes on, stay in the conversation if they were imported (the report says so); the
-//! session goes on after them, not in a fork.
+//! block opencode's writes).
+//!
+//! A revert (`/undo`, the server's `revert`) takes messages back: opencode deletes them once
+//! the session goes on, and carries on from the message before them. What was imported of
+//! them stays where it is (convo's line is append-only); when the last message read is gone
+//! and new ones follow ([`taken_back`]), the caller reads the session whole into a fork
+//! ([`read_fork`]): the messages the revert kept, then the new line, as opencode sends it.
 
 use std::path::Path;
 
@@ -174,6 +178,26 @@ struct Row {
     parts: Vec<(String, String)>,
 }
 
+/// Whether a revert took back messages read before (`read`: where the read stopped) and
+/// the session went on after it: the last message read is gone and a later one is there.
+pub fn taken_back(db: &Db, session: &Session, read: &State) -> Result<bool, DbError> {
+    let Some(last) = &read.last else { return Ok(false) };
+    let there: Option<i64> =
+        db.conn.query_row("SELECT 1 FROM message WHERE id = ?1", [last], |row| row.get(0)).optional()?;
+    if there.is_some() {
+        return Ok(false);
+    }
+    let after: Option<i64> = db
+        .conn
+        .query_row(
+            "SELECT 1 FROM message WHERE session_id = ?1 AND (time_created, id) > (?2, ?3) LIMIT 1",
+            params![session.id, read.last_time, last],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(after.is_some())
+}
+
 /// Import session `session` of `db`, after the messages a [`Checkpoint`] says were read.
 pub fn read_session(
     db: &Db,
@@ -182,6 +206,32 @@ pub fn read_session(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
+    read(db, session, from, None, clock, emit).map(|(outcome, _)| outcome)
+}
+
+/// Import session `session` of `db` whole, after a revert took back messages read up to
+/// `kept`: the outcome, and the turns of the messages the revert kept (those at or before
+/// `kept`'s point still there), which the fork shares with the conversation it goes on from.
+pub fn read_fork(
+    db: &Db,
+    session: &Session,
+    kept: &State,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<(Outcome, u64), InteropError> {
+    read(db, session, None, Some(kept), clock, emit)
+}
+
+fn read(
+    db: &Db,
+    session: &Session,
+    from: Option<&Checkpoint>,
+    kept: Option<&State>,
+    clock: &Clock,
+    emit: &mut dyn Emit,
+) -> Result<(Outcome, u64), InteropError> {
+    let kept_until = kept.map(|k| (k.last_time, k.last.clone().unwrap_or_default()));
+    let mut kept_turns = 0;
     let mut r = Reader {
         b: match from {
             Some(c) => Builder::from_checkpoint(clock, c),
@@ -192,8 +242,8 @@ pub fn read_session(
         prompt: None,
     };
     let (after_time, after_id) = (r.state.last_time, r.state.last.clone().unwrap_or_default());
-    // opencode deletes the messages a revert took back once the session goes on: what was
-    // imported of them stays (convo's line is append-only), and the report says so.
+    // Messages a revert took back with nothing after them yet (once something follows, the
+    // caller reads a fork instead): what was imported of them stays, and the report says so.
     if r.state.last.is_some() {
         let there: Option<i64> = db
             .conn
@@ -219,7 +269,11 @@ pub fn read_session(
         let id: String = row.get(0).map_err(DbError::from)?;
         if current.as_ref().is_none_or(|c| c.id != id) {
             if let Some(done) = current.take() {
+                let at = (done.time, done.id.clone());
                 r.message(done, true);
+                if kept_until.as_ref().is_some_and(|k| at <= *k) {
+                    kept_turns = r.b.turns();
+                }
                 emit.drafts(0, r.b.take())?;
             }
             let data = text_column(row.get_ref(2).map_err(DbError::from)?);
@@ -233,21 +287,26 @@ pub fn read_session(
         }
     }
     if let Some(last) = current.take() {
+        let at = (last.time, last.id.clone());
         r.message(last, false);
+        if kept_until.as_ref().is_some_and(|k| at <= *k) {
+            kept_turns = r.b.turns();
+        }
     }
     emit.drafts(0, r.b.take())?;
     let mut checkpoint = r.b.checkpoint();
     checkpoint.opencode = r.state;
     let title = session.title.clone().or(r.prompt);
     let place = Place { cwd: Place::field(session.directory.as_ref().map(|d| json!(d)).as_ref()), ..Place::default() };
-    Ok(Outcome {
+    let outcome = Outcome {
         format: Format::Opencode,
         conversations: vec![(title, None)],
         report: r.report,
         checkpoint: Some(checkpoint),
         place,
         forks: Vec::new(),
-    })
+    };
+    Ok((outcome, kept_turns))
 }
 
 /// A text column as text (a blob of UTF-8 reads the same; anything else is no JSON).

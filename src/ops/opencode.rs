@@ -3,7 +3,10 @@
 //! under one lock and in one commit, as a folder of session files is imported. A session
 //! imported before carries on from the last message read (its record, `source` in
 //! `meta.json`, or the `resumes` record of a session `convo resume` wrote, keeps where the
-//! importer stood), so a re-import reads only what is new. Any failure leaves the store as
+//! importer stood), so a re-import reads only what is new. A session a revert took imported
+//! messages back from, and that went on after it, goes on in a fork of its conversation (its
+//! record there names the fork, `went_on_in`, which follows the session from then on). Any
+//! failure leaves the store as
 //! it was: the database is checked before the store is opened, and what was written is
 //! discarded unless the one commit lands.
 
@@ -15,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::clock::Clock;
 use crate::event::Draft;
 use crate::interop::opencode::{self, Db, DbError};
-use crate::interop::{self, Format, Report};
+use crate::interop::{self, Format, Report, skip};
 use crate::ops::folder::Committed;
 use crate::ops::import::{ImportFailure, RESUMES};
 use crate::store::{Appending, Batch, Meta, Staged, Store, StoreError, subject};
@@ -105,6 +108,12 @@ impl At {
     }
 }
 
+/// The key, in a session's record, of the fork the session went on in after a revert.
+const WENT_ON_IN: &str = "went_on_in";
+
+/// The key, in a session's record, of how many reverts its line went on after.
+const REVERTS: &str = "reverts";
+
 /// The conversations holding opencode sessions, by session id.
 fn known(store: &Store) -> Result<HashMap<String, (String, Meta, At)>, StoreError> {
     let mut known = HashMap::new();
@@ -112,6 +121,8 @@ fn known(store: &Store) -> Result<HashMap<String, (String, Meta, At)>, StoreErro
         let meta = store.meta(&id)?;
         let is_session = |r: &Value| r.get("format").and_then(Value::as_str) == Some(Format::Opencode.name());
         let session = |r: &Value| r.get("session").and_then(Value::as_str).map(str::to_owned);
+        // A record the session left for a fork (after a revert) is the fork's to follow.
+        let is_session = |r: &Value| is_session(r) && r.get(WENT_ON_IN).is_none();
         if let Some(s) = meta.extra.get("source").filter(|r| is_session(r)).and_then(session) {
             known.insert(s, (id.clone(), meta.clone(), At::Source));
         }
@@ -187,6 +198,11 @@ fn session_into(
         .as_ref()
         .and_then(|(_, meta, at)| at.get(meta)?.get("checkpoint").cloned())
         .and_then(|c| serde_json::from_value(c).ok());
+    if let (Some(previous), Some(read)) = (&previous, &checkpoint)
+        && opencode::taken_back(db, session, &read.opencode).map_err(|e| failure(&name, e.into()))?
+    {
+        return fork_into(store, lock, db, session, previous, &read.opencode, known, batch, done, clock);
+    }
     let mut emit = SessionEmit {
         store,
         lock,
@@ -203,21 +219,7 @@ fn session_into(
         }
     };
     add_report(&mut done.report, &outcome.report);
-    let record = |mut r: Map<String, Value>, drafts: u64| {
-        r.insert("format".into(), json!(Format::Opencode.name()));
-        r.insert("file".into(), json!(name));
-        r.insert("session".into(), json!(session.id));
-        r.insert("part".into(), json!(0));
-        r.insert("drafts".into(), json!(drafts));
-        if let Some(title) = &session.title {
-            r.insert("title".into(), json!(title));
-        }
-        match outcome.checkpoint.as_ref().and_then(|c| serde_json::to_value(c).ok()) {
-            Some(c) => r.insert("checkpoint".into(), c),
-            None => r.remove("checkpoint"),
-        };
-        r
-    };
+    let record = |r: Map<String, Value>, drafts: u64| record(r, &name, session, &outcome, drafts);
     let project = crate::ops::import::project_value(&outcome.place);
     match previous {
         None => {
@@ -273,6 +275,96 @@ fn session_into(
             store.batch_append(batch, appending, Some(meta));
         }
     }
+    Ok(())
+}
+
+/// A session's record (`r`, updated) after a read that gave `outcome`, `drafts` in all.
+fn record(
+    mut r: Map<String, Value>,
+    name: &str,
+    session: &opencode::Session,
+    outcome: &interop::Outcome,
+    drafts: u64,
+) -> Map<String, Value> {
+    r.insert("format".into(), json!(Format::Opencode.name()));
+    r.insert("file".into(), json!(name));
+    r.insert("session".into(), json!(session.id));
+    r.insert("part".into(), json!(0));
+    r.insert("drafts".into(), json!(drafts));
+    if let Some(title) = &session.title {
+        r.insert("title".into(), json!(title));
+    }
+    match outcome.checkpoint.as_ref().and_then(|c| serde_json::to_value(c).ok()) {
+        Some(c) => r.insert("checkpoint".into(), c),
+        None => r.remove("checkpoint"),
+    };
+    r
+}
+
+/// A session a revert took imported messages back from, which went on after it: its
+/// conversation stays as it was (its record says where the session went), and the session
+/// goes on in a fork of it, read whole: the messages the revert kept, then the new line, as
+/// a Gemini CLI session after a rewind.
+#[allow(clippy::too_many_arguments)]
+fn fork_into(
+    store: &Store,
+    lock: &crate::store::Lock,
+    db: &Db,
+    session: &opencode::Session,
+    (id, meta, at): &(String, Meta, At),
+    read: &opencode::State,
+    known: &mut HashMap<String, (String, Meta, At)>,
+    batch: &mut Batch,
+    done: &mut Done,
+    clock: &Clock,
+) -> Result<(), ImportFailure> {
+    let name = done.name.clone();
+    let mut emit = SessionEmit { store, lock, clock, staged: None, appending: None, existing: None };
+    let (mut outcome, turn) = match opencode::read_fork(db, session, read, clock, &mut emit) {
+        Ok(read) => read,
+        Err(source) => {
+            emit.discard();
+            return Err(failure(&name, source));
+        }
+    };
+    skip(
+        &mut outcome.report,
+        "opencode messages taken back (reverted) after they were imported: kept, and the session goes on in a fork",
+    );
+    add_report(&mut done.report, &outcome.report);
+    let mut staged = emit.staged.take().unwrap_or_else(|| store.stage(clock));
+    let events = staged.stats.events;
+    let reverts = at.get(meta).and_then(|r| r.get(REVERTS)).and_then(Value::as_u64).unwrap_or(0) + 1;
+    let base = outcome.conversations.first().and_then(|c| c.0.clone()).or_else(|| meta.title.clone());
+    staged.title = Some(format!("{} (after revert {reverts})", base.as_deref().unwrap_or("session")));
+    staged.forked_from = Some(crate::store::ForkedFrom { id: id.clone(), turn });
+    let mut source = record(Map::new(), &name, session, &outcome, events);
+    source.insert(REVERTS.into(), json!(reverts));
+    staged.extra.insert("source".into(), Value::Object(source));
+    let project = crate::ops::import::project_value(&outcome.place)
+        .or_else(|| meta.extra.get(crate::store::Project::KEY).cloned());
+    if let Some(project) = project {
+        staged.extra.insert(crate::store::Project::KEY.into(), project);
+    }
+    if let Some(parent) = meta.extra.get("subagent_of") {
+        staged.extra.insert("subagent_of".into(), parent.clone());
+    }
+    // The conversation the session left: as it was, its record saying where the session went.
+    let mut left = meta.clone();
+    if let Some(r) = at.get_mut(&mut left) {
+        r.insert(WENT_ON_IN.into(), json!(staged.id));
+    }
+    let appending = store.begin_append(lock, id, clock)?;
+    store.batch_append(batch, appending, Some(left));
+    let fork_meta = Meta {
+        title: staged.title.clone(),
+        created: clock.timestamp(),
+        forked_from: staged.forked_from.clone(),
+        extra: staged.extra.clone(),
+    };
+    known.insert(session.id.clone(), (staged.id.clone(), fork_meta, At::Source));
+    done.started.push((staged.id.clone(), session.id.clone(), events));
+    store.batch_make(batch, vec![staged]);
     Ok(())
 }
 

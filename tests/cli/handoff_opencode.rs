@@ -584,3 +584,109 @@ fn a_teammates_opencode_session_carries_on_with_this_machines_model() {
     assert_eq!(body["model"], "my-model");
     assert!(serde_json::to_string(&body["messages"]).unwrap().contains("The file says hello."), "{body}");
 }
+
+/// The last user message of session `session` in opencode's database `db`.
+fn last_prompt(db: &Path, session: &str) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(
+        "SELECT id FROM message WHERE session_id = ?1 AND json_extract(data, '$.role') = 'user' \
+         ORDER BY time_created DESC, id DESC LIMIT 1",
+        [session],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Each event's type and text or tool name, what a line of a conversation says.
+fn said(events: &str) -> Vec<String> {
+    events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| format!("{} {}", e["type"].as_str().unwrap(), e["content"].as_str().or(e["name"].as_str()).unwrap()))
+        .collect()
+}
+
+/// opencode takes a turn back (a revert, as its `/undo`, through `opencode serve`) and the
+/// session goes on: what convo imported of the turn stays in the conversation, as it was,
+/// and the session goes on in a fork that starts with the messages the revert kept, for
+/// `import --follow` and `watch` alike; handed back, the fork makes opencode send what its
+/// own reverted session makes it send.
+#[test]
+fn an_opencode_revert_goes_on_in_a_fork_that_resumes_as_opencodes_own_session() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "read", "input": {"filePath": proj.join("notes.txt").to_str().unwrap()}}},
+        {"text": "The file says hello."}
+    ]);
+    let (own, rec) = crate::common::agents::natural_opencode_session(
+        &agents.opencode,
+        &env.home(),
+        &proj,
+        &env.root,
+        &script,
+        "what is in notes.txt?",
+    );
+    let go_on = |prompt: &str| {
+        let run = run_agent(&agents.opencode, &env.home(), &proj, rec.port, &["run", "--session", &own, prompt]);
+        assert_eq!(run.code, 0, "opencode run --session: {}\n{}", run.stdout, run.stderr);
+    };
+    go_on("and the second line?");
+    let db = opencode_db(&env.home());
+    let dbs = db.to_str().unwrap();
+    let watched = TestEnv::new();
+    let id = env.run(&["import", dbs]).ok().lines().next().unwrap().to_owned();
+    let before = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    watched.run(&["watch", "--once", dbs]).ok();
+
+    let taken_back = last_prompt(&db, &own);
+    crate::common::agents::opencode_revert(&agents.opencode, &env.home(), &proj, &own, &taken_back);
+    let reverted = env.run(&["import", "--follow", dbs]);
+    assert!(reverted.stderr.contains("0 new, 0 continued, 1 unchanged"), "{}", reverted.stderr);
+    go_on("and the first line?");
+    drop(rec);
+
+    let follow = env.run(&["import", "--follow", dbs]);
+    assert!(follow.stderr.contains("1 session, 1 new, 0 continued, 0 unchanged"), "{}", follow.stderr);
+    assert!(follow.stderr.contains("the session goes on in a fork"), "{}", follow.stderr);
+    assert_eq!(env.run(&["show", &id, "--format", "jsonl"]).ok(), before, "the conversation changed");
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let fork = list.as_array().unwrap().iter().find(|c| c["id"] != id.as_str()).expect("a fork").clone();
+    let title = list.as_array().unwrap().iter().find(|c| c["id"] == id.as_str()).unwrap()["title"].clone();
+    assert_eq!(fork["title"], format!("{} (after revert 1)", title.as_str().unwrap()));
+    assert_eq!(fork["forked_from"], json!({"id": id, "turn": 1}));
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    let kept = said(&before);
+    assert_eq!(kept[kept.len() - 2..], ["user \"and the second line?\"", "assistant ok from the recording server"]);
+    let forked = said(env.run(&["show", &fork_id, "--format", "jsonl"]).ok());
+    let expected: Vec<String> = kept[..kept.len() - 2]
+        .iter()
+        .cloned()
+        .chain(["user \"and the first line?\"".to_owned(), "assistant ok from the recording server".to_owned()])
+        .collect();
+    assert_eq!(forked, expected);
+    let again = env.run(&["import", "--follow", dbs]);
+    assert!(again.stderr.contains("0 new, 0 continued, 1 unchanged"), "{}", again.stderr);
+
+    // `watch` makes the same fork of the same conversation.
+    let swept = watched.run(&["watch", "--once", dbs]);
+    assert!(swept.ok_status().contains("1 session new, 0 continued"), "{}", swept.stderr);
+    let watched_list: Value = serde_json::from_str(watched.run(&["list", "--format", "json"]).ok()).unwrap();
+    let titles = |l: &Value| {
+        let mut t: Vec<String> = l.as_array().unwrap().iter().map(|c| c["title"].to_string()).collect();
+        t.sort();
+        t
+    };
+    assert_eq!(titles(&watched_list), titles(&list));
+    let watched_fork = watched_list.as_array().unwrap().iter().find(|c| c["forked_from"].is_object()).unwrap();
+    assert_eq!(said(watched.run(&["show", watched_fork["id"].as_str().unwrap(), "--format", "jsonl"]).ok()), forked);
+
+    let ours = convo_resume(&env, &proj, &[&fork_id]);
+    let mine = opencode_sent(&opencode_resume(&env, &proj, "ours", &ours, "and now?"));
+    let theirs = opencode_sent(&opencode_resume(&env, &proj, "theirs", &own, "and now?"));
+    assert_eq!(mine, theirs, "convo's fork makes opencode send something else");
+    let sent = serde_json::to_string(&theirs).unwrap();
+    assert!(sent.contains("and the first line?") && !sent.contains("and the second line?"), "{sent}");
+    env.run(&["fsck"]).ok();
+}

@@ -229,3 +229,44 @@ pub fn natural_opencode_session(
     let id = sessions[0]["id"].as_str().expect("a session id").to_owned();
     (id, rec)
 }
+
+/// opencode reverts session `session` to before message `message`, as its `/undo` does:
+/// `opencode serve` on a free loopback port, then its HTTP API's
+/// `POST /session/{id}/revert`. opencode deletes what the revert took back when the session
+/// next goes on.
+pub fn opencode_revert(opencode: &Path, home: &Path, cwd: &Path, session: &str, message: &str) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut serve = Command::new(opencode);
+    serve
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .current_dir(cwd)
+        .args(["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = serve.spawn().expect("opencode serve runs");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = lines.by_ref().map_while(Result::ok).any(|l| l.contains("listening on"));
+    assert!(listening, "opencode serve did not listen");
+    let body = serde_json::json!({"messageID": message}).to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST /session/{session}/revert HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The status line: opencode's server may keep the connection open after its answer.
+    let mut answer = String::new();
+    BufReader::new(stream).read_line(&mut answer).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer.starts_with("HTTP/1.1 200"), "opencode's revert: {answer}");
+    let conn = rusqlite::Connection::open(home.join(".local/share/opencode/opencode.db")).unwrap();
+    let revert: String = conn.query_row("SELECT revert FROM session WHERE id = ?1", [session], |r| r.get(0)).unwrap();
+    assert!(revert.contains(message), "opencode recorded no revert: {revert}");
+}

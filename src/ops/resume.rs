@@ -119,7 +119,7 @@ impl Undo {
                 let _ = std::fs::remove_file(path);
             }
             Undo::Rows { db, session } => {
-                let _ = delete_opencode_session(&db, &session);
+                let _ = resume::opencode::delete_session(&db, &session);
             }
         }
     }
@@ -266,15 +266,8 @@ fn write_opencode(
         return Err(ResumeError::NoDatabase(path));
     }
     let db_err = |source| ResumeError::Database { path: path.clone(), source };
-    let mut db = open_opencode(&path).map_err(db_err)?;
-    let tables: i64 = db
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part', 'project')",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(db_err)?;
-    if tables != 4 {
+    let mut db = opencode::open(&path).map_err(db_err)?;
+    if !opencode::is_opencodes(&db).map_err(db_err)? {
         return Err(ResumeError::NotOpencode(path));
     }
     let place = opencode_place(cwd, request.model);
@@ -287,9 +280,7 @@ fn write_opencode(
     let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(db_err)?;
     // Asked inside the transaction, which holds the database's write lock: no other writer
     // can add the session between this answer and convo's rows.
-    let taken: i64 =
-        tx.query_row("SELECT count(*) FROM session WHERE id = ?1", [&session_id], |r| r.get(0)).map_err(db_err)?;
-    if taken > 0 {
+    if opencode::has_session(&tx, &session_id).map_err(db_err)? {
         return Err(ResumeError::SessionExists { path, session: session_id });
     }
     let mut stream = opencode::Stream::new(&tx, &session, &place, &mut fresh, now);
@@ -315,28 +306,6 @@ fn write_opencode(
                         "part": 0, "drafts": *written, "messages": done.messages,
                         "checkpoint": serde_json::to_value(&checkpoint).unwrap_or_default()});
     Ok(Handed { session: session_id.clone(), undo: Undo::Rows { db: path.clone(), session: session_id }, path, record })
-}
-
-/// opencode's database, opened to write (never made), waiting for a running opencode's
-/// writes rather than failing at once.
-fn open_opencode(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
-    use rusqlite::OpenFlags;
-    let db = rusqlite::Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    db.busy_timeout(std::time::Duration::from_secs(10))?;
-    Ok(db)
-}
-
-/// Take a session convo wrote out of opencode's database again.
-fn delete_opencode_session(db: &Path, session: &str) -> rusqlite::Result<()> {
-    let mut db = open_opencode(db)?;
-    let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute("DELETE FROM part WHERE session_id = ?1", [session])?;
-    tx.execute("DELETE FROM message WHERE session_id = ?1", [session])?;
-    tx.execute("DELETE FROM session WHERE id = ?1", [session])?;
-    tx.commit()
 }
 
 /// opencode's project for `cwd`, found as opencode finds it: the repository the directory

@@ -17,7 +17,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
-use super::{AsText, Part, Session, written_call_id};
+use super::{AsText, Part, Session, Side, written_call_id};
 use crate::event::{Event, Kind, Usage};
 use crate::interop::AGENT_RECORDS;
 use crate::interop::gemini::{self, ACK, RESPONSES};
@@ -28,12 +28,6 @@ const MODEL: &str = "convo";
 /// How many model messages' results are kept for the references that follow them (the
 /// importer makes them for its latest few messages).
 const RECENT_RESULTS: usize = 4;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    User,
-    Model,
-}
 
 /// The message being gathered.
 struct Message {

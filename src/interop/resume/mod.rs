@@ -175,6 +175,13 @@ pub(crate) fn written_call_id(event: &Event, call_id: &str) -> String {
     event.extra.get("source_call_id").and_then(Value::as_str).unwrap_or(call_id).to_owned()
 }
 
+/// Who said a message being gathered by a writer that groups events into messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    User,
+    Model,
+}
+
 /// Tool calls and results as text, for an agent that does not have the tools: what was
 /// called with what, and what came back, in words the model reads.
 #[derive(Default)]

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 use serde_json::{Map, Value, json};
 
-use super::{AsText, Part, Session, written_call_id};
+use super::{AsText, Part, Session, Side, written_call_id};
 use crate::event::{Event, Kind, Usage};
 use crate::interop::AGENT_RECORDS;
 use crate::interop::opencode::{MESSAGE, PART};
@@ -61,6 +61,44 @@ pub struct Place {
     /// The model the user's opencode config names (`provider/model`): what convo's messages
     /// name when the conversation does not say.
     pub model: Option<String>,
+}
+
+/// opencode's database, opened to write (never made), waiting for a running opencode's
+/// writes rather than failing at once.
+pub fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
+    use rusqlite::OpenFlags;
+    let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    db.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(db)
+}
+
+/// Whether `db` has the tables a session is written to: convo writes into opencode's
+/// schema, never makes one.
+pub fn is_opencodes(db: &Connection) -> rusqlite::Result<bool> {
+    let tables: i64 = db.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part', 'project')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(tables == 4)
+}
+
+/// Whether a session `id` is in the database. Asked inside the write transaction, which
+/// holds the database's write lock, no other writer can add it before convo's rows.
+pub fn has_session(db: &Connection, id: &str) -> rusqlite::Result<bool> {
+    let n: i64 = db.query_row("SELECT count(*) FROM session WHERE id = ?1", [id], |r| r.get(0))?;
+    Ok(n > 0)
+}
+
+/// Take session `session` out of the database at `path` again (convo wrote it, and its own
+/// commit did not land).
+pub fn delete_session(path: &std::path::Path, session: &str) -> rusqlite::Result<()> {
+    let mut db = open(path)?;
+    let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute("DELETE FROM part WHERE session_id = ?1", [session])?;
+    tx.execute("DELETE FROM message WHERE session_id = ?1", [session])?;
+    tx.execute("DELETE FROM session WHERE id = ?1", [session])?;
+    tx.commit()
 }
 
 /// opencode's ids: a prefix, the millisecond times 4096 plus a counter (48 bits, in hex),
@@ -106,12 +144,6 @@ impl<'a> Ids<'a> {
         let n = !self.stamp(ms) & 0xffff_ffff_ffff;
         format!("{prefix}_{n:012x}{}", self.random())
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    User,
-    Model,
 }
 
 /// The message being gathered.

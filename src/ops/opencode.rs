@@ -157,7 +157,8 @@ pub fn import(
     let mut done = Done { name: name.clone(), sessions: sessions.len(), ..Done::default() };
     let result = (|| -> Result<(), ImportFailure> {
         for session in &sessions {
-            session_into(store, &lock, &db, session, &mut known, &mut batch, &mut done, clock)?;
+            let reading = Reading { store, lock: &lock, db: &db, clock };
+            session_into(reading, session, &mut known, &mut batch, &mut done)?;
             progress();
         }
         Ok(())
@@ -180,18 +181,24 @@ pub fn import(
     Ok(done)
 }
 
+/// What reading a session into the store needs, under the import's lock.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    store: &'a Store,
+    lock: &'a crate::store::Lock<'a>,
+    db: &'a Db,
+    clock: &'a Clock,
+}
+
 /// One session: a new conversation, or what is new appended to its conversation.
-#[allow(clippy::too_many_arguments)]
 fn session_into(
-    store: &Store,
-    lock: &crate::store::Lock,
-    db: &Db,
+    reading: Reading<'_>,
     session: &opencode::Session,
     known: &mut HashMap<String, (String, Meta, At)>,
     batch: &mut Batch,
     done: &mut Done,
-    clock: &Clock,
 ) -> Result<(), ImportFailure> {
+    let Reading { store, lock, db, clock } = reading;
     let name = done.name.clone();
     let previous = known.get(&session.id).cloned();
     let checkpoint: Option<interop::Checkpoint> = previous
@@ -201,7 +208,7 @@ fn session_into(
     if let (Some(previous), Some(read)) = (&previous, &checkpoint)
         && opencode::taken_back(db, session, &read.opencode).map_err(|e| failure(&name, e.into()))?
     {
-        return fork_into(store, lock, db, session, previous, &read.opencode, known, batch, done, clock);
+        return fork_into(reading, session, previous, &read.opencode, known, batch, done);
     }
     let mut emit = SessionEmit {
         store,
@@ -305,19 +312,16 @@ fn record(
 /// conversation stays as it was (its record says where the session went), and the session
 /// goes on in a fork of it, read whole: the messages the revert kept, then the new line, as
 /// a Gemini CLI session after a rewind.
-#[allow(clippy::too_many_arguments)]
 fn fork_into(
-    store: &Store,
-    lock: &crate::store::Lock,
-    db: &Db,
+    reading: Reading<'_>,
     session: &opencode::Session,
     (id, meta, at): &(String, Meta, At),
     read: &opencode::State,
     known: &mut HashMap<String, (String, Meta, At)>,
     batch: &mut Batch,
     done: &mut Done,
-    clock: &Clock,
 ) -> Result<(), ImportFailure> {
+    let Reading { store, lock, db, clock } = reading;
     let name = done.name.clone();
     let mut emit = SessionEmit { store, lock, clock, staged: None, appending: None, existing: None };
     let (mut outcome, turn) = match opencode::read_fork(db, session, read, clock, &mut emit) {

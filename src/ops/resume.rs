@@ -138,9 +138,10 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let mut written = 0u64;
     let mut tally = Checkpoint::default();
     let title = meta.title.clone();
+    let writing = Writing { store, request, cwd, meta: &meta, native, clock };
     let handed = match request.agent {
-        Agent::Opencode => write_opencode(store, request, cwd, &meta, native, clock, &mut written, &mut tally)?,
-        _ => write_file(store, request, cwd, &meta, native, clock, &mut written, &mut tally)?,
+        Agent::Opencode => write_opencode(writing, &mut written, &mut tally)?,
+        _ => write_file(writing, &mut written, &mut tally)?,
     };
     let Handed { session: session_id, path, mut record, undo } = handed;
     record["agent"] = json!(request.agent.name());
@@ -205,18 +206,22 @@ fn hand_over(
     }
 }
 
-/// A session file, named after a fresh UUID where the agent looks for it.
-#[allow(clippy::too_many_arguments)]
-fn write_file(
-    store: &Store,
-    request: &Request<'_>,
-    cwd: &str,
-    meta: &crate::store::Meta,
+/// What a writer of the agent's session needs: the conversation, how it came, where it goes.
+#[derive(Clone, Copy)]
+struct Writing<'a> {
+    store: &'a Store,
+    request: &'a Request<'a>,
+    /// The directory the agent runs in (absolute, UTF-8).
+    cwd: &'a str,
+    meta: &'a crate::store::Meta,
+    /// The conversation came from this agent: its own calls and records go back.
     native: bool,
-    clock: &Clock,
-    written: &mut u64,
-    tally: &mut Checkpoint,
-) -> Result<Handed, ResumeError> {
+    clock: &'a Clock,
+}
+
+/// A session file, named after a fresh UUID where the agent looks for it.
+fn write_file(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -> Result<Handed, ResumeError> {
+    let Writing { store, request, cwd, meta, native, clock } = writing;
     let created = clock.timestamp();
     let session_id = match request.agent {
         Agent::Codex => resume::uuid_from_ulid(&clock.new_id(), 7),
@@ -249,17 +254,8 @@ fn write_file(
 /// opencode's session: rows in its database (`<home>/opencode.db`), all in one
 /// transaction, under a fresh id that no row has (an existing one is never replaced).
 /// The database must be opencode's: convo does not make its schema.
-#[allow(clippy::too_many_arguments)]
-fn write_opencode(
-    store: &Store,
-    request: &Request<'_>,
-    cwd: &str,
-    meta: &crate::store::Meta,
-    native: bool,
-    clock: &Clock,
-    written: &mut u64,
-    tally: &mut Checkpoint,
-) -> Result<Handed, ResumeError> {
+fn write_opencode(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -> Result<Handed, ResumeError> {
+    let Writing { store, request, cwd, meta, native, clock } = writing;
     use resume::opencode;
     let path = request.home.join("opencode.db");
     if !path.is_file() {

@@ -375,7 +375,7 @@ fn a_conversation_crosses_between_the_agents_with_its_tool_calls_as_text() {
 }
 
 /// Every file under `dir`, relative to it.
-fn files_under(dir: &Path) -> Vec<String> {
+pub(crate) fn files_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::TestEnv;
 use crate::common::agents::{Recorder, agents, opencode_config, opencode_db, run_agent};
+use crate::handoff::{files_under, project};
 
 macro_rules! agents_or_skip {
     () => {
@@ -20,13 +21,6 @@ macro_rules! agents_or_skip {
             None => return,
         }
     };
-}
-
-fn project(env: &TestEnv) -> PathBuf {
-    let dir = env.root.join("proj");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("notes.txt"), "hello from notes\n").unwrap();
-    dir
 }
 
 fn claude_fixture() -> PathBuf {
@@ -217,24 +211,6 @@ fn rows(db: &Path) -> Vec<String> {
             out.push(format!("{table}|{}", cells.join("|")));
         }
     }
-    out
-}
-
-/// Every file under `dir`, relative to it.
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    out.sort();
     out
 }
 

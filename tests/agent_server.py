@@ -49,6 +49,7 @@ from /dev/null it stops at once: from a shell, feed it `sleep infinity |`.
 import argparse
 import gzip
 import json
+import os
 import sys
 import threading
 import time
@@ -56,6 +57,11 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TEXT = "ok from the recording server"
+
+# Ids are this server's run and a counter: unique across runs, as a real model server's are.
+# A counter alone repeats them across the hops of a relay, where a capture must tell apart
+# every response it stores.
+RUN = os.urandom(6).hex()
 
 
 class State:
@@ -105,7 +111,7 @@ def anthropic(body, answer, n):
              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     if "tool" in answer:
         tool = answer["tool"]
-        block = {"type": "tool_use", "id": f"toolu_{n:024d}", "name": tool["name"],
+        block = {"type": "tool_use", "id": f"toolu_{RUN}{n:012d}", "name": tool["name"],
                  "input": tool.get("input", {})}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         stop = "tool_use"
@@ -113,7 +119,7 @@ def anthropic(body, answer, n):
         block = {"type": "text", "text": answer["text"]}
         delta = {"type": "text_delta", "text": answer["text"]}
         stop = "end_turn"
-    message = {"id": f"msg_{n:024d}", "type": "message", "role": "assistant", "model": model,
+    message = {"id": f"msg_{RUN}{n:012d}", "type": "message", "role": "assistant", "model": model,
                "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage}
     if not body.get("stream"):
         return "application/json", json.dumps(message)
@@ -139,13 +145,13 @@ def openai(body, answer, n):
     if "tool" in answer:
         tool, args = answer["tool"], answer["tool"].get("input", {})
         if isinstance(args, str):  # a freeform tool, such as code mode's `exec` (JavaScript)
-            item = {"type": "custom_tool_call", "id": f"ctc_{n}", "call_id": f"call_{n}",
+            item = {"type": "custom_tool_call", "id": f"ctc_{RUN}_{n}", "call_id": f"call_{RUN}_{n}",
                     "name": tool["name"], "input": args, "status": "completed"}
         else:
-            item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+            item = {"type": "function_call", "id": f"fc_{RUN}_{n}", "call_id": f"call_{RUN}_{n}",
                     "name": tool["name"], "arguments": json.dumps(args), "status": "completed"}
     else:
-        item = {"type": "message", "id": f"msg_{n}", "status": "completed", "role": "assistant",
+        item = {"type": "message", "id": f"msg_{RUN}_{n}", "status": "completed", "role": "assistant",
                 "content": [{"type": "output_text", "text": answer["text"], "annotations": []}]}
     counts = {"input_tokens": 10, "cached_tokens": 0, "output_tokens": 5, "reasoning_tokens": 0,
               **answer.get("usage", {})}
@@ -154,7 +160,7 @@ def openai(body, answer, n):
              "output_tokens": counts["output_tokens"],
              "output_tokens_details": {"reasoning_tokens": counts["reasoning_tokens"]},
              "total_tokens": counts["input_tokens"] + counts["output_tokens"]}
-    response = {"id": f"resp_{n}", "object": "response", "created_at": int(time.time()),
+    response = {"id": f"resp_{RUN}_{n}", "object": "response", "created_at": int(time.time()),
                 "status": "completed", "model": body.get("model", "gpt-test"), "output": [item],
                 "usage": usage}
     if not body.get("stream"):
@@ -180,7 +186,7 @@ def chat(body, answer, n):
     model = body.get("model", "gpt-test")
     if "tool" in answer:
         tool = answer["tool"]
-        call = {"id": f"call_{n}", "type": "function",
+        call = {"id": f"call_{RUN}_{n}", "type": "function",
                 "function": {"name": tool["name"], "arguments": json.dumps(tool.get("input", {}))}}
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     else:
@@ -223,7 +229,7 @@ def gemini(body, answer, n, stream):
               **answer.get("usage", {})}
     response = {"candidates": [{"content": {"role": "model", "parts": parts},
                                 "finishReason": "STOP", "index": 0}],
-                "usageMetadata": counts, "modelVersion": "gemini-test", "responseId": f"resp_{n}"}
+                "usageMetadata": counts, "modelVersion": "gemini-test", "responseId": f"resp_{RUN}_{n}"}
     if not stream:
         return "application/json", json.dumps(response)
     return "text/event-stream", f"data: {json.dumps(response)}\r\n\r\n"

@@ -98,6 +98,7 @@ pub fn parse_lines(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
+    let emit = &mut super::Stamped::new(super::resume::Agent::ClaudeCode, emit);
     let mut report = Report::default();
     // Conversation 0 is the main one; subagent runs get 1, 2, ... in order of appearance.
     let main = match from {

@@ -166,6 +166,7 @@ pub fn parse_lines(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
+    let emit = &mut super::Stamped::new(super::resume::Agent::Codex, emit);
     let mut report = Report::default();
     let mut b = match from {
         Some(c) => Builder::from_checkpoint(clock, c),

@@ -382,6 +382,7 @@ pub fn parse_lines(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<Outcome, InteropError> {
+    let emit = &mut super::Stamped::new(super::resume::Agent::GeminiCli, emit);
     let mut s = Session {
         clock,
         report: Report::default(),

@@ -779,6 +779,35 @@ pub const SOURCE_PARENT: &str = "source_parent";
 /// may be: `convo resume` follows them to a line it wrote.
 pub const SOURCE_LINKS: &str = "source_links";
 
+/// The key of an event's extra fields naming the agent whose session the event was read
+/// from (`claude-code`, `codex`, `gemini-cli`, `opencode`): set by that agent's importer on
+/// every event it makes, so a conversation that went through several agents says, event by
+/// event, whose records and tool calls are whose. `convo resume` hands an agent its own
+/// events natively and every other agent's converted ([`resume::origin`]).
+pub const AGENT: &str = "agent";
+
+/// What an agent's importer emits, each event (not a compaction record, whose fields are
+/// its own) marked with the agent ([`AGENT`]).
+pub(crate) struct Stamped<'e> {
+    agent: &'static str,
+    inner: &'e mut dyn Emit,
+}
+
+impl<'e> Stamped<'e> {
+    pub fn new(agent: resume::Agent, inner: &'e mut dyn Emit) -> Self {
+        Stamped { agent: agent.name(), inner }
+    }
+}
+
+impl Emit for Stamped<'_> {
+    fn drafts(&mut self, conversation: usize, mut drafts: Vec<Draft>) -> Result<(), StoreError> {
+        for d in drafts.iter_mut().filter(|d| !matches!(d.kind, Kind::Compaction)) {
+            d.extra.entry(AGENT).or_insert_with(|| Value::String(self.agent.to_owned()));
+        }
+        self.inner.drafts(conversation, drafts)
+    }
+}
+
 /// Count one skipped record or part, with its reason.
 pub(crate) fn skip(report: &mut Report, why: impl Into<String>) {
     *report.skipped.entry(why.into()).or_default() += 1;

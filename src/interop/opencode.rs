@@ -230,6 +230,7 @@ fn read(
     clock: &Clock,
     emit: &mut dyn Emit,
 ) -> Result<(Outcome, u64), InteropError> {
+    let emit = &mut super::Stamped::new(super::resume::Agent::Opencode, emit);
     let kept_until = kept.map(|k| (k.last_time, k.last.clone().unwrap_or_default()));
     let mut kept_turns = 0;
     let mut r = Reader {

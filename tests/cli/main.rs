@@ -41,6 +41,7 @@ mod projection;
 mod projects;
 mod properties;
 mod recognition;
+mod relay;
 mod safety;
 mod suite_layout;
 mod sync;

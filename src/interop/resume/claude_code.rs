@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
-use super::{AsText, Part, Session, written_call_id};
+use super::{Agent, AsText, Part, Session, written_call_id};
 use crate::event::Kind;
 use crate::interop::{AGENT_RECORDS, SOURCE_LINKS, SOURCE_PARENT};
 
@@ -126,7 +126,7 @@ impl Writer<'_, '_> {
     }
 
     fn block(&mut self, role: Role, block: Value, event: &crate::event::Event) -> std::io::Result<()> {
-        let line = if self.session.native { source_line(event) } else { None };
+        let line = if self.session.native_for(Agent::ClaudeCode, event) { source_line(event) } else { None };
         if self.pending.as_ref().is_some_and(|p| p.role != role || p.line != line) {
             self.flush()?;
         }
@@ -253,13 +253,14 @@ impl<'a> Stream<'a> {
     }
 
     pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
-        let native = self.w.session.native;
         let w = &mut self.w;
         let event = match part {
             Part::Compacted { summary, ts, .. } => return w.compacted(summary, ts),
             Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
+        // Another agent's event reaches Claude Code converted, never as that agent's records.
+        let native = w.session.native_for(Agent::ClaudeCode, event);
         if native && let Some(Value::Array(links)) = event.extra.get(SOURCE_LINKS) {
             for link in links {
                 if let (Some(line), Some(parent)) = (link[0].as_str(), link[1].as_str()) {

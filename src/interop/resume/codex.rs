@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::{AsText, Part, Session, written_call_id};
+use super::{Agent, AsText, Part, Session, written_call_id};
 use crate::event::{Event, Kind};
 use crate::interop::AGENT_RECORDS;
 
@@ -85,7 +85,7 @@ impl<'a> Stream<'a> {
         self.begun = true;
         let session = self.session;
         let recorded = first
-            .filter(|_| session.native)
+            .filter(|e| session.native_for(Agent::Codex, e))
             .and_then(|e| e.extra.get(AGENT_RECORDS)?.as_array()?.iter().find(|r| r["type"] == "session_meta"));
         let mut meta = recorded
             .and_then(|r| r.get("payload"))
@@ -125,7 +125,11 @@ impl<'a> Stream<'a> {
             Part::Event(_) => return Ok(()),
         };
         let ts = event.ts.as_str();
-        agent_records(out, session, event.extra.get(AGENT_RECORDS), ts)?;
+        // Another agent's event reaches Codex converted, never as that agent's records.
+        let native = session.native_for(Agent::Codex, event);
+        if native {
+            agent_records(out, session, event.extra.get(AGENT_RECORDS), ts)?;
+        }
         let item = |out: &mut Out<'_>, payload: Value| out.record(ts, "response_item", payload);
         let codex_type = event.extra.get("codex_type").and_then(Value::as_str);
         match &event.kind {
@@ -143,7 +147,7 @@ impl<'a> Stream<'a> {
                 out.record(ts, "event_msg", json!({"type": "agent_message", "message": content}))?;
             }
             Kind::Reasoning { content } => {
-                if session.native {
+                if native {
                     let encrypted = event.extra.get("encrypted_content").cloned().unwrap_or(Value::Null);
                     let summary =
                         if content.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": content}]) };
@@ -151,7 +155,7 @@ impl<'a> Stream<'a> {
                     item(out, payload)?;
                 }
             }
-            Kind::ToolCall { call_id, name, arguments } if session.native => {
+            Kind::ToolCall { call_id, name, arguments } if native => {
                 let id = self.ids.entry(call_id.clone()).or_insert_with(|| written_call_id(event, call_id)).clone();
                 let as_string = match arguments {
                     Value::String(s) => s.clone(),
@@ -168,7 +172,7 @@ impl<'a> Stream<'a> {
             Kind::ToolCall { call_id, name, arguments } => {
                 item(out, message("assistant", "output_text", &text.call(call_id, name, arguments)))?;
             }
-            Kind::ToolResult { call_id, content, .. } if session.native => {
+            Kind::ToolResult { call_id, content, .. } if native => {
                 let id = self.ids.get(call_id.as_str()).cloned().unwrap_or_else(|| call_id.clone());
                 let kind = match codex_type {
                     Some("custom_tool_call_output") => "custom_tool_call_output",
@@ -196,7 +200,7 @@ impl<'a> Stream<'a> {
 /// The source's own records kept with an event (its turn context and settings), written
 /// back for Codex, with the directory the agent runs in now rather than the recorded one.
 fn agent_records(out: &mut Out<'_>, session: &Session<'_>, records: Option<&Value>, ts: &str) -> std::io::Result<()> {
-    let (true, Some(Value::Array(records))) = (session.native, records) else { return Ok(()) };
+    let Some(Value::Array(records)) = records else { return Ok(()) };
     for r in records.iter().filter(|r| r["type"] != "session_meta") {
         let mut payload = r.get("payload").cloned().unwrap_or_default();
         if payload.get("cwd").is_some() {

@@ -44,6 +44,8 @@ struct Message {
     display: Option<Value>,
     usage: Option<Usage>,
     model: Option<String>,
+    /// Made of Gemini CLI's own events: another agent's go in a message of their own.
+    native: bool,
 }
 
 /// A Gemini CLI session written a part at a time (see [`super::Writer`]).
@@ -124,7 +126,8 @@ impl<'a> Stream<'a> {
             Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
-        let native = self.session.native;
+        // Another agent's event reaches Gemini CLI converted, never as that agent's records.
+        let native = self.session.native_for(super::Agent::GeminiCli, event);
         if native && let Some(Value::Array(records)) = event.extra.get(AGENT_RECORDS) {
             self.flush()?;
             for record in records {
@@ -145,7 +148,11 @@ impl<'a> Stream<'a> {
             _ => return Ok(()),
         };
         let id = if native { id } else { None };
-        if self.pending.as_ref().is_some_and(|m| m.side != side || (native && Some(&m.id) != id.as_ref())) {
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|m| m.side != side || m.native != native || (native && Some(&m.id) != id.as_ref()))
+        {
             self.flush()?;
         }
         if self.pending.is_none() {
@@ -169,6 +176,7 @@ impl<'a> Stream<'a> {
                 display: event.extra.get("gemini_display").filter(|_| native).cloned(),
                 usage: None,
                 model: None,
+                native,
             });
         }
         let m = self.pending.as_mut().expect("made above");

@@ -59,6 +59,10 @@ impl Agent {
         }
     }
 
+    pub fn parse(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
+
     /// What the agent's compactions are recorded as (`Summary::by`) when imported.
     pub fn summary_by(self) -> &'static str {
         self.name()
@@ -92,6 +96,50 @@ pub struct Session<'a> {
     pub native: bool,
     /// Codex: the provider its config uses (`model_provider`), which it checks on resume.
     pub provider: &'a str,
+}
+
+impl Session<'_> {
+    /// Whether `event` is `agent`'s own, to be written back as the agent recorded it (its
+    /// tool calls, reasoning and records): the agent it was read from ([`origin`]), or, for
+    /// an event no agent is known for, whether the conversation came from `agent`.
+    pub fn native_for(&self, agent: Agent, event: &Event) -> bool {
+        match origin(event) {
+            Some(from) => from == agent,
+            None => self.native && !event.extra.contains_key(crate::interop::AGENT),
+        }
+    }
+}
+
+/// The agent whose session `event` was read from: the importer's mark
+/// ([`crate::interop::AGENT`]); for an event stored before importers marked them, the fields
+/// only that agent's importer keeps (Claude Code's `claude_*` and signed thinking, Codex's
+/// `codex_*` and encrypted reasoning, Gemini CLI's `gemini_*`, the shape of the records
+/// held with it). `None` when nothing says: an event typed with `convo append`, a summary.
+pub fn origin(event: &Event) -> Option<Agent> {
+    if let Some(name) = event.extra.get(crate::interop::AGENT) {
+        return name.as_str().and_then(Agent::parse);
+    }
+    for key in event.extra.keys() {
+        if key.starts_with("claude_") || key == "signature" {
+            return Some(Agent::ClaudeCode);
+        }
+        if key.starts_with("codex_") || key == "encrypted_content" {
+            return Some(Agent::Codex);
+        }
+        if key.starts_with("gemini_") {
+            return Some(Agent::GeminiCli);
+        }
+    }
+    let records = event.extra.get(crate::interop::AGENT_RECORDS)?.as_array()?;
+    records.iter().find_map(|r| {
+        if r.get("payload").is_some() {
+            Some(Agent::Codex)
+        } else if r.get("uuid").is_some() || r.get("parentUuid").is_some() {
+            Some(Agent::ClaudeCode)
+        } else {
+            None
+        }
+    })
 }
 
 /// A UUID made from a ULID's 128 bits, with the version and variant bits set: fresh ids

@@ -296,7 +296,8 @@ impl<'a> Stream<'a> {
             Part::Event(event) if part.is_sent() => event,
             Part::Event(_) => return Ok(()),
         };
-        if self.session.native {
+        // Another agent's event reaches opencode converted, never as that agent's records.
+        if self.session.native_for(super::Agent::Opencode, event) {
             for record in event.extra.get(AGENT_RECORDS).and_then(Value::as_array).into_iter().flatten() {
                 self.record(record)?;
             }
@@ -399,7 +400,7 @@ impl<'a> Stream<'a> {
     /// An event of a conversation from elsewhere (or one added in convo): into a message
     /// of its side, tool calls and results as text unless the conversation is opencode's.
     fn other(&mut self, event: &Event) -> rusqlite::Result<()> {
-        let native = self.session.native;
+        let native = self.session.native_for(super::Agent::Opencode, event);
         let side = match (&event.kind, native) {
             (Kind::User { .. }, _) | (Kind::ToolResult { .. }, false) => Side::User,
             (Kind::Assistant { .. } | Kind::ToolCall { .. } | Kind::ToolResult { .. }, _) => Side::Model,

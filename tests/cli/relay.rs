@@ -1,0 +1,163 @@
+//! A conversation passed between agents and people keeps its shape: each agent is handed
+//! only its own records (another agent's turns converted), a continuation from an earlier
+//! point than the line's end goes on in a fork, and after a diverged pull a session's next
+//! turn lands on the line it continues. Agents' additions are written here in their own
+//! formats, as the agents append them (the hand-offs with the real agents are in
+//! `handoff.rs`); the model's ids repeat across sessions, as a local model server's may.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::handoff::{project, session_file};
+
+/// A real Claude Code 2.1 session: 40 tool calls, no subagent lines.
+fn claude_session() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
+}
+
+/// `convo resume ARGS` run in `cwd`: the session id it printed.
+fn resume(env: &TestEnv, cwd: &Path, args: &[&str]) -> String {
+    let mut cmd = env.command(&[&["resume"], args].concat());
+    cmd.current_dir(cwd);
+    crate::common::run_command(cmd, "").ok().trim().to_owned()
+}
+
+/// The rollout Codex keeps session `session` in.
+fn rollout(env: &TestEnv, session: &str) -> PathBuf {
+    session_file(&env.home().join(".codex/sessions"), session)
+}
+
+/// Codex's records of one turn, appended to its rollout as Codex appends them: its turn
+/// context, the prompt, a command that fails, and the answer. The response and call ids are
+/// the same in every turn (a local model server that counts from 1 each run).
+fn codex_turn(file: &Path, cwd: &Path, prompt: &str, answer: &str) {
+    let ts = "2026-11-29T08:00:00.000Z";
+    let records = [
+        json!({"type": "turn_context", "payload": {"cwd": cwd, "model": "gpt-5.1-codex", "approval_policy": "never"}}),
+        json!({"type": "event_msg", "payload": {"type": "task_started"}}),
+        json!({"type": "response_item", "payload": {"type": "message", "id": "msg_1", "role": "user",
+               "content": [{"type": "input_text", "text": prompt}]}}),
+        json!({"type": "event_msg", "payload": {"type": "user_message", "message": prompt, "images": []}}),
+        json!({"type": "response_item", "payload": {"type": "function_call", "id": "fc_1", "name": "exec_command",
+               "arguments": "{\"cmd\":\"cargo test\"}", "call_id": "call_1"}}),
+        json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "call_1",
+               "output": "Exit code: 101\nOutput:\nerror[E0308]: mismatched types"}}),
+        json!({"type": "response_item", "payload": {"type": "message", "id": "msg_2", "role": "assistant",
+               "content": [{"type": "output_text", "text": answer}]}}),
+        json!({"type": "event_msg", "payload": {"type": "task_complete", "last_agent_message": answer}}),
+    ];
+    let mut out = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    for mut r in records {
+        r["timestamp"] = json!(ts);
+        writeln!(out, "{r}").unwrap();
+    }
+}
+
+/// Every conversation of the store: (id, title, forked_from, events).
+fn conversations(env: &TestEnv) -> Vec<(String, String, Option<String>, Vec<Value>)> {
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let id = c["id"].as_str().unwrap().to_owned();
+            let events: Vec<Value> = env
+                .run(&["show", &id, "--format", "jsonl"])
+                .ok()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let mut ids = std::collections::HashSet::new();
+            for e in &events {
+                assert!(ids.insert(e["id"].as_str().unwrap().to_owned()), "an event twice in {id}: {e}");
+            }
+            let from = c["forked_from"]["id"].as_str().or_else(|| c["forked_from"].as_str()).map(str::to_owned);
+            (id, c["title"].as_str().unwrap_or_default().to_owned(), from, events)
+        })
+        .collect()
+}
+
+/// The user prompts of a conversation's events, in order.
+fn prompts(events: &[Value]) -> Vec<String> {
+    events.iter().filter(|e| e["type"] == "user").map(|e| e["content"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The types of records only other agents write: Codex's, Gemini CLI's, opencode's.
+const FOREIGN: [&str; 7] =
+    ["turn_context", "event_msg", "response_item", "session_meta", "world_state", "token_usage_record", "compacted"];
+
+/// The lines of a Claude Code session file from its last message back to its first, as
+/// Claude Code chains them (`parentUuid`, across a compaction `logicalParentUuid`).
+fn claude_chain(file: &Path) -> Vec<Value> {
+    let lines: Vec<Value> =
+        std::fs::read_to_string(file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_uuid: std::collections::HashMap<&str, &Value> =
+        lines.iter().filter_map(|l| Some((l["uuid"].as_str()?, l))).collect();
+    let mut at = lines.iter().rev().find(|l| l["uuid"].is_string());
+    let mut chain = Vec::new();
+    while let Some(line) = at {
+        chain.push(line.clone());
+        let parent = line["parentUuid"].as_str().or_else(|| line["logicalParentUuid"].as_str());
+        at = parent.map(|p| *by_uuid.get(p).unwrap_or_else(|| panic!("the chain breaks at {p}")));
+    }
+    chain.reverse();
+    chain
+}
+
+/// The text a Claude Code line's message carries.
+fn claude_text(line: &Value) -> String {
+    match &line["message"]["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn a_relayed_conversation_hands_each_agent_only_its_own_records() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    env.run(&["import", claude_session().to_str().unwrap()]).ok();
+    // Claude Code's session goes on in Codex, which adds two turns, captured after each.
+    let in_codex = resume(&env, &proj, &["--in", "codex"]);
+    let file = rollout(&env, &in_codex);
+    codex_turn(&file, &proj, "codex one: run the tests", "They fail: a type mismatch.");
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    codex_turn(&file, &proj, "codex two: and again?", "Still failing.");
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let [(_, _, _, events)] = &conversations(&env)[..] else { panic!("one conversation expected") };
+    let expected = prompts(events);
+    assert_eq!(expected.iter().filter(|p| p.starts_with("codex ")).count(), 2, "{expected:?}");
+
+    // Back to Claude Code: its own lines as it wrote them, Codex's turns as text, and
+    // nothing of Codex's own records.
+    let back = resume(&env, &proj, &["--in", "claude-code"]);
+    let file = session_file(&env.home().join(".claude/projects"), &back);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for line in text.lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        let kind = line["type"].as_str().unwrap_or_else(|| panic!("a line without a type: {line}"));
+        assert!(!FOREIGN.contains(&kind), "another agent's record in Claude Code's file: {line}");
+    }
+    assert!(!text.contains("\"name\":\"exec_command\""), "a Codex call written as a Claude tool_use");
+    assert!(text.contains("[tool call: exec_command]"), "Codex's call is not there as text");
+    // Every prompt is on the chain Claude Code sends, in order.
+    let chain: Vec<String> = claude_chain(&file).iter().map(claude_text).collect();
+    let mut at = 0;
+    for prompt in &expected {
+        let head: String = prompt.chars().take(60).collect();
+        let found = chain[at..].iter().position(|t| t.contains(&head));
+        at += found.unwrap_or_else(|| panic!("prompt {head:?} is not on the chain after line {at}")) + 1;
+    }
+
+    // And on to Codex again: Claude Code's records stay out of Codex's rollout.
+    let again = resume(&env, &proj, &["--in", "codex"]);
+    for line in std::fs::read_to_string(rollout(&env, &again)).unwrap().lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        assert!(line["payload"].is_object() && line.get("uuid").is_none(), "not a Codex record: {line}");
+    }
+}

@@ -62,6 +62,13 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether this is what a conversation says (a message, a call, a result), not a record
+    /// about it (a compaction, a config change): the end of a line of these is where a
+    /// session that continues it carries on from.
+    pub fn is_said(&self) -> bool {
+        !matches!(self, Kind::Config { .. } | Kind::Compaction)
+    }
+
     pub fn type_name(&self) -> &str {
         match self {
             Kind::System { .. } => "system",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::clock::Clock;
-use crate::event::{Draft, Stats};
+use crate::event::{Draft, Event, Stats};
 use crate::interop::{self, Format, ImportError, Imported, Place, ReadError, Report};
 use crate::ops::{project, subagent_files};
 use crate::store::{Batch, Landed, Lock, NewConversation, Staged, Store, StoreError, subject};
@@ -525,6 +525,7 @@ pub fn follow_into(
         Some(f) if interop::streams(f) => f,
         _ => return Err(follow_refused(FollowFailure::NotLines { name, format: "this format" })),
     };
+    let went_on = diverged(store, &main_id, &recorded, commits)?;
     // Where the importer stood after the bytes read before: then only the new bytes are
     // read. Without one (a record from before checkpoints, or subagent lines), the whole
     // file is read again and the events imported before are skipped by count.
@@ -536,7 +537,7 @@ pub fn follow_into(
                 store.discard_append(a);
             }
         }
-        store.discard(emit.fresh.values().collect::<Vec<&Staged>>());
+        store.discard(emit.fresh.values().chain(emit.parts.values().filter_map(|p| p.fork.as_ref())));
     };
     let (outcome, mut emit) = loop {
         let from = if checkpoint.is_some() { consumed } else { 0 };
@@ -547,9 +548,22 @@ pub fn follow_into(
         for (part, (id, meta, at)) in &parts {
             let recorded = at.get(meta).and_then(|s| s.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
             let (already, base) = if checkpoint.is_some() { (0, recorded) } else { (recorded, 0) };
+            let fork = match (part, &went_on) {
+                (0, Some(kept)) => Some(fork_of(store, kept, clock).inspect_err(|_| discard(&emit))?),
+                _ => None,
+            };
             emit.parts.insert(
                 *part,
-                FollowedPart { id: id.clone(), meta: meta.clone(), at: *at, already, base, seen: 0, appending: None },
+                FollowedPart {
+                    id: id.clone(),
+                    meta: meta.clone(),
+                    at: *at,
+                    already,
+                    base,
+                    seen: 0,
+                    appending: None,
+                    fork,
+                },
             );
         }
         match interop::stream_from(format, &mut lines, &roots, checkpoint.as_ref(), clock, &mut emit) {
@@ -626,10 +640,21 @@ pub fn follow_into(
     for (part, p) in parts {
         let mut meta = p.meta.clone();
         let grew = p.appending.is_some();
+        let tip = match (&p.fork, &p.appending) {
+            (Some(fork), _) if fork.stats.events > went_on.as_ref().map_or(0, |kept| kept.len() as u64) => {
+                fork.last_said.clone()
+            }
+            (Some(_), _) => None,
+            (None, Some(a)) => a.last_said().map(str::to_owned),
+            (None, None) => None,
+        };
         if let Some(source) = p.at.get_mut(&mut meta) {
             source.insert("drafts".into(), json!(p.base + p.seen.max(p.already)));
             if part == 0 {
                 note_read(source, whole, &marks, outcome.checkpoint.as_ref());
+            }
+            if let Some(tip) = tip {
+                source.insert(TIP.into(), json!(tip));
             }
         }
         // What the file had not said yet when it was first read (a session followed from
@@ -641,6 +666,18 @@ pub fn follow_into(
             && let Some(project) = &followed_project
         {
             meta.extra.insert(crate::store::Project::KEY.into(), project.clone());
+        }
+        if let Some(fork) = p.fork {
+            let events = fork.stats.events - went_on.as_ref().map_or(0, |kept| kept.len() as u64);
+            if events > 0 {
+                added += events;
+                let done =
+                    went_on_in(store, lock, commits, (fork, events), (&p.id, &p.meta, p.at), meta, format, clock)?;
+                landed.extend(done);
+                continue;
+            }
+            // Nothing new said: no fork yet, only how far the file was read.
+            store.discard([&fork]);
         }
         if !grew && part != 0 {
             continue;
@@ -872,6 +909,9 @@ fn start_following(
             && let Value::Object(record) = &mut src
         {
             note_read(record, whole, &marks, outcome.checkpoint.as_ref());
+            if let Some(tip) = &s.last_said {
+                record.insert(TIP.into(), json!(tip));
+            }
         }
         s.extra.insert("source".into(), src);
         staged.push(s);
@@ -917,8 +957,122 @@ impl At {
     }
 }
 
-/// The key of `meta.json` listing the sessions `convo resume` wrote for a conversation.
-pub const RESUMES: &str = "resumes";
+pub use crate::store::sessions::{RESUMES, TIP, WENT_ON_IN, left};
+
+/// The events of conversation `id` up to where the session of `recorded` left its line,
+/// when the line has gone on past that point since (another session, a teammate's turns
+/// pulled in, `convo append`): a capture that appended there would interleave two lines.
+/// Also when the folder import under way appends to the conversation already (two sessions
+/// continuing one point in one sweep). `None`: the session carries on from the line's end
+/// (or its record, from before tips were kept, cannot say).
+fn diverged(store: &Store, id: &str, recorded: &Value, commits: &Commits<'_>) -> Result<Option<Vec<Event>>> {
+    let in_batch = matches!(commits, Commits::Into(batch) if batch.appends_to(id));
+    let recorded_tip = recorded.get(TIP).and_then(Value::as_str);
+    let tip = match (recorded_tip, in_batch) {
+        (Some(tip), true) => Some(tip.to_owned()),
+        (Some(tip), false) if store.last_said(id)?.as_deref() != Some(tip) => Some(tip.to_owned()),
+        (None, true) => store.last_said(id)?,
+        _ => return Ok(None),
+    };
+    let mut events = store.events(id)?;
+    match tip {
+        Some(tip) => match events.iter().position(|e| e.id == tip) {
+            Some(at) => events.truncate(at + 1),
+            // Not an event of this line (a record edited by hand): appended as before.
+            None if !in_batch => return Ok(None),
+            None => events.clear(),
+        },
+        None => events.clear(),
+    }
+    Ok(Some(events))
+}
+
+/// A new conversation holding `kept`, ids and all, for a session to go on in.
+fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::result::Result<Staged, StoreError> {
+    let mut fork = store.stage(clock);
+    let drafts = kept
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Draft {
+            id: Some(e.id.clone()),
+            ts: Some(e.ts.clone()),
+            kind: e.kind.clone(),
+            extra: e.extra.clone(),
+            line: i + 1,
+        })
+        .collect();
+    if let Err(e) = store.stage_drafts(&mut fork, drafts, clock) {
+        store.discard([&fork]);
+        return Err(e);
+    }
+    Ok(fork)
+}
+
+/// Commit the fork a session went on in (with its record, as `meta` has it now, and the
+/// conversation's project), and mark the record it left in the conversation (`from`), in
+/// one commit or in the folder's batch.
+#[allow(clippy::too_many_arguments)]
+fn went_on_in(
+    store: &Store,
+    lock: &Lock,
+    commits: &mut Commits<'_>,
+    (mut fork, new_events): (Staged, u64),
+    (id, before, at): (&str, &crate::store::Meta, At),
+    meta: crate::store::Meta,
+    format: Format,
+    clock: &Clock,
+) -> Result<Option<Landed>> {
+    let agent = interop::resume::Agent::ALL.into_iter().find(|a| a.format() == format);
+    let title = meta.title.clone().unwrap_or_else(|| id.to_owned());
+    fork.title = Some(format!("{title} (went on in {})", agent.map_or(format.name(), |a| a.name())));
+    fork.forked_from = Some(crate::store::ForkedFrom { id: id.to_owned(), turn: 0 });
+    for key in [crate::store::Project::KEY, "subagent_of"] {
+        if let Some(value) = meta.extra.get(key) {
+            fork.extra.insert(key.into(), value.clone());
+        }
+    }
+    if let Some(record) = at.get(&meta) {
+        match at {
+            At::Source => fork.extra.insert("source".into(), record.clone()),
+            At::Resume(_) => fork.extra.insert(RESUMES.into(), json!([record])),
+        };
+    }
+    let fork_id = fork.id.clone();
+    let mark = |meta: &mut crate::store::Meta| {
+        if let Some(r) = at.get_mut(meta) {
+            r.insert(WENT_ON_IN.into(), json!(fork_id));
+        }
+    };
+    let mut left = before.clone();
+    mark(&mut left);
+    let subject = subject::went_on(
+        fork.title.as_deref().unwrap_or_default(),
+        format.name(),
+        &subject::name(id, before.title.as_deref()),
+        new_events,
+    );
+    match commits {
+        Commits::Into(batch) => {
+            match batch.append_meta_mut(id) {
+                Some(meta) => mark(meta),
+                None => {
+                    let appending = store.begin_append(lock, id, clock)?;
+                    store.batch_append(batch, appending, Some(left));
+                }
+            }
+            store.batch_make(batch, vec![fork]);
+            Ok(None)
+        }
+        Commits::Now => {
+            let mut batch = Batch::default();
+            let appending = store.begin_append(lock, id, clock)?;
+            store.batch_append(&mut batch, appending, Some(left));
+            store.batch_make(&mut batch, vec![fork]);
+            let committed = store.commit_batch(lock, batch, &subject, clock)?;
+            Ok(Some(committed.landed))
+        }
+    }
+}
 
 /// The conversations holding session `session`, by part (0: the main one), and where the
 /// main one keeps the session's record.
@@ -928,17 +1082,15 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
     let mut parts = Parts::new();
     for id in store.conversation_ids()? {
         let meta = store.meta(&id)?;
-        if let Some(source) = meta.extra.get("source")
-            && source.get("session").and_then(Value::as_str) == Some(session)
+        // A record the session left for a fork is the fork's to follow.
+        let is_session = |r: &Value| r.get("session").and_then(Value::as_str) == Some(session) && !left(r);
+        if let Some(source) = meta.extra.get("source").filter(|r| is_session(r))
             && let Some(part) = source.get("part").and_then(Value::as_u64)
         {
             parts.insert(part as usize, (id, meta, At::Source));
             continue;
         }
-        let resumed =
-            meta.extra.get(RESUMES).and_then(Value::as_array).and_then(|records| {
-                records.iter().position(|r| r.get("session").and_then(Value::as_str) == Some(session))
-            });
+        let resumed = meta.extra.get(RESUMES).and_then(Value::as_array).and_then(|rs| rs.iter().position(is_session));
         if let Some(i) = resumed {
             parts.insert(0, (id, meta, At::Resume(i)));
         }
@@ -1088,6 +1240,9 @@ struct FollowedPart {
     /// Events the importer has made for it so far in this pass.
     seen: u64,
     appending: Option<crate::store::Appending>,
+    /// The fork the session goes on in, when it does not carry on from the end of the
+    /// conversation's line ([`diverged`]): it holds the line up to where the session left it.
+    fork: Option<Staged>,
 }
 
 /// Skips, per conversation, the events imported before, and appends the rest; stages the
@@ -1112,8 +1267,13 @@ impl interop::Emit for FollowEmit<'_> {
         if new.is_empty() {
             return Ok(());
         }
+        if let Some(fork) = part.fork.as_mut() {
+            return self.store.stage_drafts(fork, new, self.clock);
+        }
         if part.appending.is_none() {
-            part.appending = Some(self.store.begin_append(self.lock, &part.id, self.clock)?);
+            let mut appending = self.store.begin_append(self.lock, &part.id, self.clock)?;
+            appending.renaming_taken();
+            part.appending = Some(appending);
         }
         let appending = part.appending.as_mut().expect("begun above");
         self.store.append_more(appending, new, self.clock)

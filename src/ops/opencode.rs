@@ -20,7 +20,7 @@ use crate::event::Draft;
 use crate::interop::opencode::{self, Db, DbError};
 use crate::interop::{self, Format, Report, skip};
 use crate::ops::folder::Committed;
-use crate::ops::import::{ImportFailure, RESUMES};
+use crate::ops::import::{ImportFailure, RESUMES, WENT_ON_IN};
 use crate::store::{Appending, Batch, Meta, Staged, Store, StoreError, subject};
 
 /// Why an opencode database was not imported.
@@ -107,9 +107,6 @@ impl At {
         }
     }
 }
-
-/// The key, in a session's record, of the fork the session went on in after a revert.
-const WENT_ON_IN: &str = "went_on_in";
 
 /// The key, in a session's record, of how many reverts its line went on after.
 const REVERTS: &str = "reverts";

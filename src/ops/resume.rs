@@ -19,7 +19,7 @@ use crate::compaction::Record;
 use crate::event::{Event, Kind};
 use crate::interop::Checkpoint;
 use crate::interop::resume::{self, Agent, Part, Session};
-use crate::ops::import::{MARK_WINDOW, RESUMES, written_record};
+use crate::ops::import::{MARK_WINDOW, RESUMES, TIP, written_record};
 use crate::projection::{self, Origin, ProjectionError};
 use crate::store::{Landed, Store, StoreError, subject};
 
@@ -134,6 +134,9 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let lock = store.lock()?;
     let meta = store.meta(request.id)?;
     let native = came_from(store, request.id, request.agent)?;
+    // The session carries on from the line's end as it is now: a capture after the line
+    // went on elsewhere goes on in a fork (`import::TIP`).
+    let tip = store.last_said(request.id)?;
     let created = clock.timestamp();
     let mut written = 0u64;
     let mut tally = Checkpoint::default();
@@ -147,6 +150,9 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     record["agent"] = json!(request.agent.name());
     record["compacted"] = json!(request.compacted);
     record["at"] = json!(created);
+    if let Some(tip) = tip {
+        record[TIP] = json!(tip);
+    }
 
     let mut meta = meta;
     match meta.extra.get_mut(RESUMES).and_then(Value::as_array_mut) {

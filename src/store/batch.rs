@@ -29,6 +29,16 @@ impl Batch {
         self.made.is_empty() && self.appends.is_empty()
     }
 
+    /// Whether the batch appends to conversation `id`.
+    pub fn appends_to(&self, id: &str) -> bool {
+        self.appends.iter().any(|(a, _)| a.id() == id)
+    }
+
+    /// The `meta.json` the batch writes beside its append to conversation `id`.
+    pub fn append_meta_mut(&mut self, id: &str) -> Option<&mut Meta> {
+        self.appends.iter_mut().find(|(a, _)| a.id() == id).and_then(|(_, m)| m.as_mut())
+    }
+
     /// The conversations the batch will make.
     pub fn made(&self) -> impl Iterator<Item = &Staged> {
         self.made.iter().flatten()

@@ -39,9 +39,27 @@ pub struct Appending {
     added: Vec<Added>,
     first_turn: Option<u64>,
     last_turn: Option<u64>,
+    /// A capture: an event or call id the conversation uses already is replaced, not refused
+    /// ([`Appending::renaming_taken`]); the new call id of each source call id renamed.
+    renaming: bool,
+    renamed_calls: std::collections::HashMap<String, String>,
 }
 
 impl Appending {
+    /// Give an event whose id the conversation uses already a fresh one, keeping the
+    /// source's as `source_id` (a call's as `source_call_id`, its result following it), where
+    /// a plain append refuses it. For captures of an agent's session: a model server may
+    /// repeat its response ids across sessions (local OpenAI-compatible ones do), and a
+    /// capture that refused them would leave the agent's turn out for good.
+    pub fn renaming_taken(&mut self) {
+        self.renaming = true;
+    }
+
+    /// The id of the last event added that is said ([`Kind::is_said`]).
+    pub fn last_said(&self) -> Option<&str> {
+        self.added.iter().rev().find(|a| !matches!(a.kind.as_str(), "config" | "compaction")).map(|a| a.id.as_str())
+    }
+
     /// The conversation appended to.
     pub fn id(&self) -> &str {
         &self.id
@@ -117,13 +135,15 @@ impl Store {
             added: Vec::new(),
             first_turn: None,
             last_turn: None,
+            renaming: false,
+            renamed_calls: Default::default(),
         })
     }
 
     /// Check and add `drafts` (their `line`s name them in errors). A refused event leaves
     /// the append unusable: discard it.
     pub fn append_more(&self, a: &mut Appending, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
-        for d in drafts {
+        for mut d in drafts {
             let needs_known = d.id.is_some() || matches!(d.kind, Kind::ToolCall { .. } | Kind::ToolResult { .. });
             if needs_known && a.known.is_none() {
                 let mut ids = IdSet::default();
@@ -135,6 +155,9 @@ impl Store {
                     }
                 }
                 a.known = Some((ids, calls));
+            }
+            if let (true, Some((ids, calls))) = (a.renaming, a.known.as_ref()) {
+                rename_taken(&mut d, ids, calls, &mut a.renamed_calls, clock);
             }
             if let Some((ids, calls)) = a.known.as_mut() {
                 if let Some(event_id) = &d.id
@@ -300,5 +323,35 @@ impl super::transaction::Transaction<'_> {
         } else {
             self.wrote_one_of(&a.id, a.stats, updated, previous)
         }
+    }
+}
+
+/// A capture's event with the ids the conversation uses already replaced (see
+/// [`Appending::renaming_taken`]); a result follows its call's new id.
+fn rename_taken(
+    d: &mut Draft,
+    ids: &IdSet,
+    calls: &IdSet,
+    renamed: &mut std::collections::HashMap<String, String>,
+    clock: &Clock,
+) {
+    use serde_json::Value;
+    if let Some(id) = d.id.as_deref().filter(|id| ids.contains(id)) {
+        d.extra.entry("source_id").or_insert_with(|| Value::String(id.to_owned()));
+        d.id = Some(clock.new_id());
+    }
+    match &mut d.kind {
+        Kind::ToolCall { call_id, .. } if calls.contains(call_id) => {
+            let new = format!("call_{}", clock.new_id());
+            d.extra.entry("source_call_id").or_insert_with(|| Value::String(call_id.clone()));
+            renamed.insert(call_id.clone(), new.clone());
+            *call_id = new;
+        }
+        Kind::ToolResult { call_id, .. } => {
+            if let Some(new) = renamed.get(call_id.as_str()) {
+                *call_id = new.clone();
+            }
+        }
+        _ => {}
     }
 }

@@ -26,6 +26,8 @@ pub struct Staged {
     /// The conversation this one goes on from (a Gemini CLI session after a rewind).
     pub forked_from: Option<super::ForkedFrom>,
     pub stats: Stats,
+    /// The id of the last event staged that is said ([`Kind::is_said`]).
+    pub last_said: Option<String>,
     next: u64,
     open: Vec<u8>,
     blobs: Vec<(String, ObjectId)>,
@@ -45,6 +47,7 @@ impl Store {
             parent: None,
             forked_from: None,
             stats: Stats::default(),
+            last_said: None,
             next: 0,
             open: Vec::new(),
             blobs: Vec::new(),
@@ -75,6 +78,9 @@ impl Store {
                 return Err(StoreError::DuplicateId { line: staged.line, id });
             }
             let event_ts = d.ts.clone().unwrap_or_else(|| ts.clone());
+            if d.kind.is_said() {
+                staged.last_said = Some(id.clone());
+            }
             let event: Event = d.into_event(id, event_ts);
             staged.stats.add(&event);
             let line = event.to_line();

@@ -13,7 +13,7 @@ use gix::object::tree::EntryKind;
 
 use super::history::Trailers;
 use super::txn::{Landed, Lock};
-use super::{ForkedFrom, Meta, Result, Store, StoreError, git_err, layout};
+use super::{ForkedFrom, Meta, Result, Store, StoreError, git_err, layout, sessions};
 use crate::clock::Clock;
 use crate::event::Stats;
 
@@ -342,11 +342,32 @@ impl Store {
             };
             let source_meta = self.meta_in(o_tree, &id)?;
             let fork = self.new_conversation_id(clock);
+            // The sessions that wrote the local line go on with it: their next capture
+            // lands in the fork, not on the remote's line nor in a conversation of its own.
+            let base_meta = match b {
+                Some(_) => self.meta_in(b_tree, &id).ok(),
+                None => None,
+            };
+            let (mut extra, moved) = sessions::moved_to_fork(&source_meta, base_meta.as_ref());
+            if let Some(project) = source_meta.extra.get(super::Project::KEY) {
+                extra.insert(super::Project::KEY.into(), project.clone());
+            }
+            if !moved.is_empty() {
+                let mut theirs = self.meta_in(t_tree, &id)?;
+                if sessions::mark_left(&mut theirs, &moved, &fork) {
+                    let path = layout::meta_path(&id);
+                    let mut bytes = serde_json::to_vec_pretty(&theirs)
+                        .map_err(|e| StoreError::BadFile { path: path.clone(), message: e.to_string() })?;
+                    bytes.push(b'\n');
+                    let blob = self.gc_proof(|| self.write_loose(gix::objs::Kind::Blob, &bytes))?;
+                    edits.upsert(&path, EntryKind::Blob, blob);
+                }
+            }
             let meta = Meta {
                 title: Some(format!("{} (diverged)", source_meta.title.clone().unwrap_or_else(|| id.clone()))),
                 created: clock.timestamp(),
                 forked_from: Some(ForkedFrom { id: id.clone(), turn: base_turns }),
-                extra: Default::default(),
+                extra,
             };
             let mut bytes = serde_json::to_vec_pretty(&meta)
                 .map_err(|e| StoreError::BadFile { path: layout::meta_path(&fork), message: e.to_string() })?;

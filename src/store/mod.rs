@@ -26,6 +26,7 @@ mod outgoing;
 mod outlines;
 mod refs;
 mod rewrite;
+pub mod sessions;
 mod split_index;
 mod stream;
 mod subagents;

@@ -68,6 +68,14 @@ impl Store {
         Ok(events)
     }
 
+    /// The id of conversation `id`'s last event that is said (not a compaction or config
+    /// record): the tip of its line, where a session that continues it carries on from.
+    pub fn last_said(&self, id: &str) -> Result<Option<String>> {
+        let at = self.outlined(id)?;
+        let tip = at.outlined.outlines.iter().rev().find(|o| !matches!(o.shape, Shape::Config | Shape::Compaction));
+        Ok(tip.map(|o| o.id.to_string()))
+    }
+
     /// Conversation `id` at HEAD, outlined: from the outline index, with the segments it
     /// has no record of read, outlined and recorded.
     /// The last one outlined is kept for the rest of the command, while HEAD holds it.

@@ -105,6 +105,13 @@ pub fn follow(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" followed from {format} (+{})", plural(events, "event"))
 }
 
+/// `import: "fix login (went on in codex)" followed from codex, forked from "fix login" (+4
+/// events)`: a session that carried on from an earlier point than its conversation's end,
+/// in a fork of it.
+pub fn went_on(title: &str, format: &str, from: &str, events: u64) -> String {
+    format!("import: \"{title}\" followed from {format}, forked from {from} (+{})", plural(events, "event"))
+}
+
 /// `resume: "fix login" in claude-code as 3f2a…, compacted (17 events)` (`title` quoted by [`name`]): a conversation
 /// handed to an agent as a session file its `--resume` reads (`convo resume`).
 pub fn resume(title: &str, agent: &str, session: &str, compacted: bool, events: u64) -> String {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
+use crate::common::githttp::Daemon;
 use crate::handoff::{project, session_file};
 
 /// A real Claude Code 2.1 session: 40 tool calls, no subagent lines.
@@ -160,4 +161,134 @@ fn a_relayed_conversation_hands_each_agent_only_its_own_records() {
         let line: Value = serde_json::from_str(line).unwrap();
         assert!(line["payload"].is_object() && line.get("uuid").is_none(), "not a Codex record: {line}");
     }
+}
+
+/// A failed command from Codex's turn is stored with a result, once per turn, under ids of
+/// its own though the model repeated them.
+#[test]
+fn a_model_that_repeats_its_ids_loses_no_turn() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    env.run(&["import", claude_session().to_str().unwrap()]).ok();
+    let file = rollout(&env, &resume(&env, &proj, &["--in", "codex"]));
+    for n in 1..=3 {
+        codex_turn(&file, &proj, &format!("turn {n}"), &format!("answer {n}"));
+        let run = env.run(&["import", "--follow", file.to_str().unwrap()]);
+        assert!(!run.stderr.contains("already used"), "{}", run.stderr);
+        run.ok();
+    }
+    let [(_, _, _, events)] = &conversations(&env)[..] else { panic!("one conversation expected") };
+    let said: Vec<&str> = events.iter().filter_map(|e| e["content"].as_str()).collect();
+    for n in 1..=3 {
+        assert!(said.contains(&format!("turn {n}").as_str()) && said.contains(&format!("answer {n}").as_str()));
+    }
+    let results =
+        events.iter().filter(|e| e["type"] == "tool_result" && e["content"].as_str().unwrap().contains("E0308"));
+    assert_eq!(results.count(), 3);
+}
+
+/// The conversation holding `prompt`, of those given.
+fn holding<'a>(
+    all: &'a [(String, String, Option<String>, Vec<Value>)],
+    prompt: &str,
+) -> Vec<&'a (String, String, Option<String>, Vec<Value>)> {
+    all.iter().filter(|c| prompts(&c.3).iter().any(|p| p == prompt)).collect()
+}
+
+/// Two sessions resumed from one point, both carried on: two lines, one a fork of the
+/// other, each holding the point's history once and its own turns in order; a session's
+/// next capture lands on its own line. `folder`: captured in one `import DIR`.
+fn two_continuations(folder: bool) {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    env.run(&["import", claude_session().to_str().unwrap()]).ok();
+    let base = prompts(&conversations(&env)[0].3);
+    let one = rollout(&env, &resume(&env, &proj, &["--in", "codex"]));
+    let two = rollout(&env, &resume(&env, &proj, &["--in", "codex"]));
+    codex_turn(&one, &proj, "first line", "one");
+    codex_turn(&two, &proj, "second line", "two");
+    let capture = |file: &Path| {
+        if folder {
+            env.run(&["import", env.home().join(".codex/sessions").to_str().unwrap()]).ok();
+        } else {
+            env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+        }
+    };
+    capture(&one);
+    capture(&two);
+    let all = conversations(&env);
+    assert_eq!(all.len(), 2, "{:?}", all.iter().map(|c| &c.1).collect::<Vec<_>>());
+    let (first, second) = (holding(&all, "first line"), holding(&all, "second line"));
+    assert_eq!((first.len(), second.len()), (1, 1), "each line in one conversation");
+    let (a, b) = (first[0], second[0]);
+    assert_ne!(a.0, b.0, "two continuations interleaved in one conversation");
+    let fork = if a.2.is_some() { a } else { b };
+    let line = if a.2.is_some() { b } else { a };
+    assert_eq!(fork.2.as_deref(), Some(line.0.as_str()));
+    assert!(fork.1.ends_with("(went on in codex)"), "{}", fork.1);
+    for c in [a, b] {
+        let p = prompts(&c.3);
+        assert_eq!(p[..base.len()], base[..], "the history before the point, once, in order");
+        assert_eq!(p.len(), base.len() + 1);
+    }
+    // Each session's next turn goes to its own line.
+    codex_turn(&two, &proj, "second line again", "two again");
+    codex_turn(&one, &proj, "first line again", "one again");
+    capture(&two);
+    capture(&one);
+    let all = conversations(&env);
+    assert_eq!(all.len(), 2);
+    assert_eq!(holding(&all, "second line again")[0].0, b.0);
+    assert_eq!(holding(&all, "first line again")[0].0, a.0);
+}
+
+#[test]
+fn two_continuations_of_one_point_end_in_two_lines() {
+    two_continuations(false);
+}
+
+#[test]
+fn two_continuations_captured_in_one_folder_import_end_in_two_lines() {
+    two_continuations(true);
+}
+
+/// Bob carries Alice's conversation on in Codex while Alice adds to it; his pull moves his
+/// line into a fork, and his session's next turn lands there: not on Alice's line, not in a
+/// third conversation, nothing stored twice.
+#[test]
+fn after_a_diverged_pull_a_session_goes_on_in_its_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let alice = TestEnv::new();
+    alice.run(&["import", claude_session().to_str().unwrap()]).ok();
+    alice.run(&["remote", "add", "origin", &url]).ok();
+    alice.run(&["push"]).ok();
+
+    let bob = TestEnv::bare_at(100);
+    bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    let proj = project(&bob);
+    let id = conversations(&bob)[0].0.clone();
+    let file = rollout(&bob, &resume(&bob, &proj, &[&id, "--in", "codex"]));
+    codex_turn(&file, &proj, "bob one", "one");
+    bob.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+
+    alice.run(&["append", "--user", "alice adds"]).ok();
+    alice.run(&["push"]).ok();
+    bob.run(&["pull"]).ok();
+    codex_turn(&file, &proj, "bob two", "two");
+    bob.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+
+    let all = conversations(&bob);
+    assert_eq!(all.len(), 2, "{:?}", all.iter().map(|c| &c.1).collect::<Vec<_>>());
+    let alices = holding(&all, "alice adds");
+    let (one, two) = (holding(&all, "bob one"), holding(&all, "bob two"));
+    assert_eq!((alices.len(), one.len(), two.len()), (1, 1, 1));
+    assert_eq!(alices[0].0, id, "Alice's line keeps the id");
+    assert_eq!(one[0].0, two[0].0, "Bob's session left its line");
+    assert_ne!(one[0].0, id);
+    let p = prompts(&one[0].3);
+    assert_eq!(p[p.len() - 2..], ["bob one", "bob two"]);
+    bob.run(&["fsck"]).ok();
 }

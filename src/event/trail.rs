@@ -110,11 +110,7 @@ impl Outcome {
     /// The outcome of a result with `content`, flagged `is_error` by its agent.
     pub fn of(content: &str, is_error: bool) -> Outcome {
         let (content, recorded) = output_of(content);
-        let exit = recorded.or_else(|| {
-            EXIT.captures(head(&content))
-                .and_then(|c| c.get(1).or_else(|| c.get(2)))
-                .and_then(|m| m.as_str().parse().ok())
-        });
+        let exit = recorded.or_else(|| printed_exit(&content));
         let content = content.as_ref();
         let failed = is_error || exit.is_some_and(|code| code != 0);
         let error_line = first_error_line(content)
@@ -144,16 +140,31 @@ impl Outcome {
     }
 }
 
+/// The exit status a result's output reports, read as [`Outcome`] reads it: recorded in
+/// Codex's JSON ([`output_of`]), else printed in its first lines ([`EXIT`]). The one
+/// reading, so that a placeholder and an importer that has no error flag to go by (Codex
+/// writes none) agree on what failed.
+pub fn exit_status(content: &str) -> Option<i64> {
+    let (output, recorded) = output_of(content);
+    recorded.or_else(|| printed_exit(&output))
+}
+
+/// The exit status printed at the top of an output (or anywhere in JSON's text).
+fn printed_exit(content: &str) -> Option<i64> {
+    EXIT.captures(head(content)).and_then(|c| c.get(1).or_else(|| c.get(2))).and_then(|m| m.as_str().parse().ok())
+}
+
 /// The text a result's output is, and the exit status it records: Codex writes a shell
-/// call's output as JSON (`{"output": "...", "metadata": {"exit_code": 1}}`), whose lines
-/// are what an error line is looked for in; anything else is its own text.
+/// call's output as JSON (`{"output": "...", "metadata": {"exit_code": 1}}`, or the
+/// status beside the output), whose lines are what an error line is looked for in;
+/// anything else is its own text.
 pub fn output_of(content: &str) -> (std::borrow::Cow<'_, str>, Option<i64>) {
     if content.starts_with('{')
         && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(content)
         && let Some(Value::String(output)) = o.get("output")
     {
-        let exit = o.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
-        return (std::borrow::Cow::Owned(output.clone()), exit);
+        let recorded = o.get("metadata").and_then(|m| m.get("exit_code")).or_else(|| o.get("exit_code"));
+        return (std::borrow::Cow::Owned(output.clone()), recorded.and_then(Value::as_i64));
     }
     (std::borrow::Cow::Borrowed(content), None)
 }
@@ -327,6 +338,26 @@ mod tests {
         let commit = Outcome::of("[main 1a2b3c4] store: fix\n 1 file changed", false);
         assert_eq!(commit.commits, ["1a2b3c4"]);
         assert_eq!(Outcome::of("all good", false), Outcome::default());
+        let beside = Outcome::of(r#"{"output":"no such file\n","exit_code":1}"#, false);
+        assert_eq!((beside.exit, beside.error_line.as_deref()), (Some(1), Some("no such file")));
+    }
+
+    #[test]
+    fn an_exit_status_is_read_from_each_shape_as_an_outcome_reads_it() {
+        let shapes = [
+            ("Exit code 101\n   Compiling x", Some(101)),
+            ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\n", Some(1)),
+            ("Chunk ID: 6\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\nok\n", Some(0)),
+            (r#"{"output":"x","metadata":{"exit_code":2}}"#, Some(2)),
+            (r#"{"output":"x","exit_code":3}"#, Some(3)),
+            (r#"{"exit_code":-1}"#, Some(-1)),
+            ("a\nb\nc\nExit code 1", None),
+            ("Plan updated", None),
+        ];
+        for (content, exit) in shapes {
+            assert_eq!(exit_status(content), exit, "{content}");
+            assert_eq!(Outcome::of(content, false).exit, exit, "{content}");
+        }
     }
 
     #[test]

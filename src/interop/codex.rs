@@ -3,7 +3,10 @@
 //! `compacted` record becomes a compaction with its summary. A `function_call`'s
 //! `arguments` string that is not JSON is kept as a string. Codex writes no title: a
 //! session is titled by its first user message that is not Codex's own (environment,
-//! instructions); the first `session_meta` says where it ran (`cwd`, `git`).
+//! instructions); the first `session_meta` says where it ran (`cwd`, `git`). A tool's
+//! output carries no error flag: it is an error result when the exit status it reports
+//! (`Exit code: 1`, `Process exited with code 1`, or its JSON's `exit_code`) is not 0, read
+//! as compaction's placeholders read it ([`crate::event::trail::exit_status`]).
 //!
 //! Usage: Codex records each model call's tokens as a running total with the call's own
 //! counts beside it (`event_msg` `token_count`: `info.total_token_usage`,
@@ -51,6 +54,7 @@ use super::{
     skip, text_of, title,
 };
 use crate::clock::Clock;
+use crate::event::trail::exit_status;
 use crate::event::{Kind, Usage};
 
 /// What a session's token counts said so far: what a read carrying on from a
@@ -348,7 +352,10 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
                 }
                 other => text_of(other),
             };
-            Kind::ToolResult { call_id: call_id(), content, is_error: false }
+            // Codex writes no error flag: a command failed when the exit status its output
+            // reports (a line of the text, or its JSON's `exit_code`) is not 0.
+            let is_error = exit_status(&content).is_some_and(|code| code != 0);
+            Kind::ToolResult { call_id: call_id(), content, is_error }
         }
         "tool_search_output" => Kind::ToolResult {
             call_id: call_id(),
@@ -373,5 +380,76 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
     }
     if !b.push_with(report, kind, id, ts, extra) {
         skip(report, "tool result without its call");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether each result of a session whose calls gave `outputs` is an error, in order.
+    fn errors(outputs: &[Value]) -> Vec<bool> {
+        let mut lines = vec![
+            serde_json::json!({"timestamp": "2026-11-28T06:03:43.000Z", "type": "session_meta", "payload": {"cwd": "/w"}}),
+        ];
+        for (i, output) in outputs.iter().enumerate() {
+            let call = serde_json::json!({"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"make\"}", "call_id": format!("c{i}")});
+            let result =
+                serde_json::json!({"type": "function_call_output", "call_id": format!("c{i}"), "output": output});
+            for payload in [call, result] {
+                lines.push(serde_json::json!({"timestamp": "2026-11-28T06:03:43.000Z", "type": "response_item", "payload": payload}));
+            }
+        }
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let imported = parse(&text, &Clock::fixed(chrono::DateTime::UNIX_EPOCH)).unwrap();
+        imported.conversations[0]
+            .drafts
+            .iter()
+            .filter_map(|d| match &d.kind {
+                Kind::ToolResult { is_error, .. } => Some(*is_error),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_result_is_an_error_when_its_printed_exit_status_is_not_zero() {
+        let said = |code: i64| {
+            format!(
+                "Chunk ID: 696d42\nWall time: 0.0000 seconds\nProcess exited with code {code}\nOriginal token count: 5\nOutput:\nx\n"
+            )
+        };
+        let older =
+            |code: i64| format!("Exit code: {code}\nWall time: 0.2 seconds\nOutput:\nmake: *** [all] Error {code}\n");
+        let outputs = [said(0), said(1), said(-9), older(0), older(2), "Process exited with code 127".to_owned()];
+        let outputs: Vec<Value> = outputs.into_iter().map(Value::String).collect();
+        assert_eq!(errors(&outputs), [false, true, true, false, true, true]);
+    }
+
+    #[test]
+    fn a_result_is_an_error_when_its_json_exit_code_is_not_zero() {
+        let outputs = [
+            r#"{"output":"ok\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#,
+            r#"{"output":"cc a.c\nerror: no main\n","metadata":{"exit_code":2,"duration_seconds":0.1}}"#,
+            r#"{"output":"ok\n","exit_code":0}"#,
+            r#"{"output":"no such file\n","exit_code":1,"wall_time_seconds":0.1}"#,
+            r#"{"exit_code":1}"#,
+        ];
+        let outputs: Vec<Value> = outputs.into_iter().map(|o| Value::String(o.into())).collect();
+        assert_eq!(errors(&outputs), [false, true, false, true, true]);
+    }
+
+    /// Without an exit status a result stays a success, as Codex wrote it: a tool that is
+    /// not a command, a command still running, an output as an object.
+    #[test]
+    fn a_result_without_an_exit_status_is_not_an_error() {
+        let outputs = [
+            Value::String("Plan updated".into()),
+            Value::String("Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 3\nOutput:\n".into()),
+            Value::String(r#"{"output":"error: not a status\n","metadata":{"duration_seconds":0.1}}"#.into()),
+            Value::String("a.txt\nb.txt\nc.txt\nExit code: 1 (a file's text, below the top lines)\n".into()),
+            serde_json::json!({"type": "input_text", "text": "a.txt\n"}),
+        ];
+        assert_eq!(errors(&outputs), [false, false, false, false, false]);
     }
 }

@@ -25,7 +25,7 @@ use crate::event::{self, Event};
 
 const DIR: &str = "outline";
 /// Starts every record; a new record format takes a new byte.
-const MAGIC: u8 = 0xB3;
+const MAGIC: u8 = 0xB4;
 /// Magic, blob id, payload length, checksum.
 const HEADER: usize = 1 + 20 + 4 + 8;
 

@@ -451,6 +451,47 @@ fn watch_imports_a_session_as_it_grows_and_commits_what_it_saw_on_ctrl_c() {
     env.run(&["fsck"]).ok();
 }
 
+/// `watch` started before Codex first ran, with no `~/.codex/sessions`: it says it waits for
+/// the folder, and when Codex makes it with a dated folder and a session file in one go, it
+/// captures the session from the file system's reports alone (scans are an hour apart),
+/// exactly as one import of the file.
+#[test]
+fn watch_waits_for_codexs_sessions_folder_and_captures_the_first_session_in_it() {
+    use std::io::BufRead as _;
+    let env = TestEnv::new();
+    let sessions = env.home().join(".codex/sessions");
+    let mut cmd = env.command(&["watch", "--quiet-ms", "200", "--poll", "3600"]);
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    // Its watches are in place once it has said what it waits for.
+    let waiting = format!("waiting for {} (not there yet)", sessions.display());
+    let mut said = String::new();
+    while !said.lines().any(|l| l == waiting) {
+        assert!(stderr.read_line(&mut said).unwrap() > 0, "watch ended before it said it waits:\n{said}");
+    }
+    let day = sessions.join("2026/11/29");
+    std::fs::create_dir_all(&day).unwrap();
+    let file = day.join("rollout-2026-11-29T06-03-43-01a220c0-9bb2-7ac2-9abb-c3e6ba6ce77c.jsonl");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_0169), &file).unwrap();
+    let once = TestEnv::new();
+    once.run(&["import", file.to_str().unwrap()]).ok();
+    let start = std::time::Instant::now();
+    while event_count(&env) < event_count(&once) {
+        assert!(start.elapsed().as_secs() < 30, "watch did not capture the session in a folder made after it began");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    std::io::Read::read_to_string(&mut stderr, &mut said).unwrap();
+    assert!(status.success(), "{said}");
+    assert!(!said.contains("warning"), "{said}");
+    assert!(said.lines().any(|l| l == format!("watching {}", sessions.display())), "{said}");
+    assert_eq!(stored(&env), stored(&once), "{said}");
+}
+
 /// One import commit that continues a session and adds another changes two conversations:
 /// the ids file (prefixes, short ids, and what a later import checks for sessions it has
 /// already) must list both afterwards, so a third run imports nothing twice.

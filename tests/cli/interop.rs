@@ -916,6 +916,42 @@ fn codex_usage_is_kept_on_the_first_event_of_the_call_it_counts() {
     "#);
 }
 
+/// Codex writes no error flag on a command's output, only the exit status in its text: a
+/// command that exited 1 is imported as a failed result, so `show` says `error` and `grep
+/// --failed` finds it; one that exited 0 stays a success.
+#[test]
+fn a_codex_command_that_exited_nonzero_is_shown_and_found_as_failed() {
+    let fixture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::follow::CODEX_0169)).unwrap();
+    let ok = r#"Process exited with code 0\nOriginal token count: 4\nOutput:\n17 notes.txt\n"#;
+    let failed =
+        r#"Process exited with code 1\nOriginal token count: 9\nOutput:\nwc: notes.txt: No such file or directory\n"#;
+    assert!(fixture.contains(ok), "the fixture's second command changed");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rollout-2026-11-28T06-03-43-01a220c0.jsonl");
+    std::fs::write(&file, fixture.replace(ok, failed)).unwrap();
+    let env = TestEnv::new();
+    let id = env.run(&["import", file.to_str().unwrap()]).ok().trim().to_owned();
+    let shown = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    let results: Vec<(String, bool)> = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| (e["call_id"].as_str().unwrap().to_owned(), e["is_error"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(results, [("call_1".to_owned(), false), ("call_2".to_owned(), true)]);
+    let text = env.run(&["show", &id]).ok().to_owned();
+    assert!(text.contains("exec_command call_1 success"), "{text}");
+    assert!(text.contains("exec_command call_2 error"), "{text}");
+    // The hit is the second command's result (Codex's item id), alone.
+    let found = env.run(&["grep", "--failed", "--format", "json"]).ok().to_owned();
+    let hits: Vec<Value> = found.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let hits: Vec<&str> = hits.iter().map(|h| h["event"].as_str().unwrap()).collect();
+    assert_eq!(hits, ["fco_01a220c0-9c93-7722-8f92-6269bcf5aba7"], "{found}");
+    let found = env.run(&["grep", "--failed", "No such file"]).ok().to_owned();
+    assert!(found.contains("wc: notes.txt: No such file or directory"), "{found}");
+}
+
 /// A Codex session that marks its turns has its last response kept back while its count
 /// may still come (a following read gives it, with its count, or when the turn ends); one
 /// that marks none, as Codex 0.39's or another tool's, has nothing kept back, so a file

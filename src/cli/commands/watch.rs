@@ -17,9 +17,11 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// Follow agent session folders and import each session as it grows
 ///
 /// Watches the folders (default: ~/.claude/projects, ~/.codex/sessions and Gemini CLI's
-/// ~/.gemini/tmp, or $GEMINI_CLI_HOME/.gemini/tmp; those that exist) for new and growing
-/// .jsonl session files, and imports each as `import --follow` does once it has been quiet
-/// for a moment: one commit per change. opencode's database
+/// ~/.gemini/tmp, or $GEMINI_CLI_HOME/.gemini/tmp) for new and growing .jsonl session
+/// files, and imports each as `import --follow` does once it has been quiet for a moment:
+/// one commit per change. A folder not there yet (an agent that never ran) is waited for,
+/// and followed once it appears; the folders watched and waited for are said on start.
+/// opencode's database
 /// ($XDG_DATA_HOME/opencode/opencode.db, default ~/.local/share/opencode/opencode.db) is
 /// followed too, as `import DB` reads it: what is new in each of its sessions. Files there
 /// already are brought up to date first. One status line on a terminal. Ctrl-C (or SIGTERM)
@@ -49,15 +51,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let data = std::env::var_os("XDG_DATA_HOME")
             .filter(|h| !h.is_empty())
             .map_or_else(|| home.join(".local/share"), PathBuf::from);
+        // A sweep takes the folders there; a watch waits for the others too (Codex makes
+        // its folder on its first run).
         let dirs = [home.join(".claude/projects"), home.join(".codex/sessions"), gemini.join(".gemini/tmp")]
             .into_iter()
-            .filter(|d| d.is_dir())
+            .filter(|d| !args.once || d.is_dir())
             .collect();
         (dirs, [opencode::database_in(&data)].into_iter().filter(|d| d.is_file()).collect())
     } else {
         args.dirs.iter().cloned().partition(|d| !(d.is_file() && opencode::is_database(d)))
     };
-    if let Some(missing) = dirs.iter().find(|d| !d.is_dir()) {
+    // A folder named that is not there yet is waited for, except by a sweep.
+    if let Some(missing) = dirs.iter().find(|d| !d.is_dir() && (args.once || d.exists())) {
         return Err(CommandError::input(format!("{}: not a folder or an opencode database", missing.display())));
     }
     if dirs.is_empty() && databases.is_empty() {
@@ -106,32 +111,51 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let (send, events) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
     // inotify where it works; scans alone (every --poll seconds) where it does not.
-    let watcher = notify::recommended_watcher(send).ok().and_then(|mut w| {
-        use notify::Watcher as _;
-        let folders = dirs.iter().all(|d| w.watch(d, notify::RecursiveMode::Recursive).is_ok());
-        // A database's folder: the database and its write-ahead log change there.
-        let databases = databases
-            .iter()
-            .filter_map(|d| d.parent())
-            .all(|d| w.watch(d, notify::RecursiveMode::NonRecursive).is_ok());
-        (folders && databases).then_some(w)
-    });
-    if watcher.is_none() {
+    let mut watches = Watches { watcher: notify::recommended_watcher(send).ok(), placed: Vec::new() };
+    if !watches.place(watch.spots()) {
+        watches.watcher = None;
         ctx.ui.warning("the file system reports no changes here: scanning the folders instead");
+    }
+    // What was written while the watches were being placed.
+    watch.scan(Instant::now());
+    for folder in dirs.iter().filter(|d| d.is_dir()).chain(&databases) {
+        ctx.ui.status(&format!("watching {}", folder.display()));
+    }
+    for (folder, _) in watch.awaited() {
+        ctx.ui.status(&format!("waiting for {} (not there yet)", folder.display()));
     }
     let names: Vec<String> = dirs.iter().chain(&databases).map(|d| d.display().to_string()).collect();
     let poll = Duration::from_secs(args.poll.max(1));
     let mut last_scan = Instant::now();
     let spinner = crate::cli::ui::spinner(ctx.ui.quiet, format!("watching {}", names.join(", ")));
+    // Whether a folder waited for may have appeared (or one watched gone): at once, in
+    // case one did while the watches were being placed.
+    let mut look = true;
     while !STOP.load(Ordering::SeqCst) {
         match events.recv_timeout(Duration::from_millis(100)) {
-            Ok(Ok(event)) => event.paths.iter().for_each(|p| watch.touched(p, Instant::now())),
+            Ok(Ok(event)) => {
+                use notify::event::{EventKind, ModifyKind};
+                let made = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_)));
+                for path in &event.paths {
+                    look |= made && watch.leads_to_awaited(path);
+                    watch.touched(path, Instant::now());
+                    if made {
+                        watch.made(path, Instant::now());
+                    }
+                }
+            }
             Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(Duration::from_millis(100)),
         }
         if last_scan.elapsed() >= poll {
             watch.scan(Instant::now());
             last_scan = Instant::now();
+            look = true;
+        }
+        if std::mem::take(&mut look) {
+            for folder in watches.settle(&mut watch) {
+                ctx.ui.status(&format!("watching {}", folder.display()));
+            }
         }
         follow_due(&mut watch, false)?;
         if let Some(s) = &spinner {
@@ -147,6 +171,55 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     watch.scan(Instant::now());
     follow_due(&mut watch, true)
+}
+
+/// The file system's watches, and where they are.
+struct Watches {
+    watcher: Option<notify::RecommendedWatcher>,
+    /// Each watched path, and whether with its subfolders.
+    placed: Vec<(PathBuf, bool)>,
+}
+
+impl Watches {
+    /// Move the watches to `spots`; false if one could not be put in place. A spot that
+    /// failed counts as placed, not tried again at once: the scans cover it.
+    fn place(&mut self, spots: Vec<(PathBuf, bool)>) -> bool {
+        use notify::Watcher as _;
+        let Some(watcher) = &mut self.watcher else { return true };
+        for (path, _) in self.placed.iter().filter(|p| !spots.contains(p)) {
+            // A watch on a folder that has gone went with it.
+            let _ = watcher.unwatch(path);
+        }
+        let mut all = true;
+        for (path, whole) in spots.iter().filter(|s| !self.placed.contains(s)) {
+            let mode = if *whole { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
+            all &= watcher.watch(path, mode).is_ok();
+        }
+        self.placed = spots;
+        all
+    }
+
+    /// Take in the folders that appeared since last looked at (watched first, then what
+    /// is in them made due) and follow the way down to those still waited for, until
+    /// nothing moves (a folder may appear while a watch is being placed); the folders
+    /// that appeared.
+    fn settle(&mut self, watch: &mut Watch) -> Vec<PathBuf> {
+        let mut appeared = Vec::new();
+        // Each round takes a folder in or moves a watch a folder down: a few at most.
+        for _ in 0..32 {
+            let arrived = watch.arrived();
+            let spots = watch.spots();
+            if arrived.is_empty() && spots == self.placed {
+                break;
+            }
+            self.place(spots);
+            for folder in arrived {
+                watch.folder_appeared(&folder, Instant::now());
+                appeared.push(folder);
+            }
+        }
+        appeared
+    }
 }
 
 /// What is new in each session of an opencode database, said in a line; a failure is said

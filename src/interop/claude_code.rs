@@ -36,6 +36,23 @@ pub fn parse(text: &str, clock: &Clock) -> Result<Imported, InteropError> {
     Ok(super::collected(outcome, drafts))
 }
 
+/// Whether `line`, the last line of a transcript, ends a turn of the main session: an
+/// assistant line of the main chain whose blocks call no tool (its answer). Claude Code runs
+/// its `Stop` hook as the turn ends, sometimes before this line reaches the file: the hook's
+/// capture waits for it, for a bounded time. Lines that are not messages (a summary, a
+/// hook's record) say nothing either way.
+pub fn ends_turn(line: &str) -> Option<bool> {
+    let line: Value = serde_json::from_str(line).ok()?;
+    match line.get("type").and_then(Value::as_str)? {
+        "assistant" if line.get("isSidechain") != Some(&Value::Bool(true)) => {
+            let blocks = line.pointer("/message/content").and_then(Value::as_array);
+            Some(!blocks.is_some_and(|b| b.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))))
+        }
+        "user" | "assistant" => Some(false),
+        _ => None,
+    }
+}
+
 /// First pass: for each sidechain line, the first line of its subagent run (follow parents
 /// while they are sidechain lines). Only sidechain lines are kept, so memory follows them.
 pub fn sidechain_roots(lines: Lines) -> Result<HashMap<String, String>, InteropError> {
@@ -453,6 +470,22 @@ fn assistant_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_ends_with_an_answer_of_the_main_session() {
+        let said = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done"}]}}"#;
+        let calls =
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}"#;
+        let result =
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}}"#;
+        let sidechain = r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"x"}]}}"#;
+        assert_eq!(ends_turn(said), Some(true));
+        assert_eq!(ends_turn(calls), Some(false));
+        assert_eq!(ends_turn(result), Some(false));
+        assert_eq!(ends_turn(sidechain), Some(false));
+        assert_eq!(ends_turn(r#"{"type":"system","subtype":"stop_hook_summary"}"#), None);
+        assert_eq!(ends_turn("{not json"), None);
+    }
 
     fn parents(pairs: &[(&str, Option<&str>)]) -> HashMap<String, Option<String>> {
         pairs.iter().map(|(c, p)| (c.to_string(), p.map(str::to_owned))).collect()

@@ -424,6 +424,46 @@ fn detect_lines(head: &str) -> Option<Format> {
     })
 }
 
+/// Wait, at most `budget`, for the session file an agent's hook names to hold the whole
+/// turn: until it exists, its size holds still from one look to the next, and (where the
+/// agent's lines say it: Claude Code) its last message ends the turn. A hook can run before
+/// the agent's last lines reach the file; what is still missing after the wait is left to
+/// the next capture (only whole lines are read). Whether the file settled.
+pub fn settle(path: &Path, format: Format, budget: std::time::Duration) -> bool {
+    const LOOK: std::time::Duration = std::time::Duration::from_millis(100);
+    let start = std::time::Instant::now();
+    let mut last = None;
+    loop {
+        let size = std::fs::metadata(path).ok().map(|m| m.len());
+        if size.is_some() && size == last && turn_ended(path, format) {
+            return true;
+        }
+        if start.elapsed() >= budget {
+            return false;
+        }
+        last = size;
+        std::thread::sleep(LOOK);
+    }
+}
+
+/// Whether the last message line of the file ends a turn, as far as its format tells.
+fn turn_ended(path: &Path, format: Format) -> bool {
+    use std::io::{Seek, SeekFrom};
+    if format != Format::ClaudeCode {
+        return true;
+    }
+    let Ok(mut file) = std::fs::File::open(path) else { return false };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    if file.seek(SeekFrom::Start(len.saturating_sub(MARK_WINDOW))).is_err() || file.read_to_end(&mut tail).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&tail);
+    // A line still being written (no newline yet) is not the turn's end.
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    whole.lines().rev().find_map(interop::claude_code::ends_turn).unwrap_or(true)
+}
+
 /// What `import --follow` did with a session file.
 pub enum Followed {
     /// The session's first import: its whole lines so far, as `import` would.

@@ -715,3 +715,43 @@ fn watch_follows_gemini_cli_sessions_by_default_and_passes_over_empty_ones() {
     env.run(&["watch", "--once"]).ok();
     assert!(env.snapshot() == before, "a second sweep changed the store");
 }
+
+/// Claude Code may run its `Stop` hook before the turn's last lines reach the transcript:
+/// the hook waits (briefly) for the answer that ends the turn, and captures the whole turn.
+#[test]
+fn the_claude_code_stop_hook_waits_for_the_turn_to_reach_the_transcript() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let session = "0b7a1f52-8c1e-4b55-9d3f-5c2d8e7f6a10";
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+            "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": if kind == "user" { "user" } else { "assistant" }, "content": content}})
+        .to_string()
+            + "\n"
+    };
+    let call = serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]);
+    let result = serde_json::json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "notes.txt"}]);
+    let answer = serde_json::json!([{"type": "text", "text": "There is one file: notes.txt."}]);
+    let begun =
+        line("u1", None, "user", serde_json::json!("what is here?")) + &line("a1", Some("u1"), "assistant", call);
+    std::fs::write(&file, begun).unwrap();
+    let input = serde_json::json!({"session_id": session, "transcript_path": file, "hook_event_name": "Stop"});
+    let mut hook = env.command(&["hook", "claude-code"]);
+    hook.stdin(std::process::Stdio::piped());
+    let mut child = hook.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    // The rest of the turn arrives after the hook started.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let rest = line("u2", Some("a1"), "user", result) + &line("a2", Some("u2"), "assistant", answer);
+    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(rest.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let events = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let kinds: Vec<String> = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["user", "tool_call", "tool_result", "assistant"], "{events}");
+}

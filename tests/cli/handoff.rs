@@ -938,3 +938,54 @@ fn a_gemini_cli_subagent_is_its_own_conversation_linked_to_its_session() {
     one_by_one.run(&["import", sub.to_str().unwrap()]).ok();
     assert_eq!(linked(&one_by_one), expected);
 }
+
+/// Claude Code's `Stop` hook, configured as the README says, records every turn of a
+/// `claude -p` session with tool calls whole, once: the prompt, each call and its result,
+/// the answer; a second turn (`--resume`) lands in the same conversation.
+#[test]
+fn the_claude_code_stop_hook_alone_records_whole_turns() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let command = format!("CONVO_DIR={} {} hook claude-code", env.store.display(), env!("CARGO_BIN_EXE_convo"));
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}});
+    std::fs::create_dir_all(env.home().join(".claude")).unwrap();
+    std::fs::write(env.home().join(".claude/settings.json"), settings.to_string()).unwrap();
+    let turn = |prompt: &str, args: &[&str]| {
+        let script = json!([
+            {"tool": {"name": "Bash", "input": {"command": "cat notes.txt", "description": "Show notes.txt"}}},
+            {"tool": {"name": "Read", "input": {"file_path": proj.join("notes.txt")}}},
+            {"text": format!("Answered: {prompt}")}
+        ]);
+        let rec = Recorder::start(&env.root, prompt, Some(&script));
+        let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &[args, &["-p", prompt]].concat());
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    };
+    turn("first question", &[]);
+    let session = stem_id(&session_file(&env.home().join(".claude/projects"), ""));
+    turn("second question", &["--resume", &session]);
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let id = list[0]["id"].as_str().unwrap();
+    let events: Vec<Value> =
+        env.run(&["show", id, "--format", "jsonl"]).ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let said: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] != "reasoning")
+        .map(|e| match e["type"].as_str().unwrap() {
+            "user" | "assistant" => format!("{}: {}", e["type"].as_str().unwrap(), e["content"].as_str().unwrap()),
+            other => other.to_owned(),
+        })
+        .collect();
+    let one = |prompt: &str| {
+        vec![
+            format!("user: {prompt}"),
+            "tool_call".to_owned(),
+            "tool_result".to_owned(),
+            "tool_call".to_owned(),
+            "tool_result".to_owned(),
+            format!("assistant: Answered: {prompt}"),
+        ]
+    };
+    assert_eq!(said, [one("first question"), one("second question")].concat(), "{events:?}");
+}

@@ -60,6 +60,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             path.display()
         )));
     }
+    // The agent may run its hook before the turn's last lines reach the transcript: wait
+    // for them, briefly (a hook must not hold the agent up); what is still missing then is
+    // the next hook's.
+    import::settle(&path, format, SETTLE);
     let store = ctx.open_store_for_write()?;
     let options = import::Options { title: None, again: false };
     match import::follow(&store, &path, Some(format), &options, &ctx.clock)? {
@@ -69,6 +73,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     Ok(())
 }
+
+/// How long a hook waits for the transcript to hold the whole turn.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Whether a transcript's file name `stem` is that of `session`.
 fn names_session(agent: Agent, stem: &str, session: &str) -> bool {

@@ -146,7 +146,7 @@ fn codex_resume(env: &TestEnv, cwd: &Path, name: &str, session: &str, prompt: &s
 
 /// Gemini CLI's session `session` under `home`: the file of that id with messages (a resume
 /// that starts in another minute leaves a second one beside it, with none).
-fn gemini_session(env: &TestEnv, session: &str) -> PathBuf {
+pub(crate) fn gemini_session(env: &TestEnv, session: &str) -> PathBuf {
     let mut found: Vec<PathBuf> = files_under(&env.home().join(".gemini/tmp"))
         .into_iter()
         .map(|f| env.home().join(".gemini/tmp").join(f))

@@ -565,7 +565,11 @@ pub fn follow_into(
         Some(f) if interop::streams(f) => f,
         _ => return Err(follow_refused(FollowFailure::NotLines { name, format: "this format" })),
     };
-    let went_on = diverged(store, &main_id, &recorded, commits)?;
+    let batch = match commits {
+        Commits::Into(batch) => Some(&**batch),
+        Commits::Now => None,
+    };
+    let went_on = diverged(store, &main_id, &recorded, batch)?;
     // Where the importer stood after the bytes read before: then only the new bytes are
     // read. Without one (a record from before checkpoints, or subagent lines), the whole
     // file is read again and the events imported before are skipped by count.
@@ -711,9 +715,9 @@ pub fn follow_into(
             let events = fork.stats.events - went_on.as_ref().map_or(0, |kept| kept.len() as u64);
             if events > 0 {
                 added += events;
-                let done =
+                let went =
                     went_on_in(store, lock, commits, (fork, events), (&p.id, &p.meta, p.at), meta, format, clock)?;
-                landed.extend(done);
+                landed.extend(went.landed);
                 continue;
             }
             // Nothing new said: no fork yet, only how far the file was read.
@@ -973,31 +977,7 @@ fn start_following(
     Ok(Done { name, format, report: outcome.report, conversations, landed })
 }
 
-/// Where in a conversation's `meta.json` a followed file's record is: `source` (the file
-/// it was imported from) or `resumes[i]` (a session `convo resume` wrote for an agent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum At {
-    Source,
-    Resume(usize),
-}
-
-impl At {
-    fn get(self, meta: &crate::store::Meta) -> Option<&Value> {
-        match self {
-            At::Source => meta.extra.get("source"),
-            At::Resume(i) => meta.extra.get(RESUMES)?.get(i),
-        }
-    }
-
-    fn get_mut(self, meta: &mut crate::store::Meta) -> Option<&mut Map<String, Value>> {
-        match self {
-            At::Source => meta.extra.get_mut("source")?.as_object_mut(),
-            At::Resume(i) => meta.extra.get_mut(RESUMES)?.get_mut(i)?.as_object_mut(),
-        }
-    }
-}
-
-pub use crate::store::sessions::{RESUMES, TIP, WENT_ON_IN, left};
+pub use crate::store::sessions::{At, RESUMES, TIP, WENT_ON_IN, left};
 
 /// The events of conversation `id` up to where the session of `recorded` left its line,
 /// when the line has gone on past that point since (another session, a teammate's turns
@@ -1005,8 +985,8 @@ pub use crate::store::sessions::{RESUMES, TIP, WENT_ON_IN, left};
 /// Also when the folder import under way appends to the conversation already (two sessions
 /// continuing one point in one sweep). `None`: the session carries on from the line's end
 /// (or its record, from before tips were kept, cannot say).
-fn diverged(store: &Store, id: &str, recorded: &Value, commits: &Commits<'_>) -> Result<Option<Vec<Event>>> {
-    let in_batch = matches!(commits, Commits::Into(batch) if batch.appends_to(id));
+pub(crate) fn diverged(store: &Store, id: &str, recorded: &Value, batch: Option<&Batch>) -> Result<Option<Vec<Event>>> {
+    let in_batch = batch.is_some_and(|b| b.appends_to(id));
     let recorded_tip = recorded.get(TIP).and_then(Value::as_str);
     let tip = match (recorded_tip, in_batch) {
         (Some(tip), true) => Some(tip.to_owned()),
@@ -1028,7 +1008,7 @@ fn diverged(store: &Store, id: &str, recorded: &Value, commits: &Commits<'_>) ->
 }
 
 /// A new conversation holding `kept`, ids and all, for a session to go on in.
-fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::result::Result<Staged, StoreError> {
+pub(crate) fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::result::Result<Staged, StoreError> {
     let mut fork = store.stage(clock);
     let drafts = kept
         .iter()
@@ -1052,7 +1032,7 @@ fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::result::Result<
 /// conversation's project), and mark the record it left in the conversation (`from`), in
 /// one commit or in the folder's batch.
 #[allow(clippy::too_many_arguments)]
-fn went_on_in(
+pub(crate) fn went_on_in(
     store: &Store,
     lock: &Lock,
     commits: &mut Commits<'_>,
@@ -1061,7 +1041,7 @@ fn went_on_in(
     meta: crate::store::Meta,
     format: Format,
     clock: &Clock,
-) -> Result<Option<Landed>> {
+) -> Result<WentOn> {
     let agent = interop::resume::Agent::ALL.into_iter().find(|a| a.format() == format);
     let title = meta.title.clone().unwrap_or_else(|| id.to_owned());
     fork.title = Some(format!("{title} (went on in {})", agent.map_or(format.name(), |a| a.name())));
@@ -1078,6 +1058,16 @@ fn went_on_in(
         };
     }
     let fork_id = fork.id.clone();
+    let fork_meta = crate::store::Meta {
+        title: fork.title.clone(),
+        created: clock.timestamp(),
+        forked_from: fork.forked_from.clone(),
+        extra: fork.extra.clone(),
+    };
+    let fork_at = match at {
+        At::Source => At::Source,
+        At::Resume(_) => At::Resume(0),
+    };
     let mark = |meta: &mut crate::store::Meta| {
         if let Some(r) = at.get_mut(meta) {
             r.insert(WENT_ON_IN.into(), json!(fork_id));
@@ -1101,7 +1091,7 @@ fn went_on_in(
                 }
             }
             store.batch_make(batch, vec![fork]);
-            Ok(None)
+            Ok(WentOn { id: fork_id, meta: fork_meta, at: fork_at, landed: None })
         }
         Commits::Now => {
             let mut batch = Batch::default();
@@ -1109,9 +1099,18 @@ fn went_on_in(
             store.batch_append(&mut batch, appending, Some(left));
             store.batch_make(&mut batch, vec![fork]);
             let committed = store.commit_batch(lock, batch, &subject, clock)?;
-            Ok(Some(committed.landed))
+            Ok(WentOn { id: fork_id, meta: fork_meta, at: fork_at, landed: Some(committed.landed) })
         }
     }
+}
+
+/// The fork a session went on in ([`went_on_in`]): its id, its `meta.json` and where the
+/// session's record is in it, and the commit's report when it was committed at once.
+pub(crate) struct WentOn {
+    pub id: String,
+    pub meta: crate::store::Meta,
+    pub at: At,
+    pub landed: Option<Landed>,
 }
 
 /// The conversations holding session `session`, by part (0: the main one), and where the

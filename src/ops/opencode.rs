@@ -20,7 +20,7 @@ use crate::event::Draft;
 use crate::interop::opencode::{self, Db, DbError};
 use crate::interop::{self, Format, Report, skip};
 use crate::ops::folder::Committed;
-use crate::ops::import::{ImportFailure, RESUMES, WENT_ON_IN};
+use crate::ops::import::{self, At, ImportFailure, RESUMES, TIP, WENT_ON_IN};
 use crate::store::{Appending, Batch, Meta, Staged, Store, StoreError, subject};
 
 /// Why an opencode database was not imported.
@@ -82,29 +82,6 @@ pub struct Done {
 impl Done {
     pub fn events(&self) -> u64 {
         self.started.iter().chain(&self.grew).map(|(_, _, n)| n).sum()
-    }
-}
-
-/// Where a conversation keeps a session's record.
-#[derive(Clone, Copy)]
-enum At {
-    Source,
-    Resume(usize),
-}
-
-impl At {
-    fn get(self, meta: &Meta) -> Option<&Value> {
-        match self {
-            At::Source => meta.extra.get("source"),
-            At::Resume(i) => meta.extra.get(RESUMES)?.get(i),
-        }
-    }
-
-    fn get_mut(self, meta: &mut Meta) -> Option<&mut Map<String, Value>> {
-        match self {
-            At::Source => meta.extra.get_mut("source")?.as_object_mut(),
-            At::Resume(i) => meta.extra.get_mut(RESUMES)?.get_mut(i)?.as_object_mut(),
-        }
     }
 }
 
@@ -207,13 +184,26 @@ fn session_into(
     {
         return fork_into(reading, session, previous, &read.opencode, known, batch, done);
     }
+    // A session that goes on from an earlier point than its conversation's end (another
+    // session of this sweep appended to it, or it went on elsewhere) goes on in a fork.
+    let went_on = match &previous {
+        Some((id, meta, at)) => {
+            let recorded = at.get(meta).cloned().unwrap_or_default();
+            import::diverged(store, id, &recorded, Some(batch))?
+        }
+        None => None,
+    };
+    let fork = match &went_on {
+        Some(kept) => Some(import::fork_of(store, kept, clock)?),
+        None => None,
+    };
     let mut emit = SessionEmit {
         store,
         lock,
         clock,
-        staged: None,
+        existing: previous.as_ref().filter(|_| fork.is_none()).map(|(id, ..)| id.clone()),
+        staged: fork,
         appending: None,
-        existing: previous.as_ref().map(|(id, ..)| id.clone()),
     };
     let outcome = match opencode::read_session(db, session, checkpoint.as_ref(), clock, &mut emit) {
         Ok(outcome) => outcome,
@@ -230,7 +220,11 @@ fn session_into(
             let mut staged = emit.staged.take().unwrap_or_else(|| store.stage(clock));
             let events = staged.stats.events;
             staged.title = outcome.conversations.first().and_then(|c| c.0.clone());
-            staged.extra.insert("source".into(), Value::Object(record(Map::new(), events)));
+            let mut source = record(Map::new(), events);
+            if let Some(tip) = &staged.last_said {
+                source.insert(TIP.into(), json!(tip));
+            }
+            staged.extra.insert("source".into(), Value::Object(source));
             if let Some(project) = project {
                 staged.extra.insert(crate::store::Project::KEY.into(), project);
             }
@@ -252,18 +246,52 @@ fn session_into(
             let retitled = session.title.is_some()
                 && session.title != recorded_title
                 && (meta.title.is_none() || meta.title == recorded_title);
+            let before = at.get(&meta).and_then(|r| r.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
+            if let (Some(kept), Some(fork)) = (&went_on, emit.staged.take()) {
+                let added = fork.stats.events - kept.len() as u64;
+                if added == 0 {
+                    // Nothing new said: no fork, and the record stays as it is.
+                    store.discard([&fork]);
+                    done.unchanged += 1;
+                    return Ok(());
+                }
+                let left = meta.clone();
+                if let Some(r) = at.get_mut(&mut meta) {
+                    let mut updated = record(std::mem::take(r), before + added);
+                    if let Some(tip) = &fork.last_said {
+                        updated.insert(TIP.into(), json!(tip));
+                    }
+                    *r = updated;
+                }
+                let commits = &mut import::Commits::Into(batch);
+                let went = import::went_on_in(
+                    store,
+                    lock,
+                    commits,
+                    (fork, added),
+                    (&id, &left, at),
+                    meta,
+                    Format::Opencode,
+                    clock,
+                )?;
+                known.insert(session.id.clone(), (went.id.clone(), went.meta, went.at));
+                done.grew.push((went.id, session.id.clone(), added));
+                return Ok(());
+            }
             if outcome.report.records == 0 && !retitled {
                 done.unchanged += 1;
                 return Ok(());
             }
-            let before = at.get(&meta).and_then(|r| r.get("drafts")).and_then(Value::as_u64).unwrap_or(0);
             let appending = match emit.appending.take() {
                 Some(a) => a,
                 None => store.begin_append(lock, &id, clock)?,
             };
             let added = if appending.is_empty() { 0 } else { appending.len() as u64 };
             if let Some(r) = at.get_mut(&mut meta) {
-                let updated = record(std::mem::take(r), before + added);
+                let mut updated = record(std::mem::take(r), before + added);
+                if let Some(tip) = appending.last_said() {
+                    updated.insert(TIP.into(), json!(tip));
+                }
                 *r = updated;
             }
             if retitled {

@@ -23,6 +23,30 @@ pub const TIP: &str = "tip";
 /// where it was, to say where the session went, and the fork's own record is followed.
 pub const WENT_ON_IN: &str = "went_on_in";
 
+/// Where in a conversation's `meta.json` a session's record is: `source` (the file it was
+/// imported from) or `resumes[i]` (a session `convo resume` wrote for an agent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Source,
+    Resume(usize),
+}
+
+impl At {
+    pub fn get(self, meta: &Meta) -> Option<&Value> {
+        match self {
+            At::Source => meta.extra.get(SOURCE),
+            At::Resume(i) => meta.extra.get(RESUMES)?.get(i),
+        }
+    }
+
+    pub fn get_mut(self, meta: &mut Meta) -> Option<&mut Map<String, Value>> {
+        match self {
+            At::Source => meta.extra.get_mut(SOURCE)?.as_object_mut(),
+            At::Resume(i) => meta.extra.get_mut(RESUMES)?.get_mut(i)?.as_object_mut(),
+        }
+    }
+}
+
 /// Whether a session's record was left for a fork ([`WENT_ON_IN`]).
 pub fn left(record: &Value) -> bool {
     record.get(WENT_ON_IN).is_some()

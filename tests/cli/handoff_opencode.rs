@@ -666,3 +666,54 @@ fn an_opencode_revert_goes_on_in_a_fork_that_resumes_as_opencodes_own_session() 
     assert!(sent.contains("and the first line?") && !sent.contains("and the second line?"), "{sent}");
     env.run(&["fsck"]).ok();
 }
+
+/// Two opencode sessions carrying one conversation on from the same point, captured in one
+/// import of the database: both land, each once, one of them in a fork of the
+/// conversation; the next import adds each session's next turn to its own line.
+#[test]
+fn two_opencode_sessions_continuing_one_conversation_both_land_in_one_import() {
+    agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    opencode_made_its_database(&env, &proj);
+    let id = import_claude(&env);
+    let before = env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count();
+    let one = convo_resume(&env, &proj, &[&id]);
+    let two = convo_resume(&env, &proj, &[&id]);
+    opencode_resume(&env, &proj, "one", &one, "first line");
+    opencode_resume(&env, &proj, "two", &two, "second line");
+    let db = opencode_db(&env.home());
+    env.run(&["import", db.to_str().unwrap()]).ok();
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), before + 1, "{list:?}");
+    let prompts = |c: &str| -> Vec<String> {
+        let events = env.run(&["show", c, "--format", "jsonl"]).ok().to_owned();
+        let events: Vec<Value> = events.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let ids: std::collections::HashSet<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+        assert_eq!(ids.len(), events.len(), "an event twice in {c}");
+        events.iter().filter(|e| e["type"] == "user").map(|e| e["content"].as_str().unwrap().to_owned()).collect()
+    };
+    let holding = |prompt: &str| -> Vec<String> {
+        list.iter()
+            .map(|c| c["id"].as_str().unwrap().to_owned())
+            .filter(|c| prompts(c).iter().any(|p| p.contains(prompt)))
+            .collect()
+    };
+    let (a, b) = (holding("first line"), holding("second line"));
+    assert_eq!((a.len(), b.len()), (1, 1));
+    assert_ne!(a, b, "two sessions interleaved in one conversation");
+    assert!(a[0] == id || b[0] == id, "one of them goes on in the conversation");
+    let fork = if a[0] == id { &b[0] } else { &a[0] };
+    let meta = list.iter().find(|c| c["id"] == json!(fork)).unwrap();
+    assert_eq!(meta["forked_from"]["id"], json!(id));
+    // The next turn of each goes to its own line.
+    opencode_resume(&env, &proj, "two-again", &two, "second again");
+    opencode_resume(&env, &proj, "one-again", &one, "first again");
+    env.run(&["import", db.to_str().unwrap()]).ok();
+    let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), before + 1);
+    let shows = |c: &str, p: &str| prompts(c).iter().any(|s| s.contains(p));
+    assert!(shows(&a[0], "first again") && !shows(&a[0], "second again"));
+    assert!(shows(&b[0], "second again") && !shows(&b[0], "first again"));
+}

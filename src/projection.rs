@@ -15,6 +15,9 @@
 //!   would be no shorter than it stays as it is (a short error is its own trail);
 //! - system, config and unknown events pass through where they are; compaction events are
 //!   stream metadata and never part of the view;
+//! - an agent's scaffolding in the user's place (Codex's environment, Claude Code's `isMeta`
+//!   lines: [`crate::event::scaffolding`]) is context, not a turn: it passes through where it
+//!   is, as a system event does, and takes no side, so no `[no reply]` is made after it;
 //! - the result is always valid to send: every result has its call before it, every call its
 //!   result, and user and assistant alternate (placeholders are inserted where needed).
 
@@ -298,6 +301,10 @@ fn view_into(outlined: &Outlined, extra: Option<&Event>, mut out: Vec<Item>) -> 
         match &outline.shape {
             Shape::Compaction => continue,
             Shape::System | Shape::Config | Shape::Other => {
+                out.push(raw(Edit::None));
+                continue;
+            }
+            Shape::User if outline.meta => {
                 out.push(raw(Edit::None));
                 continue;
             }
@@ -654,6 +661,23 @@ fn side(kind: &Kind) -> Option<Side> {
     }
 }
 
+/// The side an event takes in the alternation: none for a user message that is scaffolding,
+/// which is context rather than the user's turn.
+fn event_side(event: &Event) -> Option<Side> {
+    match event.kind {
+        Kind::User { .. } if event.is_scaffolding() => None,
+        _ => side(&event.kind),
+    }
+}
+
+/// [`event_side`] of an outline.
+fn outline_side(outline: &Outline) -> Option<Side> {
+    match outline.shape {
+        Shape::User if outline.meta => None,
+        _ => shape_side(&outline.shape),
+    }
+}
+
 fn shape_side(shape: &Shape) -> Option<Side> {
     match shape {
         Shape::User => Some(Side::User),
@@ -706,7 +730,7 @@ fn make_valid(view: Vec<Item>, outlines: &[Outline], numbers: &crate::event::out
         Item::Synthetic(_) => None,
     };
     let item_side = |item: &Item| match item {
-        Item::Raw { index, .. } => shape_side(&outlines[*index].shape),
+        Item::Raw { index, .. } => outline_side(&outlines[*index]),
         Item::Synthetic(made) => side(&made.kind),
     };
     // Pair by occurrence: a result answers the earliest unanswered call with its id; results
@@ -794,12 +818,12 @@ pub fn check_valid(view: &[Event]) -> Result<(), InvalidView> {
             },
             _ => {}
         }
-        match (last, side(&event.kind)) {
+        match (last, event_side(event)) {
             (Some(Side::User), Some(Side::User)) => return Err(InvalidView::TwoUserMessages { index: i }),
             (None, Some(Side::Assistant)) => return Err(InvalidView::StartsWithAssistant { index: i }),
             _ => {}
         }
-        if let Some(s) = side(&event.kind) {
+        if let Some(s) = event_side(event) {
             last = Some(s);
         }
     }
@@ -975,6 +999,30 @@ mod tests {
 
     fn view_of(outlined: &Outlined) -> Vec<Item> {
         view(outlined).unwrap()
+    }
+
+    /// An agent's environment or caveat in the user's place is context: no `[no reply]` is
+    /// made after it, and the view is still one a provider takes.
+    #[test]
+    fn scaffolding_takes_no_side_and_gets_no_placeholder() {
+        let mut caveat = event("m", Kind::User { content: "Caveat: local commands".into() });
+        caveat.extra.insert(crate::event::META.into(), Value::Bool(true));
+        let events = vec![
+            event("s", Kind::System { content: "<permissions instructions>".into() }),
+            event("e", Kind::User { content: "<environment_context>\n</environment_context>".into() }),
+            event("u", Kind::User { content: "hi".into() }),
+            event("a", Kind::Assistant { content: "hello".into() }),
+            caveat,
+            event("u2", Kind::User { content: "/exit".into() }),
+        ];
+        let view = project(&events).unwrap();
+        let ids: Vec<&str> = view.iter().map(|p| p.event.id.as_str()).collect();
+        assert_eq!(ids, ["s", "e", "u", "a", "m", "u2"]);
+        assert_eq!(
+            view.iter().map(|p| p.raw_turn).collect::<Vec<_>>(),
+            [None, None, Some(0), Some(0), Some(0), Some(1)]
+        );
+        check_valid(&view.into_iter().map(|p| p.event).collect::<Vec<_>>()).unwrap();
     }
 
     #[test]

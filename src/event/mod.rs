@@ -612,8 +612,83 @@ impl<T> ByMessage<T> {
     }
 }
 
+/// The field marking an event as its agent's scaffolding (`"meta": true`): text the agent
+/// wrote into its own session (its environment, its instructions, a placeholder reply),
+/// not the user's words or the model's. Importers set it; `"meta": false` says an event that
+/// looks like scaffolding is not.
+pub const META: &str = "meta";
+
+/// How Claude Code's importer marked its `isMeta` lines before [`META`]: still read.
+const CLAUDE_META: &str = "claude_meta";
+
+/// The texts Codex writes into its own session as messages, by the tag they start with
+/// (exactly: Codex finds its blocks again the same way): its environment (a user message),
+/// its permissions, skills and instructions (developer messages, older versions' user
+/// messages).
+const CODEX_BLOCKS: &[&str] = &[
+    "<environment_context>",
+    "<permissions instructions>",
+    "<skills_instructions>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for ",
+];
+
+/// The model Claude Code names on an assistant line it wrote itself ("No response
+/// requested.", an API error) rather than the model.
+pub(crate) const CLAUDE_SYNTHETIC_MODEL: &str = "<synthetic>";
+
+/// Whether `text` starts as one of Codex's own context blocks does.
+pub fn is_codex_block(text: &str) -> bool {
+    CODEX_BLOCKS.iter().any(|tag| text.starts_with(tag))
+}
+
+/// Whether an event of `kind` with fields `extra` is its agent's scaffolding: marked so
+/// ([`META`], or Claude Code's older `claude_meta`), else recognised by its exact shape, so
+/// events imported before the mark existed read the same: a user or system message that
+/// starts with one of Codex's block tags, an assistant message of Claude Code's
+/// `<synthetic>` model. Only an event of the agent that writes the shape (or of no agent
+/// known) is recognised. Scaffolding starts no turn, is handed only to its own agent, and
+/// takes no side in a view.
+pub fn scaffolding(kind: &Kind, extra: &Map<String, Value>) -> bool {
+    for key in [META, CLAUDE_META] {
+        if let Some(Value::Bool(marked)) = extra.get(key) {
+            return *marked;
+        }
+    }
+    // `interop::AGENT`, which this module may not name.
+    let agent = extra.get("agent").and_then(Value::as_str);
+    match kind {
+        Kind::User { content } | Kind::System { content } => {
+            agent.is_none_or(|a| a == "codex") && is_codex_block(content)
+        }
+        Kind::Assistant { .. } => {
+            agent.is_none_or(|a| a == "claude-code")
+                && extra.get("model").and_then(Value::as_str) == Some(CLAUDE_SYNTHETIC_MODEL)
+        }
+        _ => false,
+    }
+}
+
+/// Whether an event of `kind` with fields `extra` starts a turn: a user message that is not
+/// scaffolding. The one rule of turn numbers, counts, plans and titles.
+pub fn starts_turn(kind: &Kind, extra: &Map<String, Value>) -> bool {
+    matches!(kind, Kind::User { .. }) && !scaffolding(kind, extra)
+}
+
+impl Event {
+    /// See [`scaffolding`].
+    pub fn is_scaffolding(&self) -> bool {
+        scaffolding(&self.kind, &self.extra)
+    }
+
+    /// See [`starts_turn`].
+    pub fn starts_turn(&self) -> bool {
+        starts_turn(&self.kind, &self.extra)
+    }
+}
+
 /// Counts derived from a sequence of events. Turns are never stored as truth: a `user` event
-/// starts the next turn, numbered from 0.
+/// that is not scaffolding ([`starts_turn`]) starts the next turn, numbered from 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     pub turns: u64,
@@ -622,6 +697,10 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Which rule counted `turns`, kept beside counts cached on disk so that counts an older
+    /// convo cached under another rule are counted again: 1, scaffolding starts no turn.
+    pub const TURN_RULE: u32 = 1;
+
     pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> Stats {
         let mut stats = Stats::default();
         for event in events {
@@ -633,7 +712,7 @@ impl Stats {
     pub fn add(&mut self, event: &Event) {
         self.events += 1;
         self.chars += event.visible_chars();
-        if matches!(event.kind, Kind::User { .. }) {
+        if event.starts_turn() {
             self.turns += 1;
         }
     }
@@ -649,13 +728,14 @@ impl Stats {
     }
 }
 
-/// The turn of each event: `None` before the first `user` event (a system prompt).
+/// The turn of each event: `None` before the first turn (a system prompt, an agent's
+/// environment).
 pub fn turn_numbers(events: &[Event]) -> Vec<Option<u64>> {
     let mut turn: Option<u64> = None;
     events
         .iter()
         .map(|event| {
-            if matches!(event.kind, Kind::User { .. }) {
+            if event.starts_turn() {
                 turn = Some(turn.map_or(0, |t| t + 1));
             }
             turn
@@ -752,6 +832,75 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.line, 2);
         assert_eq!(err.to_string(), "line 2: torn last line (no trailing newline)");
+    }
+
+    fn with(kind: Kind, extra: serde_json::Value) -> Event {
+        let mut e = Draft::new(kind).into_event("e".into(), "2026-01-01T00:00:00Z".into());
+        if let Value::Object(map) = extra {
+            e.extra = map;
+        }
+        e
+    }
+
+    #[test]
+    fn scaffolding_is_recognised_by_its_exact_shapes_and_marks() {
+        use serde_json::json;
+        let user = |text: &str| Kind::User { content: text.into() };
+        let system = |text: &str| Kind::System { content: text.into() };
+        let said = |text: &str| Kind::Assistant { content: text.into() };
+        for (kind, extra) in [
+            (user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"), json!({"agent": "codex"})),
+            (user("<environment_context>\n</environment_context>"), json!({})),
+            (user("# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>x</INSTRUCTIONS>"), json!({})),
+            (user("<user_instructions>\nBe brief.\n</user_instructions>"), json!({})),
+            (
+                system("<permissions instructions>\nsandbox\n</permissions instructions>"),
+                json!({"codex_role": "developer"}),
+            ),
+            (system("<skills_instructions>\n## Skills\n</skills_instructions>\n<permissions instructions>"), json!({})),
+            (said("No response requested."), json!({"agent": "claude-code", "model": "<synthetic>"})),
+            (
+                user("Caveat: The messages below were generated by the user while running local commands."),
+                json!({"meta": true}),
+            ),
+            (user("Caveat: stored before the mark"), json!({"claude_meta": true})),
+        ] {
+            assert!(with(kind.clone(), extra.clone()).is_scaffolding(), "{kind:?} {extra}");
+            assert!(!with(kind, extra).starts_turn());
+        }
+        for (kind, extra) in [
+            (user("what is in notes.txt?"), json!({"agent": "codex"})),
+            // Not at the start, or another agent's: the user's own words.
+            (user("see <environment_context> above"), json!({})),
+            (user(" <environment_context>"), json!({})),
+            (user("<environment_context>"), json!({"agent": "claude-code"})),
+            (user("Caveat: The messages below were generated by the user"), json!({"agent": "claude-code"})),
+            (said("No response requested."), json!({"agent": "claude-code", "model": "claude-opus-4-1"})),
+            (said("x"), json!({"agent": "codex", "model": "<synthetic>"})),
+            (user("<environment_context>"), json!({"meta": false})),
+        ] {
+            assert!(!with(kind.clone(), extra.clone()).is_scaffolding(), "{kind:?} {extra}");
+        }
+    }
+
+    #[test]
+    fn scaffolding_starts_no_turn() {
+        use serde_json::json;
+        let events = [
+            with(Kind::System { content: "<permissions instructions>".into() }, json!({"agent": "codex"})),
+            with(
+                Kind::User { content: "<environment_context></environment_context>".into() },
+                json!({"agent": "codex"}),
+            ),
+            with(Kind::User { content: "hi".into() }, json!({})),
+            with(Kind::User { content: "Caveat: …".into() }, json!({"meta": true})),
+            with(Kind::Assistant { content: "No response requested.".into() }, json!({"model": "<synthetic>"})),
+            with(Kind::User { content: "again".into() }, json!({})),
+        ];
+        assert_eq!(turn_numbers(&events), [None, None, Some(0), Some(0), Some(0), Some(1)]);
+        assert_eq!(Stats::of(&events).turns, 2);
+        let outlined = outline::Outlined::of(&events);
+        assert_eq!(outlined.turns(), turn_numbers(&events));
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct Outline {
     /// What a compaction's placeholder tells of a call or a result (see [`Brief`]); `None`
     /// when there is nothing to tell.
     pub brief: Option<Box<Brief>>,
+    /// The event is its agent's scaffolding ([`super::scaffolding`]).
+    pub meta: bool,
 }
 
 /// The trail an event leaves in a placeholder, read once when it is outlined (and kept in
@@ -134,11 +136,13 @@ impl Outline {
             size,
             span: None,
             brief,
+            meta: event.is_scaffolding(),
         }
     }
 
-    pub fn is_user(&self) -> bool {
-        self.shape == Shape::User
+    /// Whether the event starts a turn ([`super::starts_turn`]).
+    pub fn starts_turn(&self) -> bool {
+        self.shape == Shape::User && !self.meta
     }
 }
 
@@ -228,13 +232,13 @@ impl Outlined {
         self.calls.get_or_init(|| Calls::of(&self.outlines))
     }
 
-    /// Turn numbers: each user event starts the next turn.
+    /// Turn numbers: each user event that is not scaffolding starts the next turn.
     pub fn turns(&self) -> Vec<Option<u64>> {
         let mut turn: Option<u64> = None;
         self.outlines
             .iter()
             .map(|o| {
-                if o.is_user() {
+                if o.starts_turn() {
                     turn = Some(turn.map_or(0, |t| t + 1));
                 }
                 turn
@@ -264,6 +268,15 @@ struct Fields<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     set: Option<&'a RawValue>,
+    // What recognising scaffolding reads ([`super::scaffolding`]).
+    #[serde(default)]
+    meta: Option<bool>,
+    #[serde(default)]
+    claude_meta: Option<bool>,
+    #[serde(borrow, default)]
+    agent: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
 }
 
 /// The outlines of a stored segment's lines, in order; the full parse's error when a line
@@ -293,6 +306,7 @@ fn outline_line(line: &str) -> Option<Outline> {
         Some((u32::try_from(start).ok()?, u32::try_from(start + raw.get().len()).ok()?))
     };
     let text = |raw: Option<&RawValue>| -> Option<(u64, u64)> { decoded_size(raw?.get()) };
+    let meta = scaffolding_of(&f)?;
     let mut brief = None;
     let (shape, chars, size, at) = match f.kind.as_ref() {
         kind @ ("system" | "user" | "assistant" | "reasoning") => {
@@ -343,7 +357,27 @@ fn outline_line(line: &str) -> Option<Outline> {
         "compaction" => (Shape::Compaction, 0, 0, None),
         _ => (Shape::Other, 0, 0, None),
     };
-    Some(Outline { id: Short::new(&f.id), ts: Short::new(&f.ts), shape, chars, size, span: at, brief })
+    Some(Outline { id: Short::new(&f.id), ts: Short::new(&f.ts), shape, chars, size, span: at, brief, meta })
+}
+
+/// [`super::scaffolding`] of a line read by the fast parse: the same answer from the fields
+/// it read (a test holds them to it), the text decoded only when it may start with a
+/// Codex block's tag.
+fn scaffolding_of(f: &Fields) -> Option<bool> {
+    if let Some(marked) = f.meta.or(f.claude_meta) {
+        return Some(marked);
+    }
+    let agent_is = |name: &str| f.agent.as_deref().is_none_or(|a| a == name);
+    Some(match f.kind.as_ref() {
+        "user" | "system" if agent_is("codex") => {
+            let raw = f.content?.get();
+            // A tag starts with `<` or `#`, or with an escape of one.
+            (raw.starts_with("\"<") || raw.starts_with("\"#") || raw.starts_with("\"\\"))
+                && super::is_codex_block(&serde_json::from_str::<Cow<str>>(raw).ok()?)
+        }
+        "assistant" => agent_is("claude-code") && f.model.as_deref() == Some(super::CLAUDE_SYNTHETIC_MODEL),
+        _ => false,
+    })
 }
 
 /// Characters and bytes of the string a JSON string literal (quotes included) decodes to;
@@ -407,6 +441,17 @@ mod tests {
             r#"{"id":"d3","ts":"2026-01-01T00:00:00Z","type":"tool_call","call_id":"c1","name":"Bash","arguments":{"command":["a","b"],"n":1}}"#,
             r#"{"id":"e","ts":"2026-01-01T00:00:00Z","type":"config","set":{"a":1}}"#,
             r#"{"id":"f","ts":"2026-01-01T00:00:00Z","type":"frobnicate","content":3}"#,
+            // Scaffolding, marked or recognised, and what only looks like it.
+            r#"{"id":"g","ts":"2026-01-01T00:00:00Z","type":"user","content":"<environment_context>\n</environment_context>","agent":"codex"}"#,
+            r#"{"id":"h","ts":"2026-01-01T00:00:00Z","type":"user","content":"\u003cenvironment_context>","meta":true}"#,
+            r#"{"id":"i","ts":"2026-01-01T00:00:00Z","type":"user","content":"\u003cenvironment_context>"}"#,
+            r##"{"id":"j","ts":"2026-01-01T00:00:00Z","type":"system","content":"# AGENTS.md instructions for /w","agent":"codex"}"##,
+            r#"{"id":"k","ts":"2026-01-01T00:00:00Z","type":"user","content":"<environment_context>","agent":"claude-code"}"#,
+            r#"{"id":"l","ts":"2026-01-01T00:00:00Z","type":"user","content":"Caveat: x","claude_meta":true}"#,
+            r#"{"id":"m","ts":"2026-01-01T00:00:00Z","type":"assistant","content":"No response requested.","model":"<synthetic>"}"#,
+            r#"{"id":"n","ts":"2026-01-01T00:00:00Z","type":"assistant","content":"x","model":"<synthetic>","agent":"codex"}"#,
+            r#"{"id":"o","ts":"2026-01-01T00:00:00Z","type":"user","content":"<environment_context>","meta":false}"#,
+            r#"{"id":"p","ts":"2026-01-01T00:00:00Z","type":"tool_call","call_id":"c1","name":"Bash","arguments":{},"meta":true}"#,
         ];
         for line in lines {
             let fast = outline_line(line).unwrap_or_else(|| panic!("fast parse declined {line}"));

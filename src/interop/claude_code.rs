@@ -214,8 +214,8 @@ pub fn parse_lines(
                     }
                     user_line(builder, &mut report, &content, uuid, ts);
                     // A line Claude Code wrote itself (a command's caveat): a resume marks it so.
-                    if meta && let Some(first) = builder.drafts.get_mut(made) {
-                        first.extra.insert("claude_meta".into(), Value::Bool(true));
+                    if meta {
+                        builder.mark_meta(made);
                     }
                 }
             }

@@ -314,6 +314,11 @@ fn response_item(b: &mut Builder, report: &mut Report, p: &Value, ts: Option<&st
             if let Some(parts) = p.get("content").and_then(Value::as_array).filter(|parts| parts.len() > 1) {
                 extra.insert("codex_content".into(), Value::Array(parts.clone()));
             }
+            // Codex's own context (its environment, permissions, instructions): kept, for
+            // Codex, as the scaffolding it is.
+            if crate::event::is_codex_block(&content) {
+                extra.insert(crate::event::META.into(), Value::Bool(true));
+            }
             match p.get("role").and_then(Value::as_str) {
                 Some("user") => Kind::User { content },
                 Some("assistant") => Kind::Assistant { content },

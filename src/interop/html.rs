@@ -312,7 +312,7 @@ impl<'a> Page<'a> {
         let statuses = tool_statuses(self.events);
         let records = crate::compaction::records(self.events).unwrap_or_default();
         for (index, event) in self.events.iter().enumerate() {
-            if matches!(event.kind, Kind::User { .. })
+            if event.starts_turn()
                 && let Some(t) = self.turns[index]
             {
                 self.turn_heading(s, "r", t);

@@ -333,10 +333,11 @@ fn collected(outcome: Outcome, mut drafts: Vec<Vec<Draft>>) -> Imported {
     Imported { format: outcome.format, conversations, report: outcome.report, place: outcome.place }
 }
 
-/// The title of the first user event that is the user's own words ([`title::from_prompt`]).
+/// The title of the first user event that is the user's own words ([`title::from_prompt`]):
+/// one that starts a turn ([`crate::event::starts_turn`]).
 pub(crate) fn first_prompt(drafts: &[Draft]) -> Option<String> {
     drafts.iter().find_map(|d| match &d.kind {
-        Kind::User { content } => title::from_prompt(content),
+        Kind::User { content } if crate::event::starts_turn(&d.kind, &d.extra) => title::from_prompt(content),
         _ => None,
     })
 }
@@ -696,7 +697,8 @@ impl<'c> Builder<'c> {
             }
             None => None,
         };
-        if matches!(kind, Kind::User { .. }) {
+        // Scaffolding the importer marked ([`crate::event::META`]) starts no turn.
+        if matches!(kind, Kind::User { .. }) && extra.get(crate::event::META) != Some(&Value::Bool(true)) {
             self.turns += 1;
             self.first_user.get_or_insert_with(|| id.clone());
         }
@@ -704,6 +706,20 @@ impl<'c> Builder<'c> {
         *report.events.entry(kind_name(&kind)).or_default() += 1;
         self.put(Draft { id: Some(id), ts, kind, extra, line: self.drafts.len() + 1 });
         true
+    }
+
+    /// Mark the events made from `from` on (one source line's) as the agent's scaffolding
+    /// ([`crate::event::META`]): a user event among them then starts no turn.
+    pub fn mark_meta(&mut self, from: usize) {
+        for d in self.drafts.iter_mut().skip(from) {
+            if matches!(d.kind, Kind::User { .. }) && d.extra.get(crate::event::META) != Some(&Value::Bool(true)) {
+                self.turns -= 1;
+                if self.first_user == d.id {
+                    self.first_user = None;
+                }
+            }
+            d.extra.insert(crate::event::META.into(), Value::Bool(true));
+        }
     }
 
     /// Out with the next [`take`](Self::take), or kept back while [`keeping`](Self::keeping).
@@ -787,7 +803,8 @@ pub const SOURCE_LINKS: &str = "source_links";
 pub const AGENT: &str = "agent";
 
 /// What an agent's importer emits, each event (not a compaction record, whose fields are
-/// its own) marked with the agent ([`AGENT`]).
+/// its own) marked with the agent ([`AGENT`]), and its scaffolding as such
+/// ([`crate::event::META`]: what the importer did not mark itself, recognised by its shape).
 pub(crate) struct Stamped<'e> {
     agent: &'static str,
     inner: &'e mut dyn Emit,
@@ -803,6 +820,9 @@ impl Emit for Stamped<'_> {
     fn drafts(&mut self, conversation: usize, mut drafts: Vec<Draft>) -> Result<(), StoreError> {
         for d in drafts.iter_mut().filter(|d| !matches!(d.kind, Kind::Compaction)) {
             d.extra.entry(AGENT).or_insert_with(|| Value::String(self.agent.to_owned()));
+            if !d.extra.contains_key(crate::event::META) && crate::event::scaffolding(&d.kind, &d.extra) {
+                d.extra.insert(crate::event::META.into(), Value::Bool(true));
+            }
         }
         self.inner.drafts(conversation, drafts)
     }

@@ -534,7 +534,7 @@ pub fn auto_plan(
 ) -> Result<Option<Planned>> {
     let auto = &config.config.compaction.auto;
     let Some(window) = context_window.filter(|_| auto.enabled) else { return Ok(None) };
-    let turns = conversation.outlined.outlines.iter().filter(|o| o.is_user()).count() as u64;
+    let turns = conversation.outlined.outlines.iter().filter(|o| o.starts_turn()).count() as u64;
     if turns <= auto.min_turns {
         return Ok(None);
     }

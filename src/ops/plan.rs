@@ -538,7 +538,7 @@ pub fn unsplit(outlined: &Outlined, mut start: usize, mut end: usize) -> Option<
 
 /// When each turn started: the timestamp of its user event.
 pub fn turn_starts(events: &[Outline]) -> Vec<DateTime<chrono::FixedOffset>> {
-    events.iter().filter(|e| e.is_user()).map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default()).collect()
+    events.iter().filter(|e| e.starts_turn()).map(|e| DateTime::parse_from_rfc3339(&e.ts).unwrap_or_default()).collect()
 }
 
 #[cfg(test)]

@@ -193,16 +193,17 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
 }
 
 /// Give `hand` the parts of the hand-over: the raw events or the view an LLM is sent.
-/// `written` counts those a model is sent.
+/// `written` counts those the agent's model is sent.
 fn hand_over(
     store: &Store,
     request: &Request<'_>,
+    session: &Session<'_>,
     tally: &mut Checkpoint,
     written: &mut u64,
     each: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
     let mut hand = |part: Part<'_>| -> Result<(), Failed> {
-        *written += u64::from(part.is_sent());
+        *written += u64::from(part.is_sent_to(request.agent, session));
         each(part)
     };
     if request.compacted {
@@ -247,7 +248,7 @@ fn write_file(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -
     let file = write_new(&path, |out| {
         let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out)
             .ok_or_else(|| Failed::Write(std::io::Error::other("not an agent of session files")))?;
-        hand_over(store, request, tally, written, &mut |part| writer.part(part).map_err(Failed::Write))?;
+        hand_over(store, request, &session, tally, written, &mut |part| writer.part(part).map_err(Failed::Write))?;
         writer.finish().map_err(Failed::Write)
     })?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -286,7 +287,7 @@ fn write_opencode(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoin
         return Err(ResumeError::SessionExists { path, session: session_id });
     }
     let mut stream = opencode::Stream::new(&tx, &session, &place, &mut fresh, now);
-    let handed = hand_over(store, request, tally, written, &mut |part| stream.part(part).map_err(Failed::Db));
+    let handed = hand_over(store, request, &session, tally, written, &mut |part| stream.part(part).map_err(Failed::Db));
     let finished = match handed {
         Ok(()) => stream.finish().map_err(Failed::Db),
         Err(e) => Err(e),
@@ -384,7 +385,8 @@ fn each_event(
         let events =
             crate::event::parse_stored(text).map_err(|error| StoreError::Corrupt { path: id.to_owned(), error })?;
         for event in &events {
-            if let Kind::User { .. } = event.kind {
+            // As the importer of the written file counts: scaffolding starts no turn.
+            if event.starts_turn() {
                 tally.turns += 1;
                 tally.first_user.get_or_insert_with(|| event.id.clone());
             }
@@ -449,7 +451,8 @@ fn compacted_parts(
                 _ => {}
             }
         }
-        if !matches!(p.event.kind, Kind::System { .. } | Kind::Config { .. }) {
+        // Scaffolding (Codex's environment) is context before the summary, as a system event is.
+        if !matches!(p.event.kind, Kind::System { .. } | Kind::Config { .. }) && !p.event.is_scaffolding() {
             opening = false;
         }
         hand(Part::Event(&p.event))

@@ -413,7 +413,7 @@ fn search_raw(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode:
             offset = end + 1;
             let outline = &outlines[index];
             index += 1;
-            if outline.is_user() {
+            if outline.starts_turn() {
                 turn = Some(turn.map_or(0, |t| t + 1));
             }
             let tool = match &outline.shape {

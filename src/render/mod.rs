@@ -293,7 +293,7 @@ pub fn conversation_part(
             continue;
         }
         if std::mem::take(&mut first)
-            && !matches!(event.kind, Kind::User { .. })
+            && !event.starts_turn()
             && let (Some(turn), Some(_)) = (turn, shown)
         {
             writeln!(out)?;
@@ -306,7 +306,7 @@ pub fn conversation_part(
             _ => String::new(),
         };
         let role = format!("{}{mark}", theme.role(&event.kind));
-        if let (Kind::User { .. }, Some(turn)) = (&event.kind, turn) {
+        if let (true, Some(turn)) = (event.starts_turn(), turn) {
             writeln!(out)?;
             let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
             writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;

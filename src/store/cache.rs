@@ -33,6 +33,9 @@ struct Stored {
     /// its commit's small root tree instead of the store-sized `conversations` tree.
     #[serde(default)]
     conversations_at_last: Option<String>,
+    /// [`Stats::TURN_RULE`] when written (absent: 0, a convo from before the rule).
+    #[serde(default)]
+    turn_rule: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +63,9 @@ impl Store {
             return None;
         }
         let stored: Stored = serde_json::from_str(checked.stored.get()).ok()?;
+        if stored.turn_rule != Stats::TURN_RULE {
+            return None;
+        }
         Some(Cache {
             tree: ObjectId::from_hex(stored.tree.as_bytes()).ok()?,
             stats: stored.stats,
@@ -88,6 +94,7 @@ impl Store {
             updated: cache.updated.clone(),
             last_commit: cache.last_commit.map(|c| c.to_string()),
             conversations_at_last: conversations_at_last.map(|c| c.to_string()),
+            turn_rule: Stats::TURN_RULE,
         };
         let dir = self.state_dir().join("cache");
         if super::create_private_dir(&dir).is_ok()

@@ -44,6 +44,9 @@ use super::{ForkedFrom, Meta, Project, Result, Store, Summary, layout, txn::writ
 use crate::event::Stats;
 
 const FILE: &str = "catalogue";
+/// How a line this convo wrote ends ([`Entry::turn_rule`]).
+static TURN_RULE_END: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!(",\"turn_rule\":{}}}", Stats::TURN_RULE));
 const TITLES: &str = "titles";
 
 /// A catalogue entry's title alone: what a line of the titles file holds, and all a title
@@ -72,6 +75,10 @@ struct Entry {
     /// nothing about it (its summary is computed from `meta.json` instead).
     #[serde(default)]
     project: Option<Project>,
+    /// [`Stats::TURN_RULE`] of `stats`: a line counted under another rule (an older convo's)
+    /// counts as missing. The entry's last key.
+    #[serde(default)]
+    turn_rule: u32,
 }
 
 impl Entry {
@@ -84,11 +91,16 @@ impl Entry {
             stats: cache.stats,
             subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
             forked_from: meta.forked_from,
+            turn_rule: Stats::TURN_RULE,
         }
     }
 
-    /// `None` for a line without the project (an older convo's).
+    /// `None` for a line without the project or counted under another turn rule (an older
+    /// convo's).
     fn into_summary(self, id: &str) -> Option<Summary> {
+        if self.turn_rule != Stats::TURN_RULE {
+            return None;
+        }
         Some(Summary {
             project: self.project?,
             id: id.to_owned(),
@@ -287,11 +299,12 @@ impl Store {
             if json.contains('\t') {
                 continue;
             }
-            // An older convo's line, without where the session ran: computed again (once,
-            // the line it gets then supersedes this one). The key is the entry's last, so
-            // looked for from the end; it cannot occur inside a JSON string, whose quotes
+            // An older convo's line, without where the session ran or with turns counted
+            // under another rule: computed again (once, the line it gets then supersedes
+            // this one). The rule is the entry's last key and the project the one before, so
+            // looked for from the end; neither can occur inside a JSON string, whose quotes
             // are escaped.
-            if !json.ends_with('}') || json.rfind(",\"project\":").is_none() {
+            if !json.ends_with(TURN_RULE_END.as_str()) || json.rfind(",\"project\":").is_none() {
                 continue;
             }
             let json_start = start + id.len() + tree.len() + 2;

@@ -24,8 +24,9 @@ use crate::event::trail::Outcome;
 use crate::event::{self, Event};
 
 const DIR: &str = "outline";
-/// Starts every record; a new record format takes a new byte.
-const MAGIC: u8 = 0xB4;
+/// Starts every record; a new record format takes a new byte (0xB5: outlines say whether
+/// the event is scaffolding).
+const MAGIC: u8 = 0xB5;
 /// Magic, blob id, payload length, checksum.
 const HEADER: usize = 1 + 20 + 4 + 8;
 
@@ -264,7 +265,7 @@ fn encode(outlines: &[(Outline, Option<Event>)]) -> Vec<u8> {
             Shape::Other => (8, false),
         };
         out.push(tag);
-        out.push(u8::from(is_error) | (u8::from(o.span.is_some()) << 1));
+        out.push(u8::from(is_error) | (u8::from(o.span.is_some()) << 1) | (u8::from(o.meta) << 2));
         varint(&mut out, o.chars);
         varint(&mut out, o.size);
         if let Some((a, b)) = o.span {
@@ -387,7 +388,7 @@ fn decode_with(
             8 => Shape::Other,
             _ => return Err(Undecodable),
         };
-        each(Outline { id, ts, shape, chars, size, span, brief }, whole);
+        each(Outline { id, ts, shape, chars, size, span, brief, meta: flags & 4 != 0 }, whole);
     }
     if r.at != payload.len() {
         return Err(Undecodable);

@@ -43,6 +43,7 @@ mod properties;
 mod recognition;
 mod relay;
 mod safety;
+mod scaffolding;
 mod suite_layout;
 mod sync;
 mod titles;

@@ -138,7 +138,7 @@ impl Writer<'_, '_> {
             line,
             model: text("model"),
             message_id: text("message_id"),
-            meta: event.extra.get("claude_meta") == Some(&Value::Bool(true)),
+            meta: event.is_scaffolding() && matches!(event.kind, Kind::User { .. }),
         });
         pending.blocks.push(block);
         Ok(())
@@ -256,7 +256,7 @@ impl<'a> Stream<'a> {
         let w = &mut self.w;
         let event = match part {
             Part::Compacted { summary, ts, .. } => return w.compacted(summary, ts),
-            Part::Event(event) if part.is_sent() => event,
+            Part::Event(event) if part.is_sent_to(Agent::ClaudeCode, w.session) => event,
             Part::Event(_) => return Ok(()),
         };
         // Another agent's event reaches Claude Code converted, never as that agent's records.

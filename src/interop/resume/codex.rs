@@ -121,7 +121,7 @@ impl<'a> Stream<'a> {
                 }
                 return out.record(ts, "compacted", payload);
             }
-            Part::Event(event) if part.is_sent() => event,
+            Part::Event(event) if part.is_sent_to(Agent::Codex, session) => event,
             Part::Event(_) => return Ok(()),
         };
         let ts = event.ts.as_str();

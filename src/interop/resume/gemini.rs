@@ -123,7 +123,7 @@ impl<'a> Stream<'a> {
         self.begin()?;
         let event = match part {
             Part::Compacted { summary, agent_history, ts } => return self.compacted(summary, agent_history, ts),
-            Part::Event(event) if part.is_sent() => event,
+            Part::Event(event) if part.is_sent_to(super::Agent::GeminiCli, self.session) => event,
             Part::Event(_) => return Ok(()),
         };
         // Another agent's event reaches Gemini CLI converted, never as that agent's records.

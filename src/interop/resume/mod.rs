@@ -11,7 +11,9 @@
 //! conversation came from that agent ([`Session::native`]): another agent's tools are not
 //! ones it has, and reasoning is signed (Claude) or encrypted (Codex) by the provider that
 //! made it. Otherwise a call and its result become text the model reads, and reasoning is
-//! left out. System events are left out for Claude Code, whose system prompt is its own.
+//! left out. System events are left out for Claude Code, whose system prompt is its own. An
+//! agent's scaffolding (Codex's environment and instructions, Claude Code's `isMeta` lines
+//! and synthetic replies) is handed back to that agent only ([`Part::is_sent_to`]).
 //!
 //! Nothing here decides where a file goes: the caller names the session id and the
 //! working directory, never the conversation.
@@ -261,6 +263,17 @@ impl Part<'_> {
         match self {
             Part::Compacted { .. } => true,
             Part::Event(event) => !matches!(event.kind, Kind::Config { .. } | Kind::Compaction | Kind::Other(_)),
+        }
+    }
+
+    /// [`is_sent`](Self::is_sent), and handed to `agent` in `session` at all: an agent's
+    /// scaffolding ([`crate::event::scaffolding`]: its environment, its instructions, its
+    /// placeholder replies) goes back to that agent as it wrote it, and to no other, whose
+    /// own scaffolding stands in its place.
+    pub fn is_sent_to(&self, agent: Agent, session: &Session<'_>) -> bool {
+        match self {
+            Part::Event(event) if event.is_scaffolding() => self.is_sent() && session.native_for(agent, event),
+            _ => self.is_sent(),
         }
     }
 }

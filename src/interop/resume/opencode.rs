@@ -293,7 +293,7 @@ impl<'a> Stream<'a> {
                     _ => self.compacted(summary, ts),
                 };
             }
-            Part::Event(event) if part.is_sent() => event,
+            Part::Event(event) if part.is_sent_to(super::Agent::Opencode, self.session) => event,
             Part::Event(_) => return Ok(()),
         };
         // Another agent's event reaches opencode converted, never as that agent's records.

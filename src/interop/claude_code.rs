@@ -213,9 +213,11 @@ pub fn parse_lines(
                         titles.prompt_seen(sidechain, &text);
                     }
                     user_line(builder, &mut report, &content, uuid, ts);
-                    // A line Claude Code wrote itself (a command's caveat): a resume marks it so.
+                    // A line Claude Code wrote itself: its caveat before a command's output is
+                    // scaffolding; a command's expanded template is what the model was asked,
+                    // kept as the user's words, marked for Claude Code's resume alone.
                     if meta {
-                        builder.mark_meta(made);
+                        builder.mark_claude_meta(made);
                     }
                 }
             }

@@ -708,6 +708,24 @@ impl<'c> Builder<'c> {
         true
     }
 
+    /// Mark the drafts made since the `from`th as lines Claude Code marked `isMeta`: its
+    /// caveat is scaffolding ([`crate::event::scaffolding`], [`mark_meta`](Self::mark_meta));
+    /// any other such line (a command's expanded template) keeps `claude_meta`, which only
+    /// Claude Code's resume reads.
+    pub fn mark_claude_meta(&mut self, from: usize) {
+        let caveat = self.drafts.iter().skip(from).any(|d| {
+            let mut unmarked = d.extra.clone();
+            unmarked.insert(AGENT.into(), Value::String("claude-code".into()));
+            crate::event::scaffolding(&d.kind, &unmarked)
+        });
+        if caveat {
+            return self.mark_meta(from);
+        }
+        for d in self.drafts.iter_mut().skip(from) {
+            d.extra.insert(crate::event::CLAUDE_META.into(), Value::Bool(true));
+        }
+    }
+
     /// Mark the events made from `from` on (one source line's) as the agent's scaffolding
     /// ([`crate::event::META`]): a user event among them then starts no turn.
     pub fn mark_meta(&mut self, from: usize) {

@@ -612,8 +612,7 @@ fn the_import_report_and_commit_count_the_main_conversation_and_subagents_apart(
     let env = TestEnv::new();
     let import = env.run(&["import", file.to_str().unwrap()]);
     let said = import.ok_status();
-    // The command and its template (an `isMeta` line, scaffolding) are one turn.
-    assert!(said.contains("\n  turns: 1\n"), "{said}");
+    assert!(said.contains("\n  turns: 2\n"), "{said}");
     let subagents: Vec<&str> = said.lines().filter(|l| l.starts_with("  subagent conversation: ")).collect();
     assert_eq!(subagents.len(), 2, "{said}");
     assert!(subagents[0].ends_with(" (1 turn, 7 events)"), "{said}");

@@ -712,7 +712,7 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     01KDVDQ4K00000000000000001
     Imported ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl as claude-code (01KDVDQ4K00000000000000001): 438 records read
       events: 95 assistant, 167 tool_call, 167 tool_result, 8 user
-      turns: 2
+      turns: 3
       subagent conversation: 01KDVDQ5000000000000000002 (1 turn, 21 events)
       subagent conversation: 01KDVDQ6000000000000000003 (1 turn, 86 events)
       subagent conversation: 01KDVDQ7000000000000000004 (1 turn, 98 events)
@@ -729,7 +729,7 @@ fn import_shows_a_progress_bar_only_on_a_terminal() {
     --- stderr
     Imported ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl as claude-code (01KDVDRZ600000000000000001): 438 records read
       events: 95 assistant, 167 tool_call, 167 tool_result, 8 user
-      turns: 2
+      turns: 3
       subagent conversation: 01KDVDS0000000000000000002 (1 turn, 21 events)
       subagent conversation: 01KDVDS1000000000000000003 (1 turn, 86 events)
       subagent conversation: 01KDVDS2000000000000000004 (1 turn, 98 events)

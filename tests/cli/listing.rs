@@ -140,7 +140,7 @@ fn ids_show_by_their_shortest_unique_prefix() {
     env.new_conversation("later");
     let listed = env.run(&["list"]).ok().to_owned();
     insta::assert_snapshot!(listed, @"
-      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態にアップデートしてください                                        1 turn  31 events  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態にアップデートしてください                                       2 turns  31 events  ~5,885 tok  2025-09-07 09:54
       01KDVDQ5 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Check package configuration         1 turn   7 events    ~715 tok  2025-09-07 09:52
       01KDVDQ6 └ /orchestrator @CLAUDE.md を最新の状態にアップデートしてください: Analyze current project structure   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
     * 01KDVDRZ later                                                                                                 0 turns   0 events      ~0 tok  2026-01-01 00:02
@@ -169,7 +169,7 @@ fn subagent_import_shows_its_parent() {
     let parent = out.ok().trim().to_owned();
     env.new_conversation("unrelated");
     insta::assert_snapshot!(with_columns(&env, "100", &["list"]), @"
-      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態…   1 turn  31 events  ~5,885 tok  2025-09-07 09:54
+      01KDVDQ4 /orchestrator @CLAUDE.md を最新の状態…  2 turns  31 events  ~5,885 tok  2025-09-07 09:54
       01KDVDQ5 └ /orchestrator @CLAUDE.md を最新の状…   1 turn   7 events    ~715 tok  2025-09-07 09:52
       01KDVDQ6 └ /orchestrator @CLAUDE.md を最新の状…   1 turn  15 events  ~4,000 tok  2025-09-07 09:53
     * 01KDVDRZ unrelated                               0 turns   0 events      ~0 tok  2026-01-01 00:02

@@ -174,3 +174,31 @@ fn an_older_claude_code_sessions_caveat_is_no_turn() {
     let shown = env.run(&["show", id]).ok().to_owned();
     assert!(shown.find("Caveat:").unwrap() < shown.find("── turn 0 ──").unwrap());
 }
+
+/// A slash command's expanded template (a line Claude Code marks `isMeta`, not its caveat)
+/// is what the model was asked: another agent is handed it as the user's words, and Claude
+/// Code gets it back marked `isMeta`.
+#[test]
+fn a_commands_expanded_template_reaches_another_agent_and_stays_meta_for_claude_code() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let file = fixture("../shared/corpus/claude-code/ccviewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl");
+    let id = env.run(&["import", file.to_str().unwrap()]).ok().lines().next().unwrap().trim().to_owned();
+    let template = "Split complex tasks into independent subtasks";
+    let events = lines(env.run(&["show", &id, "--format", "jsonl"]).ok());
+    let kept = events.iter().find(|e| e["content"].as_str().is_some_and(|c| c.starts_with(template))).unwrap();
+    assert_eq!((&kept["type"], &kept["claude_meta"], kept.get("meta")), (&json!("user"), &json!(true), None));
+    let resume = |agent: &str| {
+        let mut cmd = env.command(&["resume", &id, "--in", agent]);
+        cmd.current_dir(&proj);
+        crate::common::run_command(cmd, "").ok().trim().to_owned()
+    };
+    std::fs::create_dir_all(env.home().join(".codex")).unwrap();
+    std::fs::write(env.home().join(".codex/config.toml"), "model_provider = \"openai\"\n").unwrap();
+    let codex = resume("codex");
+    assert!(texts(&session_file(&env.home().join(".codex/sessions"), &codex)).contains(template));
+    let claude = resume("claude-code");
+    let written = lines(&texts(&session_file(&env.home().join(".claude/projects"), &claude)));
+    let line = written.iter().find(|l| l.to_string().contains(template)).unwrap();
+    assert_eq!(line["isMeta"], json!(true), "{line}");
+}

@@ -138,7 +138,8 @@ impl Writer<'_, '_> {
             line,
             model: text("model"),
             message_id: text("message_id"),
-            meta: event.is_scaffolding() && matches!(event.kind, Kind::User { .. }),
+            meta: matches!(event.kind, Kind::User { .. })
+                && (event.is_scaffolding() || event.extra.get(crate::event::CLAUDE_META) == Some(&Value::Bool(true))),
         });
         pending.blocks.push(block);
         Ok(())

@@ -285,6 +285,10 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
 /// `ef958aa1…` (Claude Code 2.1.114, an agent team) renders its hooks' output and tool and
 /// skill listings from attachments without `rendered` text, and a "Tool loaded." after each
 /// ToolSearch result from its `tool_reference` blocks: convo keeps both as they came.
+/// `corpus-older/claude-code/` (1.0.24, 1.0.56, 2.0.42: slash commands, their caveats and
+/// output): 2.0.42's prompts after an `<ide_opened_file>` note are two text blocks of one
+/// line, sent as two, and its `pnpm dev` run in the background makes Claude Code tell the
+/// model the shell did not finish, which it reads from the result's `toolUseResult`.
 #[test]
 fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     agents_or_skip!();
@@ -298,6 +302,15 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     assert!(files.len() >= 2, "{files:?}");
     files.push(shared.join("corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"));
     files.push(shared.join("corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"));
+    let mut older: Vec<PathBuf> = std::fs::read_dir(shared.join("corpus-older/claude-code"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    older.sort();
+    assert_eq!(older.len(), 3, "{older:?}");
+    files.extend(older);
     for file in files {
         let env = TestEnv::new();
         let proj = project(&env);
@@ -526,6 +539,7 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
         "corpus-current/claude-code",
         "corpus-current/codex",
         "corpus-current/gemini-cli",
+        "corpus-older/claude-code",
     ]
     .iter()
     .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))

@@ -331,6 +331,54 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     }
 }
 
+/// A Claude Code session with its own `/compact`, imported, is handed back raw with that
+/// compaction (the agent sends the summary and what follows); after `convo compact --undo`
+/// of it, a raw hand-over is what `convo show` shows: the agent sends the history the user
+/// asked back, not the summary.
+#[test]
+fn an_undone_compaction_of_the_agent_is_not_handed_back_as_its_compaction() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "Bash", "input": {"command": "cat notes.txt", "description": "Show notes.txt"}}},
+        {"text": "The file says: hello from notes."}
+    ]);
+    let rec = Recorder::start(&env.root, "record", Some(&script));
+    let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &["-p", "what is in notes.txt?"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let own = session_file(&env.home().join(".claude/projects"), "");
+    let own_id = stem_id(&own);
+    let rec = Recorder::start(&env.root, "compact", None);
+    let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &["-p", "--resume", &own_id, "/compact"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let text = std::fs::read_to_string(&own).unwrap();
+    assert!(text.contains("\"isCompactSummary\":true"), "{text}");
+    env.run(&["import", own.to_str().unwrap()]).ok();
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: Value = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction imported: {shown}"));
+    let summary = compaction["summary"]["text"].as_str().unwrap().to_owned();
+    let sent = |name: &str| -> String {
+        let session = convo_resume(&env, &proj, &["--in", "claude-code"]);
+        claude_messages(&claude_resume(&env, &proj, name, &session, "and now?")).to_string()
+    };
+    let before = sent("before");
+    assert!(before.contains(&summary[..40]) && !before.contains("what is in notes.txt?"), "{before}");
+    let id = compaction["id"].as_str().unwrap();
+    env.run(&["compact", "--undo", id]).ok();
+    let after = sent("after");
+    assert!(!after.contains(&summary[..40]), "the summary was sent after its undo: {after}");
+    for history in ["what is in notes.txt?", "cat notes.txt", "hello from notes"] {
+        assert!(after.contains(history), "{history:?} not sent: {after}");
+    }
+}
+
 fn convo_project(dir: &Path) -> String {
     dir.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
 }

@@ -539,6 +539,10 @@ fn an_existing_session_file_is_never_replaced() {
 /// cannot be pointed at loopback), make Codex send what convo's hand-over of their import
 /// makes it send.
 ///
+/// And the 0.39 rollout compacted as Codex 0.104 records it (`compacted_rollouts`): the
+/// agent sends the replacement history, or the history it rebuilds from the summary, from
+/// convo's file as from its own, whether a turn, part of one or nothing follows.
+///
 /// Not `corpus/codex/…SCHEMA-FIXTURE.jsonl`: Codex 0.169 refuses to resume that file itself
 /// (`history_mode: unknown variant default`).
 #[test]
@@ -552,11 +556,16 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
-    for file in files {
+    let mut rollouts: Vec<(PathBuf, String)> =
+        files.iter().map(|f| (f.clone(), std::fs::read_to_string(f).unwrap())).collect();
+    let base = rollouts[0].1.clone();
+    for (name, text) in compacted_rollouts(&base) {
+        rollouts.push((PathBuf::from(name), text));
+    }
+    for (file, text) in rollouts {
         let env = TestEnv::new();
         let proj = project(&env);
         codex_config(&env.home(), 0);
-        let text = std::fs::read_to_string(&file).unwrap();
         let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let session = meta["payload"]["id"].as_str().unwrap().to_owned();
         let recorded_cwd = meta["payload"]["cwd"].as_str().unwrap().to_owned();
@@ -573,6 +582,60 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         let mine = codex_resume(&env, &proj, "ours", &ours, "and now?");
         same_request(&codex_items(&mine), &codex_items(&theirs), &file.display().to_string());
     }
+}
+
+/// `rollout`, compacted as Codex 0.104 records it, then carried on for a turn: its local
+/// compaction (`compacted` with the summary and the `replacement_history` it sends instead:
+/// the user's messages and the summary), its remote one (no message, the history alone), and
+/// the record of the versions before `replacement_history` (the summary alone, from which
+/// Codex rebuilds the history itself).
+fn compacted_rollouts(rollout: &str) -> Vec<(&'static str, String)> {
+    let ts = "2025-09-30T12:00:00.000Z";
+    let user =
+        |text: &str| json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]});
+    let prompts: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "response_item" && l["payload"]["role"] == "user")
+        .map(|l| l["payload"].clone())
+        .filter(|p| !p["content"][0]["text"].as_str().unwrap_or("").starts_with('<'))
+        .collect();
+    let summary = "Another language model started to solve this problem and produced a summary of its thinking process.\nThe notes are in zh-TW and zh-CN now.";
+    let mut history = prompts.clone();
+    history.push(user(summary));
+    let context = rollout.lines().rev().find(|l| l.contains("\"type\":\"turn_context\"")).unwrap().to_owned();
+    let after = |compacted: Value, turn: usize| -> String {
+        let mut text = rollout.trim_end().to_owned();
+        for record in [
+            json!({"timestamp": ts, "type": "compacted", "payload": compacted}),
+            json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "context_compacted"}}),
+        ] {
+            text.push('\n');
+            text.push_str(&record.to_string());
+        }
+        if turn == 2 {
+            text.push('\n');
+            text.push_str(&context);
+        }
+        let items = [
+            user("and the release notes?"),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "They are in docs/."}]}),
+        ];
+        for item in &items[items.len() - turn..] {
+            text.push('\n');
+            text.push_str(&json!({"timestamp": ts, "type": "response_item", "payload": item}).to_string());
+        }
+        text.push('\n');
+        text
+    };
+    vec![
+        ("codex-0.104-local-compaction.jsonl", after(json!({"message": summary, "replacement_history": history}), 2)),
+        ("codex-0.104-remote-compaction.jsonl", after(json!({"message": "", "replacement_history": history}), 2)),
+        ("codex-compaction-without-history.jsonl", after(json!({"message": summary}), 2)),
+        ("codex-0.104-mid-turn.jsonl", after(json!({"message": summary, "replacement_history": history}), 1)),
+        ("codex-0.104-last.jsonl", after(json!({"message": summary, "replacement_history": history}), 0)),
+        ("codex-without-history-last.jsonl", after(json!({"message": summary}), 0)),
+    ]
 }
 
 /// What `resume` records as imported from the file it wrote (`drafts`, which a capture

@@ -4,7 +4,10 @@
 //! some of its content blocks: every block becomes an event, in order. `tool_result` blocks
 //! inside `user` lines are results, not new turns; `thinking` blocks are reasoning. A
 //! `/compact` (a `compact_boundary` system line, then a user line with `isCompactSummary`)
-//! becomes a convo compaction with that summary.
+//! becomes a convo compaction with that summary. What a resume needs back to make Claude
+//! Code send what its own file makes it send is kept on the event: a user line's separate
+//! text blocks (`claude_texts`), a result's non-text blocks (`claude_content`), the tasks its
+//! call started (`claude_task`, from `toolUseResult`), a line it wrote itself (`claude_meta`).
 //!
 //! The title is the one Claude Code shows: the user's own (`custom-title`, from `/rename`),
 //! else its generated one (`ai-title`), else a `summary` record, else the first prompt the
@@ -212,7 +215,7 @@ pub fn parse_lines(
                         }
                         titles.prompt_seen(sidechain, &text);
                     }
-                    user_line(builder, &mut report, &content, uuid, ts);
+                    user_line(builder, &mut report, &content, uuid, ts, task_record(line.get("toolUseResult")));
                     // A line Claude Code wrote itself: its caveat before a command's output is
                     // scaffolding; a command's expanded template is what the model was asked,
                     // kept as the user's words, marked for Claude Code's resume alone.
@@ -358,7 +361,70 @@ fn part_id(uuid: Option<&str>, n: usize) -> Option<String> {
     uuid.map(|u| if n == 0 { u.to_owned() } else { format!("{u}.{n}") })
 }
 
-fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option<&str>, ts: Option<&str>) {
+/// What Claude Code reads back from a result's `toolUseResult` when it resumes: the
+/// background tasks, subagents and workflows a call started, which it tells the model about
+/// if no record says they ended (a shell started with `run_in_background`, then "didn't
+/// finish before the previous session ended"). Only a record naming a task is kept, and only
+/// the fields that scan reads: the rest repeats the result's own text (a command's whole
+/// output, a file read), which would double what convo stores.
+fn task_record(record: Option<&Value>) -> Option<Value> {
+    const NAMES: [&str; 6] = ["backgroundTaskId", "taskId", "task_id", "agentId", "resumedAgentId", "revivedAgentId"];
+    const READ: [&str; 18] = [
+        "agentId",
+        "background",
+        "backgroundTaskId",
+        "canContinueAgent",
+        "canReadOutputFile",
+        "commandName",
+        "endedLoopWakeup",
+        "outputFile",
+        "resumedAgentId",
+        "revivedAgentId",
+        "runId",
+        "status",
+        "success",
+        "taskId",
+        "taskType",
+        "task_id",
+        "task_type",
+        "timeoutMs",
+    ];
+    let Value::Object(record) = record? else { return None };
+    if !NAMES.iter().any(|k| record.get(*k).is_some_and(Value::is_string)) && record.get("endedLoopWakeup").is_none() {
+        return None;
+    }
+    let mut kept: serde_json::Map<String, Value> =
+        record.iter().filter(|(k, _)| READ.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    // A shell moved to the background is told by its `stdout` being a string; what it printed
+    // before is in the result's text already.
+    if kept.contains_key("backgroundTaskId") && record.get("stdout").is_some_and(Value::is_string) {
+        kept.insert("stdout".into(), Value::String(String::new()));
+    }
+    // Strings a launch names itself by (a subagent's description, a workflow's name, a
+    // resumed agent's message, an error), short where they are read.
+    for key in ["description", "workflowName", "message", "error"] {
+        if let Some(v) = record.get(key).filter(|v| v.as_str().is_some_and(|s| s.len() <= 1000)) {
+            kept.insert(key.into(), v.clone());
+        }
+    }
+    Some(Value::Object(kept))
+}
+
+/// The byte lengths of a user line's text blocks, when it has several: the importer joins
+/// them with newlines into one event, and Claude Code sends each as its own block (an
+/// `<ide_opened_file>` note and the prompt typed after it), so a resume splits them again.
+fn text_parts(texts: &[String]) -> Option<Value> {
+    (texts.len() > 1).then(|| Value::Array(texts.iter().map(|t| Value::from(t.len())).collect()))
+}
+
+fn user_line(
+    b: &mut Builder,
+    report: &mut Report,
+    content: &Value,
+    uuid: Option<&str>,
+    ts: Option<&str>,
+    mut task: Option<Value>,
+) {
     let blocks = match content {
         Value::Array(blocks) => blocks.clone(),
         other => vec![serde_json::json!({"type": "text", "text": text_of(other)})],
@@ -384,6 +450,9 @@ fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option
                 {
                     extra.insert("claude_content".into(), content.clone());
                 }
+                if let Some(task) = task.take() {
+                    extra.insert("claude_task".into(), task);
+                }
                 if b.push_with(report, kind, part_id(uuid, n).as_deref(), ts, extra) {
                     n += 1;
                 } else {
@@ -396,7 +465,11 @@ fn user_line(b: &mut Builder, report: &mut Report, content: &Value, uuid: Option
     }
     let text = texts.join("\n");
     if !text.trim().is_empty() {
-        b.push(report, Kind::User { content: text }, part_id(uuid, n).as_deref(), ts);
+        let mut extra = serde_json::Map::new();
+        if let Some(parts) = text_parts(&texts) {
+            extra.insert("claude_texts".into(), parts);
+        }
+        b.push_with(report, Kind::User { content: text }, part_id(uuid, n).as_deref(), ts, extra);
     } else if n == 0 {
         skip(report, "empty user line");
     }
@@ -471,6 +544,8 @@ fn assistant_line(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -487,6 +562,21 @@ mod tests {
         assert_eq!(ends_turn(sidechain), Some(false));
         assert_eq!(ends_turn(r#"{"type":"system","subtype":"stop_hook_summary"}"#), None);
         assert_eq!(ends_turn("{not json"), None);
+    }
+
+    #[test]
+    fn a_result_keeps_what_claude_code_reads_of_the_task_its_call_started() {
+        let shell = json!({"stdout": "long output", "stderr": "", "interrupted": false, "backgroundTaskId": "dce0af"});
+        assert_eq!(task_record(Some(&shell)), Some(json!({"backgroundTaskId": "dce0af", "stdout": ""})));
+        let agent = json!({"status": "async_launched", "agentId": "a1", "description": "look", "content": [1, 2]});
+        assert_eq!(
+            task_record(Some(&agent)),
+            Some(json!({"status": "async_launched", "agentId": "a1", "description": "look"}))
+        );
+        // A result that started nothing keeps nothing.
+        assert_eq!(task_record(Some(&json!({"stdout": "x", "stderr": ""}))), None);
+        assert_eq!(task_record(Some(&json!("Error: no"))), None);
+        assert_eq!(task_record(None), None);
     }
 
     fn parents(pairs: &[(&str, Option<&str>)]) -> HashMap<String, Option<String>> {

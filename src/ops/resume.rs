@@ -400,7 +400,10 @@ fn each_event(
 
 /// The raw events, with the agent's own compactions where they were made: the agent then
 /// sends what it sent from its own file (the summary and what follows). convo's own
-/// compactions are left to `--compacted`.
+/// compactions are left to `--compacted`. A compaction the user undid (`compact --undo`: a
+/// later compaction event `revokes` it) is not the agent's any more: the agent is handed the
+/// history `convo show` shows, not the summary. The revokes come from the outlines, which
+/// keep every compaction event whole, read from the same segments as the events.
 fn raw_parts(
     store: &Store,
     id: &str,
@@ -408,9 +411,23 @@ fn raw_parts(
     tally: &mut Checkpoint,
     hand: &mut dyn FnMut(Part<'_>) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
-    each_event(id, store.stored_lines(id)?, tally, &mut |_, event| {
+    let at = store.outlined(id)?;
+    // A malformed record revokes nothing, as it is handed over as nothing.
+    let revoked: std::collections::HashSet<String> = at
+        .outlined
+        .compactions
+        .iter()
+        .filter_map(|(_, e)| match Record::from_event(e) {
+            Ok(Record::Revoke { target }) => Some(target),
+            _ => None,
+        })
+        .collect();
+    each_event(id, store.outlined_lines(&at), tally, &mut |_, event| {
         if !matches!(event.kind, Kind::Compaction) {
             return hand(Part::Event(event));
+        }
+        if revoked.contains(&event.id) {
+            return Ok(());
         }
         let Ok(Record::Apply(c)) = Record::from_event(event) else { return Ok(()) };
         match c.summary {

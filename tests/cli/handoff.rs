@@ -285,6 +285,10 @@ fn a_codex_session_resumed_from_convo_sends_what_its_own_rollout_sends() {
 /// `ef958aa1…` (Claude Code 2.1.114, an agent team) renders its hooks' output and tool and
 /// skill listings from attachments without `rendered` text, and a "Tool loaded." after each
 /// ToolSearch result from its `tool_reference` blocks: convo keeps both as they came.
+/// `corpus-older/claude-code/` (1.0.24, 1.0.56, 2.0.42: slash commands, their caveats and
+/// output): 2.0.42's prompts after an `<ide_opened_file>` note are two text blocks of one
+/// line, sent as two, and its `pnpm dev` run in the background makes Claude Code tell the
+/// model the shell did not finish, which it reads from the result's `toolUseResult`.
 #[test]
 fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     agents_or_skip!();
@@ -298,6 +302,15 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
     assert!(files.len() >= 2, "{files:?}");
     files.push(shared.join("corpus-current/claude-code/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"));
     files.push(shared.join("corpus-current/claude-code/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"));
+    let mut older: Vec<PathBuf> = std::fs::read_dir(shared.join("corpus-older/claude-code"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    older.sort();
+    assert_eq!(older.len(), 3, "{older:?}");
+    files.extend(older);
     for file in files {
         let env = TestEnv::new();
         let proj = project(&env);
@@ -315,6 +328,54 @@ fn the_corpus_claude_code_sessions_resume_from_convo_as_from_their_own_files() {
         let theirs = claude_resume(&env, &proj, "theirs", &session, "and now?");
         let mine = claude_resume(&env, &proj, "ours", &ours, "and now?");
         same_request(&claude_messages(&mine), &claude_messages(&theirs), &file.display().to_string());
+    }
+}
+
+/// A Claude Code session with its own `/compact`, imported, is handed back raw with that
+/// compaction (the agent sends the summary and what follows); after `convo compact --undo`
+/// of it, a raw hand-over is what `convo show` shows: the agent sends the history the user
+/// asked back, not the summary.
+#[test]
+fn an_undone_compaction_of_the_agent_is_not_handed_back_as_its_compaction() {
+    let agents = agents_or_skip!();
+    let env = TestEnv::new();
+    let proj = project(&env);
+    let script = json!([
+        {"tool": {"name": "Bash", "input": {"command": "cat notes.txt", "description": "Show notes.txt"}}},
+        {"text": "The file says: hello from notes."}
+    ]);
+    let rec = Recorder::start(&env.root, "record", Some(&script));
+    let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &["-p", "what is in notes.txt?"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let own = session_file(&env.home().join(".claude/projects"), "");
+    let own_id = stem_id(&own);
+    let rec = Recorder::start(&env.root, "compact", None);
+    let run = run_agent(&agents.claude, &env.home(), &proj, rec.port, &["-p", "--resume", &own_id, "/compact"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    drop(rec);
+    let text = std::fs::read_to_string(&own).unwrap();
+    assert!(text.contains("\"isCompactSummary\":true"), "{text}");
+    env.run(&["import", own.to_str().unwrap()]).ok();
+    let shown = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    let compaction: Value = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction imported: {shown}"));
+    let summary = compaction["summary"]["text"].as_str().unwrap().to_owned();
+    let sent = |name: &str| -> String {
+        let session = convo_resume(&env, &proj, &["--in", "claude-code"]);
+        claude_messages(&claude_resume(&env, &proj, name, &session, "and now?")).to_string()
+    };
+    let before = sent("before");
+    assert!(before.contains(&summary[..40]) && !before.contains("what is in notes.txt?"), "{before}");
+    let id = compaction["id"].as_str().unwrap();
+    env.run(&["compact", "--undo", id]).ok();
+    let after = sent("after");
+    assert!(!after.contains(&summary[..40]), "the summary was sent after its undo: {after}");
+    for history in ["what is in notes.txt?", "cat notes.txt", "hello from notes"] {
+        assert!(after.contains(history), "{history:?} not sent: {after}");
     }
 }
 
@@ -478,6 +539,10 @@ fn an_existing_session_file_is_never_replaced() {
 /// cannot be pointed at loopback), make Codex send what convo's hand-over of their import
 /// makes it send.
 ///
+/// And the 0.39 rollout compacted as Codex 0.104 records it (`compacted_rollouts`): the
+/// agent sends the replacement history, or the history it rebuilds from the summary, from
+/// convo's file as from its own, whether a turn, part of one or nothing follows.
+///
 /// Not `corpus/codex/…SCHEMA-FIXTURE.jsonl`: Codex 0.169 refuses to resume that file itself
 /// (`history_mode: unknown variant default`).
 #[test]
@@ -491,11 +556,16 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
-    for file in files {
+    let mut rollouts: Vec<(PathBuf, String)> =
+        files.iter().map(|f| (f.clone(), std::fs::read_to_string(f).unwrap())).collect();
+    let base = rollouts[0].1.clone();
+    for (name, text) in compacted_rollouts(&base) {
+        rollouts.push((PathBuf::from(name), text));
+    }
+    for (file, text) in rollouts {
         let env = TestEnv::new();
         let proj = project(&env);
         codex_config(&env.home(), 0);
-        let text = std::fs::read_to_string(&file).unwrap();
         let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let session = meta["payload"]["id"].as_str().unwrap().to_owned();
         let recorded_cwd = meta["payload"]["cwd"].as_str().unwrap().to_owned();
@@ -514,6 +584,60 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
     }
 }
 
+/// `rollout`, compacted as Codex 0.104 records it, then carried on for a turn: its local
+/// compaction (`compacted` with the summary and the `replacement_history` it sends instead:
+/// the user's messages and the summary), its remote one (no message, the history alone), and
+/// the record of the versions before `replacement_history` (the summary alone, from which
+/// Codex rebuilds the history itself).
+fn compacted_rollouts(rollout: &str) -> Vec<(&'static str, String)> {
+    let ts = "2025-09-30T12:00:00.000Z";
+    let user =
+        |text: &str| json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]});
+    let prompts: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "response_item" && l["payload"]["role"] == "user")
+        .map(|l| l["payload"].clone())
+        .filter(|p| !p["content"][0]["text"].as_str().unwrap_or("").starts_with('<'))
+        .collect();
+    let summary = "Another language model started to solve this problem and produced a summary of its thinking process.\nThe notes are in zh-TW and zh-CN now.";
+    let mut history = prompts.clone();
+    history.push(user(summary));
+    let context = rollout.lines().rev().find(|l| l.contains("\"type\":\"turn_context\"")).unwrap().to_owned();
+    let after = |compacted: Value, turn: usize| -> String {
+        let mut text = rollout.trim_end().to_owned();
+        for record in [
+            json!({"timestamp": ts, "type": "compacted", "payload": compacted}),
+            json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "context_compacted"}}),
+        ] {
+            text.push('\n');
+            text.push_str(&record.to_string());
+        }
+        if turn == 2 {
+            text.push('\n');
+            text.push_str(&context);
+        }
+        let items = [
+            user("and the release notes?"),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "They are in docs/."}]}),
+        ];
+        for item in &items[items.len() - turn..] {
+            text.push('\n');
+            text.push_str(&json!({"timestamp": ts, "type": "response_item", "payload": item}).to_string());
+        }
+        text.push('\n');
+        text
+    };
+    vec![
+        ("codex-0.104-local-compaction.jsonl", after(json!({"message": summary, "replacement_history": history}), 2)),
+        ("codex-0.104-remote-compaction.jsonl", after(json!({"message": "", "replacement_history": history}), 2)),
+        ("codex-compaction-without-history.jsonl", after(json!({"message": summary}), 2)),
+        ("codex-0.104-mid-turn.jsonl", after(json!({"message": summary, "replacement_history": history}), 1)),
+        ("codex-0.104-last.jsonl", after(json!({"message": summary, "replacement_history": history}), 0)),
+        ("codex-without-history-last.jsonl", after(json!({"message": summary}), 0)),
+    ]
+}
+
 /// What `resume` records as imported from the file it wrote (`drafts`, which a capture
 /// that reads the file whole skips) is what convo's importer makes of that file, for every
 /// corpus session and a conversation made by `append`, raw and compacted, in each agent.
@@ -526,6 +650,7 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
         "corpus-current/claude-code",
         "corpus-current/codex",
         "corpus-current/gemini-cli",
+        "corpus-older/claude-code",
     ]
     .iter()
     .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().flatten().map(|e| e.path()))

@@ -52,6 +52,8 @@ struct Pending {
     message_id: Option<String>,
     /// A line Claude Code wrote itself (`isMeta`).
     meta: bool,
+    /// The tasks a result's call started (`toolUseResult`), which Claude Code reads back.
+    task: Option<Value>,
 }
 
 /// The source line an event came from: importers name an event of a line's nth block
@@ -140,13 +142,17 @@ impl Writer<'_, '_> {
             message_id: text("message_id"),
             meta: matches!(event.kind, Kind::User { .. })
                 && (event.is_scaffolding() || event.extra.get(crate::event::CLAUDE_META) == Some(&Value::Bool(true))),
+            task: None,
         });
+        if pending.task.is_none() {
+            pending.task = event.extra.get("claude_task").filter(|t| t.is_object()).cloned();
+        }
         pending.blocks.push(block);
         Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        let Some(Pending { role, blocks, ts, model, message_id, line, meta }) = self.pending.take() else {
+        let Some(Pending { role, blocks, ts, model, message_id, line, meta, task }) = self.pending.take() else {
             return Ok(());
         };
         let mut fields = Map::new();
@@ -174,6 +180,9 @@ impl Writer<'_, '_> {
                     fields.insert("isMeta".into(), json!(true));
                 }
                 fields.insert("message".into(), json!({"role": "user", "content": content}));
+                if let Some(task) = task {
+                    fields.insert("toolUseResult".into(), task);
+                }
             }
             Role::Assistant => {
                 self.messages += 1;
@@ -220,6 +229,28 @@ impl Writer<'_, '_> {
         self.line(line, ts)?;
         Ok(())
     }
+}
+
+/// A user event's text split back into the blocks it was imported from (`claude_texts`,
+/// their byte lengths, joined by newlines), when they still add up to it: text changed
+/// since (a redaction) is sent as one block.
+fn text_blocks<'t>(content: &'t str, lengths: Option<&Value>) -> Option<Vec<&'t str>> {
+    let lengths = lengths?.as_array()?;
+    let mut parts = Vec::with_capacity(lengths.len());
+    let mut rest = content;
+    for (i, length) in lengths.iter().enumerate() {
+        let length = usize::try_from(length.as_u64()?).ok()?;
+        if i > 0 {
+            rest = rest.strip_prefix('\n')?;
+        }
+        if !rest.is_char_boundary(length) {
+            return None;
+        }
+        let (part, after) = rest.split_at(length);
+        parts.push(part);
+        rest = after;
+    }
+    rest.is_empty().then_some(parts)
 }
 
 /// The version written in each line: Claude Code reads lines of any version it knows.
@@ -280,7 +311,12 @@ impl<'a> Stream<'a> {
             w.continue_from(parent);
         }
         match &event.kind {
-            Kind::User { content } => w.block(Role::User, json!({"type": "text", "text": content}), event)?,
+            Kind::User { content } => {
+                let parts = if native { text_blocks(content, event.extra.get("claude_texts")) } else { None };
+                for part in parts.unwrap_or_else(|| vec![content.as_str()]) {
+                    w.block(Role::User, json!({"type": "text", "text": part}), event)?;
+                }
+            }
             Kind::Assistant { content } => w.block(Role::Assistant, json!({"type": "text", "text": content}), event)?,
             Kind::Reasoning { content } => {
                 if let (true, Some(signature)) = (native, event.extra.get("signature")) {
@@ -370,6 +406,18 @@ mod tests {
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
             .map(|l| (l["uuid"].as_str().unwrap().to_owned(), l["parentUuid"].as_str().map(str::to_owned)))
             .collect()
+    }
+
+    #[test]
+    fn a_user_line_of_several_text_blocks_is_split_back_while_they_add_up() {
+        let lengths = json!([3, 5]);
+        assert_eq!(text_blocks("one\nsé x", Some(&lengths)), Some(vec!["one", "sé x"]));
+        // Redacted since, or lengths from a hostile file: one block.
+        assert_eq!(text_blocks("one\n[REDACTED]", Some(&lengths)), None);
+        assert_eq!(text_blocks("one sé x", Some(&lengths)), None);
+        assert_eq!(text_blocks("one\nsé", Some(&json!([3, 2]))), None, "inside a character");
+        assert_eq!(text_blocks("one", Some(&json!([99]))), None);
+        assert_eq!(text_blocks("one", None), None);
     }
 
     #[test]

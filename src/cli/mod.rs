@@ -60,6 +60,7 @@ enum Command {
     Show(commands::show::Args),
     Log(commands::log::Args),
     Fsck(commands::fsck::Args),
+    Status(commands::status::Args),
     Compact(commands::compact::Args),
     Diff(commands::diff::Args),
     Fork(commands::fork::Args),
@@ -197,6 +198,41 @@ impl Ctx {
         std::mem::forget(value);
     }
 
+    /// Keep what became of a capture of `path` where `convo status` and the next command at
+    /// a terminal see it (`store::captures`): `failed` is the error's message. Failing to
+    /// keep it is said; it never changes the capture's own outcome.
+    pub fn note_capture(&self, store: &Store, by: &str, path: &std::path::Path, failed: Option<&str>) {
+        let kept = match failed {
+            Some(error) => store.capture_failed(by, path, error, &self.clock.timestamp()),
+            None => store.capture_worked(path),
+        };
+        if let Err(e) = kept {
+            self.ui.warning(&format!("could not record how the capture of {} went: {e}", path.display()));
+        }
+    }
+
+    /// At a terminal, say the captures that failed since a command last said so, once.
+    fn tell_failed_captures(&self) {
+        if !self.ui.progress() {
+            return;
+        }
+        let Some(store) = self.location.as_ref().and_then(|l| Store::open(&l.path).ok()) else { return };
+        let failures = store.failed_captures().unwrap_or_default();
+        let new: Vec<_> = failures.iter().filter(|f| !f.told).collect();
+        let Some(latest) = new.last() else { return };
+        let more = match new.len() {
+            1 => String::new(),
+            n => format!(" ({n} new failures)"),
+        };
+        self.ui.warning(&format!(
+            "a capture failed{more}: {}: {}",
+            convo::render::escape_line(&latest.path),
+            convo::render::escape_line(&latest.error)
+        ));
+        self.ui.hint("`convo status` lists the captures that failed");
+        let _ = store.failed_captures_told();
+    }
+
     /// A status line on stderr, unless `--quiet` (see [`Ui::status`]).
     pub fn note(&self, message: &str) {
         self.ui.status(message);
@@ -300,7 +336,12 @@ fn run(cli: Cli) -> Result<(), CommandError> {
     if std::env::var_os("CONVO_TEST_PANIC").is_some() {
         panic!("CONVO_TEST_PANIC is set");
     }
-    match cli.command {
+    // Captures run unseen (hooks, watch): a person's next command says when one failed.
+    let tells = !matches!(
+        cli.command,
+        Command::Hook(_) | Command::Watch(_) | Command::Status(_) | Command::Mcp(_) | Command::GenerateDocs(_)
+    );
+    let result = match cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
         Command::New(args) => commands::new::run(&ctx, args),
         Command::List(args) => commands::list::run(&ctx, args),
@@ -308,7 +349,8 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Hook(args) => commands::hook::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Usage(args) => commands::usage::run(&ctx, args),
-        Command::Mcp(args) => commands::mcp::run(ctx, args),
+        // The server runs until its client leaves, owning the context.
+        Command::Mcp(args) => return commands::mcp::run(ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),
@@ -317,6 +359,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Show(args) => commands::show::run(&ctx, args),
         Command::Log(args) => commands::log::run(&ctx, args),
         Command::Fsck(args) => commands::fsck::run(&ctx, args),
+        Command::Status(args) => commands::status::run(&ctx, args),
         Command::Compact(args) => commands::compact::run(&ctx, args),
         Command::Diff(args) => commands::diff::run(&ctx, args),
         Command::Fork(args) => commands::fork::run(&ctx, args),
@@ -333,7 +376,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Import(args) => commands::import::run(&ctx, args),
         Command::Export(args) => commands::export::run(&ctx, args),
         Command::GenerateDocs(args) => commands::generate_docs::run(Cli::command(), args),
+    };
+    if tells {
+        ctx.tell_failed_captures();
     }
+    result
 }
 
 /// A panic is a bug in convo: print it as an error (message and where) with a request to

@@ -742,6 +742,20 @@ pub fn problems(out: &mut dyn Write, problems: &[Problem]) -> io::Result<()> {
     Ok(())
 }
 
+/// The captures that failed, newest first: when, what captured, the file, the error.
+pub fn failed_captures(out: &mut dyn Write, failures: &[crate::store::FailedCapture]) -> io::Result<()> {
+    if failures.is_empty() {
+        return writeln!(out, "No failed captures.");
+    }
+    let n = failures.len();
+    writeln!(out, "{n} failed capture{} (the newest first):", if n == 1 { "" } else { "s" })?;
+    for f in failures.iter().rev() {
+        writeln!(out, "  {}  {}  {}", escape_line(&f.at), escape_line(&f.by), escape_line(&f.path))?;
+        writeln!(out, "      {}", escape_line(&f.error))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 mod batch;
 mod bulk;
 mod cache;
+mod captures;
 mod catalogue;
 mod fan_out;
 mod fix;
@@ -45,6 +46,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
+pub use captures::FailedCapture;
 pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem};
 pub use gitlocks::GitLock;

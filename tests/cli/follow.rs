@@ -755,3 +755,51 @@ fn the_claude_code_stop_hook_waits_for_the_turn_to_reach_the_transcript() {
         .collect();
     assert_eq!(kinds, ["user", "tool_call", "tool_result", "assistant"], "{events}");
 }
+
+/// A hook that cannot capture its transcript says why where the agent shows a hook's
+/// output, and keeps it for `convo status` and the next command run at a terminal (said
+/// once); a later capture of the same file clears it.
+#[test]
+fn a_failed_capture_is_kept_for_status_and_said_at_the_next_terminal_command() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let session = "7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e";
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let line = |uuid: &str, kind: &str, content: &str| {
+        serde_json::json!({"type": kind, "uuid": uuid, "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": kind, "content": [{"type": "text", "text": content}]}})
+        .to_string()
+            + "\n"
+    };
+    std::fs::write(&file, line("u1", "user", "hello") + "{not json\n" + &line("a1", "assistant", "hi")).unwrap();
+    let input = serde_json::json!({"session_id": session, "transcript_path": file, "hook_event_name": "Stop"});
+    let failed = env.run_stdin(&["hook", "claude-code"], &input.to_string());
+    assert!(failed.fails_with(3).contains("not valid JSON"), "{}", failed.stderr);
+
+    // The next command at a terminal says it, once.
+    let at_terminal = || {
+        let line = format!("{} list", env!("CARGO_BIN_EXE_convo"));
+        let mut cmd = env.sealed("script");
+        cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &env.store).env("TERM", "xterm");
+        crate::common::run_command(cmd, "").stdout.replace("\r\n", "\n")
+    };
+    let said = at_terminal();
+    let path = file.display().to_string();
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(said.contains(&format!("a capture failed: {path}: {name}: line 2: not valid JSON")), "{said}");
+    assert!(said.contains("`convo status` lists the captures that failed"), "{said}");
+    assert!(!at_terminal().contains("a capture failed"), "said twice");
+    // Not said where no one reads it.
+    assert!(!env.run(&["list"]).stderr.contains("capture failed"));
+
+    let status = env.run(&["status"]).ok().replace(&path, "[FILE]");
+    let status = regex::Regex::new(r"\d{4}-\d\d-\d\dT[\d:.]+Z").unwrap().replace_all(&status, "[TIME]");
+    assert!(status.starts_with("No active conversation.\n1 failed capture (the newest first):\n"), "{status}");
+    let error = format!("  [TIME]  hook claude-code  [FILE]\n      {name}: line 2: not valid JSON");
+    assert!(status.contains(&error), "{status}");
+
+    // The file mended, the next capture clears it.
+    std::fs::write(&file, line("u1", "user", "hello") + &line("a1", "assistant", "hi")).unwrap();
+    env.run_stdin(&["hook", "claude-code"], &input.to_string()).ok();
+    assert!(env.run(&["status"]).ok().ends_with("No failed captures.\n"));
+}

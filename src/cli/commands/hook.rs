@@ -66,12 +66,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     import::settle(&path, format, SETTLE);
     let store = ctx.open_store_for_write()?;
     let options = import::Options { title: None, again: false };
-    match import::follow(&store, &path, Some(format), &options, &ctx.clock)? {
-        Followed::Started(done) => ctx.ui.landed(&done.landed),
-        Followed::Grew { landed, .. } => landed.iter().for_each(|l| ctx.ui.landed(l)),
-        Followed::Unchanged { .. } | Followed::TakenOver { .. } => {}
+    let by = format!("hook {}", format.name());
+    match import::follow(&store, &path, Some(format), &options, &ctx.clock) {
+        Ok(followed) => {
+            ctx.note_capture(&store, &by, &path, None);
+            match followed {
+                Followed::Started(done) => ctx.ui.landed(&done.landed),
+                Followed::Grew { landed, .. } => landed.iter().for_each(|l| ctx.ui.landed(l)),
+                Followed::Unchanged { .. } | Followed::TakenOver { .. } => {}
+            }
+            Ok(())
+        }
+        // Said where the agent shows a hook's output, and kept for `convo status`.
+        Err(e) => {
+            let e = CommandError::from(e);
+            ctx.note_capture(&store, &by, &path, Some(&e.message));
+            Err(e)
+        }
     }
-    Ok(())
 }
 
 /// How long a hook waits for the transcript to hold the whole turn.

@@ -29,6 +29,7 @@ pub mod restore;
 pub mod resume;
 pub mod rm;
 pub mod show;
+pub mod status;
 pub mod switch;
 pub mod sync;
 pub mod usage;

@@ -81,7 +81,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 continue;
             }
             let options = import::Options { title: None, again: false };
-            match import::follow(&store, &path, None, &options, &ctx.clock) {
+            let followed = import::follow(&store, &path, None, &options, &ctx.clock);
+            if followed.is_ok() {
+                ctx.note_capture(&store, "watch", &path, None);
+            }
+            match followed {
                 Ok(Followed::Started(done)) => {
                     let events: u64 = done.conversations.iter().map(|(_, s)| s.events).sum();
                     ctx.ui.status(&format!("{}: new, {}", path.display(), plural(events, "event")));
@@ -94,8 +98,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     ctx.ui.status(&format!("{}: imported whole before, as {id}; followed from here", path.display()));
                 }
                 Err(e) if e.is_not_a_session() => {}
-                // One bad file never stops the watch: said, and left.
-                Err(e) => ctx.ui.warning(&format!("{} (left as it is)", CommandError::from(e).message)),
+                // One bad file never stops the watch: said, kept for `convo status`, and left.
+                Err(e) => {
+                    let message = CommandError::from(e).message;
+                    ctx.note_capture(&store, "watch", &path, Some(&message));
+                    ctx.ui.warning(&format!("{message} (left as it is)"));
+                }
             }
         }
         Ok(())
@@ -234,7 +242,11 @@ fn follow_database(ctx: &Ctx, store: &convo::store::Store, path: &std::path::Pat
             done.grew.len(),
             plural(done.events(), "event")
         )),
-        Ok(_) => {}
-        Err(e) => ctx.ui.warning(&format!("{} (left as it is)", CommandError::from(e).message)),
+        Ok(_) => ctx.note_capture(store, "watch", path, None),
+        Err(e) => {
+            let message = CommandError::from(e).message;
+            ctx.note_capture(store, "watch", path, Some(&message));
+            ctx.ui.warning(&format!("{message} (left as it is)"));
+        }
     }
 }

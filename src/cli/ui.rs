@@ -52,7 +52,6 @@ landing!(
     convo::store::BulkAppended,
     convo::store::Created,
     convo::store::Fixed,
-    convo::ops::resume::Resumed,
     convo::ops::folder::Committed
 );
 

@@ -1068,9 +1068,12 @@ pub(crate) fn went_on_in(
         At::Source => At::Source,
         At::Resume(_) => At::Resume(0),
     };
+    // By the session, not by where the record was read: the folder import's own meta of
+    // the conversation may hold other sessions' records where this one's was.
+    let session = at.get(before).and_then(|r| r.get("session")).and_then(Value::as_str).map(str::to_owned);
     let mark = |meta: &mut crate::store::Meta| {
-        if let Some(r) = at.get_mut(meta) {
-            r.insert(WENT_ON_IN.into(), json!(fork_id));
+        if let Some(session) = &session {
+            crate::store::sessions::mark_left(meta, std::slice::from_ref(session), &fork_id);
         }
     };
     let mut left = before.clone();
@@ -1133,6 +1136,12 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
         if let Some(i) = resumed {
             parts.insert(0, (id, meta, At::Resume(i)));
         }
+    }
+    // A hand-over not captured yet: its record joins the conversation with this capture.
+    if !parts.contains_key(&0)
+        && let Some(handed) = store.handover_of(session)?
+    {
+        parts.insert(0, handed);
     }
     Ok(parts)
 }

@@ -112,6 +112,18 @@ fn known(store: &Store) -> Result<HashMap<String, (String, Meta, At)>, StoreErro
             known.insert(s, (id.clone(), meta.clone(), At::Resume(i)));
         }
     }
+    // Hand-overs not captured yet: a record joins its conversation with the first capture.
+    for handover in store.handovers()? {
+        let opencode = handover.record.get("format").and_then(Value::as_str) == Some(Format::Opencode.name());
+        let Some(session) = handover.session().filter(|_| opencode).map(str::to_owned) else {
+            continue;
+        };
+        if !known.contains_key(&session)
+            && let Some(handed) = store.handover_of(&session)?
+        {
+            known.insert(session, handed);
+        }
+    }
     Ok(known)
 }
 

@@ -1,7 +1,8 @@
 //! `resume`: hand a conversation to an agent as a session file its own `--resume` reads,
-//! raw or as the view an LLM is sent, and keep the session with the conversation so that
-//! what the agent adds to the file is captured back into it (`hook`, `watch`,
-//! `import --follow` find the session in `meta.json`'s `resumes`).
+//! raw or as the view an LLM is sent, and keep the hand-over so that what the agent adds to
+//! the file is captured back into it (`hook`, `watch`, `import --follow` find the session
+//! among the store's local hand-overs, then, once captured, in `meta.json`'s `resumes`:
+//! `store::sessions`). A hand-over makes no commit.
 //!
 //! Where the file goes is decided here from the caller's directory and the agent's own
 //! folder, never from the conversation: a pulled conversation's recorded cwd, session id or
@@ -19,9 +20,9 @@ use crate::compaction::Record;
 use crate::event::{Event, Kind};
 use crate::interop::Checkpoint;
 use crate::interop::resume::{self, Agent, Part, Session};
-use crate::ops::import::{MARK_WINDOW, RESUMES, TIP, written_record};
+use crate::ops::import::{MARK_WINDOW, TIP, written_record};
 use crate::projection::{self, Origin, ProjectionError};
-use crate::store::{Landed, Store, StoreError, subject};
+use crate::store::{Store, StoreError};
 
 /// What `convo resume` is asked to do.
 pub struct Request<'a> {
@@ -55,10 +56,6 @@ pub struct Resumed {
     pub events: u64,
     /// Tool calls were written as text: the conversation came from elsewhere.
     pub as_text: bool,
-    /// The commit that recorded the session with the conversation.
-    pub commit: String,
-    pub subject: String,
-    pub landed: Landed,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -154,30 +151,14 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         record[TIP] = json!(tip);
     }
 
-    let mut meta = meta;
-    match meta.extra.get_mut(RESUMES).and_then(Value::as_array_mut) {
-        Some(records) => records.push(record),
-        None => {
-            meta.extra.insert(RESUMES.into(), json!([record]));
-        }
+    // Local state until the session says something: its first capture commits the record
+    // with its turns (`store::sessions`), so a hand-over makes no commit and one never
+    // carried on leaves nothing in what the team shares.
+    let handover = crate::store::sessions::Handover { conversation: request.id.to_owned(), record };
+    if let Err(e) = store.add_handover(&lock, handover) {
+        undo.run();
+        return Err(e.into());
     }
-    let subject = subject::resume(
-        &subject::name(request.id, title.as_deref()),
-        request.agent.name(),
-        &session_id,
-        request.compacted,
-        written,
-    );
-    let committed = store
-        .begin_append(&lock, request.id, clock)
-        .and_then(|appending| store.finish_append_with(&lock, appending, Some(meta), Some(subject), clock));
-    let done = match committed {
-        Ok(done) => done,
-        Err(e) => {
-            undo.run();
-            return Err(e.into());
-        }
-    };
     Ok(Resumed {
         id: request.id.to_owned(),
         title,
@@ -186,9 +167,6 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
         path,
         events: written,
         as_text: !native,
-        commit: done.commit.to_string(),
-        subject: done.subject,
-        landed: done.landed,
     })
 }
 

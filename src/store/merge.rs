@@ -229,6 +229,7 @@ impl Store {
         let mut all = self.ids_in_tree(o_tree)?;
         all.extend(self.ids_in_tree(t_tree)?);
         let mut diverged = Vec::new();
+        let mut rebinds: Vec<(String, String, std::collections::HashSet<String>)> = Vec::new();
         let mut kept_local = Vec::new();
         let (mut removed, mut revived, mut kept_removed) = (Vec::new(), Vec::new(), Vec::new());
         let mut retitled = Vec::new();
@@ -381,6 +382,7 @@ impl Store {
             if let Some(last) = self.newest_change(ours, &dir)? {
                 trailers.push(format!("Convo-Merged: {fork} {last}"));
             }
+            rebinds.push((id.clone(), fork.clone(), local.iter().map(|e| e.id.clone()).collect()));
             diverged.push(Diverged { id, title: source_meta.title, fork, local_events, rewritten });
         }
         // Edited and written again whole if a concurrent gc takes an object folder under the
@@ -404,6 +406,12 @@ impl Store {
         let mut tx = lock.transaction();
         tx.tree(tree, vec![ours, theirs]).changes_catalogue();
         let committed = tx.commit_message(&message, clock)?;
+        // Sessions handed over on a line that became a fork continue the fork. Local state
+        // after the commit that made the fork: a failure here leaves the hand-over where it
+        // was (its next capture forks from the conversation instead), never the merge undone.
+        for (from, to, local) in &rebinds {
+            let _ = self.rebind_handovers(lock, from, to, local);
+        }
         Ok(Integrated::Merged {
             commit: committed.commit,
             updated,

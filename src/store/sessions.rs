@@ -3,10 +3,117 @@
 //! wrote for it). Each says how far the session was read and where its line stands
 //! ([`TIP`]); `ops::import` follows them, and a merge that moves a local line into a fork
 //! moves the records of the sessions that wrote it along ([`moved_to_fork`]).
+//!
+//! A hand-over (`convo resume`) is local state until the session says something: its record
+//! waits in `.git/convo/handovers` (never committed or pushed; one JSON object a line), and
+//! the session's first capture puts it in the conversation's `meta.json` in the commit that
+//! adds its turns. A hand-over makes no commit, and a session never carried on leaves
+//! nothing in what the team shares. A record in a `meta.json` wins over a hand-over of the
+//! same session (the entry then is spent, and pruned at the next hand-over); a merge that
+//! moves the local line a hand-over continues into a fork binds the hand-over to the fork
+//! ([`Store::rebind_handovers`]).
+
+use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use super::Meta;
+use super::txn::Lock;
+use super::{Meta, Result, Store, create_private_dir, io_err};
+
+/// A hand-over waiting for its session's first capture.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Handover {
+    /// The conversation the session continues.
+    pub conversation: String,
+    /// The session's record, as `resumes` in its `meta.json` will hold it.
+    pub record: Value,
+}
+
+impl Handover {
+    pub fn session(&self) -> Option<&str> {
+        session(&self.record)
+    }
+}
+
+/// `meta` with a hand-over's record among its `resumes`, as the session's first capture
+/// commits it: where the record is.
+pub fn with_handover(meta: &mut Meta, record: Value) -> At {
+    let resumes = meta.extra.entry(RESUMES).or_insert_with(|| Value::Array(Vec::new()));
+    if !resumes.is_array() {
+        *resumes = Value::Array(Vec::new());
+    }
+    let list = resumes.as_array_mut().expect("made an array above");
+    list.push(record);
+    At::Resume(list.len() - 1)
+}
+
+impl Store {
+    /// The hand-over of `session` waiting for its first capture, with its conversation's
+    /// `meta.json` holding its record as that capture commits it.
+    pub fn handover_of(&self, session: &str) -> Result<Option<(String, Meta, At)>> {
+        let Some(h) = self.handovers()?.into_iter().rev().find(|h| h.session() == Some(session)) else {
+            return Ok(None);
+        };
+        let Ok(mut meta) = self.meta(&h.conversation) else { return Ok(None) };
+        let at = with_handover(&mut meta, h.record);
+        Ok(Some((h.conversation, meta, at)))
+    }
+
+    fn handovers_path(&self) -> std::path::PathBuf {
+        self.state_dir().join("handovers")
+    }
+
+    /// The hand-overs waiting, oldest first (a line that does not read, from a torn write,
+    /// is none).
+    pub fn handovers(&self) -> Result<Vec<Handover>> {
+        let path = self.handovers_path();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    /// Keep a hand-over, under the caller's lock; entries whose session a `meta.json` of
+    /// their conversation holds now are spent and dropped.
+    pub fn add_handover(&self, _lock: &Lock, handover: Handover) -> Result<()> {
+        let mut all = self.handovers()?;
+        all.retain(|h| {
+            let recorded = self
+                .meta(&h.conversation)
+                .ok()
+                .is_some_and(|m| records(&m).iter().any(|r| session(r).is_some() && session(r) == h.session()));
+            !recorded && self.meta(&h.conversation).is_ok()
+        });
+        all.push(handover);
+        self.write_handovers(&all)
+    }
+
+    /// A merge moved the local line of conversation `from` into fork `to`: hand-overs of
+    /// `from` whose tip is one of `local` (the events only that line has) continue the fork.
+    pub fn rebind_handovers(&self, _lock: &Lock, from: &str, to: &str, local: &HashSet<String>) -> Result<()> {
+        let mut all = self.handovers()?;
+        let mut moved = false;
+        for h in all.iter_mut().filter(|h| h.conversation == from) {
+            if h.record.get(TIP).and_then(Value::as_str).is_some_and(|t| local.contains(t)) {
+                h.conversation = to.to_owned();
+                moved = true;
+            }
+        }
+        if moved { self.write_handovers(&all) } else { Ok(()) }
+    }
+
+    fn write_handovers(&self, all: &[Handover]) -> Result<()> {
+        let mut text = String::new();
+        for h in all {
+            text += &serde_json::to_string(h).unwrap_or_default();
+            text.push('\n');
+        }
+        let dir = self.state_dir();
+        create_private_dir(&dir)?;
+        super::txn::write_private_file(&dir, &self.handovers_path(), text.as_bytes())
+    }
+}
 
 /// The key of `meta.json` holding the session file a conversation was imported from.
 pub const SOURCE: &str = "source";

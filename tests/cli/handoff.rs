@@ -682,9 +682,13 @@ fn the_events_a_hand_over_counts_as_imported_are_those_its_file_imports_as() {
                     .as_str()
                     .unwrap()
                     .to_owned();
+                // The hand-over waits, local, for its first capture: no commit yet.
                 let meta = env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&id))]);
-                let meta: Value = serde_json::from_str(&meta).unwrap();
-                let record = meta["resumes"].as_array().unwrap().last().unwrap().clone();
+                assert!(!meta.contains(&session), "a hand-over was committed");
+                let handovers = std::fs::read_to_string(env.store.join(".git/convo/handovers")).unwrap();
+                let last: Value = serde_json::from_str(handovers.lines().last().unwrap()).unwrap();
+                assert_eq!(last["conversation"], json!(id));
+                let record = last["record"].clone();
                 // Gemini CLI names a session's file by its first eight characters.
                 let name = if agent == "gemini-cli" { format!("-{}.jsonl", &session[..8]) } else { session.clone() };
                 let written = session_file(&env.home(), &name);

@@ -522,3 +522,62 @@ fn relay(hops: &[Hop]) {
         eprintln!("{row}");
     }
 }
+
+/// A hand-over is local until its session says something: `resume` makes no commit, and
+/// the session's first capture commits its record with its turns.
+#[test]
+fn a_hand_over_makes_no_commit_and_its_first_capture_records_it() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    env.run(&["import", claude_session().to_str().unwrap()]).ok();
+    let head = || env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let before = head();
+    let session = resume(&env, &proj, &["--in", "codex"]);
+    assert_eq!(head(), before, "a hand-over made a commit");
+    let id = conversations(&env)[0].0.clone();
+    let meta = || env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&id))]);
+    assert!(!meta().contains(&session));
+    codex_turn(&rollout(&env, &session), &proj, "a first turn", "done");
+    env.run(&["import", "--follow", rollout(&env, &session).to_str().unwrap()]).ok();
+    assert!(meta().contains(&session), "the first capture did not record the session");
+    assert_eq!(env.git(&["rev-list", "--count", &format!("{before}..HEAD")]).trim(), "1");
+    // Known by its name from then on: a plain import of the file is refused as captured.
+    let again = env.run(&["import", rollout(&env, &session).to_str().unwrap()]);
+    assert!(again.stderr.contains("captured"), "{}", again.stderr);
+}
+
+/// A session handed over on top of Bob's own turn, while Alice carried the conversation on:
+/// Bob's pull moves his line into a fork, and the hand-over, not captured yet, goes with it:
+/// its first turn lands after Bob's turn in the fork, not on Alice's line.
+#[test]
+fn a_hand_over_on_a_line_a_pull_moves_into_a_fork_continues_the_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let alice = TestEnv::new();
+    alice.run(&["import", claude_session().to_str().unwrap()]).ok();
+    alice.run(&["remote", "add", "origin", &url]).ok();
+    alice.run(&["push"]).ok();
+    let bob = TestEnv::bare_at(100);
+    bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    let proj = project(&bob);
+    let id = conversations(&bob)[0].0.clone();
+    bob.run(&["switch", &id]).ok();
+    bob.run(&["append", "--user", "bob asks first"]).ok();
+    let file = rollout(&bob, &resume(&bob, &proj, &[&id, "--in", "codex"]));
+    alice.run(&["append", "--user", "alice adds"]).ok();
+    alice.run(&["push"]).ok();
+    bob.run(&["pull"]).ok();
+    codex_turn(&file, &proj, "bob in codex", "done");
+    bob.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let all = conversations(&bob);
+    assert_eq!(all.len(), 2, "{:?}", all.iter().map(|c| &c.1).collect::<Vec<_>>());
+    let alices = holding(&all, "alice adds");
+    let codex = holding(&all, "bob in codex");
+    assert_eq!((alices.len(), codex.len()), (1, 1));
+    assert_eq!(alices[0].0, id);
+    assert_ne!(codex[0].0, id, "the hand-over's turn landed on Alice's line");
+    let p = prompts(&codex[0].3);
+    assert_eq!(p[p.len() - 2..], ["bob asks first", "bob in codex"]);
+}

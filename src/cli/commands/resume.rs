@@ -30,10 +30,11 @@ enum Target {
 /// $GEMINI_CLI_HOME; opencode: rows of a session for the directory's project in its database
 /// ~/.local/share/opencode/opencode.db, or under $XDG_DATA_HOME, which opencode makes when it
 /// first runs), prints the session id on stdout and the command that carries it on on
-/// stderr. The session is kept
-/// with the conversation: when the agent carries on, `hook`, `watch` and `import --follow`
-/// append its new turns to the same conversation. An existing session is never replaced;
-/// its id is always a fresh one.
+/// stderr. When the agent carries on, `hook`, `watch` and `import --follow` append its new
+/// turns to the same conversation (or, when the conversation went on meanwhile, to a fork
+/// of it from where the session began). The hand-over itself makes no commit: it is kept in
+/// the store, locally, until the session's first capture commits it with its turns. An
+/// existing session is never replaced; its id is always a fresh one.
 ///
 /// Tool calls and reasoning stay the agent's own when the conversation came from that
 /// agent; otherwise calls and results are handed over as text the model reads and
@@ -95,8 +96,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     let resumed = resume::resume(&store, &request, &ctx.clock)?;
     writeln!(ctx.ui.stdout(), "{}", resumed.session)?;
-    ctx.ui.committed(Some(&resumed.id), &resumed);
-    ctx.note(&format!("wrote {}", resumed.path.display()));
+    ctx.note(&format!("wrote {} ({} events)", resumed.path.display(), resumed.events));
     if resumed.as_text {
         ctx.note("tool calls and results are handed over as text: the conversation came from elsewhere");
     }

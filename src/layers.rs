@@ -14,7 +14,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("render", &["clock", "compaction", "event", "projection", "store"]),
     ("interop", &["clock", "compaction", "event", "projection", "store"]),
     ("sync", &["clock", "store"]),
-    ("ops", &["clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),
+    ("agents", &["clock", "interop"]),
+    ("ops", &["agents", "clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),
     ("mcp", &["clock", "compaction", "config", "event", "ops", "projection", "render", "store"]),
 ];
 

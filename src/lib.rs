@@ -3,6 +3,7 @@
 //! The library holds all the work; the `convo` binary parses arguments and prints.
 //! See ARCHITECTURE.md for what each module owns and may not do.
 
+pub mod agents;
 pub mod clock;
 pub mod compaction;
 pub mod config;

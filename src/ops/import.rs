@@ -1042,7 +1042,7 @@ pub(crate) fn went_on_in(
     format: Format,
     clock: &Clock,
 ) -> Result<WentOn> {
-    let agent = interop::resume::Agent::ALL.into_iter().find(|a| a.format() == format);
+    let agent = crate::agents::by_format(format);
     let title = meta.title.clone().unwrap_or_else(|| id.to_owned());
     fork.title = Some(format!("{title} (went on in {})", agent.map_or(format.name(), |a| a.name())));
     fork.forked_from = Some(crate::store::ForkedFrom { id: id.to_owned(), turn: 0 });

@@ -11,7 +11,7 @@
 //! discarded unless the one commit lands.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -460,11 +460,6 @@ impl interop::Emit for SessionEmit<'_> {
             }
         }
     }
-}
-
-/// opencode's database under a data folder (`$XDG_DATA_HOME`, else `~/.local/share`).
-pub fn database_in(data_home: &Path) -> PathBuf {
-    data_home.join("opencode/opencode.db")
 }
 
 /// The failure's one-line cause, for a database that is not opencode's.

@@ -4,8 +4,8 @@
 //! among the store's local hand-overs, then, once captured, in `meta.json`'s `resumes`:
 //! `store::sessions`). A hand-over makes no commit.
 //!
-//! Where the file goes is decided here from the caller's directory and the agent's own
-//! folder, never from the conversation: a pulled conversation's recorded cwd, session id or
+//! Where the file goes is decided from the caller's directory and the agent's own folder
+//! (by the agent's home, `crate::agents`), never from the conversation: a pulled conversation's recorded cwd, session id or
 //! title cannot choose a path. The file is named after a fresh UUID, written beside its
 //! final name with mode 0600 and linked into place, so an existing session file is never
 //! overwritten and a reader never sees half of one.
@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::agents::{self, Home};
 use crate::clock::Clock;
 use crate::compaction::Record;
 use crate::event::{Event, Kind};
@@ -139,9 +140,10 @@ pub fn resume(store: &Store, request: &Request<'_>, clock: &Clock) -> Result<Res
     let mut tally = Checkpoint::default();
     let title = meta.title.clone();
     let writing = Writing { store, request, cwd, meta: &meta, native, clock };
-    let handed = match request.agent {
-        Agent::Opencode => write_opencode(writing, &mut written, &mut tally)?,
-        _ => write_file(writing, &mut written, &mut tally)?,
+    let home = agents::of(request.agent);
+    let handed = match home.database(request.home) {
+        Some(db) => write_opencode(writing, db, &mut written, &mut tally)?,
+        None => write_file(writing, home, &mut written, &mut tally)?,
     };
     let Handed { session: session_id, path, mut record, undo } = handed;
     record["agent"] = json!(request.agent.name());
@@ -205,14 +207,15 @@ struct Writing<'a> {
 }
 
 /// A session file, named after a fresh UUID where the agent looks for it.
-fn write_file(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -> Result<Handed, ResumeError> {
+fn write_file(
+    writing: Writing<'_>,
+    home: &dyn Home,
+    written: &mut u64,
+    tally: &mut Checkpoint,
+) -> Result<Handed, ResumeError> {
     let Writing { store, request, cwd, meta, native, clock } = writing;
     let created = clock.timestamp();
-    let session_id = match request.agent {
-        Agent::Codex => resume::uuid_from_ulid(&clock.new_id(), 7),
-        Agent::ClaudeCode | Agent::Opencode => resume::uuid_from_ulid(&clock.new_id(), 4),
-        Agent::GeminiCli => resume::uuid_mixed_from_ulid(&clock.new_id()),
-    };
+    let session_id = home.session_id(clock);
     let session = Session {
         id: &session_id,
         cwd,
@@ -221,10 +224,14 @@ fn write_file(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -
         native,
         provider: request.provider,
     };
-    let path = request.home.join(relative_path(request.agent, request.home, cwd, &session_id, clock)?);
+    let path = home
+        .session_file(request.home, cwd, &session_id, clock)
+        .ok_or_else(|| ResumeError::NotOpencode(request.home.join("opencode.db")))?
+        .map_err(|agents::PlaceError { path, source }| ResumeError::Write { path, source })?;
     let mut fresh = || resume::uuid_from_ulid(&clock.new_id(), 4);
     let file = write_new(&path, |out| {
-        let mut writer = resume::Writer::new(request.agent, &session, &mut fresh, out)
+        let mut writer = home
+            .writer(&session, &mut fresh, out)
             .ok_or_else(|| Failed::Write(std::io::Error::other("not an agent of session files")))?;
         hand_over(store, request, &session, tally, written, &mut |part| writer.part(part).map_err(Failed::Write))?;
         writer.finish().map_err(Failed::Write)
@@ -232,17 +239,21 @@ fn write_file(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let read = (file.size, file.head.as_slice(), file.tail.as_slice());
-    let record = written_record(request.agent.format(), (&name, &stem), read, file.value, tally);
+    let record = written_record(home.format(), (&name, &stem), read, file.value, tally);
     Ok(Handed { session: session_id, undo: Undo::File(path.clone()), path, record })
 }
 
-/// opencode's session: rows in its database (`<home>/opencode.db`), all in one
+/// opencode's session: rows in its database `path` (`<home>/opencode.db`), all in one
 /// transaction, under a fresh id that no row has (an existing one is never replaced).
 /// The database must be opencode's: convo does not make its schema.
-fn write_opencode(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoint) -> Result<Handed, ResumeError> {
+fn write_opencode(
+    writing: Writing<'_>,
+    path: PathBuf,
+    written: &mut u64,
+    tally: &mut Checkpoint,
+) -> Result<Handed, ResumeError> {
     let Writing { store, request, cwd, meta, native, clock } = writing;
     use resume::opencode;
-    let path = request.home.join("opencode.db");
     if !path.is_file() {
         return Err(ResumeError::NoDatabase(path));
     }
@@ -283,7 +294,7 @@ fn write_opencode(writing: Writing<'_>, written: &mut u64, tally: &mut Checkpoin
     let mut checkpoint = tally.clone();
     checkpoint.opencode.last = done.last_message.clone();
     checkpoint.opencode.last_time = done.last_time;
-    let record = json!({"format": request.agent.format().name(), "file": "opencode.db", "session": session_id,
+    let record = json!({"format": agents::of(request.agent).format().name(), "file": "opencode.db", "session": session_id,
                         "part": 0, "drafts": *written, "messages": done.messages,
                         "checkpoint": serde_json::to_value(&checkpoint).unwrap_or_default()});
     Ok(Handed { session: session_id.clone(), undo: Undo::Rows { db: path.clone(), session: session_id }, path, record })
@@ -486,7 +497,7 @@ fn came_from(store: &Store, id: &str, agent: Agent) -> Result<bool, StoreError> 
     for _ in 0..16 {
         let meta = store.meta(&id)?;
         let format = meta.extra.get("source").and_then(|s| s.get("format")).and_then(Value::as_str);
-        if format == Some(agent.format().name()) {
+        if format == Some(agents::of(agent).format().name()) {
             return Ok(true);
         }
         match meta.forked_from {
@@ -495,119 +506,6 @@ fn came_from(store: &Store, id: &str, agent: Agent) -> Result<bool, StoreError> 
         }
     }
     Ok(false)
-}
-
-/// Where the agent looks for session `session`, under its folder `home`.
-fn relative_path(agent: Agent, home: &Path, cwd: &str, session: &str, clock: &Clock) -> Result<PathBuf, ResumeError> {
-    let now = clock.now();
-    Ok(match agent {
-        Agent::ClaudeCode => Path::new("projects").join(claude_project(cwd)).join(format!("{session}.jsonl")),
-        Agent::Codex => Path::new("sessions")
-            .join(now.format("%Y/%m/%d").to_string())
-            .join(format!("rollout-{}-{session}.jsonl", now.format("%Y-%m-%dT%H-%M-%S"))),
-        // Gemini CLI's name for a session's file: the minute it began and the session's
-        // first eight characters.
-        Agent::Opencode => return Err(ResumeError::NotOpencode(home.join("opencode.db"))),
-        Agent::GeminiCli => Path::new("tmp").join(gemini_project(home, cwd)?).join("chats").join(format!(
-            "session-{}-{}.jsonl",
-            now.format("%Y-%m-%dT%H-%M"),
-            session.get(..8).unwrap_or(session)
-        )),
-    })
-}
-
-/// Gemini CLI's folder for the project in `cwd`, under `<home>/tmp`, found as Gemini CLI
-/// finds it: the one its registry (`projects.json`) names for the directory, unless that
-/// folder's `.project_root` marker names another; else the folder whose marker names it;
-/// else a new one, named as Gemini CLI names them (the directory's name in lower case, `-`
-/// for anything but letters and digits; `-1`, `-2`, ... while taken) and marked for the
-/// directory, where Gemini CLI then finds it. Only such names are taken, from the registry
-/// too: none can leave `tmp/`.
-pub fn gemini_project(home: &Path, cwd: &str) -> Result<String, ResumeError> {
-    let tmp = home.join("tmp");
-    let marker = |slug: &str| tmp.join(slug).join(".project_root");
-    let owner = |slug: &str| std::fs::read_to_string(marker(slug)).ok().map(|s| s.trim().to_owned());
-    let valid = |slug: &str| {
-        !slug.is_empty()
-            && slug.len() <= 128
-            && !slug.starts_with('-')
-            && slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    let registry: Value = std::fs::read_to_string(home.join("projects.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default();
-    let registered = registry.get("projects").and_then(|p| p.get(cwd)).and_then(Value::as_str);
-    if let Some(slug) = registered.filter(|s| valid(s))
-        && owner(slug).is_none_or(|o| o == cwd)
-    {
-        return Ok(slug.to_owned());
-    }
-    let mut dirs: Vec<String> = std::fs::read_dir(&tmp)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-        .filter(|s| valid(s))
-        .collect();
-    dirs.sort();
-    if let Some(slug) = dirs.iter().find(|s| owner(s).as_deref() == Some(cwd)) {
-        return Ok(slug.clone());
-    }
-    let taken: std::collections::HashSet<&str> = registry
-        .get("projects")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|p| p.values().filter_map(Value::as_str))
-        .collect();
-    let name = Path::new(cwd).file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-    let mut base: String =
-        name.chars().map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' }).collect();
-    while base.contains("--") {
-        base = base.replace("--", "-");
-    }
-    let base = base.trim_matches('-');
-    let base = if base.is_empty() { "project" } else { base };
-    let mut failed = None;
-    for n in 0..MAX_PROJECTS {
-        let slug = if n == 0 { base.to_owned() } else { format!("{base}-{n}") };
-        if taken.contains(slug.as_str()) || !valid(&slug) {
-            continue;
-        }
-        // Gemini CLI keeps the marker in its history folder too, and checks both.
-        let markers = [marker(&slug), home.join("history").join(&slug).join(".project_root")];
-        match markers.iter().map(|m| claim(m, cwd).map_err(|e| (m.clone(), e))).collect::<Result<Vec<bool>, _>>() {
-            Ok(mine) if mine.iter().all(|m| *m) => return Ok(slug),
-            Ok(_) => {}
-            Err(e) => failed = Some(e),
-        }
-    }
-    let (path, source) = failed.unwrap_or_else(|| (tmp.clone(), std::io::Error::other("no free project folder")));
-    Err(ResumeError::Write { path, source })
-}
-
-/// How many names of a project folder are tried (`name`, `name-1`, ...).
-const MAX_PROJECTS: u32 = 10_000;
-
-/// Whether `marker` names `cwd`: made so, private, when there is none (never replacing one).
-fn claim(marker: &Path, cwd: &str) -> std::io::Result<bool> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(dir) = marker.parent() {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    }
-    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(marker) {
-        Ok(mut file) => file.write_all(cwd.as_bytes()).map(|()| true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(std::fs::read_to_string(marker)?.trim() == cwd),
-        Err(e) => Err(e),
-    }
-}
-
-/// Claude Code's folder for a project: the working directory with every character but
-/// ASCII letters and digits made `-`. Only those characters and `-` remain, so the name
-/// can never climb out of `projects/`.
-pub fn claude_project(cwd: &str) -> String {
-    cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
 }
 
 /// A file written through [`write_new`]: its size and its first and last
@@ -680,41 +578,4 @@ fn write_new<T>(
     let value = linked?;
     let marks = out.get_ref();
     Ok(Written { size: marks.size, head: marks.head.clone(), tail: marks.tail.iter().copied().collect(), value })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Gemini CLI's folder for a directory: the registry's (unless its marker names
-    /// another), a marked one, or a new one named and marked as Gemini CLI does it.
-    #[test]
-    fn a_gemini_cli_project_folder_is_found_as_gemini_cli_finds_it() {
-        let home = tempfile::tempdir().unwrap();
-        let home = home.path();
-        let tmp = home.join("tmp");
-        // New: named after the directory; `-1` when that name is another's.
-        assert_eq!(gemini_project(home, "/work/My App").unwrap(), "my-app");
-        assert_eq!(std::fs::read_to_string(tmp.join("my-app/.project_root")).unwrap(), "/work/My App");
-        assert_eq!(std::fs::read_to_string(home.join("history/my-app/.project_root")).unwrap(), "/work/My App");
-        assert_eq!(gemini_project(home, "/other/my-app").unwrap(), "my-app-1");
-        // Found again by its marker.
-        assert_eq!(gemini_project(home, "/work/My App").unwrap(), "my-app");
-        // The registry's, unless its marker names another directory; a hostile name is none.
-        std::fs::write(
-            home.join("projects.json"),
-            r#"{"projects": {"/a/x": "chosen", "/b/y": "my-app", "/c/z": "../../etc"}}"#,
-        )
-        .unwrap();
-        assert_eq!(gemini_project(home, "/a/x").unwrap(), "chosen");
-        assert_eq!(gemini_project(home, "/b/y").unwrap(), "y");
-        assert_eq!(gemini_project(home, "/c/z").unwrap(), "z");
-        assert_eq!(gemini_project(home, "/").unwrap(), "project");
-    }
-
-    #[test]
-    fn a_project_folder_name_cannot_leave_projects() {
-        assert_eq!(claude_project("/home/a b/../x.y"), "-home-a-b----x-y");
-        assert!(claude_project("/tmp/ünï/…").chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
-    }
 }

@@ -716,6 +716,52 @@ fn watch_follows_gemini_cli_sessions_by_default_and_passes_over_empty_ones() {
     assert!(env.snapshot() == before, "a second sweep changed the store");
 }
 
+/// `watch` finds Claude Code's and Codex's sessions where they keep them: under
+/// `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME` when those are set (as `resume` writes them
+/// there), not in the home's `.claude` and `.codex`, which those agents then never read.
+#[test]
+fn watch_follows_sessions_under_claude_config_dir_and_codex_home() {
+    let env = TestEnv::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (claude, codex) = (elsewhere.path().join("claude"), elsewhere.path().join("codex"));
+    let session = "0b7a1f52-8c1e-4b55-9d3f-5c2d8e7f6a10";
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+            "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/x",
+            "message": {"role": if kind == "user" { "user" } else { "assistant" }, "content": content}})
+        .to_string()
+            + "\n"
+    };
+    let transcript = line("u1", None, "user", serde_json::json!("what is here?"))
+        + &line("a1", Some("u1"), "assistant", serde_json::json!([{"type": "text", "text": "Nothing yet."}]));
+    let project = claude.join("projects/-tmp-x");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join(format!("{session}.jsonl")), transcript).unwrap();
+    let rollout = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEX_0169)).unwrap();
+    let day = codex.join("sessions/2026/01/01");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::write(day.join("rollout-2026-01-01T00-00-00-019a0000-0000-7000-8000-000000000001.jsonl"), &rollout)
+        .unwrap();
+    // What the home's folders hold is not what these agents read now.
+    let stale = env.home().join(".codex/sessions/2026/01/01");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("rollout-2026-01-01T00-00-00-019a0000-0000-7000-8000-000000000002.jsonl"), &rollout)
+        .unwrap();
+
+    let mut cmd = env.command(&["watch", "--once"]);
+    cmd.env("CLAUDE_CONFIG_DIR", &claude).env("CODEX_HOME", &codex);
+    let out = crate::common::run_command(cmd, "");
+    let said = out.ok_status();
+    assert!(!said.contains("warning"), "{said}");
+    assert!(said.contains(&format!("{}: new", project.join(format!("{session}.jsonl")).display())), "{said}");
+    assert!(said.contains(&day.display().to_string()), "{said}");
+    assert!(!said.contains(&stale.display().to_string()), "{said}");
+    let list: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{list}");
+    assert!(rows.iter().any(|r| r["title"] == "what is here?"), "{list}");
+}
+
 /// Claude Code may run its `Stop` hook before the turn's last lines reach the transcript:
 /// the hook waits (briefly) for the answer that ends the turn, and captures the whole turn.
 #[test]

@@ -1,7 +1,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use convo::interop::Format;
+use convo::agents;
 use convo::ops::import::{self, Followed};
 
 use crate::cli::Ctx;
@@ -38,10 +38,10 @@ struct HookInput {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let (format, agent) = match args.agent {
-        Agent::ClaudeCode => (Format::ClaudeCode, "Claude Code"),
-        Agent::GeminiCli => (Format::GeminiCli, "Gemini CLI"),
-    };
+    // The value's name on the command line is the agent's.
+    let name = clap::ValueEnum::to_possible_value(&args.agent).map(|v| v.get_name().to_owned()).unwrap_or_default();
+    let home = agents::by_name(&name).ok_or_else(|| CommandError::input(format!("{name}: no such agent")))?;
+    let (format, agent) = (home.format(), home.title());
     let mut text = String::new();
     std::io::stdin().take(1 << 20).read_to_string(&mut text).map_err(|e| CommandError::input(format!("stdin: {e}")))?;
     let input: HookInput = serde_json::from_str(&text)
@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     // `session-<time>-<the session's first 8 characters>.jsonl`): later hooks find the same
     // conversation by that name, and a file named for another session would start a second one.
     if let Some(session) = &input.session_id
-        && !path.file_stem().is_some_and(|stem| names_session(args.agent, &stem.to_string_lossy(), session))
+        && !path.file_stem().is_some_and(|stem| home.names_session(&stem.to_string_lossy(), session))
     {
         return Err(CommandError::input(format!(
             "{}: not the transcript of session {session} (its file name differs)",
@@ -88,14 +88,3 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
 
 /// How long a hook waits for the transcript to hold the whole turn.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Whether a transcript's file name `stem` is that of `session`.
-fn names_session(agent: Agent, stem: &str, session: &str) -> bool {
-    match agent {
-        Agent::ClaudeCode => stem == session,
-        Agent::GeminiCli => {
-            let short = session.get(..8).unwrap_or(session);
-            stem.starts_with("session-") && stem.strip_suffix(short).is_some_and(|rest| rest.ends_with('-'))
-        }
-    }
-}

@@ -1,7 +1,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use convo::interop::resume::Agent;
+use convo::agents::{self, Env};
 use convo::ops::resume::{self, Request};
 
 use crate::cli::Ctx;
@@ -58,12 +58,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let id = store.resolve_or_active(args.id.as_deref())?;
-    let agent = match args.agent {
-        Target::ClaudeCode => Agent::ClaudeCode,
-        Target::Codex => Agent::Codex,
-        Target::GeminiCli => Agent::GeminiCli,
-        Target::Opencode => Agent::Opencode,
-    };
+    // The target's name on the command line is the agent's.
+    let name = clap::ValueEnum::to_possible_value(&args.agent).map(|v| v.get_name().to_owned()).unwrap_or_default();
+    let agent = agents::by_name(&name).ok_or_else(|| CommandError::input(format!("{name}: no such agent")))?;
     let cwd = match &args.cwd {
         Some(dir) => std::fs::canonicalize(dir)
             .map_err(|e| CommandError::input(format!("--cwd {}: {e}", dir.display())))
@@ -76,18 +73,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             })?,
         None => std::env::current_dir().map_err(|e| CommandError::input(format!("the current directory: {e}")))?,
     };
-    let home = agent_home(agent)?;
-    let provider = match agent {
-        Agent::Codex => codex_provider(&home),
-        Agent::ClaudeCode | Agent::GeminiCli | Agent::Opencode => String::new(),
-    };
-    let model = match agent {
-        Agent::Opencode => opencode_model(),
-        Agent::ClaudeCode | Agent::Codex | Agent::GeminiCli => None,
-    };
+    let var = |name: &str| std::env::var_os(name);
+    let env = Env::new(&var);
+    let home = agent.folder(&env).map_err(|e| CommandError::input(e.to_string()))?;
+    let provider = agent.provider(&home);
+    let model = agent.model(&env);
     let request = Request {
         id: &id,
-        agent,
+        agent: agent.agent(),
         compacted: args.compacted,
         cwd: &cwd,
         home: &home,
@@ -106,75 +99,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     } else {
         format!("cd {} && ", shell_quote(&cwd.to_string_lossy()))
     };
-    let command = match agent {
-        Agent::ClaudeCode => format!("{cd}claude --resume {}", resumed.session),
-        Agent::Codex => format!("{cd}codex resume {}", resumed.session),
-        Agent::GeminiCli => format!("{cd}gemini --resume {}", resumed.session),
-        Agent::Opencode => format!("{cd}opencode --session {}", resumed.session),
-    };
-    ctx.note(&format!("carry on with: {command}"));
+    ctx.note(&format!("carry on with: {cd}{}", agent.resume_command(&resumed.session)));
     Ok(())
-}
-
-/// The agent's own folder, as the agent finds it.
-fn agent_home(agent: Agent) -> Result<PathBuf, CommandError> {
-    let (var, folder) = match agent {
-        Agent::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
-        Agent::Codex => ("CODEX_HOME", ".codex"),
-        // GEMINI_CLI_HOME stands for the home its `.gemini` is in.
-        Agent::GeminiCli => {
-            let home =
-                std::env::var_os("GEMINI_CLI_HOME").filter(|d| !d.is_empty()).or_else(|| std::env::var_os("HOME"));
-            return home.filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".gemini")).ok_or_else(|| {
-                CommandError::input("cannot find Gemini CLI's folder: neither GEMINI_CLI_HOME nor HOME is set")
-            });
-        }
-        // XDG's data folder, which opencode keeps its database in.
-        Agent::Opencode => {
-            let data = std::env::var_os("XDG_DATA_HOME")
-                .filter(|d| !d.is_empty() && std::path::Path::new(d).is_absolute())
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share"))
-                });
-            return data.map(|d| d.join("opencode")).ok_or_else(|| {
-                CommandError::input("cannot find opencode's data folder: neither XDG_DATA_HOME nor HOME is set")
-            });
-        }
-    };
-    if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(folder))
-        .ok_or_else(|| CommandError::input(format!("cannot find the agent's folder: neither {var} nor HOME is set")))
-}
-
-/// The provider the user's Codex config uses (`model_provider`), else `openai`: Codex
-/// refuses to resume a rollout of another provider.
-fn codex_provider(home: &std::path::Path) -> String {
-    std::fs::read_to_string(home.join("config.toml"))
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("model_provider").and_then(|v| v.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| "openai".to_owned())
-}
-
-/// The model the user's opencode config names (`model`, `provider/model`), from
-/// `$XDG_CONFIG_HOME/opencode/opencode.json` (else `~/.config/...`), `opencode.jsonc` or
-/// `config.json` there.
-fn opencode_model() -> Option<String> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|d| !d.is_empty() && std::path::Path::new(d).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config")))?
-        .join("opencode");
-    ["opencode.json", "opencode.jsonc", "config.json"].iter().find_map(|name| {
-        let text = std::fs::read_to_string(config.join(name)).ok()?;
-        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-        value.get("model")?.as_str().filter(|m| m.contains('/')).map(str::to_owned)
-    })
 }
 
 fn shell_quote(s: &str) -> String {

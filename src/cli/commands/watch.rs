@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use convo::agents;
 use convo::ops::import::{self, Followed};
 use convo::ops::opencode;
 use convo::ops::watch::Watch;
@@ -16,8 +17,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Follow agent session folders and import each session as it grows
 ///
-/// Watches the folders (default: ~/.claude/projects, ~/.codex/sessions and Gemini CLI's
-/// ~/.gemini/tmp, or $GEMINI_CLI_HOME/.gemini/tmp) for new and growing .jsonl session
+/// Watches the folders (default: ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects,
+/// ~/.codex/sessions or $CODEX_HOME/sessions, and Gemini CLI's ~/.gemini/tmp, or
+/// $GEMINI_CLI_HOME/.gemini/tmp) for new and growing .jsonl session
 /// files, and imports each as `import --follow` does once it has been quiet for a moment:
 /// one commit per change. A folder not there yet (an agent that never ran) is waited for,
 /// and followed once it appears; the folders watched and waited for are said on start.
@@ -44,20 +46,20 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let (dirs, databases): (Vec<PathBuf>, Vec<PathBuf>) = if args.dirs.is_empty() {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        // Gemini CLI keeps its folder under GEMINI_CLI_HOME when that is set, as its home.
-        let gemini = std::env::var_os("GEMINI_CLI_HOME").filter(|h| !h.is_empty()).map_or(home.clone(), PathBuf::from);
-        // opencode keeps its database in XDG's data folder.
-        let data = std::env::var_os("XDG_DATA_HOME")
-            .filter(|h| !h.is_empty())
-            .map_or_else(|| home.join(".local/share"), PathBuf::from);
-        // A sweep takes the folders there; a watch waits for the others too (Codex makes
-        // its folder on its first run).
-        let dirs = [home.join(".claude/projects"), home.join(".codex/sessions"), gemini.join(".gemini/tmp")]
-            .into_iter()
-            .filter(|d| !args.once || d.is_dir())
-            .collect();
-        (dirs, [opencode::database_in(&data)].into_iter().filter(|d| d.is_file()).collect())
+        // Each agent's sessions where the agent keeps them (its own variables, as `resume`
+        // finds them). A sweep takes the folders there; a watch waits for the others too
+        // (Codex makes its folder on its first run).
+        let var = |name: &str| std::env::var_os(name);
+        let env = agents::Env::new(&var);
+        let (mut dirs, mut databases) = (Vec::new(), Vec::new());
+        for root in agents::ALL.iter().filter_map(|a| a.folder(&env).ok().map(|f| a.session_root(&f))) {
+            match root {
+                agents::Root::Folder(d) if !args.once || d.is_dir() => dirs.push(d),
+                agents::Root::Database(d) if d.is_file() => databases.push(d),
+                agents::Root::Folder(_) | agents::Root::Database(_) => {}
+            }
+        }
+        (dirs, databases)
     } else {
         args.dirs.iter().cloned().partition(|d| !(d.is_file() && opencode::is_database(d)))
     };

@@ -24,13 +24,15 @@ pub mod gemini;
 pub mod opencode;
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use serde_json::Value;
 
 use crate::event::{Event, Kind};
 
-/// An agent convo hands conversations to.
+/// An agent convo hands conversations to, as a name: what importers stamp on the events
+/// they make ([`crate::interop::AGENT`]) and writers ask of them ([`Session::native_for`]).
+/// Everything else about an agent (where its sessions live, its writer, the command that
+/// carries a session on) is in its module under `agents`, a layer above this one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Agent {
     ClaudeCode,
@@ -48,16 +50,6 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
             Agent::Opencode => "opencode",
-        }
-    }
-
-    /// The import format of the agent's sessions.
-    pub fn format(self) -> super::Format {
-        match self {
-            Agent::ClaudeCode => super::Format::ClaudeCode,
-            Agent::Codex => super::Format::Codex,
-            Agent::GeminiCli => super::Format::GeminiCli,
-            Agent::Opencode => super::Format::Opencode,
         }
     }
 
@@ -171,51 +163,46 @@ fn uuid_of(n: u128, version: u8) -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-/// A session being written a part at a time, in the order the conversation has them, so a
-/// long conversation is handed over in bounded memory.
-pub enum Writer<'a> {
-    // Boxed: its maps of written lines make it the larger by far; one is made per resume.
-    ClaudeCode(Box<claude_code::Stream<'a>>),
-    Codex(codex::Stream<'a>),
-    // One writer per hand-over: boxed only to keep the others' size.
-    GeminiCli(Box<gemini::Stream<'a>>),
-}
-
-impl<'a> Writer<'a> {
-    /// `fresh` gives a new id each call (the UUIDs of Claude Code's lines, of Gemini CLI's
-    /// messages that have none). None for opencode, whose sessions are rows of a database
-    /// ([`opencode::Stream`]).
-    pub fn new(
-        agent: Agent,
-        session: &'a Session<'a>,
-        fresh: &'a mut dyn FnMut() -> String,
-        out: &'a mut dyn Write,
-    ) -> Option<Self> {
-        Some(match agent {
-            Agent::ClaudeCode => Writer::ClaudeCode(Box::new(claude_code::Stream::new(session, fresh, out))),
-            Agent::Codex => Writer::Codex(codex::Stream::new(session, out)),
-            Agent::GeminiCli => Writer::GeminiCli(Box::new(gemini::Stream::new(session, fresh, out))),
-            Agent::Opencode => return None,
-        })
-    }
-
-    pub fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
-        match self {
-            Writer::ClaudeCode(w) => w.part(part),
-            Writer::Codex(w) => w.part(part),
-            Writer::GeminiCli(w) => w.part(part),
-        }
-    }
+/// A session file being written a part at a time, in the order the conversation has them,
+/// so a long conversation is handed over in bounded memory. Each agent of session files
+/// has one (its module under `agents` makes it); opencode's rows are written by
+/// [`opencode::Stream`] inside the database's transaction.
+pub trait Writer {
+    fn part(&mut self, part: Part<'_>) -> std::io::Result<()>;
 
     /// Finish the file. Returns how many events convo's importer makes of what was
     /// written: what a capture of the file, when the agent has added to it, skips if it
     /// reads the file whole.
-    pub fn finish(self) -> std::io::Result<u64> {
-        match self {
-            Writer::ClaudeCode(w) => w.finish(),
-            Writer::Codex(w) => w.finish(),
-            Writer::GeminiCli(w) => w.finish(),
-        }
+    fn finish(self: Box<Self>) -> std::io::Result<u64>;
+}
+
+impl Writer for claude_code::Stream<'_> {
+    fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        claude_code::Stream::part(self, part)
+    }
+
+    fn finish(self: Box<Self>) -> std::io::Result<u64> {
+        claude_code::Stream::finish(*self)
+    }
+}
+
+impl Writer for codex::Stream<'_> {
+    fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        codex::Stream::part(self, part)
+    }
+
+    fn finish(self: Box<Self>) -> std::io::Result<u64> {
+        codex::Stream::finish(*self)
+    }
+}
+
+impl Writer for gemini::Stream<'_> {
+    fn part(&mut self, part: Part<'_>) -> std::io::Result<()> {
+        gemini::Stream::part(self, part)
+    }
+
+    fn finish(self: Box<Self>) -> std::io::Result<u64> {
+        gemini::Stream::finish(*self)
     }
 }
 

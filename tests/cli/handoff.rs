@@ -534,20 +534,22 @@ fn an_existing_session_file_is_never_replaced() {
     assert_eq!(env.snapshot(), store, "the store changed");
 }
 
-/// The corpus's Codex rollouts from other machines, placed where Codex looks as if they had
-/// run here (this directory for the recorded one, the test's provider for `openai`, which
-/// cannot be pointed at loopback), make Codex send what convo's hand-over of their import
-/// makes it send.
+/// The corpus's Codex rollouts from other machines, and the 0.169 fixture the real Codex
+/// recorded against the recording server (`follow::CODEX_0169`: two commands, an answer,
+/// then a resumed turn), placed where Codex looks as if they had run here (this directory
+/// for the recorded one, the test's provider for `openai`, which cannot be pointed at
+/// loopback), make Codex send what convo's hand-over of their import makes it send.
 ///
 /// And the 0.39 rollout compacted as Codex 0.104 records it (`compacted_rollouts`): the
 /// agent sends the replacement history, or the history it rebuilds from the summary, from
 /// convo's file as from its own, whether a turn, part of one or nothing follows.
 ///
-/// Not `corpus/codex/…SCHEMA-FIXTURE.jsonl`: Codex 0.169 refuses to resume that file itself
-/// (`history_mode: unknown variant default`).
+/// Not `corpus/codex/…SCHEMA-FIXTURE.jsonl` (0.146's schema, trimmed): Codex 0.169 refuses
+/// to resume that file itself, its `history_mode` being `default`, so there is nothing of
+/// its own to compare against; the refusal is checked, so a Codex that takes it shows up.
 #[test]
 fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
-    agents_or_skip!();
+    let agents = agents_or_skip!();
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
     let mut files: Vec<PathBuf> = ["corpus-current/codex"]
         .iter()
@@ -556,6 +558,7 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
+    files.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(crate::follow::CODEX_0169));
     let mut rollouts: Vec<(PathBuf, String)> =
         files.iter().map(|f| (f.clone(), std::fs::read_to_string(f).unwrap())).collect();
     let base = rollouts[0].1.clone();
@@ -582,6 +585,24 @@ fn the_corpus_codex_sessions_resume_from_convo_as_from_their_own_files() {
         let mine = codex_resume(&env, &proj, "ours", &ours, "and now?");
         same_request(&codex_items(&mine), &codex_items(&theirs), &file.display().to_string());
     }
+
+    let env = TestEnv::new();
+    let proj = project(&env);
+    codex_config(&env.home(), 0);
+    let text =
+        std::fs::read_to_string(shared.join("corpus/codex/agent-sessions__stage0_codex_small.SCHEMA-FIXTURE.jsonl"))
+            .unwrap()
+            .replace("\"/tmp/repo", &format!("\"{}", proj.display()))
+            .replace("\"model_provider\":\"openai\"", "\"model_provider\":\"rec\"");
+    let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let session = meta["payload"]["id"].as_str().unwrap().to_owned();
+    let folder = env.home().join(".codex/sessions/2026/01/01");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join(format!("rollout-2026-01-01T00-00-00-{session}.jsonl")), &text).unwrap();
+    let args = ["exec", "--skip-git-repo-check", "resume", &session, "and now?"];
+    let run = run_agent(&agents.codex, &env.home(), &proj, 0, &args);
+    assert_ne!(run.code, 0, "Codex resumed the schema fixture: {}", run.stdout);
+    assert!(run.stderr.contains("history_mode: unknown variant `default`"), "{}", run.stderr);
 }
 
 /// `rollout`, compacted as Codex 0.104 records it, then carried on for a turn: its local
@@ -802,6 +823,45 @@ fn a_gemini_cli_session_resumed_from_convo_sends_what_its_own_file_sends() {
     assert_eq!(kinds, ["user", "assistant"], "{added:?}");
     assert_eq!(added[0]["content"], "and now?");
     assert_eq!(env.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 1);
+}
+
+/// The corpus's Gemini CLI session (2026-04, from another machine: `/init`'s GEMINI.md
+/// analysis, with its info line and tool calls) and the 0.61 fixture (`follow::GEMINI_061`:
+/// thoughts, a file read, a command, then its history compressed), each placed where Gemini
+/// CLI finds its own sessions for this directory and resumed, make it send what convo's
+/// hand-over of their import makes it send.
+#[test]
+fn the_corpus_and_fixture_gemini_cli_sessions_resume_from_convo_as_from_their_own_files() {
+    agents_or_skip!();
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let files = [
+        manifest.join("../shared/corpus-current/gemini-cli/vibecodingtracker__gemini.jsonl"),
+        manifest.join(crate::follow::GEMINI_061),
+    ];
+    for file in files {
+        let env = TestEnv::new();
+        let proj = project(&env);
+        gemini_config(&env.home());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let session = header["sessionId"].as_str().unwrap().to_owned();
+        // The folder convo's own hand-over takes for this directory, which Gemini CLI finds
+        // by its marker; the file named as Gemini CLI names it, in this minute.
+        let gemini = env.home().join(".gemini");
+        let slug = convo::ops::resume::gemini_project(&gemini, proj.to_str().unwrap()).unwrap();
+        let chats = gemini.join("tmp").join(slug).join("chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let minute = chrono::Utc::now().format("%Y-%m-%dT%H-%M");
+        let placed = chats.join(format!("session-{minute}-{}.jsonl", &session[..8]));
+        std::fs::write(&placed, &text).unwrap();
+        env.run(&["import", placed.to_str().unwrap()]).ok();
+        let ours = convo_resume_now(&env, &proj, &[]);
+        let theirs = gemini_contents(&gemini_resume(&env, &proj, "theirs", &session, "and now?", None));
+        let mine = gemini_contents(&gemini_resume(&env, &proj, "ours", &ours, "and now?", None));
+        // More than a fresh session's context and prompt: Gemini CLI took the placed file in.
+        assert!(theirs.as_array().unwrap().len() > 3, "{}: {theirs}", file.display());
+        same_request(&mine, &theirs, &file.display().to_string());
+    }
 }
 
 /// A Gemini CLI session whose history Gemini CLI compressed (resumed, it was told it had

@@ -848,7 +848,7 @@ fn the_corpus_and_fixture_gemini_cli_sessions_resume_from_convo_as_from_their_ow
         // The folder convo's own hand-over takes for this directory, which Gemini CLI finds
         // by its marker; the file named as Gemini CLI names it, in this minute.
         let gemini = env.home().join(".gemini");
-        let slug = convo::ops::resume::gemini_project(&gemini, proj.to_str().unwrap()).unwrap();
+        let slug = convo::agents::gemini_cli::project(&gemini, proj.to_str().unwrap()).unwrap();
         let chats = gemini.join("tmp").join(slug).join("chats");
         std::fs::create_dir_all(&chats).unwrap();
         let minute = chrono::Utc::now().format("%Y-%m-%dT%H-%M");

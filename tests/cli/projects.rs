@@ -113,8 +113,8 @@ fn world() -> World {
 fn list_here_shows_the_conversations_of_the_current_repository() {
     let World { env, project } = world();
     insta::assert_snapshot!(run_in(&env, &project.join("src"), &["list", "--here"]), @r"
-    01KDVDYE Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
-    01KDVE09 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
+    01KDVDYE Fix the parser     1 turn  2 events   ~5 tok  2026-01-01 00:00
+    01KDVE09 Add a --here flag  1 turn  3 events  ~27 tok  2026-01-01 00:00
     ");
     // The same from anywhere, naming the folder; outside any repository, by path.
     assert_eq!(
@@ -162,8 +162,8 @@ fn list_here_matches_across_clones_at_other_paths() {
     assert_ne!(clone, project);
     let here = run_in(&b, &clone, &["list", "--here"]);
     insta::assert_snapshot!(here, @r"
-    01KDVDYE Fix the parser      1 turn  2 events   ~5 tok  2026-01-01 00:00
-    01KDVE09 Add a --here flag  2 turns  3 events  ~27 tok  2026-01-01 00:00
+    01KDVDYE Fix the parser     1 turn  2 events   ~5 tok  2026-01-01 00:00
+    01KDVE09 Add a --here flag  1 turn  3 events  ~27 tok  2026-01-01 00:00
     ");
     // `other` by an ssh URL with a port: the Codex session that recorded its scp-like spelling.
     let other = repository(&b, &b.root.join("elsewhere/other"), Some("ssh://git@GitHub.com:22/Example/other.git/"));

@@ -146,8 +146,21 @@ impl Outcome {
 /// writes none) agree on what failed.
 pub fn exit_status(content: &str) -> Option<i64> {
     let (output, recorded) = output_of(content);
-    recorded.or_else(|| printed_exit(&output))
+    recorded.or_else(|| printed_exit(&output)).or_else(|| gemini_exit(&output))
 }
+
+/// Gemini CLI's shell result: `Output: …` (in `<untrusted_context>` since 0.6x), then an
+/// `Exit Code: N` line after the output, however long it is. Read only in a result of
+/// that shape, so a line of a command's own output is never taken for it.
+fn gemini_exit(content: &str) -> Option<i64> {
+    let body = content.strip_prefix("<untrusted_context>\n").unwrap_or(content);
+    if !(body.starts_with("Output: ") || body.starts_with("Command: ")) {
+        return None;
+    }
+    GEMINI_EXIT.captures_iter(body).last()?.get(1)?.as_str().parse().ok()
+}
+
+static GEMINI_EXIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^Exit Code: (-?\d+)$").expect("a valid regex"));
 
 /// The exit status printed at the top of an output (or anywhere in JSON's text).
 fn printed_exit(content: &str) -> Option<i64> {
@@ -308,6 +321,20 @@ impl Trail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gemini CLI 0.61's own record of `ls /nonexistent-dir` (a real run against the
+    /// recording server), and its other shapes: the status after the output, however long.
+    #[test]
+    fn a_gemini_cli_shell_result_says_its_exit_code_after_its_output() {
+        let real = "<untrusted_context>\nOutput: ls: cannot access '/nonexistent-dir': No such file or directory\nExit Code: 2\nProcess Group PGID: 5729\n</untrusted_context>";
+        assert_eq!(exit_status(real), Some(2));
+        let long =
+            format!("Command: make\nDirectory: (root)\nOutput: {}\nError: (none)\nExit Code: 0\n", "line\n".repeat(50));
+        assert_eq!(exit_status(&long), Some(0));
+        // Only in that shape: a line of some other output is not its status.
+        assert_eq!(exit_status("building\nstep 2\nstep 3\nExit Code: 1"), None);
+        assert_eq!(exit_status("<untrusted_context>\nfile contents\nExit Code: 1\n</untrusted_context>"), None);
+    }
 
     #[test]
     fn short_args_keep_strings_and_joined_commands_cut_at_the_bound() {

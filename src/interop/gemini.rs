@@ -836,6 +836,7 @@ fn user(m: &Value, parts: &mut Parts, (open, results): Calls<'_>, report: &mut R
             let mut extra = Map::new();
             extra.insert("gemini_part".into(), json!("content"));
             let (content, is_error) = response_text(r.get("response").unwrap_or(&Value::Null));
+            let is_error = is_error || failed_command(&content);
             let call_id = r.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
             if standard_response(r, &call_id, &content, is_error).is_none() {
                 extra.insert("gemini_result".into(), json!([{"functionResponse": r}]));
@@ -880,6 +881,12 @@ fn user(m: &Value, parts: &mut Parts, (open, results): Calls<'_>, report: &mut R
 
 /// A tool response's text and whether it is an error: `output` or `error` when it is a
 /// string, else the whole response as JSON.
+/// A shell command's result that says it exited non-zero: Gemini CLI records it as a
+/// success (the tool ran), with `Exit Code: N` in its output.
+fn failed_command(content: &str) -> bool {
+    crate::event::trail::exit_status(content).is_some_and(|code| code != 0)
+}
+
 fn response_text(response: &Value) -> (String, bool) {
     if let Some(o) = response.as_object()
         && o.len() == 1
@@ -984,7 +991,7 @@ fn gemini(m: &Value, parts: &mut Parts, report: &mut Report) -> Vec<Made> {
             Some(r) => response_text(r.get("response").unwrap_or(&Value::Null)),
             None => (text_of(result), false),
         };
-        is_error |= status.as_deref() == Some("error");
+        is_error |= status.as_deref() == Some("error") || failed_command(&content);
         let mut extra = Map::new();
         if response.and_then(|r| standard_response(r, &call_id, &content, is_error)).is_none() {
             extra.insert("gemini_result".into(), result.clone());

@@ -471,7 +471,11 @@ impl Reader<'_> {
         let mut made =
             vec![event(&part, Kind::ToolCall { call_id: call_id.clone(), name, arguments }, ts.clone(), None)];
         let (content, is_error) = match status.as_str() {
-            "completed" => (output.as_ref().map(text_of).unwrap_or_default(), false),
+            // A command that ran and exited non-zero is opencode's `completed`: a failure.
+            "completed" => (
+                output.as_ref().map(text_of).unwrap_or_default(),
+                exit.as_ref().and_then(Value::as_i64).is_some_and(|e| e != 0),
+            ),
             "error" => (error.as_ref().or(output.as_ref()).map(text_of).unwrap_or_default(), true),
             _ => {
                 skip(&mut self.report, "opencode tool call that never finished (no result)");

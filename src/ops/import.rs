@@ -715,8 +715,17 @@ pub fn follow_into(
             let events = fork.stats.events - went_on.as_ref().map_or(0, |kept| kept.len() as u64);
             if events > 0 {
                 added += events;
-                let went =
-                    went_on_in(store, lock, commits, (fork, events), (&p.id, &p.meta, p.at), meta, format, clock)?;
+                let base = went_on.as_ref().and_then(|kept| last_said(kept));
+                let went = went_on_in(
+                    store,
+                    lock,
+                    commits,
+                    (fork, events, base.as_deref()),
+                    (&p.id, &p.meta, p.at),
+                    meta,
+                    format,
+                    clock,
+                )?;
                 landed.extend(went.landed);
                 continue;
             }
@@ -1007,6 +1016,15 @@ pub(crate) fn diverged(store: &Store, id: &str, recorded: &Value, batch: Option<
     Ok(Some(events))
 }
 
+/// The key, in the `meta.json` of a fork a session went on in, of the event it went on
+/// from (the last said of the line it holds from the conversation it forked).
+pub const FORKED_AT: &str = "forked_at";
+
+/// The id of the last event of `events` that is said.
+pub(crate) fn last_said(events: &[Event]) -> Option<String> {
+    events.iter().rev().find(|e| e.kind.is_said()).map(|e| e.id.clone())
+}
+
 /// A new conversation holding `kept`, ids and all, for a session to go on in.
 pub(crate) fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::result::Result<Staged, StoreError> {
     let mut fork = store.stage(clock);
@@ -1036,7 +1054,7 @@ pub(crate) fn went_on_in(
     store: &Store,
     lock: &Lock,
     commits: &mut Commits<'_>,
-    (mut fork, new_events): (Staged, u64),
+    (mut fork, new_events, base): (Staged, u64, Option<&str>),
     (id, before, at): (&str, &crate::store::Meta, At),
     meta: crate::store::Meta,
     format: Format,
@@ -1046,6 +1064,10 @@ pub(crate) fn went_on_in(
     let title = meta.title.clone().unwrap_or_else(|| id.to_owned());
     fork.title = Some(format!("{title} (went on in {})", agent.map_or(format.name(), |a| a.name())));
     fork.forked_from = Some(crate::store::ForkedFrom { id: id.to_owned(), turn: 0 });
+    // The event the session went on from: the last of the line it holds from `id`.
+    if let Some(base) = base {
+        fork.extra.insert(FORKED_AT.into(), json!(base));
+    }
     for key in [crate::store::Project::KEY, "subagent_of"] {
         if let Some(value) = meta.extra.get(key) {
             fork.extra.insert(key.into(), value.clone());

@@ -280,7 +280,7 @@ fn session_into(
                     store,
                     lock,
                     commits,
-                    (fork, added),
+                    (fork, added, import::last_said(kept).as_deref()),
                     (&id, &left, at),
                     meta,
                     Format::Opencode,

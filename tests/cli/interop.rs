@@ -1163,3 +1163,37 @@ fn a_claude_code_subagent_file_links_to_its_session() {
     let roots: Vec<u64> = alone.iter().filter(|(_, parent)| parent.is_none()).map(|(events, _)| *events).collect();
     assert_eq!((alone.len(), roots), (2, vec![0]));
 }
+
+/// Gemini CLI records a shell command that exited non-zero as a successful call (the tool
+/// ran) with `Exit Code: N` after its output: convo imports it as failed, so `show` says
+/// `error` and `grep --failed` finds it. The fixture is Gemini CLI 0.61's own session of
+/// `ls /nonexistent-dir`, recorded against the recording server; handed back to Gemini
+/// CLI it is written as Gemini CLI recorded it (its result's `output`, not an `error`).
+#[test]
+fn a_gemini_cli_command_that_exited_nonzero_is_shown_and_found_as_failed() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini-cli-0.61-failed-command.jsonl");
+    let env = TestEnv::new();
+    let id = env.run(&["import", file.to_str().unwrap()]).ok().trim().to_owned();
+    let shown = env.run(&["show", &id, "--format", "jsonl"]).ok().to_owned();
+    let results: Vec<bool> = shown
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["is_error"].as_bool().unwrap())
+        .collect();
+    assert_eq!(results, [true]);
+    let found = env.run(&["grep", "--failed", "cannot access"]).ok().to_owned();
+    assert!(found.contains("/nonexistent-dir"), "{found}");
+    let work = env.root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cmd = env.command(&["resume", &id, "--in", "gemini-cli"]);
+    cmd.current_dir(&work);
+    crate::common::run_command(cmd, "").ok();
+    let written: Vec<PathBuf> = crate::handoff::files_under(&env.home().join(".gemini/tmp"))
+        .into_iter()
+        .filter(|f| f.ends_with(".jsonl"))
+        .map(|f| env.home().join(".gemini/tmp").join(f))
+        .collect();
+    let text = std::fs::read_to_string(&written[0]).unwrap();
+    assert!(text.contains(r#""response":{"output":"<untrusted_context>\nOutput: ls: cannot access"#), "{text}");
+}

@@ -226,6 +226,13 @@ fn two_continuations(folder: bool) {
     let line = if a.2.is_some() { b } else { a };
     assert_eq!(fork.2.as_deref(), Some(line.0.as_str()));
     assert!(fork.1.ends_with("(went on in codex)"), "{}", fork.1);
+    // The event it went on from: the last of the history before the point.
+    let meta = env.git(&["show", &format!("HEAD:{}/meta.json", crate::common::conversation_dir(&fork.0))]);
+    let meta: Value = serde_json::from_str(&meta).unwrap();
+    assert!(meta["forked_at"].is_string(), "{meta}");
+    for c in [fork, line] {
+        assert!(c.3.iter().any(|e| e["id"] == meta["forked_at"]), "{meta}");
+    }
     for c in [a, b] {
         let p = prompts(&c.3);
         assert_eq!(p[..base.len()], base[..], "the history before the point, once, in order");
@@ -580,4 +587,61 @@ fn a_hand_over_on_a_line_a_pull_moves_into_a_fork_continues_the_fork() {
     assert_ne!(codex[0].0, id, "the hand-over's turn landed on Alice's line");
     let p = prompts(&codex[0].3);
     assert_eq!(p[p.len() - 2..], ["bob asks first", "bob in codex"]);
+}
+
+/// Alice's own Claude Code session, carried on by Bob in Codex (captured, pushed, pulled
+/// back), then carried on by Alice in the session itself (Claude Code appends to its file):
+/// two lines. Bob's turn stays on the conversation; Alice's next turn goes on in a fork from
+/// where her session left it, without Bob's turn in between.
+#[test]
+fn a_native_session_carried_on_after_a_teammates_turns_goes_on_in_a_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let alice = TestEnv::new();
+    let own = alice.root.join("ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
+    std::fs::copy(claude_session(), &own).unwrap();
+    alice.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+    alice.run(&["remote", "add", "origin", &url]).ok();
+    alice.run(&["push"]).ok();
+
+    let bob = TestEnv::bare_at(100);
+    bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    let proj = project(&bob);
+    let id = conversations(&bob)[0].0.clone();
+    let file = rollout(&bob, &resume(&bob, &proj, &[&id, "--in", "codex"]));
+    codex_turn(&file, &proj, "bob in codex", "done");
+    bob.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    bob.run(&["push"]).ok();
+    alice.run(&["pull"]).ok();
+
+    // Alice's session goes on in Claude Code, from its own last line.
+    let text = std::fs::read_to_string(&own).unwrap();
+    let last: Value =
+        text.lines().rev().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|l| l["uuid"].is_string()).unwrap();
+    let line = |uuid: &str, parent: &str, kind: &str, said: &str| {
+        json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+               "sessionId": "ef958aa1-0e93-49f0-bb71-150f63befcd1", "timestamp": "2026-11-29T09:00:00.000Z",
+               "message": {"role": kind, "content": [{"type": "text", "text": said}]}})
+        .to_string()
+            + "\n"
+    };
+    let more = line("9a1e1c1e-0000-4000-8000-000000000001", last["uuid"].as_str().unwrap(), "user", "alice goes on")
+        + &line("9a1e1c1e-0000-4000-8000-000000000002", "9a1e1c1e-0000-4000-8000-000000000001", "assistant", "ok");
+    std::fs::OpenOptions::new().append(true).open(&own).unwrap().write_all(more.as_bytes()).unwrap();
+    alice.run(&["import", "--follow", own.to_str().unwrap()]).ok();
+
+    let all = conversations(&alice);
+    assert_eq!(all.len(), 2, "{:?}", all.iter().map(|c| &c.1).collect::<Vec<_>>());
+    let (bobs, alices) = (holding(&all, "bob in codex"), holding(&all, "alice goes on"));
+    assert_eq!((bobs.len(), alices.len()), (1, 1));
+    assert_eq!(bobs[0].0, id, "Bob's turn stays on the conversation");
+    let fork = alices[0];
+    assert_ne!(fork.0, id);
+    assert_eq!(fork.2.as_deref(), Some(id.as_str()));
+    assert!(fork.1.ends_with("(went on in claude-code)"), "{}", fork.1);
+    let p = prompts(&fork.3);
+    assert!(!p.iter().any(|p| p == "bob in codex"), "Bob's turn is in Alice's line");
+    assert_eq!(p.last().map(String::as_str), Some("alice goes on"));
 }

@@ -369,7 +369,10 @@ impl<'a> Stream<'a> {
                 let Kind::ToolResult { call_id, content, is_error } = &event.kind else { return false };
                 let Some(&i) = m.calls.get(call_id) else { return false };
                 if let Some((_, part)) = m.parts.get_mut(i) {
-                    let key = if *is_error { "error" } else { "output" };
+                    // As opencode recorded it: a command that exited non-zero is a failure to
+                    // convo, and `completed` with its output to opencode.
+                    let recorded = part["state"]["status"].as_str().map(|s| s == "error");
+                    let key = if recorded.unwrap_or(*is_error) { "error" } else { "output" };
                     part["state"][key] = json!(content);
                 }
                 m.calls.remove(call_id);

@@ -259,22 +259,35 @@ fn two_continuations_captured_in_one_folder_import_end_in_two_lines() {
     two_continuations(true);
 }
 
-/// Bob carries Alice's conversation on in Codex while Alice adds to it; his pull moves his
-/// line into a fork, and his session's next turn lands there: not on Alice's line, not in a
-/// third conversation, nothing stored twice.
-#[test]
-fn after_a_diverged_pull_a_session_goes_on_in_its_fork() {
+/// Two people sharing through a hub served by `git daemon`: Alice imports `session` (a
+/// Claude Code session file) and pushes, Bob clones.
+struct Team {
+    alice: TestEnv,
+    bob: TestEnv,
+    _hub: (tempfile::TempDir, Daemon),
+}
+
+fn team(session: &Path, follow: bool) -> Team {
     let dir = tempfile::tempdir().unwrap();
     crate::common::bare(dir.path(), "hub");
     let daemon = Daemon::start(dir.path());
     let url = format!("{}/hub.git", daemon.url);
     let alice = TestEnv::new();
-    alice.run(&["import", claude_session().to_str().unwrap()]).ok();
+    let import: &[&str] = if follow { &["import", "--follow"] } else { &["import"] };
+    alice.run(&[import, &[session.to_str().unwrap()]].concat()).ok();
     alice.run(&["remote", "add", "origin", &url]).ok();
     alice.run(&["push"]).ok();
-
     let bob = TestEnv::bare_at(100);
     bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    Team { alice, bob, _hub: (dir, daemon) }
+}
+
+/// Bob carries Alice's conversation on in Codex while Alice adds to it; his pull moves his
+/// line into a fork, and his session's next turn lands there: not on Alice's line, not in a
+/// third conversation, nothing stored twice.
+#[test]
+fn after_a_diverged_pull_a_session_goes_on_in_its_fork() {
+    let Team { alice, bob, _hub } = team(&claude_session(), false);
     let proj = project(&bob);
     let id = conversations(&bob)[0].0.clone();
     let file = rollout(&bob, &resume(&bob, &proj, &[&id, "--in", "codex"]));
@@ -558,16 +571,7 @@ fn a_hand_over_makes_no_commit_and_its_first_capture_records_it() {
 /// its first turn lands after Bob's turn in the fork, not on Alice's line.
 #[test]
 fn a_hand_over_on_a_line_a_pull_moves_into_a_fork_continues_the_fork() {
-    let dir = tempfile::tempdir().unwrap();
-    crate::common::bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let alice = TestEnv::new();
-    alice.run(&["import", claude_session().to_str().unwrap()]).ok();
-    alice.run(&["remote", "add", "origin", &url]).ok();
-    alice.run(&["push"]).ok();
-    let bob = TestEnv::bare_at(100);
-    bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    let Team { alice, bob, _hub } = team(&claude_session(), false);
     let proj = project(&bob);
     let id = conversations(&bob)[0].0.clone();
     bob.run(&["switch", &id]).ok();
@@ -595,19 +599,10 @@ fn a_hand_over_on_a_line_a_pull_moves_into_a_fork_continues_the_fork() {
 /// where her session left it, without Bob's turn in between.
 #[test]
 fn a_native_session_carried_on_after_a_teammates_turns_goes_on_in_a_fork() {
-    let dir = tempfile::tempdir().unwrap();
-    crate::common::bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let alice = TestEnv::new();
-    let own = alice.root.join("ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
+    let copy = tempfile::tempdir().unwrap();
+    let own = copy.path().join("ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl");
     std::fs::copy(claude_session(), &own).unwrap();
-    alice.run(&["import", "--follow", own.to_str().unwrap()]).ok();
-    alice.run(&["remote", "add", "origin", &url]).ok();
-    alice.run(&["push"]).ok();
-
-    let bob = TestEnv::bare_at(100);
-    bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
+    let Team { alice, bob, _hub } = team(&own, true);
     let proj = project(&bob);
     let id = conversations(&bob)[0].0.clone();
     let file = rollout(&bob, &resume(&bob, &proj, &[&id, "--in", "codex"]));

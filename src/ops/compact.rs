@@ -297,6 +297,24 @@ pub struct Undone {
     pub estimate: Estimate,
 }
 
+/// Which conversation and which compaction `compact [ID] --undo [TARGET]` means: with no
+/// conversation named, a target that names no compaction in force in the active
+/// conversation but names a conversation is that conversation (`compact --undo ID`, the
+/// flag's optional value taking the id), its latest compaction the one withdrawn.
+pub fn undo_target(store: &Store, id: Option<&str>, target: Option<&str>) -> Result<(String, Option<String>)> {
+    if let (None, Some(t)) = (id, target) {
+        let names_compaction = match store.resolve_or_active(None) {
+            Ok(active) => projection::in_force(&store.events(&active)?)?.iter().any(|c| c.id.starts_with(t)),
+            // No active conversation: nothing a compaction id could name.
+            Err(_) => false,
+        };
+        if !names_compaction && let Ok(conversation) = store.resolve(t) {
+            return Ok((conversation, None));
+        }
+    }
+    Ok((store.resolve_or_active(id)?, target.map(str::to_owned)))
+}
+
 /// Withdraw compaction `target` (an id or unique prefix; default: the latest in force) by
 /// appending a revocation. Nothing is deleted.
 pub fn undo_compaction(

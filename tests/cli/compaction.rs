@@ -177,6 +177,35 @@ fn undo_restores_the_view_and_log_shows_it() {
     assert_eq!(raw.matches("\"type\":\"compaction\"").count(), 2);
 }
 
+/// `compact --undo ID` (the flag's optional value taking the conversation's id, as a
+/// git habit writes it) withdraws that conversation's latest compaction, as `compact ID
+/// --undo` does; a value that names a compaction in force is still the compaction.
+#[test]
+fn undo_takes_a_conversation_id_given_after_the_flag() {
+    let env = TestEnv::new();
+    let first = record(&env, "first", 4);
+    env.run(&["compact", "-p", "strip", "--keep-last", "1"]).ok();
+    record(&env, "second", 4);
+    env.run(&["compact", "-p", "strip", "--keep-last", "1"]).ok();
+    let out = env.run(&["compact", "--undo", &first]);
+    assert!(out.ok_status().contains("compact: \"first\" undo"), "{}", out.stderr);
+    let raw = env.run(&["show", &first, "--format", "jsonl"]).ok().to_owned();
+    assert!(raw.contains("\"revokes\""), "the first conversation's compaction was not withdrawn");
+    // The active one ("second") keeps its compaction; named by its id, it goes too.
+    let second = env.run(&["show", "--format", "jsonl"]).ok().to_owned();
+    assert!(!second.contains("\"revokes\""));
+    let compaction = second
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["type"] == "compaction")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.run(&["compact", "--undo", &compaction]).ok();
+    assert!(env.run(&["show", "--format", "jsonl"]).ok().contains("\"revokes\""));
+}
+
 #[test]
 fn summaries_widen_over_summaries_they_overlap() {
     let env = TestEnv::new();

@@ -8,8 +8,8 @@ use crate::cli::command_error::CommandError;
 /// appending its revocation; with none in force, say so and succeed.
 pub(super) fn run(ctx: &Ctx, store: &Store, id: Option<&str>, target: Option<&str>) -> Result<(), CommandError> {
     let tx = store.transaction()?;
-    let id = store.resolve_or_active(id)?;
-    let undone = match ops::compact::undo_compaction(store, tx, &id, target, &ctx.clock) {
+    let (id, target) = ops::compact::undo_target(store, id, target)?;
+    let undone = match ops::compact::undo_compaction(store, tx, &id, target.as_deref(), &ctx.clock) {
         Err(e @ ops::OpsError::NothingToUndo) => {
             ctx.note(&e.to_string());
             return Ok(());

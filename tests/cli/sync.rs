@@ -867,6 +867,8 @@ fn a_relative_remote_path_is_taken_from_the_current_directory() {
     a.new_conversation("shared");
     a.run(&["remote", "add", "origin", "hub.git"]).ok();
     assert_eq!(a.run(&["remote"]).ok(), format!("origin\t{}\n", hub.display()));
+    // git's habit: `remote -v` lists the same.
+    assert_eq!(a.run(&["remote", "-v"]).ok(), format!("origin\t{}\n", hub.display()));
     a.run(&["push"]).ok();
     a.run(&["remote", "set-url", "origin", "./hub.git"]).ok();
     assert_eq!(a.run(&["remote"]).ok(), format!("origin\t{}\n", hub.display()));

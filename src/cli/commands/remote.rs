@@ -12,6 +12,9 @@ use crate::cli::command_error::CommandError;
 /// and kept absolute. Credentials go through git's own helpers; convo never stores them.
 #[derive(clap::Args)]
 pub struct Args {
+    /// List each remote with its URL, as the list always does (git's `remote -v`)
+    #[arg(short, long)]
+    verbose: bool,
     #[command(subcommand)]
     action: Option<Action>,
 }

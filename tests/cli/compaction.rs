@@ -363,6 +363,12 @@ fn fork_keeps_ids_carries_compactions_and_shares_whole_segments() {
     [01KDVE9EH00000000000000001 b75d875] fork: "source (fork)" from "source" turn 35 (+36 events)
     [01KDVE9EH00000000000000001 0fd6f02] compact: "source (fork)" turns 0-2 [strip reasoning, strip tool calls, over 50 bytes] ~647 -> 374 tokens
     "#);
+    // A fork too short to compact is made and said, and the command succeeds.
+    let short = env.run(&["fork", &source, "--last", "1", "--compact"]);
+    let said = short.ok_status();
+    assert!(said.contains("] fork: \"source (fork)\""), "{said}");
+    assert!(said.contains("the fork is not compacted: nothing to compact"), "{said}");
+    assert!(!said.contains("nothing was written"), "{said}");
     env.run(&["fsck"]).ok();
     assert_eq!(env.git_status(), "");
 }

@@ -63,7 +63,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let outlined = Outlined::of(&events);
         let conversation = Conversation::full(&outlined, &events);
         let request = Request { profile: Some(profile).filter(|p| !p.is_empty()), ..Default::default() };
-        let planned = ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock)?;
+        let planned = match ops::compact::plan_compaction(conversation, &config, &request, &ctx.clock) {
+            // The fork is made and said; a fork too short to compact is no failure of it.
+            Err(ops::OpsError::Plan(e @ ops::plan::PlanError::NothingInRange { .. })) => {
+                ctx.note(&format!("the fork is not compacted: {e}"));
+                return Ok(());
+            }
+            planned => planned?,
+        };
         let (appended, _) =
             ctx.compact(&store, &created.id, conversation, &config, planned, &SummaryChoice::default())?;
         ctx.ui.committed(Some(&created.id), &appended);

@@ -186,7 +186,7 @@ impl Ui {
 
 /// The program a pager command starts, when it is a plain word (no shell syntax) that is
 /// neither a shell builtin nor an executable on PATH (or at the path it names).
-fn missing_program(cmd: &str) -> Option<String> {
+pub fn missing_program(cmd: &str) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let program = cmd.split_whitespace().next()?;
     if program.contains(|c: char| "|&;<>()$`\\\"'*?[#~=%{}".contains(c)) {

@@ -640,3 +640,29 @@ fn a_native_session_carried_on_after_a_teammates_turns_goes_on_in_a_fork() {
     assert!(!p.iter().any(|p| p == "bob in codex"), "Bob's turn is in Alice's line");
     assert_eq!(p.last().map(String::as_str), Some("alice goes on"));
 }
+
+/// `resume` for an agent that is not installed writes the session and says so, once: the
+/// command it prints to carry on would not run.
+#[test]
+fn resume_says_when_the_agent_is_not_on_path() {
+    let env = TestEnv::new();
+    let proj = project(&env);
+    env.new_conversation("t");
+    env.run(&["append", "--user", "hi"]).ok();
+    let bin = env.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let run = |path: &str| {
+        let mut cmd = env.command(&["resume", "--in", "claude-code"]);
+        cmd.current_dir(&proj).env("PATH", path);
+        crate::common::run_command(cmd, "")
+    };
+    let without = run(bin.to_str().unwrap());
+    assert!(without.ok_status().contains("warning: `claude` is not on PATH"), "{}", without.stderr);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(bin.join("claude"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let with = run(bin.to_str().unwrap());
+    assert!(!with.ok_status().contains("not on PATH"), "{}", with.stderr);
+}

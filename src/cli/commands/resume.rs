@@ -99,7 +99,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     } else {
         format!("cd {} && ", shell_quote(&cwd.to_string_lossy()))
     };
-    ctx.note(&format!("carry on with: {cd}{}", agent.resume_command(&resumed.session)));
+    let command = agent.resume_command(&resumed.session);
+    ctx.note(&format!("carry on with: {cd}{command}"));
+    if let Some(program) = crate::cli::ui::missing_program(&command) {
+        ctx.ui.warning(&format!(
+            "`{program}` is not on PATH: the session is written, and {} carries it on once installed",
+            agent.title()
+        ));
+    }
     Ok(())
 }
 

@@ -69,6 +69,37 @@ pub fn select(ids: &[&str], turns: &[Option<u64>], selection: &Selection) -> Res
     }
 }
 
+/// The conversation holding the one event `query` names ([`select`]'s rule), searched
+/// from `first` (the active conversation) on: an event id names its conversation, so `show
+/// --event` needs none given (a fresh clone has no active one). `None`: no conversation
+/// holds it, or more than one does.
+pub fn conversation_of(
+    store: &crate::store::Store,
+    first: Option<&str>,
+    query: &str,
+) -> Result<Option<String>, crate::store::StoreError> {
+    let holds = |id: &str| -> Result<bool, crate::store::StoreError> {
+        let at = store.outlined(id)?;
+        let ids: Vec<&str> = at.outlined.outlines.iter().map(|o| o.id.as_ref()).collect();
+        Ok(event(&ids, query).is_ok())
+    };
+    if let Some(first) = first
+        && holds(first)?
+    {
+        return Ok(Some(first.to_owned()));
+    }
+    let mut found = None;
+    for id in store.conversation_ids()? {
+        if Some(id.as_str()) != first && holds(&id)? {
+            if found.is_some() {
+                return Ok(None);
+            }
+            found = Some(id);
+        }
+    }
+    Ok(found)
+}
+
 /// The place of the one event `query` names: its id, or a unique prefix or end (a leading
 /// `…` or `...`, as placeholders write it, is not part of it).
 fn event(ids: &[&str], query: &str) -> Result<usize, SelectError> {

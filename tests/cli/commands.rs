@@ -708,3 +708,52 @@ fn show_turn_turns_and_event_show_part_of_a_conversation() {
     }
     insta::assert_snapshot!("show_part", all);
 }
+
+/// `show --turns N` is turn N, as `--turn N` says it.
+#[test]
+fn show_turns_takes_one_turn_as_turn_does() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    let one = env.run(&["show", "--turn", "0", "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(env.run(&["show", "--turns", "0", "--format", "jsonl"]).ok(), one);
+    let bad = env.run(&["show", "--turns", "x"]);
+    assert!(bad.fails_with(3).contains("--turns x: not a range of turns"), "{}", bad.stderr);
+}
+
+/// An event names its conversation: `show --event ID` finds it without an active
+/// conversation (a fresh clone has none) or when another one is active.
+#[test]
+fn show_event_finds_the_conversation_that_holds_it() {
+    let env = TestEnv::new();
+    let id = record_sample(&env);
+    let event = env.run(&["show", "--format", "jsonl"]).ok().lines().nth(1).unwrap().to_owned();
+    let event_id: serde_json::Value = serde_json::from_str(&event).unwrap();
+    let event_id = event_id["id"].as_str().unwrap().to_owned();
+    env.new_conversation("another");
+    let shown = env.run(&["show", "--event", &event_id, "--format", "jsonl"]).ok().to_owned();
+    assert_eq!(shown, format!("{event}\n"));
+    // No active conversation at all.
+    std::fs::remove_file(env.store.join(".git/convo/active")).unwrap();
+    assert_eq!(env.run(&["show", "--event", &event_id, "--format", "jsonl"]).ok(), shown);
+    // Named by a conversation, it is looked for there only.
+    let elsewhere = env.run(&["show", "another", "--event", &event_id]);
+    assert!(elsewhere.fails_with(4).contains(&format!("no event {event_id}")), "{}", elsewhere.stderr);
+    assert!(env.run(&["show", &id, "--event", &event_id]).ok().contains("The login form rejects"));
+}
+
+/// Two flags that each say where a compaction's range ends are refused with the reason, the
+/// store as it was.
+#[test]
+fn two_ends_of_a_compaction_range_are_refused_with_the_reason() {
+    let env = TestEnv::new();
+    record_sample(&env);
+    let before = env.snapshot();
+    let out = env.run(&["compact", "--keep-last", "1", "--keep-recent-tools", "2"]);
+    insta::assert_snapshot!(env.transcript(&out), @"
+    exit 3
+    --- stderr
+    error: --keep-last and --keep-recent-tools both say where the range ends: give one
+    hint: --to names the last turn compacted; --keep-last N and --keep-recent-tools N, the turns or tool calls left after it
+    ");
+    assert!(env.snapshot() == before);
+}

@@ -42,13 +42,15 @@ pub struct Args {
     #[arg(long, value_name = "BOUND", num_args = 0..=1, default_missing_value = "last", allow_negative_numbers = true)]
     from: Option<String>,
     /// Last turn to compact [default: -N, N = compaction.keep_last]
-    #[arg(long, value_name = "BOUND", allow_negative_numbers = true, conflicts_with = "keep_last")]
+    #[arg(long, value_name = "BOUND", allow_negative_numbers = true)]
     to: Option<String>,
-    /// Leave the last N turns as they are (--to -N)
-    #[arg(long, value_name = "N", conflicts_with = "keep_recent_tools")]
+    /// Leave the last N turns as they are (--to -N; the range's end, so not with --to or
+    /// --keep-recent-tools)
+    #[arg(long, value_name = "N")]
     keep_last: Option<u64>,
     /// Leave the last N tool calls and their results whole; all before them is in range
-    #[arg(long, value_name = "N", conflicts_with = "to")]
+    /// (the range's end, so not with --to or --keep-last)
+    #[arg(long, value_name = "N")]
     keep_recent_tools: Option<u64>,
     /// Leave the first N turns (the task statement) as they are [profile key: keep_first]
     #[arg(long, value_name = "N")]

@@ -27,6 +27,20 @@ pub(super) enum ToolsArg {
 
 /// The request `args` make, the summary file read.
 pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
+    // Each of these says where the range ends: two of them would contradict each other.
+    let ends: Vec<&str> = [
+        (args.to.is_some(), "--to"),
+        (args.keep_last.is_some(), "--keep-last"),
+        (args.keep_recent_tools.is_some(), "--keep-recent-tools"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if let [first, second, ..] = ends.as_slice() {
+        return Err(CommandError::input(format!("{first} and {second} both say where the range ends: give one")).hint(
+            "--to names the last turn compacted; --keep-last N and --keep-recent-tools N, the turns or tool calls left after it",
+        ));
+    }
     let summary = match &args.summary_file {
         Some(path) => Some(
             std::fs::read_to_string(path)

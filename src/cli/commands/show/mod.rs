@@ -45,7 +45,7 @@ pub struct Args {
     /// Show only turn N (numbered from 0, as the turn headings are)
     #[arg(long, value_name = "N", conflicts_with_all = ["turns", "event"])]
     turn: Option<u64>,
-    /// Show only turns A to B, both included (A.. and ..B leave a side open)
+    /// Show only turns A to B, both included (A.. and ..B leave a side open; N alone: turn N)
     #[arg(long, value_name = "A..B", conflicts_with = "event")]
     turns: Option<String>,
     /// Show only these events: each an id, or a prefix or end (`…1a2b3c4d`, as a compacted
@@ -65,8 +65,12 @@ impl Args {
                 CommandError::input(format!("--turns {}: not a range of turns", render::escape_line(text)))
                     .hint("e.g. --turns 2..5 (both shown), --turns 3.. (to the end), --turns ..4")
             };
-            let (from, to) = text.split_once("..").ok_or_else(bad)?;
             let bound = |s: &str| if s.is_empty() { Ok(None) } else { s.parse::<u64>().map(Some).map_err(|_| bad()) };
+            // One turn, as `--turn N` says it.
+            let Some((from, to)) = text.split_once("..") else {
+                let n = bound(text)?.ok_or_else(bad)?;
+                return Ok(Some(Selection::Turns { from: Some(n), to: Some(n) }));
+            };
             return Ok(Some(Selection::Turns { from: bound(from)?, to: bound(to)? }));
         }
         Ok((!self.event.is_empty()).then(|| Selection::Events(self.event.clone())))
@@ -80,7 +84,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             .hint("a request body is the whole compacted view: drop --format, or use --format jsonl"));
     }
     let store = ctx.open_store()?;
-    let id = store.resolve_or_active(args.id.as_deref())?;
+    let id = match (&args.id, &selection) {
+        // An event names its conversation: the active one when it holds it, else the one
+        // that does.
+        (None, Some(Selection::Events(queries))) => {
+            let active = store.active()?;
+            match convo::ops::select::conversation_of(&store, active.as_deref(), &queries[0])? {
+                Some(id) => id,
+                None => store.resolve_or_active(None)?,
+            }
+        }
+        _ => store.resolve_or_active(args.id.as_deref())?,
+    };
     if let Some(selection) = &selection {
         return part::show_part(ctx, &store, &id, &args, selection);
     }

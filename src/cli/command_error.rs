@@ -384,7 +384,13 @@ impl From<ImportFailure> for CommandError {
             ImportFailure::Duplicate { .. } => CommandError::input(message).hint("--again makes another copy"),
             ImportFailure::Captured { .. } => CommandError::input(message)
                 .hint("`convo import --follow FILE` adds what it gained since; --again makes another copy"),
+            ImportFailure::File { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                CommandError::new(Kind::NotFound, message)
+            }
             ImportFailure::NotText { .. } | ImportFailure::File { .. } => CommandError::input(message),
+            ImportFailure::StillWritten { .. } => CommandError::input(message)
+                .hint("nothing was written; `convo import --follow FILE` imports its whole lines, and what comes later")
+                .hint("--skip-bad-lines imports it without that line"),
             ImportFailure::Follow(FollowFailure::ImportedWhole { id, .. }) => CommandError::input(message).hint(format!(
                 "nothing was written; `convo rm {id}` and follow it again to import the session anew, or `convo import --again FILE` for a second copy"
             )),

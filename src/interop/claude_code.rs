@@ -164,6 +164,9 @@ pub fn parse_lines(
         } else {
             0
         };
+        for b in &mut builders {
+            b.at_line(i + 1);
+        }
         let at = if sidechain { &mut side_place } else { &mut place };
         if at.cwd.is_none() {
             at.cwd = Place::field(line.get("cwd"));

@@ -184,6 +184,7 @@ pub fn parse_lines(
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
         report.records += 1;
+        b.at_line(i + 1);
         if line.get("payload").is_some() && line.get("type").is_some() {
             recognised = true;
         } else if !recognised && report.records >= 20 {

@@ -397,12 +397,17 @@ pub fn parse_lines(
         state: from.map(|c| c.gemini.clone()).unwrap_or_default(),
         copies,
         forks: Vec::new(),
+        source_line: 0,
     };
     let mut recognised = from.is_some();
     let mut seen = Seen::default();
     for (i, line) in lines.enumerate() {
         let Some(line) = json_line(i + 1, &line?)? else { continue };
         s.report.records += 1;
+        s.source_line = i + 1;
+        for b in &mut s.builders {
+            b.at_line(i + 1);
+        }
         let record = record(&line);
         match &record {
             Record::Header(_) | Record::Set(_) | Record::Rewind(_) => recognised = true,
@@ -597,6 +602,8 @@ struct Session<'a, 'c> {
     state: State,
     copies: &'a HashMap<String, String>,
     forks: Vec<Fork>,
+    /// The line of the file being read (see [`Builder::at_line`]).
+    source_line: usize,
 }
 
 impl Session<'_, '_> {
@@ -613,7 +620,9 @@ impl Session<'_, '_> {
         }
         if let Some(max) = lines.iter().max() {
             while self.builders.len() <= *max {
-                self.builders.push(Builder::new(self.clock).stable_renames());
+                let mut b = Builder::new(self.clock).stable_renames();
+                b.at_line(self.source_line);
+                self.builders.push(b);
             }
         }
         lines
@@ -623,7 +632,9 @@ impl Session<'_, '_> {
     fn fork(&mut self, was: usize) {
         let now = self.replay.line;
         while self.builders.len() <= now {
-            self.builders.push(Builder::new(self.clock).stable_renames());
+            let mut b = Builder::new(self.clock).stable_renames();
+            b.at_line(self.source_line);
+            self.builders.push(b);
         }
         let turn = self.builders[now].turns();
         self.forks.push(Fork { conversation: now, from: was, turn });

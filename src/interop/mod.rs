@@ -266,6 +266,30 @@ pub enum InteropError {
     Store(#[from] StoreError),
 }
 
+impl InteropError {
+    /// The error of lines read after the file's first `before` lines, counted from their
+    /// start, with its line counted from the file's start (what a user opens the file at).
+    pub fn after_lines(self, before: usize) -> Self {
+        match self {
+            InteropError::NotJsonLine { line, source } => InteropError::NotJsonLine { line: line + before, source },
+            InteropError::Event(e) => InteropError::Event(LineError { line: e.line + before, ..e }),
+            InteropError::Read(ReadError::NotUtf8 { line }) => {
+                InteropError::Read(ReadError::NotUtf8 { line: line + before })
+            }
+            InteropError::Store(StoreError::DuplicateId { line, id }) => {
+                InteropError::Store(StoreError::DuplicateId { line: line + before, id })
+            }
+            InteropError::Store(StoreError::DuplicateCallId { line, call_id }) => {
+                InteropError::Store(StoreError::DuplicateCallId { line: line + before, call_id })
+            }
+            InteropError::Store(StoreError::UnknownCallId { line, call_id }) => {
+                InteropError::Store(StoreError::UnknownCallId { line: line + before, call_id })
+            }
+            other => other,
+        }
+    }
+}
+
 /// Drafts emitted once this many have piled up in one conversation.
 pub(crate) const EMIT_BATCH: usize = 512;
 
@@ -424,10 +448,11 @@ fn convo_lines(lines: Lines, emit: &mut dyn Emit) -> Result<Outcome, InteropErro
         }
         report.records += 1;
         // One line at a time, so the error names line 1: make it the line of the file.
-        let Some(draft) = crate::event::parse_input_any(&line).map_err(|e| LineError { line: i + 1, ..e })?.pop()
+        let Some(mut draft) = crate::event::parse_input_any(&line).map_err(|e| LineError { line: i + 1, ..e })?.pop()
         else {
             continue;
         };
+        draft.line = i + 1;
         if draft.id.is_none() {
             return Err(InteropError::NotThisFormat("events without ids (plain input belongs in `convo append`)"));
         }
@@ -501,6 +526,9 @@ pub(crate) struct Builder<'c> {
     /// A call whose id must change takes one made from its event's source id, not from the
     /// clock ([`Builder::stable_renames`]).
     stable_renames: bool,
+    /// The source line being read ([`at_line`](Self::at_line)): what an error about an
+    /// event made from it names. 0 when the importer does not say (a JSON document).
+    line: usize,
 }
 
 impl<'c> Builder<'c> {
@@ -520,7 +548,14 @@ impl<'c> Builder<'c> {
             keeping: false,
             links: Vec::new(),
             stable_renames: false,
+            line: 0,
         }
+    }
+
+    /// The events made from now on come from line `n` of the file (1-based, counted from
+    /// where the reading started): an error about one names it, not its place in a batch.
+    pub fn at_line(&mut self, n: usize) {
+        self.line = n;
     }
 
     /// Give a call whose id is invalid or taken the id `call_<its event's source id>`: the
@@ -704,7 +739,13 @@ impl<'c> Builder<'c> {
         }
         self.last = Some(id.clone());
         *report.events.entry(kind_name(&kind)).or_default() += 1;
-        self.put(Draft { id: Some(id), ts, kind, extra, line: self.drafts.len() + 1 });
+        self.put(Draft {
+            id: Some(id),
+            ts,
+            kind,
+            extra,
+            line: if self.line > 0 { self.line } else { self.drafts.len() + 1 },
+        });
         true
     }
 

@@ -29,6 +29,10 @@ pub enum ImportFailure {
     Captured { name: String, id: String, title: Option<String> },
     #[error("{name}: the file is binary, not UTF-8 text")]
     NotText { name: String },
+    /// The file's last line has no newline yet and is not JSON: a session still being
+    /// written, cut where the agent is writing.
+    #[error("{name}: line {line} is cut short: the session is still being written")]
+    StillWritten { name: String, line: usize },
     #[error("{}: {source}", path.display())]
     File { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -70,7 +74,7 @@ pub struct Prepared {
 }
 
 enum How {
-    Streamed { path: PathBuf, format: Format, roots: std::collections::HashMap<String, String> },
+    Streamed { path: PathBuf, format: Format, roots: std::collections::HashMap<String, String>, skip_bad_lines: bool },
     Whole { imported: Imported, fingerprint: String },
 }
 
@@ -89,6 +93,8 @@ pub struct Done {
     /// The new conversations, the main one first, with their counts.
     pub conversations: Vec<(String, Stats)>,
     pub landed: Landed,
+    /// The lines passed over as not JSON (`--skip-bad-lines`), by number.
+    pub bad_lines: Vec<usize>,
 }
 
 impl Prepared {
@@ -107,8 +113,10 @@ impl Prepared {
 }
 
 /// Check and read `input` as `format` (or the format detected), before any store is
-/// opened or created: a file that fails here leaves no trace at all.
-pub fn prepare(input: Input, format: Option<Format>, clock: &Clock) -> Result<Prepared> {
+/// opened or created: a file that fails here leaves no trace at all. With `skip_bad_lines`,
+/// a file in a line format has its lines that are not JSON passed over (and counted in
+/// [`Done::bad_lines`]) instead of refused.
+pub fn prepare(input: Input, format: Option<Format>, skip_bad_lines: bool, clock: &Clock) -> Result<Prepared> {
     let (name, bytes) = match input {
         Input::File(path) => {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -120,7 +128,7 @@ pub fn prepare(input: Input, format: Option<Format>, clock: &Clock) -> Result<Pr
             let line_format = match format {
                 Some(f) => Some(f).filter(|f| interop::streams(*f)),
                 None if head.contains(&0) || text.trim().is_empty() => None,
-                None => detect_lines(&text),
+                None => detect_lines(&text, skip_bad_lines),
             };
             if let Some(format) = line_format
                 && !head.contains(&0)
@@ -128,11 +136,12 @@ pub fn prepare(input: Input, format: Option<Format>, clock: &Clock) -> Result<Pr
             {
                 let roots = {
                     let mut ignore = |_| {};
-                    let mut lines = FileLines::open(&path, false, &mut ignore)?;
-                    interop::first_pass(format, &mut lines)
-                        .map_err(|e| ImportFailure::Refused { name: name.clone(), source: e.into() })?
+                    let mut file = FileLines::open(&path, false, &mut ignore)?;
+                    let mut skipping = SkipBad::new(&mut file);
+                    let lines: interop::Lines = if skip_bad_lines { &mut skipping } else { &mut file };
+                    interop::first_pass(format, lines).map_err(|e| refused(&path, name.clone(), e))?
                 };
-                return Ok(Prepared { name, how: How::Streamed { path, format, roots } });
+                return Ok(Prepared { name, how: How::Streamed { path, format, roots, skip_bad_lines } });
             }
             let bytes = std::fs::read(&path).map_err(|source| ImportFailure::File { path: path.clone(), source })?;
             (name, bytes)
@@ -161,6 +170,7 @@ pub fn import(
     // Held for the whole import: the objects it writes are only known to be its own (and so
     // safe to remove if it fails) while no other writer can be writing the same ones.
     let lock = store.lock()?;
+    let mut bad_lines = Vec::new();
     let (format, report, created) = match prepared.how {
         How::Whole { imported, fingerprint } => {
             check_duplicate(store, &name, &fingerprint, options.again)?;
@@ -185,17 +195,23 @@ pub fn import(
             );
             (imported.format, imported.report, store.create_many(&lock, new, &subject, clock)?)
         }
-        How::Streamed { path, format, roots } => {
+        How::Streamed { path, format, roots, skip_bad_lines } => {
             check_captured(store, &name, &path, options.again)?;
             let mut lines = FileLines::open(&path, true, progress)?;
             let mut emit = StoreEmit { store, clock, staged: Vec::new() };
-            let outcome = interop::stream(format, &mut lines, &roots, clock, &mut emit);
+            let mut skipping = SkipBad::new(&mut lines);
+            let outcome = if skip_bad_lines {
+                interop::stream(format, &mut skipping, &roots, clock, &mut emit)
+            } else {
+                interop::stream(format, skipping.inner, &roots, clock, &mut emit)
+            };
+            bad_lines = skipping.skipped;
             let discard = |emit: &StoreEmit| store.discard(emit.staged.iter().flatten().collect::<Vec<&Staged>>());
             let outcome = match outcome {
                 Ok(outcome) => outcome,
                 Err(source) => {
                     discard(&emit);
-                    return Err(ImportFailure::Refused { name, source: source.into() });
+                    return Err(refused(&path, name, source));
                 }
             };
             let fingerprint =
@@ -232,7 +248,7 @@ pub fn import(
         }
     };
     store.set_active(&created.conversations[0].0)?;
-    Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed })
+    Ok(Done { name, format, report, conversations: created.conversations, landed: created.landed, bad_lines })
 }
 
 /// The conversation of the session whose subagent's file `path` is, when it lies where the
@@ -409,8 +425,70 @@ impl Iterator for FileLines<'_> {
     }
 }
 
+/// Lines that are not JSON passed on blank (which every line format passes over, so the
+/// others keep their numbers), their numbers kept: `import --skip-bad-lines`.
+struct SkipBad<'a, 'b> {
+    inner: &'a mut FileLines<'b>,
+    line: usize,
+    skipped: Vec<usize>,
+}
+
+impl<'a, 'b> SkipBad<'a, 'b> {
+    fn new(inner: &'a mut FileLines<'b>) -> Self {
+        SkipBad { inner, line: 0, skipped: Vec::new() }
+    }
+}
+
+impl Iterator for SkipBad<'_, '_> {
+    type Item = std::result::Result<String, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.inner.next()?;
+        self.line += 1;
+        Some(item.map(|line| {
+            if line.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok() {
+                line
+            } else {
+                self.skipped.push(self.line);
+                String::new()
+            }
+        }))
+    }
+}
+
+/// The refusal of the file at `path` for `source`: when the line that is not JSON is its
+/// last and has no newline yet, the session is still being written
+/// ([`ImportFailure::StillWritten`]).
+fn refused(path: &Path, name: String, source: interop::InteropError) -> ImportFailure {
+    let not_json = match &source {
+        interop::InteropError::NotJsonLine { line, .. } => Some(*line),
+        interop::InteropError::Event(crate::event::LineError {
+            line,
+            kind: crate::event::LineErrorKind::NotJson(_),
+            ..
+        }) => Some(*line),
+        _ => None,
+    };
+    if let Some(line) = not_json
+        && cut_last_line(path) == Some(line)
+    {
+        return ImportFailure::StillWritten { name, line };
+    }
+    ImportFailure::Refused { name, source: source.into() }
+}
+
+/// The number of the file's last line when it has no newline yet.
+fn cut_last_line(path: &Path) -> Option<usize> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size == 0 || whole_lines(path).ok()? == size {
+        return None;
+    }
+    lines_before(path, size).ok().map(|n| n + 1)
+}
+
 /// The line-based format `head` (the start of the file) is in, if it is one.
-fn detect_lines(head: &str) -> Option<Format> {
+/// With `skip_bad_lines`, its lines that are not JSON are passed over.
+fn detect_lines(head: &str, skip_bad_lines: bool) -> Option<Format> {
     // Only whole lines: the last one may be cut.
     let whole = match head.rfind('\n') {
         Some(end) => &head[..end],
@@ -419,7 +497,10 @@ fn detect_lines(head: &str) -> Option<Format> {
     let scratch = Clock::fixed(chrono::DateTime::UNIX_EPOCH);
     Format::ALL.into_iter().filter(|f| interop::streams(*f)).find(|f| {
         let mut sink: Vec<Vec<Draft>> = Vec::new();
-        let mut lines = whole.lines().map(|l| Ok(l.to_owned()));
+        let mut lines = whole
+            .lines()
+            .filter(|l| !skip_bad_lines || serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+            .map(|l| Ok(l.to_owned()));
         interop::stream(*f, &mut lines, &Default::default(), &scratch, &mut sink).is_ok()
     })
 }
@@ -619,6 +700,11 @@ pub fn follow_into(
             }
             Err(source) => {
                 discard(&emit);
+                // Read from `from` on: its lines are counted from there, the file's from its start.
+                let source = match from {
+                    0 => source,
+                    from => source.after_lines(lines_before(path, from)?),
+                };
                 return Err(ImportFailure::Refused { name, source: source.into() });
             }
         }
@@ -872,8 +958,16 @@ fn sidechain_roots_in(path: &Path, from: u64, to: u64, format: Format, name: &st
     }
     let mut ignore = |_| {};
     let mut lines = FileLines::open_range(path, from, to, &mut ignore)?;
-    interop::first_pass(format, &mut lines)
-        .map_err(|e| ImportFailure::Refused { name: name.to_owned(), source: e.into() })
+    let roots = interop::first_pass(format, &mut lines);
+    match roots {
+        Ok(roots) => Ok(roots),
+        // Read from `from` on: its lines are counted from there, the file's from its start.
+        Err(e) if from > 0 => Err(ImportFailure::Refused {
+            name: name.to_owned(),
+            source: e.after_lines(lines_before(path, from)?).into(),
+        }),
+        Err(e) => Err(ImportFailure::Refused { name: name.to_owned(), source: e.into() }),
+    }
 }
 
 fn appending_len(a: &crate::store::Appending) -> u64 {
@@ -905,7 +999,7 @@ fn start_following(
     if whole == 0 {
         return Err(follow_refused(FollowFailure::Empty { name }));
     }
-    let format = match format.or_else(|| detect_lines(&String::from_utf8_lossy(&head))) {
+    let format = match format.or_else(|| detect_lines(&String::from_utf8_lossy(&head), false)) {
         Some(f) if interop::streams(f) => f,
         Some(f) => return Err(follow_refused(FollowFailure::NotLines { name, format: f.name() })),
         None => return Err(follow_refused(FollowFailure::NotLines { name, format: "an unknown format" })),
@@ -983,7 +1077,7 @@ fn start_following(
             (created.conversations, created.landed)
         }
     };
-    Ok(Done { name, format, report: outcome.report, conversations, landed })
+    Ok(Done { name, format, report: outcome.report, conversations, landed, bad_lines: Vec::new() })
 }
 
 pub use crate::store::sessions::{At, RESUMES, TIP, WENT_ON_IN, left};
@@ -1189,6 +1283,22 @@ pub fn written_record(
         note_read(r, consumed, &(sha1_hex(head), sha1_hex(tail)), Some(checkpoint));
     }
     record
+}
+
+/// How many lines the file's first `n` bytes hold (`n` at the start of a line).
+fn lines_before(path: &Path, n: u64) -> Result<usize> {
+    let file_err = |source| ImportFailure::File { path: path.to_owned(), source };
+    let mut reader = BufReader::new(std::fs::File::open(path).map_err(file_err)?.take(n));
+    let mut count = 0;
+    loop {
+        let buf = reader.fill_buf().map_err(file_err)?;
+        if buf.is_empty() {
+            return Ok(count);
+        }
+        count += buf.iter().filter(|b| **b == b'\n').count();
+        let len = buf.len();
+        reader.consume(len);
+    }
 }
 
 /// How many leading bytes of the file are whole lines (up to and including the last newline).

@@ -35,7 +35,6 @@ pub struct Staged {
     created: Vec<ObjectId>,
     ids: IdSet,
     calls: IdSet,
-    line: usize,
 }
 
 impl Store {
@@ -54,7 +53,6 @@ impl Store {
             created: Vec::new(),
             ids: IdSet::default(),
             calls: IdSet::default(),
-            line: 0,
         }
     }
 
@@ -63,19 +61,18 @@ impl Store {
     pub fn stage_drafts(&self, staged: &mut Staged, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
         let ts = clock.timestamp();
         for d in drafts {
-            staged.line += 1;
             match &d.kind {
                 Kind::ToolCall { call_id, .. } => {
                     staged.calls.insert(call_id);
                 }
                 Kind::ToolResult { call_id, .. } if !staged.calls.contains(call_id) => {
-                    return Err(StoreError::UnknownCallId { line: staged.line, call_id: call_id.clone() });
+                    return Err(StoreError::UnknownCallId { line: d.line, call_id: call_id.clone() });
                 }
                 _ => {}
             }
             let id = d.id.clone().unwrap_or_else(|| clock.new_id());
             if !staged.ids.insert(&id) {
-                return Err(StoreError::DuplicateId { line: staged.line, id });
+                return Err(StoreError::DuplicateId { line: d.line, id });
             }
             let event_ts = d.ts.clone().unwrap_or_else(|| ts.clone());
             if d.kind.is_said() {

@@ -849,3 +849,72 @@ fn a_failed_capture_is_kept_for_status_and_said_at_the_next_terminal_command() {
     env.run_stdin(&["hook", "claude-code"], &input.to_string()).ok();
     assert!(env.run(&["status"]).ok().ends_with("No failed captures.\n"));
 }
+
+/// A Claude Code session line of `kind` (`user` or `assistant`) for the tests below.
+fn claude_line(session: &str, uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value) -> String {
+    serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+        "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": kind, "content": content}})
+    .to_string()
+        + "\n"
+}
+
+/// A followed session whose agent reuses a tool call id (a model server repeating its ids)
+/// keeps being captured: the second call and its result land beside the first.
+#[test]
+fn a_followed_session_that_reuses_a_call_id_keeps_capturing() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let session = "5e1d7c3a-2b4f-4a6e-9c8d-1f2e3d4c5b6a";
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        claude_line(session, uuid, parent, kind, content)
+    };
+    let call = |cmd: &str| serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": cmd}}]);
+    let result = |out: &str| serde_json::json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": out}]);
+    let first = line("u1", None, "user", serde_json::json!("what is here?"))
+        + &line("a1", Some("u1"), "assistant", call("ls"))
+        + &line("u2", Some("a1"), "user", result("notes.txt"));
+    std::fs::write(&file, first).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let again = line("a2", Some("u2"), "assistant", call("pwd")) + &line("u3", Some("a2"), "user", result("/work"));
+    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(again.as_bytes()).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let events: Vec<serde_json::Value> =
+        env.run(&["show", "--format", "jsonl"]).ok().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["user", "tool_call", "tool_result", "tool_call", "tool_result"], "{events:?}");
+    // The second call got an id of its own, and its result follows it there.
+    assert_ne!(events[3]["call_id"], events[1]["call_id"], "{events:?}");
+    assert_eq!(events[4]["call_id"], events[3]["call_id"], "{events:?}");
+    assert_eq!(events[3]["source_call_id"], "toolu_1", "{events:?}");
+}
+
+/// An error in lines a follow reads after its checkpoint names the line of the file, not
+/// of the lines read this time; the store is left as it was.
+#[test]
+fn an_error_in_a_followed_file_names_the_files_line() {
+    use std::io::Write as _;
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let session = "6f2e8d4b-3c5a-4b7f-8d9e-2a3b4c5d6e7f";
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let text = |t: &str| serde_json::json!([{"type": "text", "text": t}]);
+    let first = claude_line(session, "u1", None, "user", text("hello"))
+        + &claude_line(session, "a1", Some("u1"), "assistant", text("hi"))
+        + &claude_line(session, "u2", Some("a1"), "user", text("again"));
+    std::fs::write(&file, first).unwrap();
+    env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+    let before = env.snapshot();
+    let more = claude_line(session, "a2", Some("u2"), "assistant", text("yes")) + "{not json\n";
+    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(more.as_bytes()).unwrap();
+    let out = env.run(&["import", "--follow", file.to_str().unwrap()]);
+    assert!(env.snapshot() == before, "a refused capture changed the store");
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 3
+    --- stderr
+    error: 6f2e8d4b-3c5a-4b7f-8d9e-2a3b4c5d6e7f.jsonl: line 5: not valid JSON (key must be a string at line 1 column 2)
+    hint: nothing was written; --format names the format
+    "#);
+}

@@ -468,8 +468,9 @@ fn malformed_input_is_refused_and_nothing_is_written() {
     === truncated.jsonl
     exit 3
     --- stderr
-    error: truncated.jsonl: line 53: not valid JSON (EOF while parsing a value at line 1 column 1589)
-    hint: nothing was written; --format names the format
+    error: truncated.jsonl: line 53 is cut short: the session is still being written
+    hint: nothing was written; `convo import --follow FILE` imports its whole lines, and what comes later
+    hint: --skip-bad-lines imports it without that line
     === binary.bin
     exit 3
     --- stderr
@@ -1196,4 +1197,65 @@ fn a_gemini_cli_command_that_exited_nonzero_is_shown_and_found_as_failed() {
         .collect();
     let text = std::fs::read_to_string(&written[0]).unwrap();
     assert!(text.contains(r#""response":{"output":"<untrusted_context>\nOutput: ls: cannot access"#), "{text}");
+}
+
+/// `--skip-bad-lines` passes over a line that is not JSON in the middle of a session file
+/// (which refuses the file without it) and names it in the report; a file that is not there
+/// is not found (exit 4), not bad input.
+#[test]
+fn skip_bad_lines_imports_the_rest_and_names_what_it_skipped() {
+    let env = TestEnv::new();
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, text: &str| {
+        serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+            "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": kind, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+            + "\n"
+    };
+    let path = env.root.join("garbled.jsonl");
+    let text = line("u1", None, "user", "hello")
+        + "{not json\n"
+        + &line("a1", Some("u1"), "assistant", "hi")
+        + "garbage\n"
+        + &line("u2", Some("a1"), "user", "bye");
+    std::fs::write(&path, text).unwrap();
+    let file = path.to_str().unwrap();
+    let mut said = env.transcript(&env.run(&["import", file]));
+    said += &env.transcript(&env.run(&["import", "--skip-bad-lines", file]));
+    said += &env.transcript(&env.run(&["import", env.root.join("missing.jsonl").to_str().unwrap()]));
+    let said = said.replace(env.root.to_str().unwrap(), "[ROOT]");
+    insta::assert_snapshot!(said, @r#"
+    exit 3
+    --- stderr
+    error: garbled.jsonl: not a format convo reads (jsonl: line 1, field `content`: missing; claude-code: line 2: not valid JSON (key must be a string at line 1 column 2); codex: line 2: not valid JSON (key must be a string at line 1 column 2); gemini-cli: line 2: not valid JSON (key must be a string at line 1 column 2); openhands: not one JSON document (trailing characters at line 2 column 1); openai: not one JSON document (trailing characters at line 2 column 1); anthropic: not one JSON document (trailing characters at line 2 column 1))
+    hint: nothing was written; --format names the format
+    exit 0
+    --- stdout
+    01KDVDRZ600000000000000001
+    --- stderr
+    Imported garbled.jsonl as claude-code (01KDVDRZ600000000000000001): 3 records read
+      events: 1 assistant, 2 user
+      turns: 2
+      skipped 2 lines (not JSON): 2, 4
+    exit 4
+    --- stderr
+    error: [ROOT]/missing.jsonl: No such file or directory (os error 2)
+    "#);
+}
+
+/// Errors about the events of a file name its line, blank lines counted.
+#[test]
+fn an_error_about_an_imported_event_names_the_files_line() {
+    let env = TestEnv::new();
+    let path = env.root.join("events.jsonl");
+    let text = "{\"id\":\"e1\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"user\",\"content\":\"hi\"}\n\n\n\
+        {\"id\":\"e2\",\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"tool_result\",\"call_id\":\"c9\",\"content\":\"x\"}\n";
+    std::fs::write(&path, text).unwrap();
+    let out = env.run(&["import", "--format", "jsonl", path.to_str().unwrap()]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 3
+    --- stderr
+    error: events.jsonl: input line 4, field `call_id`: no tool_call with call_id `c9` in this conversation
+    hint: nothing was written; --format names the format
+    "#);
 }

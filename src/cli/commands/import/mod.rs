@@ -41,6 +41,10 @@ pub struct Args {
     /// lines; a file cut short or rewritten is refused)
     #[arg(long)]
     follow: bool,
+    /// Pass over the lines that are not JSON (of a line-based session file) instead of
+    /// refusing the file; the report names them
+    #[arg(long, conflicts_with = "follow")]
+    skip_bad_lines: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
@@ -113,7 +117,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     // Before the store is opened (and, on a fresh machine, created): a file that fails here
     // leaves no trace at all.
-    let prepared = import::prepare(input, format, &ctx.clock)?;
+    let prepared = import::prepare(input, format, args.skip_bad_lines, &ctx.clock)?;
     let store = ctx.open_store_for_write()?;
     let bar = prepared
         .streamed_size()
@@ -161,6 +165,14 @@ fn report(ctx: &Ctx, done: &import::Done) -> Result<(), CommandError> {
     }
     for (why, n) in &r.skipped {
         ui.status(&format!("  skipped {n}: {why}"));
+    }
+    if !done.bad_lines.is_empty() {
+        let numbers: Vec<String> = done.bad_lines.iter().map(|n| n.to_string()).collect();
+        ui.status(&format!(
+            "  skipped {} (not JSON): {}",
+            plural(done.bad_lines.len() as u64, "line"),
+            numbers.join(", ")
+        ));
     }
     Ok(())
 }

@@ -553,7 +553,8 @@ pub enum Followed {
     /// of the session that grew); `new_parts` events went into conversations for subagent
     /// work new since (one commit that creates them).
     Grew { name: String, format: Format, id: String, added: u64, new_parts: u64, landed: Vec<Landed> },
-    /// Nothing new in whole lines since the last import.
+    /// No new event since the last import: no whole line was added, or none that makes an
+    /// event (nothing is written then).
     Unchanged { name: String, id: String },
     /// Imported whole before (plain `import`) and unchanged since: that import's
     /// conversations now follow the file (their metadata is the only change).
@@ -709,6 +710,20 @@ pub fn follow_into(
             }
         }
     };
+    // Lines that make no event (progress and hook records, a line held for the event it
+    // starts): no commit. How far the file was read stays where the store says, so the next
+    // follow reads these lines again from the same checkpoint and makes the same events of
+    // them; a hand-over record not captured yet waits for the first event too.
+    let kept = went_on.as_ref().map_or(0, |kept| kept.len() as u64);
+    let no_event = emit.fresh.values().all(|s| s.stats.events == 0)
+        && emit.parts.values().all(|p| {
+            p.appending.as_ref().is_none_or(|a| appending_len(a) == 0)
+                && p.fork.as_ref().is_none_or(|fork| fork.stats.events <= kept)
+        });
+    if no_event {
+        discard(&emit);
+        return Ok(Followed::Unchanged { name, id: main_id });
+    }
     let marks = prefix_marks(path, whole)?;
     let mut landed = Vec::new();
     let mut added = 0;

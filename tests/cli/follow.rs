@@ -917,4 +917,67 @@ fn an_error_in_a_followed_file_names_the_files_line() {
     error: 6f2e8d4b-3c5a-4b7f-8d9e-2a3b4c5d6e7f.jsonl: line 5: not valid JSON (key must be a string at line 1 column 2)
     hint: nothing was written; --format names the format
     "#);
+
+/// A followed file that grows only by a line that makes no event (Claude Code's `progress`
+/// records, written while a tool runs) makes no commit, whether `import --follow`, the hook
+/// or `watch --once` reads it; the next line with an event then lands once, as one import
+/// of the whole file has it.
+#[test]
+fn a_session_grown_by_a_line_that_makes_no_event_makes_no_commit() {
+    let whole = source();
+    let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+    let before: serde_json::Value = serde_json::from_slice(lines[19]).unwrap();
+    let session = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7";
+    let progress = serde_json::json!({
+        "type": "progress",
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "parentUuid": before["uuid"],
+        "sessionId": session,
+        "timestamp": before["timestamp"],
+        "data": {"type": "hook_progress", "hookEvent": "PostToolUse"},
+    });
+    let progress = format!("{progress}\n");
+    let grown = [lines[..20].concat(), progress.into_bytes()].concat();
+    let finished = [grown.clone(), lines[20..].concat()].concat();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{session}.jsonl"));
+    let path = file.to_str().unwrap();
+    let commits = |env: &TestEnv| env.git(&["rev-list", "--count", "HEAD"]).trim().to_owned();
+
+    let follow = |env: &TestEnv| env.run(&["import", "--follow", path]);
+    let hook = |env: &TestEnv| {
+        let input = serde_json::json!({"session_id": session, "transcript_path": file, "hook_event_name": "Stop"});
+        env.run_stdin(&["hook", "claude-code"], &input.to_string())
+    };
+    let watch = |env: &TestEnv| env.run(&["watch", "--once", dir.path().to_str().unwrap()]);
+    let once = TestEnv::new();
+    let whole_file = tempfile::tempdir().unwrap();
+    let whole_path = whole_file.path().join(format!("{session}.jsonl"));
+    std::fs::write(&whole_path, &finished).unwrap();
+    once.run(&["import", whole_path.to_str().unwrap()]).ok();
+    let ways: [(&str, &dyn Fn(&TestEnv) -> crate::common::Run); 3] =
+        [("import --follow", &follow), ("hook", &hook), ("watch --once", &watch)];
+    for (way, capture) in ways {
+        let env = TestEnv::new();
+        std::fs::write(&file, lines[..20].concat()).unwrap();
+        capture(&env).ok();
+        let at = commits(&env);
+        std::fs::write(&file, &grown).unwrap();
+        capture(&env).ok();
+        assert_eq!(commits(&env), at, "{way}: no commit for a line with no event");
+        assert_eq!(env.git_status(), "", "{way}: nothing written");
+        assert!(!env.git(&["log", "--format=%s"]).contains("+0 events"), "{way}");
+        if way == "import --follow" {
+            let again = follow(&env);
+            assert!(again.stderr.contains("nothing new since the last import"), "{}", again.stderr);
+        }
+        // Read again from where the store says: its events land once.
+        std::fs::write(&file, &finished).unwrap();
+        capture(&env).ok();
+        assert!(commits(&env).parse::<u32>().unwrap() > at.parse::<u32>().unwrap(), "{way}");
+        assert_eq!(stored(&env), stored(&once), "{way}");
+        capture(&env).ok();
+        assert_eq!(stored(&env), stored(&once), "{way}: nothing imported twice");
+        env.run(&["fsck"]).ok();
+    }
 }

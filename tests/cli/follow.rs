@@ -917,6 +917,7 @@ fn an_error_in_a_followed_file_names_the_files_line() {
     error: 6f2e8d4b-3c5a-4b7f-8d9e-2a3b4c5d6e7f.jsonl: line 5: not valid JSON (key must be a string at line 1 column 2)
     hint: nothing was written; --format names the format
     "#);
+}
 
 /// A followed file that grows only by a line that makes no event (Claude Code's `progress`
 /// records, written while a tool runs) makes no commit, whether `import --follow`, the hook
@@ -955,8 +956,8 @@ fn a_session_grown_by_a_line_that_makes_no_event_makes_no_commit() {
     let whole_path = whole_file.path().join(format!("{session}.jsonl"));
     std::fs::write(&whole_path, &finished).unwrap();
     once.run(&["import", whole_path.to_str().unwrap()]).ok();
-    let ways: [(&str, &dyn Fn(&TestEnv) -> crate::common::Run); 3] =
-        [("import --follow", &follow), ("hook", &hook), ("watch --once", &watch)];
+    type Capture<'a> = &'a dyn Fn(&TestEnv) -> crate::common::Run;
+    let ways: [(&str, Capture); 3] = [("import --follow", &follow), ("hook", &hook), ("watch --once", &watch)];
     for (way, capture) in ways {
         let env = TestEnv::new();
         std::fs::write(&file, lines[..20].concat()).unwrap();

@@ -123,13 +123,17 @@ fn after(last: Option<Ulid>, fresh: Ulid) -> Ulid {
     let Some(last) = last.filter(|l| fresh.timestamp_ms() <= l.timestamp_ms()) else {
         return fresh;
     };
-    let step = 1 + (fresh.random() >> (RANDOM_BITS - 72));
-    let below_max = |r: u128| Some(r).filter(|r| *r < 1 << RANDOM_BITS);
-    match last.random().checked_add(step).and_then(below_max).or_else(|| below_max(last.random() + 1)) {
-        Some(random) => Ulid::from_parts(last.timestamp_ms(), random),
+    let room = ((1u128 << RANDOM_BITS) - 1) - last.random();
+    if room == 0 {
         // The millisecond is used up: borrow the next one, as a clock a moment ahead would.
-        None => Ulid::from_parts(last.timestamp_ms() + 1, fresh.random()),
+        return Ulid::from_parts(last.timestamp_ms() + 1, fresh.random());
     }
+    // A random step below 2^72 and within the room left, so a `last` near the top still
+    // moves by a wide random amount rather than by 1 (which would leave two ids alike in all
+    // but their last character). `fresh`'s top bits are its random ones.
+    let bits = room.min(1 << 72).ilog2();
+    let step = 1 + (fresh.random() >> (RANDOM_BITS - bits));
+    Ulid::from_parts(last.timestamp_ms(), last.random() + step)
 }
 
 /// Whether `s` has the shape of an id convo generated (a ULID).
@@ -195,6 +199,16 @@ mod tests {
         assert_eq!(after(Some(full), fresh(9)), Ulid::from_parts(1_001, 9));
         // A later millisecond starts afresh.
         assert_eq!(after(Some(full), Ulid::from_parts(2_000, 4)), Ulid::from_parts(2_000, 4));
+        // Near the top of the random part the step shrinks to the room left, not to 1
+        // (ids made after one starting `ZZ` shared 25 characters).
+        let high = Ulid::from_parts(1_000, (1 << 80) - (1 << 70));
+        for r in [1u128 << 79, (1 << 80) - 1, 12_345_678_901_234_567] {
+            let next = after(Some(high), fresh(r));
+            assert!(next > high && next.timestamp_ms() == 1_000, "{high} {next}");
+        }
+        let next = after(Some(high), fresh((1 << 80) - 1));
+        let shared = high.to_string().chars().zip(next.to_string().chars()).take_while(|(x, y)| x == y).count();
+        assert!(shared < 20, "{high} {next}");
         // Real ids made back to back share far less than 25 characters.
         let clock = Clock::system();
         let (a, b) = (clock.new_id(), clock.new_id());

@@ -552,7 +552,17 @@ pub enum Followed {
     /// Events the file gained since its last import, appended (one commit per conversation
     /// of the session that grew); `new_parts` events went into conversations for subagent
     /// work new since (one commit that creates them).
-    Grew { name: String, format: Format, id: String, added: u64, new_parts: u64, landed: Vec<Landed> },
+    /// `went_on_in`: the fork the session's main conversation went on in, when `id`'s line
+    /// had gone on past the session's last turn.
+    Grew {
+        name: String,
+        format: Format,
+        id: String,
+        added: u64,
+        new_parts: u64,
+        went_on_in: Option<String>,
+        landed: Vec<Landed>,
+    },
     /// No new event since the last import: no whole line was added, or none that makes an
     /// event (nothing is written then).
     Unchanged { name: String, id: String },
@@ -727,6 +737,7 @@ pub fn follow_into(
     let marks = prefix_marks(path, whole)?;
     let mut landed = Vec::new();
     let mut added = 0;
+    let mut went_on_fork = None;
     let followed_project = project_value(&outcome.place);
     let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
     parts.sort_by_key(|(part, _)| *part);
@@ -828,6 +839,9 @@ pub fn follow_into(
                     clock,
                 )?;
                 landed.extend(went.landed);
+                if part == 0 {
+                    went_on_fork = Some(went.id);
+                }
                 continue;
             }
             // Nothing new said: no fork yet, only how far the file was read.
@@ -852,7 +866,7 @@ pub fn follow_into(
             }
         }
     }
-    Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })
+    Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, went_on_in: went_on_fork, landed })
 }
 
 /// A session file imported before with plain `import` is taken over, not imported twice:
@@ -1256,7 +1270,8 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
     for id in store.conversation_ids()? {
         let meta = store.meta(&id)?;
         // A record the session left for a fork is the fork's to follow.
-        let is_session = |r: &Value| r.get("session").and_then(Value::as_str) == Some(session) && !left(r);
+        let is_session =
+            |r: &Value| r.get("session").and_then(Value::as_str) == Some(session) && !store.left_for_a_fork(&id, r);
         if let Some(source) = meta.extra.get("source").filter(|r| is_session(r))
             && let Some(part) = source.get("part").and_then(Value::as_u64)
         {

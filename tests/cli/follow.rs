@@ -851,7 +851,13 @@ fn a_failed_capture_is_kept_for_status_and_said_at_the_next_terminal_command() {
 }
 
 /// A Claude Code session line of `kind` (`user` or `assistant`) for the tests below.
-fn claude_line(session: &str, uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value) -> String {
+pub(crate) fn claude_line(
+    session: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    kind: &str,
+    content: serde_json::Value,
+) -> String {
     serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
         "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
         "message": {"role": kind, "content": content}})

@@ -39,12 +39,21 @@ pub struct Args {
     usage: bool,
 }
 
-/// What an empty store's `list` suggests: the three ways conversations arrive.
-const BEGIN: [&str; 3] = [
-    "no conversations yet: `convo new` starts one",
-    "`convo watch` imports your Claude Code, Codex and Gemini CLI sessions as they are written",
-    "`convo clone URL` copies a store you keep elsewhere",
-];
+/// What an empty store's `list` suggests: the three ways conversations arrive. The agents
+/// `watch` follows are named from its registry, so a new one is never left out.
+fn begin() -> [String; 3] {
+    let titles: Vec<&str> = convo::agents::ALL.iter().map(|a| a.title()).collect();
+    let agents = match titles.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    [
+        "no conversations yet: `convo new` starts one".into(),
+        format!("`convo watch` imports your {agents} sessions as they are written"),
+        "`convo clone URL` copies a store you keep elsewhere".into(),
+    ]
+}
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
@@ -62,7 +71,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     if empty {
         // A first `list` is where a new user looks; stdout stays empty for scripts.
-        for hint in BEGIN {
+        for hint in begin() {
             ctx.ui.status(&format!("hint: {hint}"));
         }
     }

@@ -56,12 +56,16 @@ fn begin() -> [String; 3] {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    let store = ctx.open_store()?;
+    // Before its first write the default store is not there: listed as the empty store it is.
+    let store = ctx.open_store_if_made()?;
     let dir = match (args.here, args.project) {
         (true, _) => Some(std::env::current_dir()?),
         (false, dir) => dir,
     };
-    let summaries = store.summaries()?;
+    let summaries = match &store {
+        Some(store) => store.summaries()?,
+        None => Vec::new(),
+    };
     let empty = summaries.is_empty();
     // Shortest prefixes unique in the whole store, not only among those listed.
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
@@ -75,11 +79,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             ctx.ui.status(&format!("hint: {hint}"));
         }
     }
-    let active = store.active()?;
+    let active = match &store {
+        Some(store) => store.active()?,
+        None => None,
+    };
     // Input, output and cache tokens together, as each conversation's events recorded them.
-    let used: Option<std::collections::HashMap<String, u64>> = match args.usage {
-        false => None,
-        true => Some(
+    let used: Option<std::collections::HashMap<String, u64>> = match (args.usage, &store) {
+        (false, _) => None,
+        (true, None) => Some(Default::default()),
+        (true, Some(store)) => Some(
             store
                 .usage_tallies()?
                 .into_iter()

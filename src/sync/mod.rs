@@ -231,17 +231,13 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         )?;
         if !fetched.status.success() {
             // A remote without our branch (a new, empty hub) has nothing to bring. Asked of
-            // `ls-remote --exit-code` (2: no such ref), not read from fetch's message, which
-            // git words differently across versions and translates, and a progress fetch
-            // does not capture.
+            // `ls-remote --exit-code` (2: no such ref), never read from fetch's message, which
+            // git words differently across versions, translates, and on a terminal does not
+            // let convo see. Only after a failure: asking first would cost every fetch a
+            // second connection (and a second password prompt without a credential helper).
             let wanted = format!("refs/heads/{branch}");
-            let listed = git(
-                store.root(),
-                &["-c", &include, "--git-dir", &git_dir, "ls-remote", "--exit-code", &url, &wanted],
-                Stderr::Capture,
-                "fetch",
-            )?;
-            if listed.status.code() == Some(2) {
+            let args = ["-c", &include, "--git-dir", &git_dir, "ls-remote", "--exit-code", &url, &wanted];
+            if git(store.root(), &args, Stderr::Capture, "fetch")?.status.code() == Some(2) {
                 return Ok(Fetched { tracking, before, after: None });
             }
             return Err(git_failure("fetch", stderr, &String::from_utf8_lossy(&fetched.stderr)));

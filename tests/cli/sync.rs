@@ -946,3 +946,22 @@ fn an_empty_hub_brings_nothing_whatever_language_git_speaks() {
         assert!(call.starts_with("LC_ALL=C "), "every git convo reads runs in the C locale: {call}");
     }
 }
+
+/// On a terminal git's messages go to the user, not to convo: an empty hub is still told
+/// by git's exit code, and a pull brings nothing with exit 0.
+#[test]
+fn an_empty_hub_brings_nothing_on_a_terminal_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    let before = a.snapshot();
+    let mut script = a.sealed("script");
+    script
+        .args(["-qec", &format!("{} --color never pull", env!("CARGO_BIN_EXE_convo")), "/dev/null"])
+        .env("CONVO_DIR", &a.store);
+    let out = crate::common::run_command(script, "");
+    let text = out.ok().replace('\r', "");
+    assert!(text.ends_with("Already up to date.\n"), "{text}");
+    assert_eq!(a.snapshot(), before, "nothing was brought");
+}

@@ -45,6 +45,8 @@ pub struct ListParams {
 /// Conversations, newest update first, a page at a time.
 pub fn list(store: &Store, p: &ListParams) -> Result<Value, Failure> {
     let mut summaries = store.summaries()?;
+    // Before the filter: a fork takes its parent's project, listed or not.
+    let projects = crate::ops::project::names(&summaries);
     if let Some(text) = p.title_contains.as_deref().map(str::to_lowercase) {
         summaries.retain(|s| s.title.as_deref().is_some_and(|t| t.to_lowercase().contains(&text)));
     }
@@ -64,6 +66,7 @@ pub fn list(store: &Store, p: &ListParams) -> Result<Value, Failure> {
                 "events": s.stats.events,
                 "tokens": s.tokens,
                 "updated": s.updated,
+                "project": projects.get(&s.id).cloned().flatten(),
                 "active": active.as_deref() == Some(s.id.as_str()),
             })
         })

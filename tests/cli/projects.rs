@@ -342,6 +342,15 @@ fn usage_by_project_is_one_row_for_one_repository_however_its_remote_is_spelled(
     import(&env, "c.jsonl", &used_session(&other, "c", "Other work", 4000, 400));
     env.run(&["fork", "Alice's work", "--title", "Alice's other way"]).ok();
     env.run(&["append", "--user", "and then?"]).ok();
+    // `list --format json` names each project as `usage` does, the fork its parent's.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let projects: Vec<String> = rows.iter().map(|r| format!("{} | {}", r["title"], r["project"])).collect();
+    insta::assert_snapshot!(projects.join("\n"), @r#"
+    "Alice's work" | "github.com/Example/project"
+    "Bob's work" | "github.com/Example/project"
+    "Other work" | "github.com/Example/other"
+    "Alice's other way" | "github.com/Example/project"
+    "#);
     insta::assert_snapshot!(usage_by_project(&env), @r#"
     project                     input  output  cache read  cache write   cost
     github.com/Example/other    4,000     400           0            0  $0.02

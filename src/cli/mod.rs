@@ -204,7 +204,11 @@ impl Ctx {
     pub fn note_capture(&self, store: &Store, by: &str, path: &std::path::Path, failed: Option<&str>) {
         let kept = match failed {
             Some(error) => store.capture_failed(by, path, error, &self.clock.timestamp()),
-            None => store.capture_worked(path),
+            None => store.capture_worked(path).and_then(|()| match std::fs::metadata(path) {
+                // Its size after the capture: a `status` that finds it longer says it lags.
+                Ok(m) if m.is_file() => store.capture_recorded(by, path, m.len(), &self.clock.timestamp()),
+                _ => Ok(()),
+            }),
         };
         if let Err(e) = kept {
             self.ui.warning(&format!("could not record how the capture of {} went: {e}", path.display()));

@@ -3,7 +3,7 @@
 //! this store has not pushed and those with remote commits not pulled, counted against the
 //! remote-tracking ref the last fetch left (no network: the caller fetches first if asked);
 //! the sessions hooks and `watch` follow, each with a capture that failed since it last
-//! worked; the captures that failed; and a push the secret scan refused.
+//! worked, and how far its file has grown since this machine last captured it (lags); the captures that failed; and a push the secret scan refused.
 //!
 //! Everything is read, nothing is written: the records of failures and refusals are the
 //! caller's to mark as said.
@@ -50,6 +50,8 @@ pub struct Followed {
     pub updated: String,
     /// A capture of this session's file failed since it last worked: its error.
     pub failing: Option<String>,
+    /// The file has grown by this many bytes since its last capture on this machine.
+    pub behind_bytes: Option<u64>,
 }
 
 /// What `status` says.
@@ -95,6 +97,16 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
         remotes.push(Remote { name, fetched: theirs.map(|t| t.to_string()), conversations });
     }
     let failed_captures = store.failed_captures()?;
+    // Our own record of the files our hooks and `watch` captured: only their size is read.
+    let behind: Vec<(String, u64)> = store
+        .captured_files()?
+        .into_iter()
+        .filter_map(|c| {
+            let now = std::fs::metadata(&c.path).ok().filter(|m| m.is_file())?.len();
+            let name = std::path::Path::new(&c.path).file_name()?.to_string_lossy().into_owned();
+            (now > c.size).then_some((name, now - c.size))
+        })
+        .collect();
     let mut followed = Vec::new();
     for summary in store.summaries()? {
         let meta = store.meta(&summary.id)?;
@@ -114,6 +126,7 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
                     file.as_deref().is_some_and(|name| std::path::Path::new(&f.path).file_name() == Some(name.as_ref()))
                 })
                 .map(|f| f.error.clone());
+            let behind_bytes = behind.iter().find(|(name, _)| Some(name) == file.as_ref()).map(|(_, n)| *n);
             followed.push(Followed {
                 conversation: summary.id.clone(),
                 title: summary.title.clone(),
@@ -122,6 +135,7 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
                 file,
                 updated: summary.updated.clone(),
                 failing,
+                behind_bytes,
             });
         }
     }

@@ -47,7 +47,7 @@ use crate::event::{self, Event, LineError, Stats};
 
 pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
-pub use captures::FailedCapture;
+pub use captures::{Captured, FailedCapture};
 pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem};
 pub use gitlocks::GitLock;

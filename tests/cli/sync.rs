@@ -1014,6 +1014,9 @@ fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
     let hook = serde_json::json!({"session_id": session, "transcript_path": file, "hook_event_name": "Stop"});
     std::fs::write(&file, line("u1", "user", "hello")).unwrap();
     a.run_stdin(&["hook", "claude-code"], &hook.to_string()).ok();
+    // The agent wrote on, and no hook ran since: the session lags.
+    std::fs::write(&file, line("u1", "user", "hello") + &line("a1", "assistant", "hi")).unwrap();
+    status(&a, &[]);
     std::fs::write(&file, line("u1", "user", "hello") + "{not json\n").unwrap();
     a.run_stdin(&["hook", "claude-code"], &hook.to_string()).fails_with(3);
 
@@ -1082,17 +1085,30 @@ fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
     $ convo status 
     exit 0
     --- stdout
+    On conversation "hello"
+    Against origin (as last fetched: 87f43d4):
+      "shared": 2 commits (2 events) not pulled
+      "only a": 2 commits (1 event) not pushed
+      "hello": 1 commit (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    Followed sessions:
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 194 bytes of its file not captured
+    No failed captures.
+
+    $ convo status 
+    exit 0
+    --- stdout
     On conversation "only a"
     Against origin (as last fetched: 87f43d4):
       "only a": 3 commits (2 events) not pushed
       "hello": 1 commit (1 event) not pushed
       (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
     Followed sessions:
-      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 10 bytes of its file not captured; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
     1 failed capture (the newest first):
-      2026-01-01T00:12:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
+      2026-01-01T00:13:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
           7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
-    A push to origin was refused at 2026-01-01T00:15:00.000Z (sync): 1 secret in what it would publish:
+    A push to origin was refused at 2026-01-01T00:16:00.000Z (sync): 1 secret in what it would publish:
       conversation 01KDVE24500000000000000001 event [EVENT] content: github-pat
       (`convo redact --secrets` replaces them in the unpushed commits, then push again; --allow-secrets pushes anyway)
 
@@ -1100,11 +1116,11 @@ fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
     exit 0
     --- stdout
     On conversation "only a"
-    Up to date with origin (as last fetched: 6b493a4).
+    Up to date with origin (as last fetched: 6fb05ef).
     Followed sessions:
-      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 10 bytes of its file not captured; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
     1 failed capture (the newest first):
-      2026-01-01T00:12:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
+      2026-01-01T00:13:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
           7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
     "#);
     insta::assert_snapshot!(b.transcript(&b_status), @r#"

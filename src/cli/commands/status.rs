@@ -10,7 +10,7 @@ use crate::cli::command_error::CommandError;
 /// Like `git status`: the active conversation; for each remote, the conversations with
 /// commits not pushed and remote commits not pulled, counted against what the last fetch
 /// brought (no network; --fetch fetches every remote first); the sessions hooks and `convo
-/// watch` follow, and whether a capture of one is failing; the captures that failed (a hook
+/// watch` follow, and whether a capture of one is failing or lags (its file grew since); the captures that failed (a hook
 /// or `watch` that cannot import a session records why, locally, never pushed: its error is
 /// otherwise seen only inside the agent's transcript), the newest first, until the same
 /// file is captured again; and a push the secret scan refused (a hook's `sync`), until a
@@ -94,6 +94,9 @@ fn text(out: &mut dyn std::io::Write, store: &convo::store::Store, status: &Stat
             let file = f.file.as_deref().unwrap_or(&f.session);
             let (format, file, updated) = (escape_line(format), escape_line(file), escape_line(&f.updated));
             write!(out, "  {}: {format} {file}, captured up to {updated}", name(&f.conversation))?;
+            if let Some(bytes) = f.behind_bytes {
+                write!(out, "; lags: {bytes} bytes of its file not captured")?;
+            }
             match &f.failing {
                 Some(error) => writeln!(out, "; failing: {}", escape_line(error))?,
                 None => writeln!(out)?,

@@ -319,6 +319,34 @@ mod tests {
         Project { cwd: cwd.map(str::to_owned), branch: None, remote: remote.map(str::to_owned) }
     }
 
+    fn summary(id: &str, project: Project, forked_from: Option<&str>) -> Summary {
+        Summary {
+            id: id.into(),
+            title: None,
+            created: String::new(),
+            updated: String::new(),
+            stats: Default::default(),
+            tokens: 0,
+            subagent_of: None,
+            forked_from: forked_from.map(|f| crate::store::ForkedFrom { id: f.into(), turn: 0 }),
+            project,
+        }
+    }
+
+    #[test]
+    fn a_fork_without_a_place_takes_its_parents_project_and_a_loop_of_forks_ends() {
+        let names = names(&[
+            summary("a", project(Some("/w/a"), Some("git@GitHub.com:x/y.git")), None),
+            summary("b", project(None, None), Some("a")),
+            summary("c", project(None, None), Some("b")),
+            summary("d", project(None, None), Some("e")),
+            summary("e", project(None, None), Some("d")),
+        ]);
+        assert_eq!(names["c"].as_deref(), Some("github.com/x/y"));
+        assert_eq!(names["b"], names["a"]);
+        assert_eq!((names["d"].as_deref(), names["e"].as_deref()), (None, None));
+    }
+
     #[test]
     fn a_scope_matches_by_remote_else_by_path() {
         let repo = Scope::Repository { root: "/w/proj".into(), remote: Some("github.com/a/b".into()) };

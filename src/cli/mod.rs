@@ -223,19 +223,49 @@ impl Ctx {
     pub fn note_capture(&self, store: &Store, by: &str, path: &std::path::Path, failed: Option<&str>) {
         let kept = match failed {
             Some(error) => store.capture_failed(by, path, error, &self.clock.timestamp()),
-            None => store.capture_worked(path),
+            None => store.capture_worked(path).and_then(|()| match std::fs::metadata(path) {
+                // Its size after the capture: a `status` that finds it longer says it lags.
+                Ok(m) if m.is_file() => store.capture_recorded(by, path, m.len(), &self.clock.timestamp()),
+                _ => Ok(()),
+            }),
         };
         if let Err(e) = kept {
             self.ui.warning(&format!("could not record how the capture of {} went: {e}", path.display()));
         }
     }
 
-    /// At a terminal, say the captures that failed since a command last said so, once.
+    /// At a terminal, say the captures that failed and the push the secret scan refused
+    /// since a command last said so, once. The files are looked for first: a command at a
+    /// terminal does not open the store again when there is nothing to say.
     fn tell_failed_captures(&self) {
         if !self.ui.progress() {
             return;
         }
-        let Some(store) = self.location.as_ref().and_then(|l| Store::open(&l.path).ok()) else { return };
+        let Some(location) = self.location.as_ref() else { return };
+        let state = location.path.join(".git").join("convo");
+        let (captures, refused) = (state.join("captures").exists(), state.join(convo::store::refused::FILE).exists());
+        if !captures && !refused {
+            return;
+        }
+        let Ok(store) = Store::open(&location.path) else { return };
+        if refused
+            && let Ok(Some(push)) = store.refused_push()
+            && !push.told
+        {
+            self.ui.warning(&format!(
+                "a push to {} was refused at {} ({}): {} secret{} in what it would publish",
+                convo::render::escape_line(&push.remote),
+                convo::render::escape_line(&push.at),
+                convo::render::escape_line(&push.by),
+                push.secrets,
+                if push.secrets == 1 { "" } else { "s" }
+            ));
+            self.ui.hint("`convo status` says where; `convo redact --secrets` replaces them, then push again");
+            let _ = store.refused_push_told();
+        }
+        if !captures {
+            return;
+        }
         let failures = store.failed_captures().unwrap_or_default();
         let new: Vec<_> = failures.iter().filter(|f| !f.told).collect();
         let Some(latest) = new.last() else { return };

@@ -50,6 +50,8 @@ pub struct ListParams {
 /// server runs in (never one a client names: a client may only ask for the server's own).
 pub fn list(store: &Store, here: Option<&std::path::Path>, p: &ListParams) -> Result<Value, Failure> {
     let mut summaries = store.summaries()?;
+    // Before the filters: a fork takes its parent's project, listed or not.
+    let projects = crate::ops::project::names(&summaries);
     if p.here == Some(true) {
         let dir = here.ok_or_else(|| Failure::input("here: the server's working directory cannot be read"))?;
         summaries = ops::project::within(summaries, &ops::project::Scope::of(dir)?);
@@ -73,6 +75,7 @@ pub fn list(store: &Store, here: Option<&std::path::Path>, p: &ListParams) -> Re
                 "events": s.stats.events,
                 "tokens": s.tokens,
                 "updated": s.updated,
+                "project": projects.get(&s.id).cloned().flatten(),
                 "active": active.as_deref() == Some(s.id.as_str()),
             })
         })

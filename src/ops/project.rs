@@ -147,6 +147,38 @@ fn host_of(authority: &str) -> String {
     host.to_ascii_lowercase()
 }
 
+/// The one name of a project, wherever convo shows or groups by it (`usage --by project`,
+/// `list --format json`, MCP): the normalised remote ([`normalise_remote`]), else the
+/// recorded cwd; `None` when neither is known.
+pub fn name(project: &Project) -> Option<String> {
+    project.remote.as_deref().and_then(normalise_remote).or_else(|| project.cwd.clone())
+}
+
+/// Each conversation's project name ([`name`]); a fork or subagent that recorded no place
+/// has the project of the conversation it came from (`fork` records none, and a fork
+/// continues its parent's work wherever it is taken up).
+pub fn names(summaries: &[Summary]) -> HashMap<String, Option<String>> {
+    let by_id: HashMap<&str, &Summary> = summaries.iter().map(|s| (s.id.as_str(), s)).collect();
+    summaries
+        .iter()
+        .map(|s| {
+            let mut at = s;
+            let mut seen = HashSet::new();
+            let found = loop {
+                if let Some(name) = name(&at.project) {
+                    break Some(name);
+                }
+                // A loop of forks (ids come from data) ends at the first repeat.
+                match at.came_from().and_then(|p| by_id.get(p)) {
+                    Some(parent) if seen.insert(at.id.as_str()) => at = parent,
+                    _ => break None,
+                }
+            };
+            (s.id.clone(), found)
+        })
+        .collect()
+}
+
 /// Which conversations belong to one project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
@@ -285,6 +317,34 @@ mod tests {
 
     fn project(cwd: Option<&str>, remote: Option<&str>) -> Project {
         Project { cwd: cwd.map(str::to_owned), branch: None, remote: remote.map(str::to_owned) }
+    }
+
+    fn summary(id: &str, project: Project, forked_from: Option<&str>) -> Summary {
+        Summary {
+            id: id.into(),
+            title: None,
+            created: String::new(),
+            updated: String::new(),
+            stats: Default::default(),
+            tokens: 0,
+            subagent_of: None,
+            forked_from: forked_from.map(|f| crate::store::ForkedFrom { id: f.into(), turn: 0 }),
+            project,
+        }
+    }
+
+    #[test]
+    fn a_fork_without_a_place_takes_its_parents_project_and_a_loop_of_forks_ends() {
+        let names = names(&[
+            summary("a", project(Some("/w/a"), Some("git@GitHub.com:x/y.git")), None),
+            summary("b", project(None, None), Some("a")),
+            summary("c", project(None, None), Some("b")),
+            summary("d", project(None, None), Some("e")),
+            summary("e", project(None, None), Some("d")),
+        ]);
+        assert_eq!(names["c"].as_deref(), Some("github.com/x/y"));
+        assert_eq!(names["b"], names["a"]);
+        assert_eq!((names["d"].as_deref(), names["e"].as_deref()), (None, None));
     }
 
     #[test]

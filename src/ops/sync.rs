@@ -10,10 +10,19 @@
 //! pull: incoming is what the remote's line holds beyond where it and ours last met,
 //! outgoing what our pushed tip holds beyond the remote's, so several attempts still add up
 //! to one answer.
+//!
+//! `push` and `pull` here are the transport's with what moved counted the same way, and a
+//! push the secret scan refuses is recorded in the store (`Store::push_refused`) so `status`
+//! and the next command at a terminal say it: a hook's `sync` is read by no one. A dry run
+//! ([`plan`]) reads the remote's tip from the last fetch and writes nothing, here or there.
 
 use crate::clock::Clock;
-use crate::store::{Integrated, Moved, Store};
-use crate::sync::{self, Pushed, SyncError};
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use crate::store::{ConversationMoved, Integrated, Moved, RefusedPush, Store};
+use crate::sync::{self, Finding, Pushed, SyncError};
 
 /// Pushes tried before [`SyncFailed::KeptMoving`], when none is given.
 pub const ATTEMPTS: usize = 3;
@@ -27,6 +36,131 @@ pub struct Options {
     pub progress: bool,
     /// Pushes tried in all (at least one).
     pub attempts: usize,
+}
+
+/// What a push did: whether the remote's branch moved, and what it gained.
+#[derive(Debug)]
+pub struct PushReport {
+    pub pushed: Pushed,
+    pub outgoing: Moved,
+}
+
+/// Push to `remote` (see [`sync::push`]), counting what went out from the last fetch's tip
+/// of the remote; a refusal by the secret scan is recorded as made `by` (`push`), a push
+/// that went through clears it.
+pub fn push(
+    store: &Store,
+    remote: &str,
+    force_with_lease: bool,
+    allow_secrets: bool,
+    progress: bool,
+    by: &str,
+    clock: &Clock,
+) -> Result<PushReport, SyncError> {
+    let theirs = sync::remote_tip(store, remote)?;
+    let ours = store.head()?;
+    let pushed =
+        recorded(store, remote, by, clock, sync::push(store, remote, force_with_lease, allow_secrets, progress))?;
+    let outgoing = match (pushed, ours) {
+        (Pushed::Updated, Some(ours)) => store.moved(theirs, ours)?,
+        _ => Moved::default(),
+    };
+    Ok(PushReport { pushed, outgoing })
+}
+
+/// `result`, a push's, with a refusal by the secret scan recorded and a success clearing
+/// the record. A failure to record is not the push's failure: the refusal itself is said.
+fn recorded<T>(
+    store: &Store,
+    remote: &str,
+    by: &str,
+    clock: &Clock,
+    result: Result<T, SyncError>,
+) -> Result<T, SyncError> {
+    match &result {
+        Ok(_) => {
+            let _ = store.push_worked();
+        }
+        Err(SyncError::Secrets { secrets, findings }) => {
+            let _ = store.push_refused(&RefusedPush {
+                at: clock.timestamp(),
+                by: by.to_owned(),
+                remote: remote.to_owned(),
+                secrets: *secrets,
+                places: findings.iter().map(|f| format!("{}: {}", f.place, f.kind)).collect(),
+                told: false,
+            });
+        }
+        Err(_) => {}
+    }
+    result
+}
+
+/// What a pull did, and what the remote's line brought.
+#[derive(Debug)]
+pub struct PullReport {
+    pub integrated: Integrated,
+    pub incoming: Moved,
+}
+
+/// Pull `remote` (see [`sync::pull`]), counting what its line holds beyond where it and
+/// ours last met.
+pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Result<PullReport, SyncError> {
+    let before = store.head()?;
+    let integrated = sync::pull(store, remote, progress, clock)?;
+    let incoming = match sync::remote_tip(store, remote)? {
+        Some(theirs) => incoming(store, before, theirs)?,
+        None => Moved::default(),
+    };
+    Ok(PullReport { integrated, incoming })
+}
+
+/// What `theirs` holds beyond where it and `ours` last met.
+fn incoming(store: &Store, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Moved, SyncError> {
+    let base = ours.and_then(|ours| store.merge_base(ours, theirs));
+    Ok(store.moved(base, theirs)?)
+}
+
+/// What a push (or a sync) would do, from the last fetch of the remote: nothing is fetched,
+/// sent or written.
+#[derive(Debug)]
+pub struct Plan {
+    /// The remote's tip as last fetched (`None`: never fetched, or the remote had none).
+    pub theirs: Option<ObjectId>,
+    /// What the push would send, conversation by conversation.
+    pub outgoing: BTreeMap<String, ConversationMoved>,
+    /// What the remote's line holds beyond ours: a push would be rejected until pulled.
+    pub incoming: Moved,
+    /// What the secret scan finds in what would be sent, and how many distinct secrets.
+    pub findings: Vec<Finding>,
+    pub secrets: usize,
+}
+
+/// What a push to `remote` would send, and what the secret scan would refuse, from the
+/// last fetch's tip of the remote.
+pub fn plan(store: &Store, remote: &str) -> Result<Plan, SyncError> {
+    if !sync::remotes(store)?.iter().any(|(name, _)| name == remote) {
+        return Err(SyncError::UnknownRemote(remote.to_owned()));
+    }
+    let theirs = sync::remote_tip(store, remote)?;
+    let Some(ours) = store.head()? else {
+        return Ok(Plan {
+            theirs,
+            outgoing: BTreeMap::new(),
+            incoming: Moved::default(),
+            findings: Vec::new(),
+            secrets: 0,
+        });
+    };
+    let base = theirs.and_then(|theirs| store.merge_base(ours, theirs));
+    let outgoing = if theirs == Some(ours) { BTreeMap::new() } else { store.moved_by_conversation(base, ours)? };
+    let incoming = match theirs {
+        Some(theirs) => incoming(store, Some(ours), theirs)?,
+        None => Moved::default(),
+    };
+    let findings = sync::scan_unpublished(store, remote)?;
+    let secrets = if findings.is_empty() { 0 } else { sync::unpublished_secret_texts(store, remote)?.len().max(1) };
+    Ok(Plan { theirs, outgoing, incoming, findings, secrets })
 }
 
 /// What a sync did.
@@ -89,7 +223,13 @@ pub fn sync(store: &Store, remote: &str, options: Options, clock: &Clock) -> Res
                 attempts: 0,
             });
         };
-        match sync::push(store, remote, false, options.allow_secrets, options.progress) {
+        match recorded(
+            store,
+            remote,
+            "sync",
+            clock,
+            sync::push(store, remote, false, options.allow_secrets, options.progress),
+        ) {
             Ok(pushed) => {
                 let incoming = match theirs {
                     Some(theirs) => {

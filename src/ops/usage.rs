@@ -11,11 +11,12 @@
 //! falls inside a day needs the time of each call: the conversations with calls on such a
 //! day are read call by call, the others stay whole days.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::Deserialize;
 
+use super::project;
 use crate::config::PriceConfig;
 use crate::event::Usage;
 use crate::store::{DayUsage, Store, StoreError, Summary};
@@ -148,10 +149,13 @@ pub fn report(
     prices: &Prices,
 ) -> Result<Report, StoreError> {
     let tallies = store.usage_tallies()?;
+    let projects = project::names(conversations);
     let mut groups: BTreeMap<Vec<String>, Row> = BTreeMap::new();
     let mut total = Row::default();
     let mut add = |day: NaiveDate, model: &str, usage: &Usage, summary: &Summary| {
-        let key: Vec<String> = options.by.iter().map(|by| key_of(*by, day, model, summary)).collect();
+        let project = projects.get(&summary.id).cloned().flatten();
+        let key: Vec<String> =
+            options.by.iter().map(|by| key_of(*by, day, model, summary, project.as_deref())).collect();
         let row = groups.entry(key.clone()).or_insert_with(|| Row { key, ..Row::default() });
         row.add(usage, model, prices);
         total.add(usage, model, prices);
@@ -166,7 +170,16 @@ pub fn report(
             .collect();
         let Some(days) = days.filter(|days| days.iter().all(|(_, span, _)| *span != Span::Cut)) else {
             // Call by call, each at its own time.
-            for (event, usage) in crate::event::calls(&store.events(&summary.id)?) {
+            // A fork's copies of its parent's events count in the parent.
+            let copied: HashSet<String> = match &summary.forked_from {
+                Some(parent) if store.has_conversation(&parent.id)? => {
+                    store.events(&parent.id)?.into_iter().map(|e| e.id).collect()
+                }
+                _ => HashSet::new(),
+            };
+            let mut events = store.events(&summary.id)?;
+            events.retain(|e| !copied.contains(&e.id));
+            for (event, usage) in crate::event::calls(&events) {
                 let Ok(at) = DateTime::parse_from_rfc3339(&event.ts).map(|t| t.with_timezone(&Utc)) else { continue };
                 if options.since.is_some_and(|s| at < s) || options.until.is_some_and(|u| at >= u) {
                     continue;
@@ -210,7 +223,7 @@ impl Options {
     }
 }
 
-fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary) -> String {
+fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary, project: Option<&str>) -> String {
     match by {
         By::Day => day.format("%Y-%m-%d").to_string(),
         By::Week => {
@@ -219,10 +232,7 @@ fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary) -> String {
         }
         By::Month => day.format("%Y-%m").to_string(),
         By::Model => model.to_owned(),
-        By::Project => {
-            let p = &summary.project;
-            p.remote.clone().or_else(|| p.cwd.clone()).unwrap_or_else(|| "(unknown)".to_owned())
-        }
+        By::Project => project.unwrap_or("(unknown)").to_owned(),
         By::Conversation => summary.id.clone(),
     }
 }

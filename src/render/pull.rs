@@ -4,20 +4,95 @@
 
 use std::io::{self, Write};
 
-use crate::store::Integrated;
+use std::collections::BTreeMap;
 
-/// The headline, then [`details`].
-pub fn integrated(out: &mut dyn Write, outcome: &Integrated) -> io::Result<()> {
+use crate::store::{ConversationMoved, Integrated, Moved};
+
+/// `N conversations (A new, B updated), E events`: what moved between two stores.
+pub fn moved(moved: &Moved) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let updated = moved.conversations - moved.new.min(moved.conversations);
+    let parts: Vec<String> = [(moved.new, "new"), (updated, "updated")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
+    let which = if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) };
+    format!(
+        "{}{which}, {}",
+        plural(moved.conversations, "conversation", "conversations"),
+        plural(moved.events, "event", "events")
+    )
+}
+
+/// `, N forks made` when a pull made any.
+pub fn forks(forks: usize) -> String {
+    match forks {
+        0 => String::new(),
+        1 => "; 1 fork made".to_owned(),
+        n => format!("; {n} forks made"),
+    }
+}
+
+/// What a dry run found (`ops::sync::Plan`): what would go out to `remote` beyond its tip
+/// as last fetched (`theirs`), conversation by conversation (`titles` by id), and what its
+/// line holds that this store lacks (`incoming`), which `pull` (or `sync`, when `syncing`)
+/// would bring in first.
+pub fn plan(
+    out: &mut dyn Write,
+    remote: &str,
+    (theirs, outgoing, incoming): (Option<gix::ObjectId>, &BTreeMap<String, ConversationMoved>, &Moved),
+    titles: &dyn Fn(&str) -> Option<String>,
+    syncing: bool,
+) -> io::Result<()> {
+    let fetched = match theirs {
+        Some(tip) => format!("as last fetched: {}", tip.to_hex_with_len(7)),
+        None => "never fetched, or empty".to_owned(),
+    };
+    let total = Moved {
+        conversations: outgoing.len(),
+        new: outgoing.values().filter(|m| m.new).count(),
+        events: outgoing.values().map(|m| m.events).sum(),
+    };
+    if total.is_empty() {
+        writeln!(out, "Nothing to push to {remote} ({fetched}).")?;
+    } else {
+        writeln!(out, "Would push to {remote} ({fetched}): {}", moved(&total))?;
+        for (id, m) in outgoing {
+            let title = titles(id).map(|t| format!(" \"{}\"", super::escape_line(&t))).unwrap_or_default();
+            let events = if m.events == 1 { "event" } else { "events" };
+            let new = if m.new { ", new" } else { "" };
+            writeln!(out, "  {id}{title}: {} {events}{new}", m.events)?;
+        }
+    }
+    if !incoming.is_empty() {
+        let then = if syncing {
+            "sync would pull them in first"
+        } else {
+            "a push would be rejected until `convo pull` brings them in"
+        };
+        writeln!(out, "{remote} has what this store lacks: {}; {then}", moved(incoming))?;
+    }
+    Ok(())
+}
+
+/// The headline with what the remote's line brought (`incoming`), then [`details`].
+pub fn integrated(out: &mut dyn Write, outcome: &Integrated, incoming: &Moved) -> io::Result<()> {
     let short = |commit: &gix::ObjectId| commit.to_hex_with_len(7).to_string();
     match outcome {
         Integrated::UpToDate => writeln!(out, "Already up to date.")?,
-        Integrated::FastForward { commit, conversations, .. } => {
-            let plural = if *conversations == 1 { "" } else { "s" };
-            writeln!(out, "Fast-forward to {} ({conversations} conversation{plural})", short(commit))?;
+        // Only removals came: the lines below say them.
+        Integrated::FastForward { commit, .. } if incoming.is_empty() => {
+            writeln!(out, "Fast-forward to {}", short(commit))?
         }
-        Integrated::Merged { commit, updated, .. } => {
-            let plural = if *updated == 1 { "" } else { "s" };
-            writeln!(out, "Merged {} ({updated} conversation{plural} updated)", short(commit))?;
+        Integrated::FastForward { commit, .. } => {
+            writeln!(out, "Fast-forward to {}: {}", short(commit), moved(incoming))?;
+        }
+        Integrated::Merged { commit, .. } if incoming.is_empty() && outcome.forks() == 0 => {
+            writeln!(out, "Merged {}", short(commit))?
+        }
+        Integrated::Merged { commit, .. } => {
+            writeln!(out, "Merged {}: {}{}", short(commit), moved(incoming), forks(outcome.forks()))?;
         }
     }
     details(out, outcome)

@@ -5,6 +5,10 @@
 //! output goes. A later capture of the same file that succeeds clears its entries; at most
 //! [`KEPT`] entries are kept. The file is rewritten whole (a temporary file renamed over it)
 //! under the store's lock, so two captures failing together both stay.
+//!
+//! Captures that worked are kept too, in `.git/convo/captured` (the same way, one line per
+//! file, the newest [`KEPT`]): the file's path and its size when captured, so `status` can
+//! say a followed session lags (its file has grown since; only its size is looked at).
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +35,50 @@ pub struct FailedCapture {
     pub told: bool,
 }
 
+/// A capture that worked: the file, and its size then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Captured {
+    pub at: String,
+    pub by: String,
+    pub path: String,
+    pub size: u64,
+}
+
 impl Store {
+    fn captured_path(&self) -> PathBuf {
+        self.state_dir().join("captured")
+    }
+
+    /// The captures that worked, one per file, oldest first.
+    pub fn captured_files(&self) -> Result<Vec<Captured>> {
+        let path = self.captured_path();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    /// Record that capturing `path` worked when it was `size` bytes long.
+    /// A file seen again at the size recorded writes nothing: a sweep of `watch` that finds
+    /// nothing new leaves the store as it was.
+    pub fn capture_recorded(&self, by: &str, path: &Path, size: u64, at: &str) -> Result<()> {
+        let path = path.display().to_string();
+        if self.captured_files()?.iter().any(|c| c.path == path && c.size == size) {
+            return Ok(());
+        }
+        let _lock = self.lock()?;
+        let mut captured = self.captured_files()?;
+        captured.retain(|c| c.path != path);
+        captured.push(Captured { at: at.to_owned(), by: by.to_owned(), path, size });
+        let skip = captured.len().saturating_sub(KEPT);
+        let text: String =
+            captured[skip..].iter().map(|c| serde_json::to_string(c).unwrap_or_default() + "\n").collect();
+        let dir = self.state_dir();
+        create_private_dir(&dir)?;
+        super::txn::write_private_file(&dir, &self.captured_path(), text.as_bytes())
+    }
+
     fn captures_path(&self) -> PathBuf {
         self.state_dir().join("captures")
     }

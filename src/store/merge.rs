@@ -64,6 +64,14 @@ pub enum Integrated {
 }
 
 impl Integrated {
+    /// How many conversations the pull made into forks (appended to on both sides).
+    pub fn forks(&self) -> usize {
+        match self {
+            Integrated::Merged { diverged, .. } => diverged.len(),
+            _ => 0,
+        }
+    }
+
     /// What happened around the commit a pull made, if it made one.
     pub fn landed(&self) -> Option<&Landed> {
         match self {

@@ -3,7 +3,7 @@
 //! between two tips ([`Moved`]), which `sync` reports: counted from the trees, not the commit
 //! messages, so commits made by another tool (or a merge) count as what they changed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gix::ObjectId;
 
@@ -23,6 +23,17 @@ pub enum Outgoing {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Moved {
     pub conversations: usize,
+    /// Of those, the conversations the older commit does not hold at all.
+    pub new: usize,
+    pub events: usize,
+}
+
+/// What one conversation holds beyond its copy in another commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConversationMoved {
+    /// The older commit does not hold it.
+    pub new: bool,
+    /// Event lines gained.
     pub events: usize,
 }
 
@@ -49,16 +60,59 @@ impl Store {
     /// Subtrees equal in both are skipped, so the cost follows what changed; a tree from
     /// before the fan-out is compared in its fanned shape.
     pub fn moved(&self, from: Option<ObjectId>, to: ObjectId) -> Result<Moved> {
+        let each = self.moved_by_conversation(from, to)?;
+        Ok(Moved {
+            conversations: each.len(),
+            new: each.values().filter(|m| m.new).count(),
+            events: each.values().map(|m| m.events).sum(),
+        })
+    }
+
+    /// How many commits of `to` that `from` lacks (`None`: all of them) changed each
+    /// conversation: a merge counts for those it changed beyond every parent (the forks it
+    /// made, not what it brought in), as `git log` would show them to the person who made it.
+    pub fn commits_by_conversation(&self, from: Option<ObjectId>, to: ObjectId) -> Result<BTreeMap<String, usize>> {
+        let walk = self.repo.rev_walk([to]).with_hidden(from).all().map_err(git_err("walk the commits"))?;
+        let mut counts = BTreeMap::new();
+        for info in walk {
+            let info = info.map_err(git_err("walk the commits"))?;
+            let parents: Vec<ObjectId> = info.parent_ids().map(|p| p.detach()).collect();
+            let mut changed: Option<BTreeSet<String>> = None;
+            for parent in parents.iter().map(|p| Some(*p)).chain(parents.is_empty().then_some(None)) {
+                let these: BTreeSet<String> = self.moved_by_conversation(parent, info.id)?.into_keys().collect();
+                changed = Some(match changed {
+                    Some(before) => before.intersection(&these).cloned().collect(),
+                    None => these,
+                });
+            }
+            for id in changed.unwrap_or_default() {
+                *counts.entry(id).or_insert(0) += 1;
+            }
+        }
+        Ok(counts)
+    }
+
+    /// [`Store::moved`], conversation by conversation.
+    pub fn moved_by_conversation(
+        &self,
+        from: Option<ObjectId>,
+        to: ObjectId,
+    ) -> Result<BTreeMap<String, ConversationMoved>> {
         let fanned = |commit: ObjectId| -> Result<ObjectId> {
             let tree = self.commit_tree_id(commit)?;
             Ok(self.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned))
         };
         let to = fanned(to)?;
         let from = from.map(fanned).transpose()?;
-        let mut ids = HashSet::new();
-        let mut events = 0;
-        self.moved_below(to, from, "", &mut ids, &mut events)?;
-        Ok(Moved { conversations: ids.len(), events })
+        let mut each = BTreeMap::new();
+        self.moved_below(to, from, "", &mut each)?;
+        for (id, moved) in each.iter_mut() {
+            moved.new = match from {
+                Some(from) => self.entry_at(from, &layout::conversation_dir(id))?.is_none(),
+                None => true,
+            };
+        }
+        Ok(each)
     }
 
     fn moved_below(
@@ -66,8 +120,7 @@ impl Store {
         tree: ObjectId,
         from: Option<ObjectId>,
         prefix: &str,
-        ids: &mut HashSet<String>,
-        events: &mut usize,
+        each: &mut BTreeMap<String, ConversationMoved>,
     ) -> Result<()> {
         if Some(tree) == from {
             return Ok(());
@@ -87,18 +140,18 @@ impl Store {
             }
             if is_tree {
                 let their_tree = their.filter(|(_, t)| *t).map(|(t, _)| t);
-                self.moved_below(id, their_tree, &path, ids, events)?;
+                self.moved_below(id, their_tree, &path, each)?;
                 continue;
             }
             let Some((conversation, rest)) = layout::split_conversation_path(&path) else { continue };
-            ids.insert(conversation.to_owned());
+            let moved = each.entry(conversation.to_owned()).or_default();
             if rest.first() == Some(&layout::EVENTS_DIR) && name.ends_with(".jsonl") {
                 let lines = |data: &[u8]| data.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()).count();
                 let before = match their {
                     Some((t, false)) => lines(&self.read_blob(t)?),
                     _ => 0,
                 };
-                *events += lines(&self.read_blob(id)?).saturating_sub(before);
+                moved.events += lines(&self.read_blob(id)?).saturating_sub(before);
             }
         }
         Ok(())

@@ -203,7 +203,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Fast-forward to 27fa7c3 (0 conversations)
+    Fast-forward to 27fa7c3
     removed: 01KDVDQ4K00000000000000001: the remote's line removes it; `convo restore 01KDVDQ4K00000000000000001` brings it back
     ");
     assert_eq!(w.b.run(&["list"]).ok(), "");
@@ -217,7 +217,7 @@ fn a_removal_travels_through_push_and_pull_and_stays_restorable() {
     insta::assert_snapshot!(w.a.transcript(&pull), @"
     exit 0
     --- stderr
-    Fast-forward to fa054ef (1 conversation)
+    Fast-forward to fa054ef: 1 conversation (1 new), 3 events
     ");
     assert_eq!(event_lines(&w.a), ours);
 }
@@ -233,7 +233,7 @@ fn a_removal_there_and_appends_here_keep_the_appends() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Merged 87fde8a (0 conversations updated)
+    Merged 87fde8a
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
     assert_eq!(event_lines(&w.b), ours);
@@ -250,7 +250,7 @@ fn a_removal_here_and_appends_there_bring_it_back_with_the_appends() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Merged de40773 (1 conversation updated)
+    Merged de40773: 1 conversation (1 updated), 1 event
     restored: 01KDVDQ4K00000000000000001: you removed it and the remote's line appended to it; it is back
     ");
     assert_eq!(event_lines(&w.b), event_lines(&w.a));
@@ -269,7 +269,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Merged 3b35849 (1 conversation updated)
+    Merged 3b35849: 1 conversation (1 updated), 1 event
     ");
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KDVDQ4 b's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
     assert_eq!(event_lines(&w.b), event_lines(&w.a));
@@ -284,7 +284,7 @@ fn a_rename_on_each_side_keeps_the_remotes_title_and_a_rename_meets_appends_with
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stderr
-    Merged 9a51aff (1 conversation updated)
+    Merged 9a51aff: 1 conversation (1 updated), 0 events
     renamed: 01KDVDQ4K00000000000000001: both sides renamed it; the remote's title "a's title" replaced yours, "b's second title"
     "#);
     insta::assert_snapshot!(w.b.run(&["list"]).ok(), @"* 01KDVDQ4 a's title  3 turns  4 events  ~6 tok  2026-01-01 00:07");
@@ -309,7 +309,7 @@ fn a_remote_that_removes_and_re_adds_a_conversation_with_other_events_is_diverte
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stderr
-    Merged a32ef49 (1 conversation updated)
+    Merged a32ef49: 1 conversation (1 updated), 0 events; 1 fork made
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -326,7 +326,7 @@ fn a_remote_that_rewrites_a_conversation_we_removed_does_not_bring_it_back() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Merged 8d58aa3 (0 conversations updated)
+    Merged 8d58aa3: 1 conversation (1 updated), 0 events
     kept removed: 01KDVDQ4K00000000000000001: the remote's line rewrites events of this conversation you removed
     ");
     assert_eq!(w.b.run(&["list"]).ok(), "");
@@ -441,7 +441,7 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     insta::assert_snapshot!(env.transcript(&push), @"
     exit 0
     --- stderr
-    Pushed to origin
+    Pushed to origin: 1 conversation (1 updated), 3 events
     ");
     let hub_objects = std::process::Command::new("git")
         .args(["cat-file", "--batch-all-objects", "--batch"])

@@ -305,7 +305,7 @@ fn a_fast_forward_that_rewrites_an_event_is_diverted_into_a_fork() {
     insta::assert_snapshot!(w.b.transcript(&out), @r#"
     exit 0
     --- stderr
-    Merged a5ed551 (1 conversation updated)
+    Merged a5ed551: 1 conversation (1 updated), 0 events; 1 fork made
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 1 event is in fork 01KE656YW00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -342,7 +342,7 @@ fn a_force_push_that_reuses_ids_with_other_content_loses_nothing() {
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stderr
-    Merged 237a130 (1 conversation updated)
+    Merged 237a130: 1 conversation (1 new), 4 events; 1 fork made
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE658SF00000000000000001
     "#);
     let after = event_lines(&w.b);
@@ -374,7 +374,7 @@ fn a_remote_that_drops_a_conversation_we_appended_to_does_not_drop_ours() {
     insta::assert_snapshot!(w.b.transcript(&pull), @"
     exit 0
     --- stderr
-    Merged c1faf68 (0 conversations updated)
+    Merged c1faf68
     kept: 01KDVDQ4K00000000000000001: the remote's line removes this conversation; yours stays
     ");
     assert_eq!(event_lines(&w.b), ours);
@@ -462,7 +462,7 @@ fn a_diverted_event_is_scanned_before_it_is_pushed() {
     insta::assert_snapshot!(w.b.transcript(&pull), @r#"
     exit 0
     --- stderr
-    Merged a44dcda (1 conversation updated)
+    Merged a44dcda: 1 conversation (1 new), 3 events; 1 fork made
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line rewrites 1 of your events and keeps the id; your 2 events are in fork 01KE6554900000000000000001
     "#);
     let hub_before = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);

@@ -350,3 +350,92 @@ fn mcp_list_conversations_here_lists_the_servers_project() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// A Claude Code session that ran in `cwd`, its one answer by `claude-sonnet-4` having used
+/// `input` and `output` tokens.
+fn used_session(cwd: &Path, session: &str, prompt: &str, input: u64, output: u64) -> String {
+    let line = |uuid: &str, parent: Option<&str>, message: serde_json::Value| {
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": message["role"], "uuid": uuid,
+            "timestamp": "2026-01-01T00:00:00Z", "cwd": cwd, "gitBranch": "main", "sessionId": session,
+            "message": message,
+        })
+        .to_string()
+    };
+    let answer = serde_json::json!({"role": "assistant", "model": "claude-sonnet-4", "id": format!("msg_{session}"),
+        "content": [{"type": "text", "text": "Done."}],
+        "usage": {"input_tokens": input, "output_tokens": output}});
+    [line("u1", None, serde_json::json!({"role": "user", "content": prompt})), line("a1", Some("u1"), answer)]
+        .join("\n")
+        + "\n"
+}
+
+/// `usage --by project` in `env`, as a table.
+fn usage_by_project(env: &TestEnv) -> String {
+    let mut cmd = env.command(&["usage", "--by", "project"]);
+    cmd.env("COLUMNS", "120");
+    run_command(cmd, "").ok().to_owned()
+}
+
+/// Issue 41: Alice's clone has the https URL, Bob's the ssh one (another host case, no
+/// `.git`): one repository, one row. A fork made with `convo fork` records no place of its
+/// own: it counts under its parent's project, and the events it copied count once.
+#[test]
+fn usage_by_project_is_one_row_for_one_repository_however_its_remote_is_spelled() {
+    let env = TestEnv::new();
+    let https = repository(&env, &env.root.join("alice/project"), Some("https://github.com/Example/project.git"));
+    let ssh = repository(&env, &env.root.join("bob/project"), Some("git@GitHub.com:Example/project"));
+    let other = repository(&env, &env.root.join("bob/other"), Some("ssh://git@github.com/Example/other.git"));
+    import(&env, "a.jsonl", &used_session(&https, "a", "Alice's work", 1000, 100));
+    import(&env, "b.jsonl", &used_session(&ssh, "b", "Bob's work", 2000, 200));
+    import(&env, "c.jsonl", &used_session(&other, "c", "Other work", 4000, 400));
+    env.run(&["fork", "Alice's work", "--title", "Alice's other way"]).ok();
+    env.run(&["append", "--user", "and then?"]).ok();
+    // `list --format json` names each project as `usage` does, the fork its parent's.
+    let rows: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let projects: Vec<String> = rows.iter().map(|r| format!("{} | {}", r["title"], r["project"])).collect();
+    insta::assert_snapshot!(projects.join("\n"), @r#"
+    "Alice's work" | "github.com/Example/project"
+    "Bob's work" | "github.com/Example/project"
+    "Other work" | "github.com/Example/other"
+    "Alice's other way" | "github.com/Example/project"
+    "#);
+    insta::assert_snapshot!(usage_by_project(&env), @r#"
+    project                     input  output  cache read  cache write   cost
+    github.com/Example/other    4,000     400           0            0  $0.02
+    github.com/Example/project  3,000     300           0            0  $0.01
+    total                       7,000     700           0            0  $0.03
+    prices of 2025-11-01, US$ per million tokens; config's prices."MODEL" sets others
+    "#);
+}
+
+/// Issue 41: a conversation appended to on both sides of a hub becomes a fork on `pull`:
+/// the fork keeps the project, and the events it holds from before the split count once.
+#[test]
+fn a_fork_made_by_pull_keeps_its_project_and_counts_its_copied_events_once() {
+    let hub_dir = tempfile::tempdir().unwrap();
+    let hub = bare(hub_dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    let repo = repository(&a, &a.root.join("project"), Some("https://github.com/Example/project.git"));
+    import(&a, "a.jsonl", &used_session(&repo, "a", "Shared work", 1000, 100));
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", url, b.store.to_str().unwrap()]).ok();
+    b.run(&["switch", "Shared work"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    a.run(&["append", "--user", "from a"]).ok();
+    a.run(&["push"]).ok();
+    assert!(b.run(&["pull"]).ok_status().contains("diverged"));
+    insta::assert_snapshot!(usage_by_project(&b), @r#"
+    project                     input  output  cache read  cache write   cost
+    github.com/Example/project  1,000     100           0            0  $0.00
+    total                       1,000     100           0            0  $0.00
+    prices of 2025-11-01, US$ per million tokens; config's prices."MODEL" sets others
+    "#);
+    let rows: serde_json::Value =
+        serde_json::from_str(b.run(&["usage", "--by", "project,conversation", "--format", "json"]).ok()).unwrap();
+    let keys: Vec<String> = rows["rows"].as_array().unwrap().iter().map(|r| r["key"]["project"].to_string()).collect();
+    assert_eq!(keys, ["\"github.com/Example/project\""], "the fork's own events used nothing");
+}

@@ -57,24 +57,24 @@ fn round_trip(url: &str) {
     // (insta::allow_duplicates: four tests assert these same inline snapshots.)
     let hub_dir = |text: String| text.replace(url, "[URL]");
     insta::allow_duplicates! {
-        insta::assert_snapshot!(hub_dir(b.transcript(&rejected)), @r#"
+        insta::assert_snapshot!(hub_dir(b.transcript(&rejected)), @"
             exit 6
             --- stderr
             error: the remote `origin` has commits this store does not have
             hint: run `convo pull` to bring them in (nothing is lost), then push again
-            "#);
+            ");
         let pulled = b.run(&["pull"]);
         insta::assert_snapshot!(hub_dir(b.transcript(&pulled)), @r#"
         exit 0
         --- stderr
-        Merged 6cc440d (2 conversations updated)
+        Merged 6cc440d: 2 conversations (1 new, 1 updated), 2 events; 1 fork made
         diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE65AM200000000000000001
         "#);
         b.run(&["push"]).ok();
         insta::assert_snapshot!(hub_dir(a.transcript(&a.run(&["pull"]))), @"
         exit 0
         --- stderr
-        Fast-forward to 6cc440d (4 conversations)
+        Fast-forward to 6cc440d: 2 conversations (2 new), 3 events
         ");
     }
 
@@ -380,13 +380,13 @@ fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
     a.git(&["fsck", "--strict", "--no-progress"]);
     assert_eq!(std::fs::read_to_string(a.store.join("notes/x.txt")).unwrap(), "by hand\n");
     a.run(&["append", "--user", "three"]).ok();
-    insta::assert_snapshot!(a.transcript(&a.run(&["fsck"])), @r#"
+    insta::assert_snapshot!(a.transcript(&a.run(&["fsck"])), @"
         exit 1
         --- stdout
         notes: not a file convo writes (only conversations/ and convo.toml belong at the top of a store)
         --- stderr
         error: 1 problem found
-        "#);
+        ");
     assert_eq!(a.git_status(), "");
 }
 
@@ -480,7 +480,7 @@ fn fetch_and_push_report_what_they_did() {
     $ convo push
     exit 0
     --- stderr
-    Pushed to origin
+    Pushed to origin: 1 conversation (1 new), 0 events
 
     $ convo push
     exit 0
@@ -597,7 +597,7 @@ fn sync_brings_turns_in_and_sends_turns_out() {
     insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
     exit 0
     --- stderr
-    Synced with origin: nothing in, 1 out (1 event)
+    Synced with origin: nothing in; out 1 conversation (1 new), 1 event
     ");
     let b = TestEnv::bare_at(100);
     clone_into(&b, url);
@@ -614,18 +614,18 @@ fn sync_brings_turns_in_and_sends_turns_out() {
     insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
     exit 0
     --- stderr
-    Synced with origin: nothing in, 2 out (3 events)
+    Synced with origin: nothing in; out 2 conversations (1 new, 1 updated), 3 events
     ");
     insta::assert_snapshot!(b.transcript(&b.run(&["sync"])), @r#"
     exit 0
     --- stderr
-    Synced with origin: 2 conversations in (3 events), 2 out (3 events)
+    Synced with origin: in 2 conversations (1 new, 1 updated), 3 events; out 2 conversations (2 new), 3 events; 1 fork made
     diverged: 01KDVDQ4K00000000000000001 "shared": the remote's line keeps the id; your 1 event is in fork 01KE658SF00000000000000001
     "#);
     insta::assert_snapshot!(a.transcript(&a.run(&["sync"])), @"
     exit 0
     --- stderr
-    Synced with origin: 2 conversations in (3 events), nothing out
+    Synced with origin: in 2 conversations (2 new), 3 events; nothing out
     ");
     insta::assert_snapshot!(b.transcript(&b.run(&["sync"])), @"
     exit 0
@@ -680,7 +680,7 @@ fn sync_pulls_again_when_someone_pushed_in_between() {
     insta::assert_snapshot!(a.transcript(&out), @"
     exit 0
     --- stderr
-    Synced with origin: 2 conversations in (2 events), 1 out (1 event); pushed 2 times, the remote moved in between
+    Synced with origin: in 2 conversations (1 new, 1 updated), 2 events; out 1 conversation (1 new), 1 event; pushed 2 times, the remote moved in between
     ");
     assert!(moved.exists(), "the hub moved its branch during the first fetch");
     let (pairs, messages) = contents(&a);
@@ -827,7 +827,7 @@ fn sync_refuses_secrets_as_push_does() {
     insta::assert_snapshot!(a.transcript(&a.run(&["sync", "--allow-secrets"])), @"
     exit 0
     --- stderr
-    Synced with origin: nothing in, 1 out (1 event)
+    Synced with origin: nothing in; out 1 conversation (1 updated), 1 event
     ");
 }
 
@@ -938,7 +938,7 @@ fn an_empty_hub_brings_nothing_whatever_language_git_speaks() {
     insta::assert_snapshot!(a.transcript(&run(&["sync"])), @"
     exit 0
     --- stderr
-    Synced with origin: nothing in, 1 out (0 events)
+    Synced with origin: nothing in; out 1 conversation (1 new), 0 events
     ");
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(calls.contains(" fetch ") && calls.contains(" ls-remote ") && calls.contains(" push "), "{calls}");
@@ -964,4 +964,250 @@ fn an_empty_hub_brings_nothing_on_a_terminal_too() {
     let text = out.ok().replace('\r', "");
     assert!(text.ends_with("Already up to date.\n"), "{text}");
     assert_eq!(a.snapshot(), before, "nothing was brought");
+}
+
+/// Every file under `dir` with its bytes: equal before and after means nothing was written.
+fn tree_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                files.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Issue 41: `push --dry-run` and `sync --dry-run` say which conversations and how many
+/// events would go out, what the remote has that this store lacks (as last fetched), and
+/// what the secret scan would refuse; the hub and the store stay byte for byte as they were.
+#[test]
+fn push_dry_run_says_what_would_go_out_and_changes_nothing_here_or_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, url);
+    b.run(&["switch", "shared"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    b.run(&["push"]).ok();
+    a.run(&["fetch"]).ok();
+    a.run(&["append", "--user", "from a"]).ok();
+    a.run(&["append", "--assistant", "answered"]).ok();
+    let new = a.new_conversation("new here");
+    a.run(&["append", "--user", "hello"]).ok();
+    let (store, hub_files) = (a.snapshot(), tree_bytes(&hub));
+    let ids = |text: String| text.replace(&new, "[NEW]");
+    insta::assert_snapshot!(ids(a.transcript(&a.run(&["push", "--dry-run"]))), @r#"
+    exit 0
+    --- stdout
+    Would push to origin (as last fetched: 4246ed9): 2 conversations (1 new, 1 updated), 3 events
+      01KDVDQ4K00000000000000001 "shared": 2 events
+      [NEW] "new here": 1 event, new
+    origin has what this store lacks: 1 conversation (1 updated), 1 event; a push would be rejected until `convo pull` brings them in
+    "#);
+    insta::assert_snapshot!(ids(a.transcript(&a.run(&["sync", "-n"]))), @r#"
+    exit 0
+    --- stdout
+    Would push to origin (as last fetched: 4246ed9): 2 conversations (1 new, 1 updated), 3 events
+      01KDVDQ4K00000000000000001 "shared": 2 events
+      [NEW] "new here": 1 event, new
+    origin has what this store lacks: 1 conversation (1 updated), 1 event; sync would pull them in first
+    "#);
+    assert_eq!(a.snapshot(), store, "the store is unchanged");
+    assert_eq!(tree_bytes(&hub), hub_files, "the hub is unchanged");
+    let token = format!("ghp_{}", fake(ALNUM, 36, 7));
+    a.run(&["append", "--user", &format!("my token {token}")]).ok();
+    let (store, hub_files) = (a.snapshot(), tree_bytes(&hub));
+    let refused = a.run(&["push", "--dry-run"]);
+    assert!(!refused.stderr.contains(&token));
+    insta::assert_snapshot!(ids(a.transcript(&refused)), @r#"
+    exit 3
+    --- stdout
+    Would push to origin (as last fetched: 4246ed9): 2 conversations (1 new, 1 updated), 4 events
+      01KDVDQ4K00000000000000001 "shared": 2 events
+      [NEW] "new here": 2 events, new
+    origin has what this store lacks: 1 conversation (1 updated), 1 event; a push would be rejected until `convo pull` brings them in
+    --- stderr
+    error: refusing to push: 1 secret found in what the push would publish
+    hint: conversation [NEW] event 01KDVEB9400000000000000001 content: github-pat
+    hint: nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits
+    hint: --allow-secrets pushes anyway
+    "#);
+    assert_eq!(a.snapshot(), store, "the store is unchanged");
+    assert_eq!(tree_bytes(&hub), hub_files, "the hub is unchanged");
+    assert!(!a.run(&["status"]).ok().contains("refused"), "a dry run records no refusal");
+}
+
+/// Issue 41: `status` says, per conversation, the commits not pushed and (from the last
+/// fetch, or `--fetch`) the remote's commits not pulled; after a push, that all is up to
+/// date; the sessions a hook follows, and one whose capture fails; a push the secret scan
+/// refused in a hook's `sync`, where, and how to clear it, until a push goes through; the
+/// next command run at a terminal says the refusal once.
+#[test]
+fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap();
+    let a = TestEnv::new();
+    a.new_conversation("shared");
+    a.run(&["append", "--user", "first"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    let mut said = String::new();
+    let mut status = |env: &TestEnv, args: &[&str]| {
+        let out = env.run(&[&["status"], args].concat());
+        said += &format!("$ convo status {}\n{}\n", args.join(" "), env.transcript(&out));
+    };
+    status(&a, &[]);
+    a.run(&["push"]).ok();
+    status(&a, &[]);
+    let b = TestEnv::bare_at(100);
+    clone_into(&b, url);
+    b.run(&["switch", "shared"]).ok();
+    b.run(&["append", "--user", "from b"]).ok();
+    b.run(&["append", "--assistant", "answered b"]).ok();
+    b.run(&["push"]).ok();
+    a.new_conversation("only a");
+    a.run(&["append", "--user", "a alone"]).ok();
+    status(&a, &[]);
+    status(&a, &["--fetch"]);
+
+    // A session a hook follows, then a capture of it that fails.
+    let session = "7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e";
+    let file = a.root.join(format!("{session}.jsonl"));
+    let line = |uuid: &str, kind: &str, content: &str| {
+        serde_json::json!({"type": kind, "uuid": uuid, "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": kind, "content": [{"type": "text", "text": content}]}})
+        .to_string()
+            + "\n"
+    };
+    let hook = serde_json::json!({"session_id": session, "transcript_path": file, "hook_event_name": "Stop"});
+    std::fs::write(&file, line("u1", "user", "hello")).unwrap();
+    a.run_stdin(&["hook", "claude-code"], &hook.to_string()).ok();
+    // The agent wrote on, and no hook ran since: the session lags.
+    std::fs::write(&file, line("u1", "user", "hello") + &line("a1", "assistant", "hi")).unwrap();
+    status(&a, &[]);
+    std::fs::write(&file, line("u1", "user", "hello") + "{not json\n").unwrap();
+    a.run_stdin(&["hook", "claude-code"], &hook.to_string()).fails_with(3);
+
+    // A hook's sync refused by the secret scan.
+    let token = format!("ghp_{}", fake(ALNUM, 36, 7));
+    a.run(&["switch", "only a"]).ok();
+    a.run(&["append", "--user", &format!("my token {token}")]).ok();
+    a.run(&["-q", "sync"]).fails_with(3);
+    let event = a.run(&["show", "--format", "jsonl"]).ok().lines().last().unwrap().to_owned();
+    let event: serde_json::Value = serde_json::from_str(&event).unwrap();
+    // At a terminal, the next command says the refusal, once.
+    let at_terminal = || {
+        let line = format!("{} list", env!("CARGO_BIN_EXE_convo"));
+        let mut cmd = a.sealed("script");
+        cmd.args(["-qec", &line, "/dev/null"]).env("CONVO_DIR", &a.store).env("TERM", "xterm");
+        crate::common::run_command(cmd, "").stdout.replace("\r\n", "\n")
+    };
+    let b_status = b.run(&["status"]);
+    let told = at_terminal();
+    assert!(told.contains("warning: a push to origin was refused at"), "{told}");
+    assert!(!at_terminal().contains("refused"), "said twice");
+    status(&a, &[]);
+    let json: serde_json::Value = serde_json::from_str(a.run(&["status", "--format", "json"]).ok()).unwrap();
+    assert_eq!(json["refused_push"]["secrets"], 1);
+    assert_eq!(json["followed"][0]["session"], session);
+
+    a.run(&["sync", "--allow-secrets"]).ok();
+    status(&a, &[]);
+    let text = said.replace(event["id"].as_str().unwrap(), "[EVENT]").replace(&a.root.display().to_string(), "[ROOT]");
+    insta::assert_snapshot!(text, @r#"
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "shared"
+    Against origin (never fetched, or empty):
+      "shared": 2 commits (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    No failed captures.
+
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "shared"
+    Up to date with origin (as last fetched: 09dd0c6).
+    No failed captures.
+
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "only a"
+    Against origin (as last fetched: 09dd0c6):
+      "only a": 2 commits (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    No failed captures.
+
+    $ convo status --fetch
+    exit 0
+    --- stdout
+    On conversation "only a"
+    Against origin (as last fetched: 87f43d4):
+      "shared": 2 commits (2 events) not pulled
+      "only a": 2 commits (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    No failed captures.
+
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "hello"
+    Against origin (as last fetched: 87f43d4):
+      "shared": 2 commits (2 events) not pulled
+      "only a": 2 commits (1 event) not pushed
+      "hello": 1 commit (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    Followed sessions:
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 194 bytes of its file not captured
+    No failed captures.
+
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "only a"
+    Against origin (as last fetched: 87f43d4):
+      "only a": 3 commits (2 events) not pushed
+      "hello": 1 commit (1 event) not pushed
+      (`convo push` sends, `convo pull` brings in; `convo status --fetch` looks again)
+    Followed sessions:
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 10 bytes of its file not captured; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+    1 failed capture (the newest first):
+      2026-01-01T00:13:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
+          7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+    A push to origin was refused at 2026-01-01T00:16:00.000Z (sync): 1 secret in what it would publish:
+      conversation 01KDVE24500000000000000001 event [EVENT] content: github-pat
+      (`convo redact --secrets` replaces them in the unpushed commits, then push again; --allow-secrets pushes anyway)
+
+    $ convo status 
+    exit 0
+    --- stdout
+    On conversation "only a"
+    Up to date with origin (as last fetched: 6fb05ef).
+    Followed sessions:
+      "hello": claude-code 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl, captured up to 2026-01-01T00:00:00.000Z; lags: 10 bytes of its file not captured; failing: 7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+    1 failed capture (the newest first):
+      2026-01-01T00:13:00.000Z  hook claude-code  [ROOT]/7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl
+          7d0c2b1e-1f2a-4c3b-8d4e-5f6a7b8c9d0e.jsonl: line 2: not valid JSON (key must be a string at line 1 column 2)
+    "#);
+    insta::assert_snapshot!(b.transcript(&b_status), @r#"
+    exit 0
+    --- stdout
+    On conversation "shared"
+    Up to date with origin (as last fetched: 87f43d4).
+    No failed captures.
+    "#);
 }

@@ -24,7 +24,8 @@ use crate::cli::ui::Output;
 #[derive(clap::Args)]
 pub struct Args {
     /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
-    /// `forked_from`, and where the session ran: `cwd`, `branch`, `remote`)
+    /// `forked_from`, where the session ran: `cwd`, `branch`, `remote`, and `project`: the
+    /// remote as `usage --by project` names it, a fork's its parent's)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Only the conversations of the current directory's repository
@@ -69,6 +70,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let empty = summaries.is_empty();
     // Shortest prefixes unique in the whole store, not only among those listed.
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
+    let projects = project::names(&summaries);
     let summaries = match &dir {
         Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
         None => summaries,
@@ -110,6 +112,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 .iter()
                 .map(|s| {
                     let mut row = serde_json::to_value(s).unwrap_or_default();
+                    row["project"] = projects.get(&s.id).cloned().flatten().into();
                     row["active"] = serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
                     // `tokens` is the raw events' chars/4: list reads no event to calibrate it.
                     row["tokens_basis"] = serde_json::Value::String("chars/4".into());

@@ -59,3 +59,22 @@ pub fn when(
             .hint("e.g. --since 2h, --since 3days, --since 2026-11-01")
     })
 }
+
+/// `push --dry-run` and `sync --dry-run`: the plan on stdout, then the secret scan's
+/// refusal as the push would say it (exit 3), unless `allow_secrets`.
+pub fn dry_run(
+    store: &convo::store::Store,
+    remote: &str,
+    allow_secrets: bool,
+    syncing: bool,
+) -> Result<(), crate::cli::command_error::CommandError> {
+    let plan = convo::ops::sync::plan(store, remote)?;
+    let titles = |id: &str| store.meta(id).ok().and_then(|m| m.title);
+    let mut out = crate::cli::ui::Output::stdout();
+    convo::render::pull::plan(out.writer(), remote, (plan.theirs, &plan.outgoing, &plan.incoming), &titles, syncing)?;
+    out.finish()?;
+    if !plan.findings.is_empty() && !allow_secrets {
+        return Err(convo::sync::SyncError::Secrets { secrets: plan.secrets, findings: plan.findings }.into());
+    }
+    Ok(())
+}

@@ -1,4 +1,4 @@
-use convo::sync;
+use convo::ops::sync;
 
 use crate::cli::Ctx;
 use crate::cli::command_error::CommandError;
@@ -23,10 +23,11 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let progress = ctx.ui.progress();
-    let outcome = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
+    let pulled = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
+    let outcome = pulled.integrated;
     // Status, as git's: on stderr, and nothing under -q.
     let mut lines = Vec::new();
-    convo::render::pull::integrated(&mut lines, &outcome)?;
+    convo::render::pull::integrated(&mut lines, &outcome, &pulled.incoming)?;
     for line in String::from_utf8_lossy(&lines).lines() {
         ctx.note(line);
     }

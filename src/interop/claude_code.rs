@@ -259,6 +259,13 @@ pub fn parse_lines(
             }
             tip = Some(uuid.to_owned());
         }
+        // Each line says the version of Claude Code that wrote it.
+        if let Some(version) = line.get("version").filter(|v| v.as_str().is_some_and(|v| !v.is_empty())) {
+            for d in builders[index].drafts.iter_mut().skip(made) {
+                d.extra.entry(super::AGENT_VERSION).or_insert_with(|| version.clone());
+            }
+        }
+        let builder = &mut builders[index];
         if builder.drafts.len() >= EMIT_BATCH {
             emit.drafts(index, builder.take())?;
         }

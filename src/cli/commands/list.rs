@@ -37,6 +37,10 @@ pub struct Args {
     /// usage` has them by kind and cost)
     #[arg(long)]
     usage: bool,
+    /// Only conversations a person matching PATTERN (a regular expression, matched anywhere in
+    /// `Name <email>`) recorded an event in or committed to
+    #[arg(long, value_name = "PATTERN")]
+    author: Option<String>,
 }
 
 /// What an empty store's `list` suggests: the three ways conversations arrive.
@@ -47,6 +51,7 @@ const BEGIN: [&str; 3] = [
 ];
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let author = super::author(args.author.as_deref())?;
     let store = ctx.open_store()?;
     let dir = match (args.here, args.project) {
         (true, _) => Some(std::env::current_dir()?),
@@ -58,6 +63,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
     let summaries = match &dir {
         Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
+        None => summaries,
+    };
+    let summaries = match &author {
+        Some(author) => convo::ops::who::conversations_by(&store, summaries, author)?,
         None => summaries,
     };
     if empty {

@@ -261,7 +261,8 @@ pub fn parse_lines(
         }
         // Each line says the version of Claude Code that wrote it.
         if let Some(version) = line.get("version").filter(|v| v.as_str().is_some_and(|v| !v.is_empty())) {
-            for d in builders[index].drafts.iter_mut().skip(made) {
+            // Not a compaction's: its fields are its record's.
+            for d in builders[index].drafts.iter_mut().skip(made).filter(|d| !matches!(d.kind, Kind::Compaction)) {
                 d.extra.entry(super::AGENT_VERSION).or_insert_with(|| version.clone());
             }
         }

@@ -102,3 +102,45 @@ pub fn agent_of(event: &Event) -> Option<String> {
         None => agent.to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(extra: serde_json::Value) -> Event {
+        Event {
+            id: "e".into(),
+            ts: "2026-01-01T00:00:00Z".into(),
+            kind: crate::event::Kind::Assistant { content: "x".into() },
+            extra: extra.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn who_names_each_person_agent_and_model_once_in_order() {
+        let events = [
+            event(
+                serde_json::json!({"person": "A <a@x>", "agent": "codex", "agent_version": "0.169.0", "model": "gpt-5"}),
+            ),
+            event(
+                serde_json::json!({"person": "A <a@x>", "agent": "codex", "agent_version": "0.169.0", "model": "<synthetic>"}),
+            ),
+            event(serde_json::json!({"person": "B <b@x>", "agent": "claude-code"})),
+            event(serde_json::json!({})),
+        ];
+        let who = Who::of(&events);
+        assert_eq!(who.label(), "A <a@x>, B <b@x> · codex 0.169.0, claude-code · gpt-5");
+        assert!(Who::of(&events[3..]).is_empty());
+        assert_eq!(Who::of(&events[3..]).label(), "");
+    }
+
+    #[test]
+    fn author_matches_anywhere_in_name_and_email_as_a_regular_expression() {
+        let alice = event(serde_json::json!({"person": "Alice Doe <alice@example.com>"}));
+        assert!(Author::new("Doe").unwrap().matches_event(&alice));
+        assert!(Author::new("^Alice .*example\\.com>$").unwrap().matches_event(&alice));
+        assert!(!Author::new("bob").unwrap().matches_event(&alice));
+        assert!(!Author::new(".").unwrap().matches_event(&event(serde_json::json!({}))));
+        assert!(Author::new("(").is_err());
+    }
+}

@@ -21,12 +21,7 @@ use serde_json::{Map, Value};
 
 use super::{Result, Store, io_err};
 
-/// The key of an event's extra fields naming the machine it was recorded on (only when the
-/// user opted in, `user.record_machine`).
-pub use crate::event::who::MACHINE;
-/// The key of an event's extra fields naming the person whose convo recorded it, as
-/// `Name <email>`.
-pub use crate::event::who::PERSON;
+pub use crate::event::who::{MACHINE, PERSON};
 /// Where an input's own [`PERSON`] and [`MACHINE`] go: kept, never believed.
 const CLAIMED: [(&str, &str); 2] = [(PERSON, "claimed_person"), (MACHINE, "claimed_machine")];
 
@@ -143,5 +138,45 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(io_err(&path)(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Kind;
+
+    fn stamp(person: Option<&str>, machine: Option<&str>) -> Stamp {
+        Stamp { ours: [person.map(str::to_owned), machine.map(str::to_owned)] }
+    }
+
+    fn extra(json: serde_json::Value) -> Map<String, Value> {
+        json.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_claimed_person_is_kept_aside_and_the_recorder_named() {
+        let user = Kind::User { content: "hi".into() };
+        let mut e = extra(serde_json::json!({"person": "Mallory <m@x>", "agent": "codex"}));
+        stamp(Some("Alice <a@x>"), None).apply(&user, &mut e);
+        assert_eq!(
+            e,
+            extra(serde_json::json!({"agent": "codex", "claimed_person": "Mallory <m@x>", "person": "Alice <a@x>"}))
+        );
+        // The same claim as ours is no claim; with no person (the fallback) a claim is still
+        // not believed.
+        let mut e = extra(serde_json::json!({"person": "Alice <a@x>"}));
+        stamp(Some("Alice <a@x>"), None).apply(&user, &mut e);
+        assert_eq!(e, extra(serde_json::json!({"person": "Alice <a@x>"})));
+        let mut e = extra(serde_json::json!({"person": "Mallory <m@x>", "machine": "box"}));
+        stamp(None, Some("here")).apply(&user, &mut e);
+        assert_eq!(
+            e,
+            extra(serde_json::json!({"claimed_person": "Mallory <m@x>", "claimed_machine": "box", "machine": "here"}))
+        );
+        // A compaction's fields are its record's.
+        let mut e = Map::new();
+        stamp(Some("Alice <a@x>"), None).apply(&Kind::Compaction, &mut e);
+        assert!(e.is_empty());
     }
 }

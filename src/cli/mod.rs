@@ -117,10 +117,29 @@ impl Ctx {
         })
     }
 
-    /// The store, which must exist: reads never create one.
+    /// The store, which must exist: reads never create one. The default store before its
+    /// first write is not there yet, which is said as such.
     pub fn open_store(&self) -> Result<Store, CommandError> {
         let location = self.location()?;
-        self.prepared(Store::open(&location.path)?)
+        match Store::open(&location.path) {
+            Err(e @ StoreError::NotAStore { .. }) if location.is_default => {
+                let mut e = CommandError::from(e);
+                e.hints = vec!["the first write makes it: `convo new` starts a conversation".into()];
+                Err(e)
+            }
+            other => self.prepared(other?),
+        }
+    }
+
+    /// The store for a command that reads what is there (`list`, `status`): none while the
+    /// default store has not been made, which they show as an empty store. Nothing is
+    /// created: the README promises the default store on first use, and a look is not one.
+    pub fn open_store_if_made(&self) -> Result<Option<Store>, CommandError> {
+        let location = self.location()?;
+        match Store::open(&location.path) {
+            Err(StoreError::NotAStore { .. }) if location.is_default => Ok(None),
+            other => Ok(Some(self.prepared(other?)?)),
+        }
     }
 
     /// The store for a write: the default location is created on first use.

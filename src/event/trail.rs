@@ -192,12 +192,43 @@ fn head(content: &str) -> &str {
     &content[..end]
 }
 
-/// The first line of `content` that reads like an error, trimmed.
+/// The first line of `content` that reads like an error, trimmed. For a Python traceback,
+/// the exception it ends with: Python prints the stack first and what went wrong last, and
+/// its header says nothing a reader can act on.
 pub fn first_error_line(content: &str) -> Option<&str> {
     let found = ERROR_WORD.find(content)?;
     let start = content[..found.start()].rfind('\n').map_or(0, |at| at + 1);
     let end = content[found.end()..].find('\n').map_or(content.len(), |at| found.end() + at);
-    Some(content[start..end].trim())
+    let line = content[start..end].trim();
+    match line.starts_with(TRACEBACK) {
+        true => Some(raised(&content[end..]).unwrap_or(line)),
+        false => Some(line),
+    }
+}
+
+/// What starts a Python traceback.
+const TRACEBACK: &str = "Traceback (most recent call last):";
+/// What joins two tracebacks of a chained exception: the one raised is the last.
+const CHAINED: [&str; 2] = ["During handling of the above exception", "The above exception was the direct cause"];
+
+/// The exception a traceback's stack (`after` its header) ends with: its first unindented
+/// line, or the last traceback's when exceptions are chained. None for a cut-off traceback.
+fn raised(after: &str) -> Option<&str> {
+    let (mut raised, mut in_stack) = (None, true);
+    for line in after.lines() {
+        if line.trim().is_empty() || line.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let line = line.trim_end();
+        if line.starts_with(TRACEBACK) {
+            in_stack = true;
+        } else if in_stack {
+            (raised, in_stack) = (Some(line), false);
+        } else if !CHAINED.iter().any(|c| line.starts_with(c)) {
+            break;
+        }
+    }
+    raised
 }
 
 /// What one item of a trail is.
@@ -349,6 +380,21 @@ mod tests {
         assert_eq!(short[3].1.chars().count(), MULTILINE_MAX + 1, "{short:?}");
         assert!(short[3].1.starts_with("cat > a.md << 'EOF'\ntext text"));
         assert_eq!(short.len(), 4, "numbers and empty strings are not kept");
+    }
+
+    #[test]
+    fn a_python_traceback_is_told_by_the_exception_it_ends_with() {
+        let traceback = "Exit code 1\nTraceback (most recent call last):\n  File \"/app/run.py\", line 3, in <module>\n    main()\n    ~~~~^^\n  File \"/app/run.py\", line 2, in main\n    def main(): int(\"x\")\nValueError: invalid literal for int() with base 10: 'x'\n";
+        let out = Outcome::of(traceback, true);
+        assert_eq!(out.error_line.as_deref(), Some("ValueError: invalid literal for int() with base 10: 'x'"));
+        let chained = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'k'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 3, in <module>\nRuntimeError: no config\n";
+        assert_eq!(first_error_line(chained), Some("RuntimeError: no config"), "the exception raised last");
+        let cut_off = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n";
+        assert_eq!(first_error_line(cut_off), Some("Traceback (most recent call last):"), "nothing better to say");
+        let after = "collected 3 items\nTraceback (most recent call last):\n  File \"t.py\", line 9\nAssertionError\n3 failed\n";
+        assert_eq!(first_error_line(after), Some("AssertionError"));
+        let rust = "error[E0308]: mismatched types\nTraceback (most recent call last):\nValueError: later";
+        assert_eq!(first_error_line(rust), Some("error[E0308]: mismatched types"), "other outputs as before");
     }
 
     #[test]

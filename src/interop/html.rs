@@ -1,6 +1,6 @@
 //! The HTML export: one self-contained page a person reads in a browser, holding both what
 //! was said (every raw event) and what a model is sent (the projection), with a toggle
-//! between them. It owns how a conversation looks on that page: the header (title, model,
+//! between them. It owns how a conversation looks on that page: the header (title, models,
 //! counts, token estimates and a per-turn bar), messages as Markdown, tool calls, results
 //! and reasoning folded, and what each compaction did to which events.
 //!
@@ -115,17 +115,27 @@ impl<'a> Page<'a> {
             .collect()
     }
 
-    /// The model the conversation is set to use (its latest `llm.model` config event), else
-    /// the one that wrote its latest answer.
-    fn model(&self) -> Option<&str> {
-        let configured = self.events.iter().rev().find_map(|e| match &e.kind {
-            Kind::Config { set } => set
-                .get("llm.model")
-                .or_else(|| set.get("llm").and_then(|l| l.get("model")))
-                .and_then(serde_json::Value::as_str),
-            _ => None,
-        });
-        configured.or_else(|| self.events.iter().rev().find_map(|e| e.extra.get("model")?.as_str()))
+    /// Every model that answered, in the order of first use (a conversation may switch, or
+    /// an agent hand parts to a smaller one); else, before any answer names one, the model
+    /// it is set to use (its latest `llm.model` config event).
+    fn models(&self) -> Vec<&str> {
+        let mut used: Vec<&str> = Vec::new();
+        for model in self.events.iter().filter_map(|e| e.extra.get("model")?.as_str()) {
+            if !used.contains(&model) {
+                used.push(model);
+            }
+        }
+        if used.is_empty() {
+            let configured = self.events.iter().rev().find_map(|e| match &e.kind {
+                Kind::Config { set } => set
+                    .get("llm.model")
+                    .or_else(|| set.get("llm").and_then(|l| l.get("model")))
+                    .and_then(serde_json::Value::as_str),
+                _ => None,
+            });
+            used.extend(configured);
+        }
+        used
     }
 
     pub fn write(&self, out: &mut dyn Write, start: Start) -> io::Result<()> {
@@ -178,8 +188,11 @@ impl<'a> Page<'a> {
         let sent = self.view.len();
         let (before, after) = (self.estimate.before, self.estimate.after);
         let _ = write!(s, "<header class=\"top\">\n<h1>{}</h1>\n<dl class=\"facts\">", escape(self.title));
-        if let Some(model) = self.model() {
-            let _ = write!(s, "<div><dt>Model</dt><dd>{}</dd></div>", escape(model));
+        let models = self.models();
+        if !models.is_empty() {
+            let label = if models.len() == 1 { "Model" } else { "Models" };
+            let named: Vec<String> = models.iter().map(|m| escape(m)).collect();
+            let _ = write!(s, "<div><dt>{label}</dt><dd>{}</dd></div>", named.join(" · "));
         }
         let _ = writeln!(
             s,

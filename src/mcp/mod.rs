@@ -16,6 +16,7 @@
 mod gate;
 pub mod tools;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -103,6 +104,9 @@ pub trait Host: Send {
     fn store(&self, write: bool) -> Result<Store, Failure>;
     /// One clock for the server's life, so ids stay unique across calls.
     fn clock(&self) -> &Clock;
+    /// The directory the server runs in (an agent starts it in its project), which
+    /// `list_conversations`' `here` means; none when it could not be read.
+    fn working_dir(&self) -> Option<&Path>;
     /// The configuration in force for a conversation with `events`.
     fn config(&self, store: &Store, events: &[Event]) -> Result<Resolved, Failure>;
     /// After an append: what `convo append` does next (with `compaction.auto.enabled`, compact
@@ -159,10 +163,11 @@ impl Server {
 
 #[tool_router]
 impl Server {
-    /// List conversations, newest first: id, title, turns, events, estimated tokens
+    /// List conversations, newest first: id, title, turns, events, estimated tokens; with
+    /// here, only those of the project the server runs in
     #[tool(annotations(read_only_hint = true))]
     async fn list_conversations(&self, Parameters(p): Parameters<tools::ListParams>) -> CallToolResult {
-        self.call(|host| tools::list(&host.store(false)?, &p))
+        self.call(|host| tools::list(&host.store(false)?, host.working_dir(), &p))
     }
 
     /// Search conversations' text (decoded, not JSON): hits with conversation, turn, event

@@ -40,11 +40,20 @@ pub struct ListParams {
     pub offset: Option<u64>,
     /// At most this many conversations (default 50, at most 500)
     pub limit: Option<u64>,
+    /// Only the conversations of the project the server runs in (the git repository of
+    /// its working directory, matched by remote URL, as `convo list --here`), with their
+    /// subagents and forks
+    pub here: Option<bool>,
 }
 
-/// Conversations, newest update first, a page at a time.
-pub fn list(store: &Store, p: &ListParams) -> Result<Value, Failure> {
+/// Conversations, newest update first, a page at a time. `here` is the directory the
+/// server runs in (never one a client names: a client may only ask for the server's own).
+pub fn list(store: &Store, here: Option<&std::path::Path>, p: &ListParams) -> Result<Value, Failure> {
     let mut summaries = store.summaries()?;
+    if p.here == Some(true) {
+        let dir = here.ok_or_else(|| Failure::input("here: the server's working directory cannot be read"))?;
+        summaries = ops::project::within(summaries, &ops::project::Scope::of(dir)?);
+    }
     if let Some(text) = p.title_contains.as_deref().map(str::to_lowercase) {
         summaries.retain(|s| s.title.as_deref().is_some_and(|t| t.to_lowercase().contains(&text)));
     }

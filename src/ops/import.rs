@@ -552,7 +552,17 @@ pub enum Followed {
     /// Events the file gained since its last import, appended (one commit per conversation
     /// of the session that grew); `new_parts` events went into conversations for subagent
     /// work new since (one commit that creates them).
-    Grew { name: String, format: Format, id: String, added: u64, new_parts: u64, landed: Vec<Landed> },
+    /// `went_on_in`: the fork the session's main conversation went on in, when `id`'s line
+    /// had gone on past the session's last turn.
+    Grew {
+        name: String,
+        format: Format,
+        id: String,
+        added: u64,
+        new_parts: u64,
+        went_on_in: Option<String>,
+        landed: Vec<Landed>,
+    },
     /// No new event since the last import: no whole line was added, or none that makes an
     /// event (nothing is written then).
     Unchanged { name: String, id: String },
@@ -724,135 +734,173 @@ pub fn follow_into(
         discard(&emit);
         return Ok(Followed::Unchanged { name, id: main_id });
     }
-    let marks = prefix_marks(path, whole)?;
-    let mut landed = Vec::new();
-    let mut added = 0;
-    let followed_project = project_value(&outcome.place);
-    let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
-    parts.sort_by_key(|(part, _)| *part);
-    // A subagent's first work since the last import: a new conversation, linked to its
-    // parent, in one commit before the appends.
-    let mut fresh: Vec<(usize, Staged)> = emit.fresh.drain().collect();
-    fresh.sort_by_key(|(part, _)| *part);
-    let unfollowed = fresh.iter().map(|(_, s)| s.stats.events).sum();
-    if !fresh.is_empty() {
-        let main_title = main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
-        let project = main_meta.extra.get(crate::store::Project::KEY).cloned().or_else(|| followed_project.clone());
-        let mut ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
-        ids.extend(fresh.iter().map(|(part, s)| (*part, s.id.clone())));
-        let mut staged = Vec::new();
-        for (part, mut s) in fresh {
-            let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
-            s.title = part_title(main_title.as_deref(), part, title.as_deref());
-            forked(&mut s, &outcome, part, main_title.as_deref(), &ids);
-            if let Some(project) = &project {
-                s.extra.insert(crate::store::Project::KEY.into(), project.clone());
-            }
-            if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
-                s.extra.insert("subagent_of".into(), json!(parent));
-            }
-            let mut src = source(format, &name, "", part);
-            src["session"] = json!(session);
-            src["drafts"] = json!(s.stats.events);
-            s.extra.insert("source".into(), src);
-            staged.push(s);
-        }
-        // Only new subagents' conversations: the main one's events are appended apart.
-        let events: Vec<u64> = staged.iter().map(|s| s.stats.events).collect();
-        let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), 0, &events);
-        let committed = match commits {
-            Commits::Into(batch) => {
-                store.batch_make(batch, staged);
-                Ok(())
-            }
-            Commits::Now => store.commit_staged(lock, staged, &subject, clock).map(|c| landed.push(c.landed)),
-        };
-        match committed {
-            Ok(()) => {}
-            Err(e) => {
-                for (_, p) in &parts {
-                    if let Some(a) = &p.appending {
-                        store.discard_append(a);
-                    }
+    // The main conversation gains nothing, its subagents' conversations do: their events
+    // and how far the file was read go in one commit, not beside one that adds nothing.
+    let main_quiet = emit.parts.get(&0).is_none_or(|p| {
+        p.appending.as_ref().is_none_or(|a| appending_len(a) == 0)
+            && p.fork.as_ref().is_none_or(|f| f.stats.events <= kept)
+    });
+    let fold = main_quiet && matches!(commits, Commits::Now);
+    let mut own = Batch::default();
+    let mut local = match commits {
+        _ if fold => Commits::Into(&mut own),
+        Commits::Into(batch) => Commits::Into(batch),
+        Commits::Now => Commits::Now,
+    };
+    let main_title = main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
+    let result = (|| {
+        let commits = &mut local;
+        let marks = prefix_marks(path, whole)?;
+        let mut landed = Vec::new();
+        let mut added = 0;
+        let mut went_on_fork = None;
+        let followed_project = project_value(&outcome.place);
+        let mut parts: Vec<(usize, FollowedPart)> = emit.parts.drain().collect();
+        parts.sort_by_key(|(part, _)| *part);
+        // A subagent's first work since the last import: a new conversation, linked to its
+        // parent, in one commit before the appends.
+        let mut fresh: Vec<(usize, Staged)> = emit.fresh.drain().collect();
+        fresh.sort_by_key(|(part, _)| *part);
+        let unfollowed = fresh.iter().map(|(_, s)| s.stats.events).sum();
+        if !fresh.is_empty() {
+            let main_title =
+                main_meta.title.clone().or_else(|| outcome.conversations.first().and_then(|c| c.0.clone()));
+            let project = main_meta.extra.get(crate::store::Project::KEY).cloned().or_else(|| followed_project.clone());
+            let mut ids: HashMap<usize, String> = parts.iter().map(|(part, p)| (*part, p.id.clone())).collect();
+            ids.extend(fresh.iter().map(|(part, s)| (*part, s.id.clone())));
+            let mut staged = Vec::new();
+            for (part, mut s) in fresh {
+                let (title, parent) = outcome.conversations.get(part).cloned().unwrap_or_default();
+                s.title = part_title(main_title.as_deref(), part, title.as_deref());
+                forked(&mut s, &outcome, part, main_title.as_deref(), &ids);
+                if let Some(project) = &project {
+                    s.extra.insert(crate::store::Project::KEY.into(), project.clone());
                 }
-                return Err(e.into());
+                if let Some(parent) = parent.and_then(|p| ids.get(&p)) {
+                    s.extra.insert("subagent_of".into(), json!(parent));
+                }
+                let mut src = source(format, &name, "", part);
+                src["session"] = json!(session);
+                src["drafts"] = json!(s.stats.events);
+                s.extra.insert("source".into(), src);
+                staged.push(s);
+            }
+            // Only new subagents' conversations: the main one's events are appended apart.
+            let events: Vec<u64> = staged.iter().map(|s| s.stats.events).collect();
+            let subject = subject::import(main_title.as_deref().unwrap_or(&name), format.name(), 0, &events);
+            let committed = match commits {
+                Commits::Into(batch) => {
+                    store.batch_make(batch, staged);
+                    Ok(())
+                }
+                Commits::Now => store.commit_staged(lock, staged, &subject, clock).map(|c| landed.push(c.landed)),
+            };
+            match committed {
+                Ok(()) => {}
+                Err(e) => {
+                    for (_, p) in &parts {
+                        if let Some(a) = &p.appending {
+                            store.discard_append(a);
+                        }
+                    }
+                    return Err(e.into());
+                }
             }
         }
-    }
-    // The main conversation last: it holds how far the file was read, so a failure before
-    // it leaves the rest to be read again (and the parts' own counts say what they have).
-    parts.rotate_left(1);
-    for (part, p) in parts {
-        let mut meta = p.meta.clone();
-        let grew = p.appending.is_some();
-        let tip = match (&p.fork, &p.appending) {
-            (Some(fork), _) if fork.stats.events > went_on.as_ref().map_or(0, |kept| kept.len() as u64) => {
-                fork.last_said.clone()
+        // The main conversation last: it holds how far the file was read, so a failure before
+        // it leaves the rest to be read again (and the parts' own counts say what they have).
+        parts.rotate_left(1);
+        for (part, p) in parts {
+            let mut meta = p.meta.clone();
+            let grew = p.appending.is_some();
+            let tip = match (&p.fork, &p.appending) {
+                (Some(fork), _) if fork.stats.events > went_on.as_ref().map_or(0, |kept| kept.len() as u64) => {
+                    fork.last_said.clone()
+                }
+                (Some(_), _) => None,
+                (None, Some(a)) => a.last_said().map(str::to_owned),
+                (None, None) => None,
+            };
+            if let Some(source) = p.at.get_mut(&mut meta) {
+                source.insert("drafts".into(), json!(p.base + p.seen.max(p.already)));
+                if part == 0 {
+                    note_read(source, whole, &marks, outcome.checkpoint.as_ref());
+                }
+                if let Some(tip) = tip {
+                    source.insert(TIP.into(), json!(tip));
+                }
             }
-            (Some(_), _) => None,
-            (None, Some(a)) => a.last_said().map(str::to_owned),
-            (None, None) => None,
-        };
-        if let Some(source) = p.at.get_mut(&mut meta) {
-            source.insert("drafts".into(), json!(p.base + p.seen.max(p.already)));
-            if part == 0 {
-                note_read(source, whole, &marks, outcome.checkpoint.as_ref());
+            // What the file had not said yet when it was first read (a session followed from
+            // its first line): its title, where it runs. Never over what is there.
+            if part == 0 && meta.title.is_none() {
+                meta.title = outcome.conversations.first().and_then(|c| c.0.clone());
             }
-            if let Some(tip) = tip {
-                source.insert(TIP.into(), json!(tip));
+            if !meta.extra.contains_key(crate::store::Project::KEY)
+                && let Some(project) = &followed_project
+            {
+                meta.extra.insert(crate::store::Project::KEY.into(), project.clone());
             }
-        }
-        // What the file had not said yet when it was first read (a session followed from
-        // its first line): its title, where it runs. Never over what is there.
-        if part == 0 && meta.title.is_none() {
-            meta.title = outcome.conversations.first().and_then(|c| c.0.clone());
-        }
-        if !meta.extra.contains_key(crate::store::Project::KEY)
-            && let Some(project) = &followed_project
-        {
-            meta.extra.insert(crate::store::Project::KEY.into(), project.clone());
-        }
-        if let Some(fork) = p.fork {
-            let events = fork.stats.events - went_on.as_ref().map_or(0, |kept| kept.len() as u64);
-            if events > 0 {
-                added += events;
-                let base = went_on.as_ref().and_then(|kept| last_said(kept));
-                let went = went_on_in(
-                    store,
-                    lock,
-                    commits,
-                    (fork, events, base.as_deref()),
-                    (&p.id, &p.meta, p.at),
-                    meta,
-                    format,
-                    clock,
-                )?;
-                landed.extend(went.landed);
+            if let Some(fork) = p.fork {
+                let events = fork.stats.events - went_on.as_ref().map_or(0, |kept| kept.len() as u64);
+                if events > 0 {
+                    added += events;
+                    let base = went_on.as_ref().and_then(|kept| last_said(kept));
+                    let went = went_on_in(
+                        store,
+                        lock,
+                        commits,
+                        (fork, events, base.as_deref()),
+                        (&p.id, &p.meta, p.at),
+                        meta,
+                        format,
+                        clock,
+                    )?;
+                    landed.extend(went.landed);
+                    if part == 0 {
+                        went_on_fork = Some(went.id);
+                    }
+                    continue;
+                }
+                // Nothing new said: no fork yet, only how far the file was read.
+                store.discard([&fork]);
+            }
+            if !grew && part != 0 {
                 continue;
             }
-            // Nothing new said: no fork yet, only how far the file was read.
-            store.discard([&fork]);
-        }
-        if !grew && part != 0 {
-            continue;
-        }
-        let appending = match p.appending {
-            Some(a) => a,
-            None => store.begin_append(lock, &p.id, clock)?,
-        };
-        let events = appending_len(&appending);
-        added += events;
-        match commits {
-            Commits::Into(batch) => store.batch_append(batch, appending, Some(meta)),
-            Commits::Now => {
-                let title = meta.title.clone().unwrap_or_else(|| name.clone());
-                let subject = subject::follow(&title, format.name(), events);
-                let done = store.finish_append_with(lock, appending, Some(meta), Some(subject), clock)?;
-                landed.push(done.landed);
+            let appending = match p.appending {
+                Some(a) => a,
+                None => store.begin_append(lock, &p.id, clock)?,
+            };
+            let events = appending_len(&appending);
+            added += events;
+            match commits {
+                Commits::Into(batch) => store.batch_append(batch, appending, Some(meta)),
+                Commits::Now => {
+                    let title = meta.title.clone().unwrap_or_else(|| name.clone());
+                    let subject = subject::follow(&title, format.name(), events);
+                    let done = store.finish_append_with(lock, appending, Some(meta), Some(subject), clock)?;
+                    landed.push(done.landed);
+                }
             }
         }
+        Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, went_on_in: went_on_fork, landed })
+    })();
+    if !fold {
+        return result;
     }
-    Ok(Followed::Grew { name, format, id: main_id, added, new_parts: unfollowed, landed })
+    match result {
+        Ok(Followed::Grew { name, format, id, added, new_parts, went_on_in, .. }) => {
+            let title = main_title.unwrap_or_else(|| name.clone());
+            let subject = subject::follow_subagents(&title, format.name(), added + new_parts);
+            let committed = store.commit_batch(lock, own, &subject, clock)?;
+            Ok(Followed::Grew { name, format, id, added, new_parts, went_on_in, landed: vec![committed.landed] })
+        }
+        Ok(other) => Ok(other),
+        Err(e) => {
+            store.discard_batch(&own);
+            Err(e)
+        }
+    }
 }
 
 /// A session file imported before with plain `import` is taken over, not imported twice:
@@ -1256,7 +1304,8 @@ fn session_parts(store: &Store, session: &str) -> Result<Parts> {
     for id in store.conversation_ids()? {
         let meta = store.meta(&id)?;
         // A record the session left for a fork is the fork's to follow.
-        let is_session = |r: &Value| r.get("session").and_then(Value::as_str) == Some(session) && !left(r);
+        let is_session =
+            |r: &Value| r.get("session").and_then(Value::as_str) == Some(session) && !store.left_for_a_fork(&id, r);
         if let Some(source) = meta.extra.get("source").filter(|r| is_session(r))
             && let Some(part) = source.get("part").and_then(Value::as_u64)
         {

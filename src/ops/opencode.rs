@@ -96,7 +96,7 @@ fn known(store: &Store) -> Result<HashMap<String, (String, Meta, At)>, StoreErro
         let is_session = |r: &Value| r.get("format").and_then(Value::as_str) == Some(Format::Opencode.name());
         let session = |r: &Value| r.get("session").and_then(Value::as_str).map(str::to_owned);
         // A record the session left for a fork (after a revert) is the fork's to follow.
-        let is_session = |r: &Value| is_session(r) && r.get(WENT_ON_IN).is_none();
+        let is_session = |r: &Value| is_session(r) && !store.left_for_a_fork(&id, r);
         if let Some(s) = meta.extra.get("source").filter(|r| is_session(r)).and_then(session) {
             known.insert(s, (id.clone(), meta.clone(), At::Source));
         }

@@ -25,8 +25,9 @@ use crate::event::{self, Event};
 
 const DIR: &str = "outline";
 /// Starts every record; a new record format takes a new byte (0xB5: outlines say whether
-/// the event is scaffolding; 0xB6: Claude Code's caveat is, its other `isMeta` lines not).
-const MAGIC: u8 = 0xB6;
+/// the event is scaffolding; 0xB6: Claude Code's caveat is, its other `isMeta` lines not;
+/// 0xB7: a Python traceback's error line is its exception, which a record holds).
+const MAGIC: u8 = 0xB7;
 /// Magic, blob id, payload length, checksum.
 const HEADER: usize = 1 + 20 + 4 + 8;
 

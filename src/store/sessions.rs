@@ -159,6 +159,23 @@ pub fn left(record: &Value) -> bool {
     record.get(WENT_ON_IN).is_some()
 }
 
+impl Store {
+    /// Whether the record `record` of a session in conversation `id` was left for a fork
+    /// that really continues it: the fork it names is a fork of `id` and holds a record of
+    /// the same session. A `went_on_in` arrives with a pull like any other field: naming
+    /// another conversation, or a fork without the session, it would send the session's
+    /// next capture elsewhere, or leave it no record and make it import the session's whole
+    /// history again. Such a record is followed where it is.
+    pub fn left_for_a_fork(&self, id: &str, record: &Value) -> bool {
+        let (Some(fork), Some(this)) = (record.get(WENT_ON_IN).and_then(Value::as_str), session(record)) else {
+            return false;
+        };
+        let Ok(fork) = self.meta(fork) else { return false };
+        fork.forked_from.as_ref().is_some_and(|from| from.id == id)
+            && records(&fork).iter().any(|r| session(r) == Some(this))
+    }
+}
+
 fn session(record: &Value) -> Option<&str> {
     record.get("session").and_then(Value::as_str)
 }

@@ -105,6 +105,12 @@ pub fn follow(title: &str, format: &str, events: u64) -> String {
     format!("import: \"{title}\" followed from {format} (+{})", plural(events, "event"))
 }
 
+/// `import: "fix login" followed from claude-code (+9 events in subagents' conversations)`:
+/// a follow where only subagents' conversations gained events (also those it made).
+pub fn follow_subagents(title: &str, format: &str, events: u64) -> String {
+    format!("import: \"{title}\" followed from {format} (+{} in subagents' conversations)", plural(events, "event"))
+}
+
 /// `import: "fix login (went on in codex)" followed from codex, forked from "fix login" (+4
 /// events)`: a session that carried on from an earlier point than its conversation's end,
 /// in a fork of it.

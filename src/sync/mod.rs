@@ -7,6 +7,10 @@
 //! and a clone is made without git's checkout, so a commit whose tree is not what convo
 //! writes never reaches the store's refs, index or working tree. Every `git` child runs with
 //! umask 077: packs and refs it writes are as private as the files convo writes.
+//!
+//! What git did is decided by its exit codes and porcelain output, never by its messages,
+//! which change across versions and are translated; the children whose messages convo
+//! quotes run with `LC_ALL=C`.
 
 pub mod secrets;
 
@@ -76,10 +80,12 @@ enum Stderr {
 fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
     let mut command = crate::store::git_command();
     command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
-    command.stderr(match stderr {
-        Stderr::Inherit => Stdio::inherit(),
-        Stderr::Capture => Stdio::piped(),
-    });
+    match stderr {
+        Stderr::Inherit => command.stderr(Stdio::inherit()),
+        // What convo reads of git's messages (the `fatal:` lines an error quotes) must be in
+        // the words it looks for, not the user's language; progress a person reads keeps it.
+        Stderr::Capture => command.stderr(Stdio::piped()).env("LC_ALL", "C"),
+    };
     let output = command.output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => SyncError::GitMissing(purpose),
         _ => SyncError::Git { command: args.join(" "), message: e.to_string() },
@@ -224,12 +230,17 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
             "fetch",
         )?;
         if !fetched.status.success() {
-            let text = String::from_utf8_lossy(&fetched.stderr);
-            // A remote without our branch (a new, empty hub) has nothing to bring.
-            if text.contains("couldn't find remote ref") {
+            // A remote without our branch (a new, empty hub) has nothing to bring. Asked of
+            // `ls-remote --exit-code` (2: no such ref), never read from fetch's message, which
+            // git words differently across versions, translates, and on a terminal does not
+            // let convo see. Only after a failure: asking first would cost every fetch a
+            // second connection (and a second password prompt without a credential helper).
+            let wanted = format!("refs/heads/{branch}");
+            let args = ["-c", &include, "--git-dir", &git_dir, "ls-remote", "--exit-code", &url, &wanted];
+            if git(store.root(), &args, Stderr::Capture, "fetch")?.status.code() == Some(2) {
                 return Ok(Fetched { tracking, before, after: None });
             }
-            return Err(git_failure("fetch", stderr, &text));
+            return Err(git_failure("fetch", stderr, &String::from_utf8_lossy(&fetched.stderr)));
         }
         let name = format!("refs/remotes/{remote}/{branch}");
         let tip =
@@ -463,11 +474,9 @@ pub fn push(
         let up_to_date = stdout.lines().any(|l| l.starts_with("=\t"));
         return Ok(if up_to_date { Pushed::UpToDate } else { Pushed::Updated });
     }
-    if stdout.contains("[rejected]")
-        || stdout.contains("non-fast-forward")
-        || stderr.contains("fetch first")
-        || stdout.contains("stale info")
-    {
+    // Porcelain's summaries are not translated; a rejection is always among them (git's
+    // `fetch first` advice on stderr says nothing they do not).
+    if stdout.contains("[rejected]") || stdout.contains("non-fast-forward") || stdout.contains("stale info") {
         return Err(SyncError::Rejected { remote: remote.to_owned() });
     }
     // Porcelain: `!\t<from>:<to>\t[remote rejected] (<reason>)`.

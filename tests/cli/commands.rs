@@ -225,6 +225,31 @@ fn the_first_write_creates_the_default_store() {
     insta::assert_snapshot!(listed.ok(), @"* 01KDVDNA first  0 turns  0 events  ~0 tok  2026-01-01 00:00");
 }
 
+/// The default store is made on first use, and a look is not a use: before the first write,
+/// `list` and `status` show an empty store and exit 0, other reads say the first write makes
+/// it, and none of them creates anything.
+#[test]
+fn reading_the_default_store_before_its_first_write_shows_it_empty_and_makes_none() {
+    let env = TestEnv::bare();
+    let run = |args: &[&str]| crate::common::run_command(env.command_without_store(args), "");
+    insta::assert_snapshot!(env.transcript(&run(&["list"])), @"
+    exit 0
+    --- stderr
+    hint: no conversations yet: `convo new` starts one
+    hint: `convo watch` imports your Claude Code, Codex, Gemini CLI and opencode sessions as they are written
+    hint: `convo clone URL` copies a store you keep elsewhere
+    ");
+    assert_eq!(run(&["list", "--format", "json", "--usage"]).ok(), "[]\n");
+    assert_eq!(run(&["status"]).ok(), "No active conversation.\n");
+    insta::assert_snapshot!(env.transcript(&run(&["show"])), @"
+    exit 4
+    --- stderr
+    error: no convo store at [ROOT]/home/.local/share/convo
+    hint: the first write makes it: `convo new` starts a conversation
+    ");
+    assert!(!env.home().join(".local/share/convo").exists(), "nothing was made");
+}
+
 #[test]
 fn no_active_conversation_is_an_error_with_a_hint() {
     let env = TestEnv::new();

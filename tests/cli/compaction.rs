@@ -652,3 +652,29 @@ fn placeholders_keep_each_tools_trail() {
     env.run(&["compact", "-p", "strip", "--to", "0"]).ok();
     insta::assert_snapshot!(env.run(&["show", "--compacted"]).ok());
 }
+
+/// A Python traceback's placeholder keeps the exception it ends with, not its header.
+#[test]
+fn a_python_tracebacks_placeholder_keeps_its_exception() {
+    let env = TestEnv::new();
+    env.new_conversation("python");
+    let traceback = "Exit code 1\nTraceback (most recent call last):\n  File \"/app/run.py\", line 9, in <module>\n    main()\n  File \"/app/run.py\", line 7, in main\n    port = int(config[\"port\"])\nValueError: invalid literal for int() with base 10: 'eighty'\n";
+    let jsonl = [
+        serde_json::json!({"type": "user", "content": "run it"}),
+        serde_json::json!({"type": "tool_call", "call_id": "c0", "name": "Bash", "arguments": {"command": "python run.py"}}),
+        serde_json::json!({"type": "tool_result", "call_id": "c0", "content": traceback, "is_error": true}),
+        serde_json::json!({"type": "assistant", "content": "the port is not a number"}),
+        serde_json::json!({"type": "user", "content": "fix it"}),
+    ]
+    .iter()
+    .map(|e| format!("{e}\n"))
+    .collect::<String>();
+    env.run_stdin(&["append"], &jsonl).ok();
+    env.run(&["compact", "-p", "strip", "--to", "0"]).ok();
+    let shown = env.run(&["show", "--compacted"]).ok().to_owned();
+    let placeholder = shown.lines().find(|l| l.contains("[compacted …")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        placeholder.ends_with("exit 1 — ValueError: invalid literal for int() with base 10: 'eighty'"),
+        "{placeholder}"
+    );
+}

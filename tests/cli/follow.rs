@@ -265,7 +265,7 @@ fn a_folder_imports_new_sessions_continues_grown_ones_and_skips_the_rest() {
     assert!(subjects[0].starts_with("import: 1 session from DIR (+"), "{subjects:?}");
     assert!(subjects[1].starts_with("import: 2 sessions from DIR (+"), "{subjects:?}");
     env.run(&["import", folder]).ok();
-    assert_eq!(env.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(env.git(&["rev-list", "--count", "--all"]).trim(), "2");
     // The continued conversation's log holds both commits, from its log index and from the
     // commits' own trailers alike.
     let logs = |env: &TestEnv| -> Vec<Vec<String>> {
@@ -851,7 +851,13 @@ fn a_failed_capture_is_kept_for_status_and_said_at_the_next_terminal_command() {
 }
 
 /// A Claude Code session line of `kind` (`user` or `assistant`) for the tests below.
-fn claude_line(session: &str, uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value) -> String {
+pub(crate) fn claude_line(
+    session: &str,
+    uuid: &str,
+    parent: Option<&str>,
+    kind: &str,
+    content: serde_json::Value,
+) -> String {
     serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
         "sessionId": session, "timestamp": "2026-01-01T00:00:00.000Z",
         "message": {"role": kind, "content": content}})
@@ -943,7 +949,7 @@ fn a_session_grown_by_a_line_that_makes_no_event_makes_no_commit() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{session}.jsonl"));
     let path = file.to_str().unwrap();
-    let commits = |env: &TestEnv| env.git(&["rev-list", "--count", "HEAD"]).trim().to_owned();
+    let commits = |env: &TestEnv| env.git(&["rev-list", "--count", "--all"]).trim().to_owned();
 
     let follow = |env: &TestEnv| env.run(&["import", "--follow", path]);
     let hook = |env: &TestEnv| {
@@ -981,4 +987,31 @@ fn a_session_grown_by_a_line_that_makes_no_event_makes_no_commit() {
         assert_eq!(stored(&env), stored(&once), "{way}: nothing imported twice");
         env.run(&["fsck"]).ok();
     }
+}
+
+/// A follow where only subagents' conversations gain events (a subagent's turn, read while
+/// the main conversation waits for it) makes one commit saying so, never one of "+0 events"
+/// for the main conversation beside theirs.
+#[test]
+fn a_follow_that_only_feeds_subagents_makes_one_commit_naming_them() {
+    let whole = source();
+    let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("5c0375b4.jsonl");
+    let mut written = Vec::new();
+    let mut subagents_only = 0;
+    for line in &lines {
+        written.extend_from_slice(line);
+        std::fs::write(&file, &written).unwrap();
+        let before = env.git(&["rev-list", "--count", "--all"]);
+        env.run(&["import", "--follow", file.to_str().unwrap()]).ok();
+        let commits: u32 = env.git(&["rev-list", "--count", "--all"]).trim().parse::<u32>().unwrap()
+            - before.trim().parse::<u32>().unwrap_or(0);
+        assert!(commits <= 1, "a follow of one line made {commits} commits:\n{}", env.git(&["log", "--format=%s"]));
+        subagents_only += usize::from(env.git(&["log", "-1", "--format=%s"]).contains(" in subagents' conversations)"));
+    }
+    let subjects = env.git(&["log", "--format=%s"]);
+    assert!(!subjects.contains("(+0 events)"), "{subjects}");
+    assert!(subagents_only > 0, "no follow fed only subagents:\n{subjects}");
 }

@@ -516,3 +516,111 @@ fn a_pulled_subagent_claim_does_not_choose_what_rm_removes() {
     assert!(w.b.run(&["show", &teammate, "--format", "jsonl"]).ok().contains("keep me"));
     w.b.run(&["fsck"]).ok();
 }
+
+/// The hostile edits of a session's record [`a_pulled_session_record_does_not_choose_where_the_session_goes_on`]
+/// tries: its name, and the edit of the record given the session's conversation's events
+/// and a fork of it that holds no record of the session.
+type RecordEdit = (&'static str, fn(&mut serde_json::Value, &[String], &str));
+
+/// A session's record (`source` in its conversation's `meta.json`) says where the session
+/// goes on: `tip`, `went_on_in`, and a fork's `forked_at`. Each arrives with a pull as data:
+/// a `went_on_in` naming a conversation that is not a fork of this one holding the session,
+/// or no conversation at all, is not followed (the session would import its whole history
+/// again, or go on elsewhere), and a `tip` moved back sends the next turn to a fork, never
+/// over or between the line's events. In every case the session's next turn lands once and
+/// every event before it is kept as it was.
+#[test]
+fn a_pulled_session_record_does_not_choose_where_the_session_goes_on() {
+    use crate::follow::claude_line;
+    use serde_json::{Value, json};
+    let edits: [RecordEdit; 6] = [
+        ("went_on_in another conversation", |r, _, _| r["went_on_in"] = json!("01KDVDQ4K00000000000000001")),
+        ("went_on_in no conversation", |r, _, _| r["went_on_in"] = json!("01ZZZZZZZZZZZZZZZZZZZZZZZZ")),
+        ("went_on_in a path", |r, _, _| r["went_on_in"] = json!("../../../../tmp/x")),
+        ("went_on_in not a string", |r, _, _| r["went_on_in"] = json!({"id": 42})),
+        ("went_on_in a fork without the session", |r, _, fork| r["went_on_in"] = json!(fork)),
+        ("a tip moved back", |r, events, _| r["tip"] = json!(events[0])),
+    ];
+    for (name, edit) in edits {
+        let w = World::new();
+        let dir = tempfile::tempdir().unwrap();
+        let session = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+        let file = dir.path().join(format!("{session}.jsonl"));
+        let text = |t: &str| json!([{"type": "text", "text": t}]);
+        std::fs::write(
+            &file,
+            claude_line(session, "u1", None, "user", json!("plan the release"))
+                + &claude_line(session, "a1", Some("u1"), "assistant", text("first, the changelog")),
+        )
+        .unwrap();
+        let follow = || w.b.run(&["import", "--follow", file.to_str().unwrap()]);
+        follow().ok();
+        let ids = |env: &TestEnv| -> Vec<String> {
+            let list: Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+            list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect()
+        };
+        let conversation = ids(&w.b).into_iter().find(|id| *id != w.id).unwrap();
+        let event_ids = |id: &str| -> Vec<String> {
+            let shown = w.b.run(&["show", id, "--format", "jsonl"]).ok().to_owned();
+            shown
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let before = event_ids(&conversation);
+        // A fork of the session's conversation that holds no record of the session.
+        w.b.run(&["fork", &conversation]).ok();
+        let fork = ids(&w.b).into_iter().find(|id| *id != w.id && *id != conversation).unwrap();
+        w.b.run(&["push"]).ok();
+
+        // The hub's meta.json of the conversation, edited with plumbing.
+        let tip = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
+        let tree = git_str(&w.hub, &["rev-parse", &format!("{tip}^{{tree}}")]);
+        let meta_path = format!("{tip}:{}/meta.json", conversation_dir(&conversation));
+        let mut meta: Value = serde_json::from_str(&git_str(&w.hub, &["cat-file", "blob", &meta_path])).unwrap();
+        assert_eq!(meta["source"]["session"], session, "{meta}");
+        edit(&mut meta["source"], &before, &fork);
+        meta["forked_at"] = json!("../../../../tmp/y");
+        let planted = ("100644".to_owned(), b"meta.json".to_vec(), blob(&w.hub, meta.to_string().as_bytes()));
+        let tree = with_entry(&w.hub, &tree, &["conversations", fan(&conversation), conversation.as_str()], planted);
+        w.publish(&commit(&w.hub, &tree, Some(&tip), "innocent update"));
+        w.b.run(&["pull"]).ok();
+        let conversations = ids(&w.b);
+
+        // The session goes on.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+            .write_all(
+                (claude_line(session, "u2", Some("a1"), "user", json!("now tag it"))
+                    + &claude_line(session, "a2", Some("u2"), "assistant", text("tagged v2")))
+                    .as_bytes(),
+            )
+            .unwrap();
+        let captured = follow();
+        captured.ok();
+        let now = ids(&w.b);
+        let lines = event_lines(&w.b);
+        let count = |needle: &str| lines.iter().filter(|l| l.contains(needle)).count();
+        assert_eq!(count("now tag it"), 1, "{name}: the next turn once\n{lines:#?}");
+        let after = event_ids(&conversation);
+        if name == "a tip moved back" {
+            // The turn went on in a fork from the planted tip; the line is as it was.
+            assert_eq!(after, before, "{name}");
+            assert_eq!(now.len(), conversations.len() + 1, "{name}: {}", captured.stderr);
+            assert!(
+                captured.stderr.contains("its line had gone on past the session's last turn"),
+                "{name}: {}",
+                captured.stderr
+            );
+        } else {
+            // Followed where it was: the line goes on, nothing imported a second time.
+            assert_eq!(now, conversations, "{name}: {}", captured.stderr);
+            assert_eq!(after[..before.len()], before[..], "{name}");
+            assert_eq!(after.len(), before.len() + 2, "{name}: {after:?}");
+        }
+        assert!(!Path::new("/tmp/x").exists() && !Path::new("/tmp/y").exists());
+        w.b.run(&["fsck"]).ok();
+    }
+}

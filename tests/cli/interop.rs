@@ -1259,3 +1259,31 @@ fn an_error_about_an_imported_event_names_the_files_line() {
     hint: nothing was written; --format names the format
     "#);
 }
+
+/// The HTML export's header names every model that answered, in the order of first use.
+#[test]
+fn the_html_header_names_every_model_used_in_order() {
+    let env = TestEnv::new();
+    env.new_conversation("three models");
+    let answer = |text: &str, model: &str| serde_json::json!({"type": "assistant", "content": text, "model": model});
+    let jsonl = [
+        serde_json::json!({"type": "user", "content": "plan it"}),
+        answer("a plan", "claude-opus-4-1"),
+        serde_json::json!({"type": "user", "content": "do it"}),
+        answer("done", "claude-sonnet-4-5"),
+        answer("and checked", "claude-opus-4-1"),
+        serde_json::json!({"type": "user", "content": "name it"}),
+        answer("a <name>", "gpt-5-mini<b>"),
+    ]
+    .iter()
+    .map(|e| format!("{e}\n"))
+    .collect::<String>();
+    env.run_stdin(&["append"], &jsonl).ok();
+    let html = env.run(&["export", "--format", "html"]).ok().to_owned();
+    let facts = &html[html.find("<dl class=\"facts\">").unwrap()..];
+    let facts = &facts[..facts.find("<div><dt>Turns").unwrap()];
+    assert_eq!(
+        facts,
+        "<dl class=\"facts\"><div><dt>Models</dt><dd>claude-opus-4-1 · claude-sonnet-4-5 · gpt-5-mini&lt;b&gt;</dd></div>"
+    );
+}

@@ -66,7 +66,7 @@ fn list_of_an_empty_store_hints_how_to_begin() {
     exit 0
     --- stderr
     hint: no conversations yet: `convo new` starts one
-    hint: `convo watch` imports your Claude Code, Codex and Gemini CLI sessions as they are written
+    hint: `convo watch` imports your Claude Code, Codex, Gemini CLI and opencode sessions as they are written
     hint: `convo clone URL` copies a store you keep elsewhere
     ");
     assert_eq!(env.run(&["list", "--format", "json"]).ok(), "[]\n");

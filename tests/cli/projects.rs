@@ -301,3 +301,52 @@ fn a_captured_session_its_subagent_and_a_fork_are_listed_here() {
         (Some(cwd), Some("git@example.com:team/repo.git"))
     );
 }
+
+/// The MCP server's `list_conversations` with `here` lists the conversations of the project
+/// the server runs in, as `list --here` does; a client names no path, it can only ask for
+/// the server's own.
+#[test]
+fn mcp_list_conversations_here_lists_the_servers_project() {
+    use std::io::{BufRead, BufReader, Write};
+    let World { env, project } = world();
+    let mut child = env
+        .command(&["mcp"])
+        .current_dir(project.join("src"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("convo runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str, answer: bool| -> serde_json::Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut reply = String::new();
+        if answer {
+            stdout.read_line(&mut reply).unwrap();
+        }
+        serde_json::from_str(&reply).unwrap_or_default()
+    };
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
+        true,
+    );
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
+    let mut titles = |arguments: &str| -> Vec<String> {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"list_conversations","arguments":{arguments}}}}}"#
+        );
+        let listed = ask(&call, true);
+        let rows = listed["result"]["structuredContent"]["conversations"].as_array();
+        let rows = rows.unwrap_or_else(|| panic!("{listed}"));
+        let mut titles: Vec<String> = rows.iter().map(|r| r["title"].as_str().unwrap().to_owned()).collect();
+        titles.sort();
+        titles
+    };
+    assert_eq!(titles(r#"{"here":true}"#), ["Add a --here flag", "Fix the parser"]);
+    assert_eq!(titles(r#"{"here":false}"#).len(), 5);
+    assert_eq!(titles("{}").len(), 5);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

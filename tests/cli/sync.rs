@@ -885,3 +885,83 @@ fn a_relative_remote_path_is_taken_from_the_current_directory() {
     assert!(said.contains("hint: check the URL: a path, file://"), "{said}");
     assert!(!said.contains("convo remote"), "{said}");
 }
+
+/// A git that speaks another language (its stderr rewritten, its exit codes kept, as a
+/// translated git's are): pulling from or syncing with an empty hub brings nothing and
+/// exits 0, decided by git's exit codes, and every git whose words convo reads runs in
+/// the C locale.
+#[test]
+fn an_empty_hub_brings_nothing_whatever_language_git_speaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.new_conversation("c");
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    let real =
+        String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout)
+            .unwrap();
+    let bin = a.root.join("translated-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = a.root.join("git-calls.log");
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             echo \"LC_ALL=${{LC_ALL:-}} $*\" >> '{log}'\n\
+             err=$(mktemp)\n\
+             '{real}' \"$@\" 2>\"$err\"\n\
+             code=$?\n\
+             sed -e \"s/fatal:/schwerwiegend:/\" -e \"s/couldn't find remote ref/Konnte Remote-Referenz nicht finden/\" \"$err\" >&2\n\
+             rm -f \"$err\"\n\
+             exit $code\n",
+            log = log.display(),
+            real = real.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |args: &[&str]| {
+        let mut cmd = a.command(args);
+        cmd.env("PATH", &path).env("LANG", "de_DE.UTF-8").env("LANGUAGE", "de");
+        crate::common::run_command(cmd, "")
+    };
+    let before = a.snapshot();
+    insta::assert_snapshot!(a.transcript(&run(&["pull"])), @"
+    exit 0
+    --- stderr
+    Already up to date.
+    ");
+    assert_eq!(a.snapshot(), before, "nothing was brought");
+    insta::assert_snapshot!(a.transcript(&run(&["sync"])), @"
+    exit 0
+    --- stderr
+    Synced with origin: nothing in, 1 out (0 events)
+    ");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.contains(" fetch ") && calls.contains(" ls-remote ") && calls.contains(" push "), "{calls}");
+    for call in calls.lines() {
+        assert!(call.starts_with("LC_ALL=C "), "every git convo reads runs in the C locale: {call}");
+    }
+}
+
+/// On a terminal git's messages go to the user, not to convo: an empty hub is still told
+/// by git's exit code, and a pull brings nothing with exit 0.
+#[test]
+fn an_empty_hub_brings_nothing_on_a_terminal_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    let before = a.snapshot();
+    let mut script = a.sealed("script");
+    script
+        .args(["-qec", &format!("{} --color never pull", env!("CARGO_BIN_EXE_convo")), "/dev/null"])
+        .env("CONVO_DIR", &a.store);
+    let out = crate::common::run_command(script, "");
+    let text = out.ok().replace('\r', "");
+    assert!(text.ends_with("Already up to date.\n"), "{text}");
+    assert_eq!(a.snapshot(), before, "nothing was brought");
+}

@@ -43,21 +43,34 @@ pub struct Args {
     author: Option<String>,
 }
 
-/// What an empty store's `list` suggests: the three ways conversations arrive.
-const BEGIN: [&str; 3] = [
-    "no conversations yet: `convo new` starts one",
-    "`convo watch` imports your Claude Code, Codex and Gemini CLI sessions as they are written",
-    "`convo clone URL` copies a store you keep elsewhere",
-];
+/// What an empty store's `list` suggests: the three ways conversations arrive. The agents
+/// `watch` follows are named from its registry, so a new one is never left out.
+fn begin() -> [String; 3] {
+    let titles: Vec<&str> = convo::agents::ALL.iter().map(|a| a.title()).collect();
+    let agents = match titles.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    [
+        "no conversations yet: `convo new` starts one".into(),
+        format!("`convo watch` imports your {agents} sessions as they are written"),
+        "`convo clone URL` copies a store you keep elsewhere".into(),
+    ]
+}
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let author = super::author(args.author.as_deref())?;
-    let store = ctx.open_store()?;
+    // Before its first write the default store is not there: listed as the empty store it is.
+    let store = ctx.open_store_if_made()?;
     let dir = match (args.here, args.project) {
         (true, _) => Some(std::env::current_dir()?),
         (false, dir) => dir,
     };
-    let summaries = store.summaries()?;
+    let summaries = match &store {
+        Some(store) => store.summaries()?,
+        None => Vec::new(),
+    };
     let empty = summaries.is_empty();
     // Shortest prefixes unique in the whole store, not only among those listed.
     let ids = render::ShortIds::new(summaries.iter().map(|s| s.id.clone()));
@@ -65,21 +78,25 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
         None => summaries,
     };
-    let summaries = match &author {
-        Some(author) => convo::ops::who::conversations_by(&store, summaries, author)?,
-        None => summaries,
+    let summaries = match (&author, &store) {
+        (Some(author), Some(store)) => convo::ops::who::conversations_by(store, summaries, author)?,
+        _ => summaries,
     };
     if empty {
         // A first `list` is where a new user looks; stdout stays empty for scripts.
-        for hint in BEGIN {
+        for hint in begin() {
             ctx.ui.status(&format!("hint: {hint}"));
         }
     }
-    let active = store.active()?;
+    let active = match &store {
+        Some(store) => store.active()?,
+        None => None,
+    };
     // Input, output and cache tokens together, as each conversation's events recorded them.
-    let used: Option<std::collections::HashMap<String, u64>> = match args.usage {
-        false => None,
-        true => Some(
+    let used: Option<std::collections::HashMap<String, u64>> = match (args.usage, &store) {
+        (false, _) => None,
+        (true, None) => Some(Default::default()),
+        (true, Some(store)) => Some(
             store
                 .usage_tallies()?
                 .into_iter()

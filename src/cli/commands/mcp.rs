@@ -13,6 +13,8 @@ use crate::cli::command_error::CommandError;
 /// Serve the store to agents over the Model Context Protocol (stdio)
 ///
 /// Tools: list_conversations, search, show, append, new_conversation, compact, fork, log.
+/// `list_conversations` with `here` lists the conversations of the project the server runs
+/// in (as `list --here`): start it in the agent's project.
 /// Results stay small: listings and hits are paged or limited, text comes a window at a
 /// time. Writes take the store's lock as the CLI's do, and a compaction runs your own
 /// hooks.pre_compact and hooks.post_compact. The compact tool calls no model (its summary
@@ -23,13 +25,16 @@ use crate::cli::command_error::CommandError;
 pub struct Args {}
 
 pub fn run(ctx: Ctx, _args: Args) -> Result<(), CommandError> {
-    mcp::serve_stdio(Box::new(CliHost { ctx }))?;
+    let working_dir = std::env::current_dir().ok();
+    mcp::serve_stdio(Box::new(CliHost { ctx, working_dir }))?;
     Ok(())
 }
 
-/// The server's outside world: the CLI's own store location, configuration, clock and hooks.
+/// The server's outside world: the CLI's own store location, configuration, clock, hooks
+/// and the directory it was started in.
 struct CliHost {
     ctx: Ctx,
+    working_dir: Option<std::path::PathBuf>,
 }
 
 fn failure(e: CommandError) -> Failure {
@@ -43,6 +48,10 @@ impl Host for CliHost {
 
     fn clock(&self) -> &Clock {
         &self.ctx.clock
+    }
+
+    fn working_dir(&self) -> Option<&std::path::Path> {
+        self.working_dir.as_deref()
     }
 
     fn config(&self, store: &Store, events: &[Event]) -> Result<Resolved, Failure> {

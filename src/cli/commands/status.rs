@@ -13,8 +13,13 @@ use crate::cli::command_error::CommandError;
 pub struct Args {}
 
 pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CommandError> {
-    let store = ctx.open_store()?;
     let mut out = crate::cli::ui::Output::stdout();
+    // Before its first write the default store is not there: nothing is active or failed.
+    let Some(store) = ctx.open_store_if_made()? else {
+        writeln!(out.writer(), "No active conversation.")?;
+        out.finish()?;
+        return Ok(());
+    };
     match store.active()? {
         Some(id) => {
             let title = store.meta(&id).ok().and_then(|m| m.title);

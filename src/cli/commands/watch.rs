@@ -92,8 +92,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     let events: u64 = done.conversations.iter().map(|(_, s)| s.events).sum();
                     ctx.ui.status(&format!("{}: new, {}", path.display(), plural(events, "event")));
                 }
-                Ok(Followed::Grew { added, new_parts, .. }) => {
-                    ctx.ui.status(&format!("{}: +{}", path.display(), plural(added + new_parts, "event")));
+                Ok(Followed::Grew { added, new_parts, went_on_in, .. }) => {
+                    let forked = went_on_in.map(|fork| format!(" (went on in fork {fork})")).unwrap_or_default();
+                    ctx.ui.status(&format!("{}: +{}{forked}", path.display(), plural(added + new_parts, "event")));
                 }
                 Ok(Followed::Unchanged { .. }) => {}
                 Ok(Followed::TakenOver { id, .. }) => {

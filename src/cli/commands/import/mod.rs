@@ -91,9 +91,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 ctx.ui.landed(&done.landed);
                 Ok(())
             }
-            import::Followed::Grew { name, format, id, added, new_parts, landed } => {
-                writeln!(ctx.ui.stdout(), "{id}")?;
-                ctx.ui.status(&format!("Followed {name} ({}): {} in {id}", format.name(), plural(added, "new event")));
+            import::Followed::Grew { name, format, id, added, new_parts, went_on_in, landed } => {
+                let events = plural(added, "new event");
+                match went_on_in {
+                    Some(fork) => {
+                        writeln!(ctx.ui.stdout(), "{fork}")?;
+                        ctx.ui.status(&format!(
+                            "Followed {name} ({}): {events} in {fork}, a fork of {id}: its line had gone on past the session's last turn",
+                            format.name()
+                        ));
+                    }
+                    None => {
+                        writeln!(ctx.ui.stdout(), "{id}")?;
+                        ctx.ui.status(&format!("Followed {name} ({}): {events} in {id}", format.name()));
+                    }
+                }
                 if new_parts > 0 {
                     ctx.ui.status(&format!(
                         "  {} of new subagent work, in conversations of their own",

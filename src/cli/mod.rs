@@ -104,6 +104,9 @@ pub struct Ctx {
     fail_point: Option<FailPoint>,
     /// Warnings about ignored config already printed: each is said once a run.
     warned: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// Set by a store when a commit was signed with the fallback identity, for the hint
+    /// after the command (`tell_identity`).
+    fallback_signed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Ctx {
@@ -124,7 +127,7 @@ impl Ctx {
                 e.hints = vec!["the first write makes it: `convo new` starts a conversation".into()];
                 Err(e)
             }
-            other => Ok(other?.with_fail_point(self.fail_point)),
+            other => self.prepared(other?),
         }
     }
 
@@ -135,7 +138,7 @@ impl Ctx {
         let location = self.location()?;
         match Store::open(&location.path) {
             Err(StoreError::NotAStore { .. }) if location.is_default => Ok(None),
-            other => Ok(Some(other?.with_fail_point(self.fail_point))),
+            other => Ok(Some(self.prepared(other?)?)),
         }
     }
 
@@ -146,9 +149,64 @@ impl Ctx {
             Err(StoreError::NotAStore { .. }) if location.is_default => {
                 let (store, _) = Store::init(&location.path)?;
                 self.note(&format!("Created convo store in {}", location.path.display()));
-                Ok(store.with_fail_point(self.fail_point))
+                self.tell_identity_of(&store);
+                self.prepared(store)
             }
-            other => Ok(other?.with_fail_point(self.fail_point)),
+            other => self.prepared(other?),
+        }
+    }
+
+    /// `store` with the test seam and who records through it.
+    pub fn prepared(&self, store: Store) -> Result<Store, CommandError> {
+        Ok(store.with_fail_point(self.fail_point).with_recorder(self.recorder()?))
+    }
+
+    /// The person from the user's own config (`user.name` and `user.email`, both or
+    /// neither), and the machine's name if `user.record_machine` asks for it.
+    pub fn recorder(&self) -> Result<convo::store::Recorder, CommandError> {
+        let user = config::Resolved::new(self.base_layers()?)?.config.user;
+        let person = match (user.name, user.email) {
+            (Some(name), Some(email)) => Some(convo::store::Person { name, email }),
+            _ => None,
+        };
+        let machine = user
+            .record_machine
+            .then(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+            .flatten()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty());
+        Ok(convo::store::Recorder { person, machine, fallback_signed: self.fallback_signed.clone() })
+    }
+
+    /// After a command that committed as `convo <convo@localhost>`: how to say who you are,
+    /// once a store (not with --quiet, which leaves it to the next command).
+    fn tell_identity(&self) {
+        if !self.fallback_signed.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Some(store) = self.location.as_ref().and_then(|l| Store::open(&l.path).ok()) {
+            self.tell_identity_of(&store);
+        }
+    }
+
+    /// For a store just made (`init`, `clone`, a first write) that will commit as `convo
+    /// <convo@localhost>`: how to say who you are, said then rather than at its first commit.
+    pub fn tell_identity_of(&self, store: &Store) {
+        if self.ui.quiet {
+            return;
+        }
+        // Convo's own identity first, as a commit would take it.
+        let configured = self.recorder().ok().and_then(|r| r.person).is_some();
+        if configured || store.identity().1 != convo::store::IdentitySource::Fallback {
+            return;
+        }
+        if let Ok(true) = store.identity_hint_due() {
+            self.ui.hint(&format!(
+                "commits are by {} <{}>: say who you are with `convo config set user.name \"Your Name\"` \
+                 and `convo config set user.email you@example.com` (or git's user.name and user.email)",
+                convo::store::identity::FALLBACK_NAME,
+                convo::store::identity::FALLBACK_EMAIL
+            ));
         }
     }
 
@@ -381,6 +439,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         clock: clock()?,
         fail_point: std::env::var("CONVO_TEST_FAIL_AT").ok().as_deref().and_then(FailPoint::parse),
         warned: Default::default(),
+        fallback_signed: Default::default(),
     };
     if std::env::var_os("CONVO_TEST_PANIC").is_some() {
         panic!("CONVO_TEST_PANIC is set");
@@ -429,6 +488,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
     if tells {
         ctx.tell_failed_captures();
     }
+    ctx.tell_identity();
     result
 }
 

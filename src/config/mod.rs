@@ -125,6 +125,24 @@ pub struct Config {
     /// `[prices."model"]`: what `usage` estimates cost with, over the table convo ships.
     #[serde(default)]
     pub prices: BTreeMap<String, PriceConfig>,
+    /// `[user]`: who records; read only from the user's own layers.
+    #[serde(default)]
+    pub user: UserConfig,
+}
+
+/// `[user]`: the person commits and recorded events name, over git's `user.name` and
+/// `user.email`. A [`USER_ONLY_KEYS`] key: a store's config naming everyone who pulls it
+/// would let it speak for them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+    /// Record the machine's name with each event recorded.
+    #[serde(default)]
+    pub record_machine: bool,
 }
 
 /// `[prices."model"]`: US dollars per million tokens; a field left out keeps the shipped
@@ -174,7 +192,7 @@ pub const AUTHORITY_KEYS: &[&str] = &["providers"];
 
 /// Keys read only from the user's own layers, trusted store or not: a store cannot trust
 /// itself, and a command to run (`hooks`) would run whatever whoever can push wrote.
-pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks"];
+pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks", "user"];
 
 /// Why a key from content was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

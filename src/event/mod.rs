@@ -12,6 +12,7 @@ pub mod outline;
 pub mod short;
 pub mod title;
 pub mod trail;
+pub mod who;
 pub use outline::{Outline, Shape};
 
 /// The event types input may carry (every known type but `compaction`, which only convo

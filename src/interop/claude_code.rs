@@ -259,6 +259,14 @@ pub fn parse_lines(
             }
             tip = Some(uuid.to_owned());
         }
+        // Each line says the version of Claude Code that wrote it.
+        if let Some(version) = line.get("version").filter(|v| v.as_str().is_some_and(|v| !v.is_empty())) {
+            // Not a compaction's: its fields are its record's.
+            for d in builders[index].drafts.iter_mut().skip(made).filter(|d| !matches!(d.kind, Kind::Compaction)) {
+                d.extra.entry(super::AGENT_VERSION).or_insert_with(|| version.clone());
+            }
+        }
+        let builder = &mut builders[index];
         if builder.drafts.len() >= EMIT_BATCH {
             emit.drafts(index, builder.take())?;
         }

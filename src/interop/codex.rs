@@ -176,6 +176,7 @@ pub fn parse_lines(
         Some(c) => Builder::from_checkpoint(clock, c),
         None => Builder::new(clock),
     };
+    emit.version = from.and_then(|c| c.agent_version.clone());
     let mut tokens = from.map(|c| c.tokens.clone()).unwrap_or_default();
     let mut recognised = from.is_some();
     let mut place = Place::default();
@@ -238,6 +239,7 @@ pub fn parse_lines(
             // The first one is the session's; later ones describe subagents or forks.
             "session_meta" if !seen_meta => {
                 seen_meta = true;
+                emit.version = Place::field(payload.get("cli_version")).or(emit.version.take());
                 place.cwd = Place::field(payload.get("cwd")).or(place.cwd);
                 place.branch = Place::field(payload.pointer("/git/branch"));
                 place.remote = Place::field(payload.pointer("/git/repository_url"));
@@ -285,7 +287,7 @@ pub fn parse_lines(
     if !recognised {
         return Err(InteropError::NotThisFormat("no `{timestamp, type, payload}` record"));
     }
-    let checkpoint = Some(super::Checkpoint { tokens, ..b.checkpoint() });
+    let checkpoint = Some(super::Checkpoint { tokens, agent_version: emit.version.clone(), ..b.checkpoint() });
     emit.drafts(0, b.take())?;
     Ok(Outcome {
         format: Format::Codex,

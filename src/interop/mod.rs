@@ -217,6 +217,10 @@ pub struct Checkpoint {
     /// Gemini CLI: what was imported of its latest messages.
     #[serde(default, skip_serializing_if = "gemini::State::is_empty")]
     pub gemini: gemini::State,
+    /// The agent's version as the session said it ([`AGENT_VERSION`]), for the events a
+    /// later capture reads after the record that said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
 }
 
 /// Lines of a file, read one at a time.
@@ -859,19 +863,27 @@ pub const SOURCE_LINKS: &str = "source_links";
 /// every event it makes, so a conversation that went through several agents says, event by
 /// event, whose records and tool calls are whose. `convo resume` hands an agent its own
 /// events natively and every other agent's converted ([`resume::origin`]).
-pub const AGENT: &str = "agent";
+pub const AGENT: &str = crate::event::who::AGENT;
+
+/// The key of an event's extra fields holding the version of the agent that recorded it,
+/// where its session says it (Claude Code's `version` on each line, Codex's `cli_version`,
+/// opencode's session `version`): data, as the agent claimed it.
+pub const AGENT_VERSION: &str = crate::event::who::AGENT_VERSION;
 
 /// What an agent's importer emits, each event (not a compaction record, whose fields are
 /// its own) marked with the agent ([`AGENT`]), and its scaffolding as such
 /// ([`crate::event::META`]: what the importer did not mark itself, recognised by its shape).
 pub(crate) struct Stamped<'e> {
     agent: &'static str,
+    /// The agent's version, where the session says it for the whole session: marked on
+    /// every event that does not carry its own ([`AGENT_VERSION`]).
+    pub version: Option<String>,
     inner: &'e mut dyn Emit,
 }
 
 impl<'e> Stamped<'e> {
     pub fn new(agent: resume::Agent, inner: &'e mut dyn Emit) -> Self {
-        Stamped { agent: agent.name(), inner }
+        Stamped { agent: agent.name(), version: None, inner }
     }
 }
 
@@ -879,6 +891,9 @@ impl Emit for Stamped<'_> {
     fn drafts(&mut self, conversation: usize, mut drafts: Vec<Draft>) -> Result<(), StoreError> {
         for d in drafts.iter_mut().filter(|d| !matches!(d.kind, Kind::Compaction)) {
             d.extra.entry(AGENT).or_insert_with(|| Value::String(self.agent.to_owned()));
+            if let Some(version) = &self.version {
+                d.extra.entry(AGENT_VERSION).or_insert_with(|| Value::String(version.clone()));
+            }
             if !d.extra.contains_key(crate::event::META) && crate::event::scaffolding(&d.kind, &d.extra) {
                 d.extra.insert(crate::event::META.into(), Value::Bool(true));
             }

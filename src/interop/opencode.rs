@@ -103,6 +103,8 @@ pub struct Session {
     /// Its title, unless opencode's placeholder (`New session - <time>`).
     pub title: Option<String>,
     pub directory: Option<String>,
+    /// The opencode version that made the session.
+    pub version: Option<String>,
 }
 
 impl Db {
@@ -125,14 +127,23 @@ impl Db {
 
     /// Every session, oldest first (a parent before its subagents).
     pub fn sessions(&self) -> Result<Vec<Session>, DbError> {
-        let mut stmt =
-            self.conn.prepare("SELECT id, parent_id, title, directory FROM session ORDER BY time_created, id")?;
+        // An older (or hand-made) table without `version` reads as no version.
+        let versioned: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('session') WHERE name = 'version'",
+            [],
+            |r| r.get(0),
+        )?;
+        let version = if versioned > 0 { "version" } else { "NULL" };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, parent_id, title, directory, {version} FROM session ORDER BY time_created, id"
+        ))?;
         let rows = stmt.query_map([], |r| {
             Ok(Session {
                 id: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                 parent: r.get(1)?,
                 title: r.get::<_, Option<String>>(2)?.filter(|t| !placeholder(t)),
                 directory: r.get(3)?,
+                version: r.get::<_, Option<String>>(4)?.filter(|v| !v.is_empty()),
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -231,6 +242,7 @@ fn read(
     emit: &mut dyn Emit,
 ) -> Result<(Outcome, u64), InteropError> {
     let emit = &mut super::Stamped::new(super::resume::Agent::Opencode, emit);
+    emit.version = session.version.clone();
     let kept_until = kept.map(|k| (k.last_time, k.last.clone().unwrap_or_default()));
     let mut kept_turns = 0;
     let mut r = Reader {
@@ -515,7 +527,7 @@ impl Reader<'_> {
     /// A message's events and records, in order: the message record on its first event (or,
     /// if it made none, held as a record itself, first), its usage and model there too.
     fn put(&mut self, record: Value, made: Vec<Made>, usage: Option<Usage>) {
-        let model = record.get("modelID").filter(|m| m.is_string()).cloned();
+        let mut model = record.get("modelID").filter(|m| m.is_string()).cloned();
         let mut record = Some(record);
         if !made.iter().any(|m| matches!(m, Made::Event { .. }))
             && let Some(r) = record.take()
@@ -532,9 +544,10 @@ impl Reader<'_> {
                     }
                     if let Some(u) = usage.take() {
                         extra.insert("usage".into(), serde_json::to_value(u).unwrap_or_default());
-                        if let Some(model) = &model {
-                            extra.insert("model".into(), model.clone());
-                        }
+                    }
+                    // The model as the message says it, with or without a count of tokens.
+                    if let Some(model) = model.take() {
+                        extra.insert("model".into(), model);
                     }
                     if !self.b.push_with(&mut self.report, kind, Some(&id), ts.as_deref(), extra) {
                         skip(&mut self.report, "opencode tool result of no call");

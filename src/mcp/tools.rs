@@ -136,6 +136,7 @@ pub fn search(store: &Store, now: chrono::DateTime<chrono::Utc>, p: &SearchParam
         until: when("until", &p.until)?,
         compacted: p.compacted.unwrap_or(false),
         failed: false,
+        author: None,
     };
     let ids = match &p.ids {
         Some(queries) => queries.iter().map(|q| store.resolve(q)).collect::<Result<Vec<_>, _>>()?,

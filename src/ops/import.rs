@@ -1196,7 +1196,7 @@ pub(crate) fn fork_of(store: &Store, kept: &[Event], clock: &Clock) -> std::resu
             line: i + 1,
         })
         .collect();
-    if let Err(e) = store.stage_drafts(&mut fork, drafts, clock) {
+    if let Err(e) = store.stage_copies(&mut fork, drafts, clock) {
         store.discard([&fork]);
         return Err(e);
     }

@@ -23,6 +23,7 @@ pub mod subagent_files;
 pub mod sync;
 pub mod usage;
 pub mod watch;
+pub mod who;
 
 use crate::config::{self, ConfigError, Layer, Resolved, Source};
 use crate::event::Event;

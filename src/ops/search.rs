@@ -240,6 +240,8 @@ pub struct Filter {
     pub compacted: bool,
     /// Only tool results that report an error (`is_error`).
     pub failed: bool,
+    /// Only events recorded by a person it matches.
+    pub author: Option<crate::event::who::Author>,
 }
 
 /// One line (or run of lines) of an event's text that matches.
@@ -428,6 +430,13 @@ fn search_raw(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode:
             if !filter.wants(kind_name(&outline.shape), tool, &outline.ts, is_error) {
                 continue;
             }
+            // Outlines hold no person: the line's fields are read for it.
+            if let Some(author) = &filter.author {
+                let fields: Option<serde_json::Map<String, serde_json::Value>> = serde_json::from_slice(line).ok();
+                if !fields.is_some_and(|f| author.matches_extra(&f)) {
+                    continue;
+                }
+            }
             if let Some(stored) = &pattern.stored
                 && !escapes
                 && stored.filters(&outline.shape)
@@ -538,7 +547,9 @@ fn search_view(store: &Store, id: &str, pattern: &Pattern, filter: &Filter, mode
             _ => None,
         };
         let is_error = matches!(p.event.kind, Kind::ToolResult { is_error: true, .. });
-        if !filter.wants(p.event.kind.type_name(), tool, &p.event.ts, is_error) {
+        if !filter.wants(p.event.kind.type_name(), tool, &p.event.ts, is_error)
+            || filter.author.as_ref().is_some_and(|a| !a.matches_event(&p.event))
+        {
             continue;
         }
         let Some(text) = searched_text(&p.event) else { continue };

@@ -1,6 +1,7 @@
 //! `usage`: the tokens the providers reported for a store's conversations, and what they
 //! cost by a price table (shipped as data, [`Prices::shipped`], overridable in config),
-//! grouped by day, week, month, project, model or conversation. Only counts an agent or a
+//! grouped by day, week, month, project, model, conversation, or person or agent (which the
+//! tally does not keep: the events are read for those). Only counts an agent or a
 //! provider recorded are summed (an event's `usage`); an API message spread over several
 //! events counts once, by its last ([`crate::event::usage_of`]'s rule). A model the table
 //! does not know is shown with its tokens and no cost, never a guess.
@@ -18,7 +19,7 @@ use serde::Deserialize;
 
 use super::project;
 use crate::config::PriceConfig;
-use crate::event::Usage;
+use crate::event::{Event, Usage};
 use crate::store::{DayUsage, Store, StoreError, Summary};
 
 /// US dollars per million tokens.
@@ -99,6 +100,17 @@ pub enum By {
     Project,
     Model,
     Conversation,
+    /// The person who recorded the call's event (`person`): read from the events.
+    Person,
+    /// The agent whose session the call came from (`agent`): read from the events.
+    Agent,
+}
+
+impl By {
+    /// Whether the tally (by day and model) cannot say it: the events are read.
+    fn needs_events(self) -> bool {
+        matches!(self, By::Person | By::Agent)
+    }
 }
 
 /// Which usage counts.
@@ -152,10 +164,11 @@ pub fn report(
     let projects = project::names(conversations);
     let mut groups: BTreeMap<Vec<String>, Row> = BTreeMap::new();
     let mut total = Row::default();
-    let mut add = |day: NaiveDate, model: &str, usage: &Usage, summary: &Summary| {
+    let by_events = options.by.iter().any(|b| b.needs_events());
+    let mut add = |day: NaiveDate, model: &str, usage: &Usage, summary: &Summary, event: Option<&Event>| {
         let project = projects.get(&summary.id).cloned().flatten();
         let key: Vec<String> =
-            options.by.iter().map(|by| key_of(*by, day, model, summary, project.as_deref())).collect();
+            options.by.iter().map(|by| key_of(*by, day, model, summary, project.as_deref(), event)).collect();
         let row = groups.entry(key.clone()).or_insert_with(|| Row { key, ..Row::default() });
         row.add(usage, model, prices);
         total.add(usage, model, prices);
@@ -168,7 +181,8 @@ pub fn report(
             .iter()
             .map(|d| NaiveDate::parse_from_str(&d.day, "%Y-%m-%d").ok().map(|day| (day, options.span(day), d)))
             .collect();
-        let Some(days) = days.filter(|days| days.iter().all(|(_, span, _)| *span != Span::Cut)) else {
+        let whole_days = days.filter(|days| !by_events && days.iter().all(|(_, span, _)| *span != Span::Cut));
+        let Some(days) = whole_days else {
             // Call by call, each at its own time.
             // A fork's copies of its parent's events count in the parent.
             let copied: HashSet<String> = match &summary.forked_from {
@@ -185,12 +199,12 @@ pub fn report(
                     continue;
                 }
                 let model = event.extra.get("model").and_then(serde_json::Value::as_str).unwrap_or(UNKNOWN);
-                add(at.date_naive(), model, &usage, summary);
+                add(at.date_naive(), model, &usage, summary, Some(event));
             }
             continue;
         };
         for (day, _, d) in days.into_iter().filter(|(_, span, _)| *span == Span::In) {
-            add(day, d.model.as_deref().unwrap_or(UNKNOWN), &d.usage, summary);
+            add(day, d.model.as_deref().unwrap_or(UNKNOWN), &d.usage, summary, None);
         }
     }
     Ok(Report { rows: groups.into_values().collect(), total })
@@ -223,7 +237,15 @@ impl Options {
     }
 }
 
-fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary, project: Option<&str>) -> String {
+fn key_of(
+    by: By,
+    day: NaiveDate,
+    model: &str,
+    summary: &Summary,
+    project: Option<&str>,
+    event: Option<&Event>,
+) -> String {
+    let field = |key: &str| event.and_then(|e| e.extra.get(key)?.as_str()).unwrap_or("(unknown)").to_owned();
     match by {
         By::Day => day.format("%Y-%m-%d").to_string(),
         By::Week => {
@@ -234,6 +256,8 @@ fn key_of(by: By, day: NaiveDate, model: &str, summary: &Summary, project: Optio
         By::Model => model.to_owned(),
         By::Project => project.unwrap_or("(unknown)").to_owned(),
         By::Conversation => summary.id.clone(),
+        By::Person => field(crate::event::who::PERSON),
+        By::Agent => field(crate::event::who::AGENT),
     }
 }
 

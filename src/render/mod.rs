@@ -274,6 +274,18 @@ pub fn conversation_part(
         })
         .collect();
     let turns = if labels.is_empty() { turn_numbers(events) } else { labels.iter().map(|l| l.turn).collect() };
+    // Who and what made each turn, for its heading.
+    let mut who: std::collections::HashMap<u64, crate::event::who::Who> = std::collections::HashMap::new();
+    for (event, turn) in events.iter().zip(&turns) {
+        if let Some(turn) = turn {
+            who.entry(*turn).or_default().add(event);
+        }
+    }
+    let heading = |turn: u64, event: &Event| {
+        let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
+        let by = who.get(&turn).filter(|w| !w.is_empty()).map(|w| format!(" ── {}", escape_line(&w.label())));
+        theme.paint(Style::Bold, &format!("── turn {turn} ── {time}{}", by.unwrap_or_default()))
+    };
     // Where each turn starts, for its usage line after its last event.
     let ends_turn = |i: usize| turns.get(i + 1).is_none_or(|next| *next != turns[i]);
     let mut turn_start = 0;
@@ -297,8 +309,7 @@ pub fn conversation_part(
             && let (Some(turn), Some(_)) = (turn, shown)
         {
             writeln!(out)?;
-            let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
-            writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;
+            writeln!(out, "{}", heading(turn, event))?;
         }
         let mark = match labels.get(i).map(|l| l.mark) {
             Some(Mark::Compacted) => format!(" {}", theme.paint(Style::Dim, "[compacted]")),
@@ -308,8 +319,7 @@ pub fn conversation_part(
         let role = format!("{}{mark}", theme.role(&event.kind));
         if let (true, Some(turn)) = (event.starts_turn(), turn) {
             writeln!(out)?;
-            let time = escape_line(event.ts.get(..19).unwrap_or(&event.ts)).replace('T', " ");
-            writeln!(out, "{}", theme.paint(Style::Bold, &format!("── turn {turn} ── {time}")))?;
+            writeln!(out, "{}", heading(turn, event))?;
         } else if turn.is_none() && matches!(event.kind, Kind::System { .. }) {
             writeln!(out)?;
         }
@@ -537,6 +547,9 @@ pub fn log(
         }
         writeln!(out, "Author: {}", escape_line(&entry.author))?;
         writeln!(out, "Date:   {}", git_date(&entry.date))?;
+        if !entry.who.is_empty() {
+            writeln!(out, "By:     {}", escape_line(&entry.who.label()))?;
+        }
         writeln!(out)?;
         writeln!(out, "    {}{}", subject(entry, None, theme), undone(entry, theme))?;
         if let Some(c) = counts(entry) {

@@ -143,7 +143,9 @@ impl Store {
     /// Check and add `drafts` (their `line`s name them in errors). A refused event leaves
     /// the append unusable: discard it.
     pub fn append_more(&self, a: &mut Appending, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
+        let stamp = self.stamp();
         for mut d in drafts {
+            stamp.apply(&d.kind, &mut d.extra);
             let needs_known = d.id.is_some() || matches!(d.kind, Kind::ToolCall { .. } | Kind::ToolResult { .. });
             if needs_known && a.known.is_none() {
                 let mut ids = IdSet::default();

@@ -138,6 +138,30 @@ pub struct LogEntry {
     /// Set by callers who know the compaction was later withdrawn.
     #[serde(default)]
     pub undone: bool,
+    /// Who and what made the events the commit added, set by [`attribute`]: the events
+    /// are the source, so a rewritten history (`redact`) still says it.
+    #[serde(default, flatten)]
+    pub who: crate::event::who::Who,
+}
+
+/// Name on each of `entries` (one conversation's log, newest first) who and what made the
+/// events it added: those between the count after the commit before it and its own
+/// (`counts`, one per entry: the entry's `events`, or what the caller found where the commit
+/// says none), of the conversation's `events`. `whole`: the oldest entry is the
+/// conversation's first commit (its events start at 0); else the oldest is left unnamed.
+pub fn attribute(entries: &mut [LogEntry], counts: &[Option<u64>], events: &[crate::event::Event], whole: bool) {
+    for (i, entry) in entries.iter_mut().enumerate() {
+        let before = match counts.get(i + 1) {
+            Some(before) => *before,
+            None if whole => Some(0),
+            None => None,
+        };
+        if let (Some(from), Some(Some(to))) = (before, counts.get(i))
+            && let Some(added) = events.get(from as usize..(*to as usize).min(events.len()))
+        {
+            entry.who = crate::event::who::Who::of(added);
+        }
+    }
 }
 
 impl Store {
@@ -181,6 +205,7 @@ impl Store {
             tokens: trailers.tokens,
             compaction: trailers.compaction.clone(),
             undone: false,
+            who: Default::default(),
         };
         Ok((entry, trailers, parents))
     }

@@ -58,7 +58,17 @@ impl Store {
 
     /// Add events to a staged conversation, checked like `append`'s input: unique ids, and
     /// every tool result after its call.
-    pub fn stage_drafts(&self, staged: &mut Staged, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
+    pub fn stage_drafts(&self, staged: &mut Staged, mut drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
+        let stamp = self.stamp();
+        for d in &mut drafts {
+            stamp.apply(&d.kind, &mut d.extra);
+        }
+        self.stage_copies(staged, drafts, clock)
+    }
+
+    /// [`stage_drafts`](Self::stage_drafts) for events already in the store (a fork's
+    /// copies), which keep who recorded them.
+    pub fn stage_copies(&self, staged: &mut Staged, drafts: Vec<Draft>, clock: &Clock) -> Result<()> {
         let ts = clock.timestamp();
         for d in drafts {
             match &d.kind {

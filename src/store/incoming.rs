@@ -150,6 +150,7 @@ impl Store {
             outlined: Default::default(),
             head: Default::default(),
             loose: Default::default(),
+            recorder: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }

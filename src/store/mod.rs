@@ -16,6 +16,7 @@ mod fix;
 mod fsck;
 mod gitlocks;
 mod history;
+pub mod identity;
 mod import;
 mod incoming;
 mod index_patch;
@@ -51,7 +52,8 @@ pub use captures::{Captured, FailedCapture};
 pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem};
 pub use gitlocks::GitLock;
-pub use history::{LogEntry, Trailers};
+pub use history::{LogEntry, Trailers, attribute};
+pub use identity::{IdentitySource, Person, Recorder};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
 pub use merge::{Diverged, Integrated, Retitled};
@@ -302,6 +304,8 @@ pub struct Store {
     /// Loose objects are written through one zlib state, made at the first write, with the
     /// store's loose compression level (see [`loose`]).
     loose: std::sync::Mutex<Option<(loose::LooseWriter, i32)>>,
+    /// Who records through this store (see [`identity`]).
+    recorder: identity::Recorder,
 }
 
 /// The git config key (in the repository's own `.git/config`) that makes a repository a
@@ -375,6 +379,7 @@ impl Store {
             outlined: Default::default(),
             head: Default::default(),
             loose: Default::default(),
+            recorder: Default::default(),
         })
     }
 

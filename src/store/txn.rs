@@ -317,20 +317,15 @@ impl Store {
         Ok(())
     }
 
-    /// Author and committer: the user's git identity when configured, else convo's own, so a
-    /// machine without git config can still record conversations.
+    /// Author and committer: the person ([`Store::identity`]).
     pub(super) fn signature(&self, clock: &Clock) -> gix::actor::Signature {
-        // Read the config keys directly: gix's persona lookup also works out the local time
-        // zone, which walks the whole zoneinfo database on every commit.
-        let config = self.repo.config_snapshot();
-        let name = config.string("user.name");
-        let email = config.string("user.email");
-        let (name, email) = match (name, email) {
-            (Some(name), Some(email)) => (name, email),
-            _ => ("convo".into(), "convo@localhost".into()),
-        };
+        let person = self.signing_person();
         let now = clock.now();
-        gix::actor::Signature { name, email, time: gix::date::Time { seconds: now.timestamp(), offset: 0 } }
+        gix::actor::Signature {
+            name: person.name.into(),
+            email: person.email.into(),
+            time: gix::date::Time { seconds: now.timestamp(), offset: 0 },
+        }
     }
 
     /// [`signature`](Self::signature) dated as `commit` was committed: for the commits convo

@@ -114,9 +114,11 @@ impl Store {
         let before = self.cached_stats(id)?;
         let previous = self.last_commit_of(id)?;
         let ts = clock.timestamp();
+        let stamp = self.stamp();
         let events: Vec<Event> = drafts
             .into_iter()
-            .map(|d| {
+            .map(|mut d| {
+                stamp.apply(&d.kind, &mut d.extra);
                 let id = d.id.clone().unwrap_or_else(|| clock.new_id());
                 let ts = d.ts.clone().unwrap_or_else(|| ts.clone());
                 d.into_event(id, ts)

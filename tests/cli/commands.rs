@@ -202,6 +202,11 @@ fn reading_a_missing_store_says_how_to_create_one() {
     assert!(!env.store.exists());
 }
 
+/// What a new store with no identity anywhere says once (see `who.rs`).
+const IDENTITY_HINT: &str = "hint: commits are by convo <convo@localhost>: say who you are with `convo config set \
+                             user.name \"Your Name\"` and `convo config set user.email you@example.com` (or git's \
+                             user.name and user.email)";
+
 #[test]
 fn the_first_write_creates_the_default_store() {
     let env = TestEnv::bare();
@@ -210,7 +215,11 @@ fn the_first_write_creates_the_default_store() {
     let default = env.home().join(".local/share/convo");
     assert_eq!(
         out.stderr,
-        format!("Created convo store in {}\n[{} 68351f6] new: \"first\"\n", default.display(), out.stdout.trim_end())
+        format!(
+            "Created convo store in {}\n{IDENTITY_HINT}\n[{} 68351f6] new: \"first\"\n",
+            default.display(),
+            out.stdout.trim_end()
+        )
     );
     let listed = crate::common::run_command(env.command_without_store(&["list"]), "");
     insta::assert_snapshot!(listed.ok(), @"* 01KDVDNA first  0 turns  0 events  ~0 tok  2026-01-01 00:00");

@@ -48,3 +48,4 @@ mod suite_layout;
 mod sync;
 mod titles;
 mod usage;
+mod who;

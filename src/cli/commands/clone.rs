@@ -44,5 +44,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         path.display(),
         if count == 1 { "" } else { "s" }
     ));
+    ctx.tell_identity_of(&store);
     Ok(())
 }

@@ -32,5 +32,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         let verb = if created { "Initialized empty" } else { "Reinitialized existing" };
         writeln!(ctx.ui.stdout(), "{verb} convo store in {}", root.display())?;
     }
+    ctx.tell_identity_of(&store);
     Ok(())
 }

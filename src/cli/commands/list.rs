@@ -38,6 +38,10 @@ pub struct Args {
     /// usage` has them by kind and cost)
     #[arg(long)]
     usage: bool,
+    /// Only conversations a person matching PATTERN (a regular expression, matched anywhere in
+    /// `Name <email>`) recorded an event in or committed to
+    #[arg(long, value_name = "PATTERN")]
+    author: Option<String>,
 }
 
 /// What an empty store's `list` suggests: the three ways conversations arrive. The agents
@@ -57,6 +61,7 @@ fn begin() -> [String; 3] {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let author = super::author(args.author.as_deref())?;
     // Before its first write the default store is not there: listed as the empty store it is.
     let store = ctx.open_store_if_made()?;
     let dir = match (args.here, args.project) {
@@ -74,6 +79,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let summaries = match &dir {
         Some(dir) => project::within(summaries, &project::Scope::of(dir)?),
         None => summaries,
+    };
+    let summaries = match (&author, &store) {
+        (Some(author), Some(store)) => convo::ops::who::conversations_by(store, summaries, author)?,
+        _ => summaries,
     };
     if empty {
         // A first `list` is where a new user looks; stdout stays empty for scripts.

@@ -7,7 +7,7 @@ use crate::cli::command_error::CommandError;
 /// Show the history of a conversation, newest first
 ///
 /// Each commit shows what changed and the conversation's size after it (turns, events,
-/// estimated tokens). Following the conversation's own commit chain, it costs time in
+/// estimated tokens), and (`By:`) the people, agents and models of the events it added. Following the conversation's own commit chain, it costs time in
 /// proportion to that conversation's history, not the store's. `--oneline` lines fit the
 /// terminal (or `COLUMNS`): the sizes shorten, then go, then subjects are cut.
 #[derive(clap::Args)]
@@ -24,20 +24,31 @@ pub struct Args {
     /// Every commit of the store, all conversations
     #[arg(long)]
     all: bool,
+    /// Only commits by a person matching PATTERN (a regular expression, matched anywhere in
+    /// `Name <email>`): the commit's author or who recorded an event it added
+    #[arg(long, value_name = "PATTERN")]
+    author: Option<String>,
     /// Output format; `json` is an array of commits for scripts
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
+    let author = super::author(args.author.as_deref())?;
     let store = ctx.open_store()?;
     let mut shown = None;
-    let entries = if args.all {
-        store.log_all(args.max_count)?
+    // Filtered before the count, as git does.
+    let limit = if author.is_some() { None } else { args.max_count };
+    let mut entries = if args.all {
+        store.log_all(limit)?
     } else {
         let id = store.resolve_or_active(args.id.as_deref())?;
         shown = Some(id.clone());
-        let mut entries = store.log(&id, args.max_count)?;
+        let mut entries = store.log(&id, limit)?;
+        // Only where shown or asked for: it reads the conversation's events.
+        if !args.oneline || author.is_some() {
+            convo::ops::who::attribute(&store, &id, &mut entries, limit.is_none())?;
+        }
         // Compactions withdrawn later show as undone.
         if entries.iter().any(|e| e.compaction.is_some()) {
             let events = store.events(&id)?;
@@ -49,6 +60,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         }
         entries
     };
+    if let Some(author) = &author {
+        entries.retain(|e| convo::ops::who::entry_by(e, author));
+        entries.truncate(args.max_count.unwrap_or(usize::MAX));
+    }
     match args.format {
         Format::Json => {
             let mut out = crate::cli::ui::Output::stdout();

@@ -47,6 +47,25 @@ pub fn short_hash(id: &impl std::fmt::Display) -> String {
     id.to_string().chars().take(7).collect()
 }
 
+/// An `--author` value: a regular expression matched anywhere in `Name <email>`.
+pub fn author(
+    pattern: Option<&str>,
+) -> Result<Option<convo::event::who::Author>, crate::cli::command_error::CommandError> {
+    pattern
+        .map(|p| {
+            convo::event::who::Author::new(p).map_err(|e| {
+                // regex's message draws the pattern over several lines; its last says why.
+                let message = e.to_string();
+                let why = message.lines().last().unwrap_or_default().trim_start_matches("error: ").to_owned();
+                crate::cli::command_error::CommandError::input(format!(
+                    "--author {}: not a regular expression ({why})",
+                    convo::render::escape_line(p)
+                ))
+            })
+        })
+        .transpose()
+}
+
 /// A `--since`/`--until` value (see [`convo::ops::search::parse_when`]): a time ago, a date
 /// or an RFC 3339 time.
 pub fn when(

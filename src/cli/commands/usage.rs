@@ -19,7 +19,8 @@ use crate::cli::ui::Output;
 /// and no cost (`+` marks a cost that leaves some out).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Group by: day, week, month, project, model, conversation (several: --by day,model)
+    /// Group by: day, week, month, project, model, conversation, person, agent (several: --by
+    /// day,model)
     #[arg(long, value_enum, value_delimiter = ',', default_value = "day")]
     by: Vec<ByArg>,
     /// Only what was used since: a time ago (7d, 2weeks), a date (2025-09-01) or an RFC 3339 time
@@ -44,6 +45,8 @@ enum ByArg {
     Project,
     Model,
     Conversation,
+    Person,
+    Agent,
 }
 
 impl ByArg {
@@ -55,6 +58,8 @@ impl ByArg {
             ByArg::Project => By::Project,
             ByArg::Model => By::Model,
             ByArg::Conversation => By::Conversation,
+            ByArg::Person => By::Person,
+            ByArg::Agent => By::Agent,
         }
     }
 
@@ -66,6 +71,8 @@ impl ByArg {
             ByArg::Project => "project",
             ByArg::Model => "model",
             ByArg::Conversation => "conversation",
+            ByArg::Person => "person",
+            ByArg::Agent => "agent",
         }
     }
 }

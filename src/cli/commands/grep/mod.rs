@@ -61,6 +61,10 @@ pub struct Args {
     /// Search only tool results that failed (`is_error`); without PATTERN, show them all
     #[arg(long)]
     failed: bool,
+    /// Search only events recorded by a person matching PATTERN (a regular expression,
+    /// matched anywhere in `Name <email>`)
+    #[arg(long, value_name = "PATTERN")]
+    author: Option<String>,
     /// Show N events after each hit
     #[arg(long = "after-context", short = 'A', value_name = "N", conflicts_with_all = ["list", "count"])]
     after: Option<usize>,
@@ -100,6 +104,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         until: args.until.as_deref().map(|w| when("--until", w, now)).transpose()?,
         compacted: args.compacted,
         failed: args.failed,
+        author: super::author(args.author.as_deref())?,
     };
     let store = ctx.open_store()?;
     let conversations: Vec<(String, Option<String>)> = if args.ids.is_empty() {

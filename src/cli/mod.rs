@@ -117,7 +117,17 @@ impl Ctx {
     /// The store, which must exist: reads never create one.
     pub fn open_store(&self) -> Result<Store, CommandError> {
         let location = self.location()?;
-        Ok(Store::open(&location.path)?.with_fail_point(self.fail_point))
+        Ok(Store::open(&location.path)?.with_fail_point(self.fail_point).with_durability(self.durability()?))
+    }
+
+    /// `store.fsync`, from the user's own layers only (it is a `USER_ONLY_KEYS` key, so the
+    /// store's `convo.toml` is not read for it).
+    fn durability(&self) -> Result<convo::store::Durability, CommandError> {
+        let resolved = config::Resolved::new(self.base_layers()?)?;
+        Ok(match resolved.config.store.fsync {
+            config::Fsync::Committed => convo::store::Durability::Committed,
+            config::Fsync::None => convo::store::Durability::None,
+        })
     }
 
     /// The store for a write: the default location is created on first use.
@@ -127,9 +137,9 @@ impl Ctx {
             Err(StoreError::NotAStore { .. }) if location.is_default => {
                 let (store, _) = Store::init(&location.path)?;
                 self.note(&format!("Created convo store in {}", location.path.display()));
-                Ok(store.with_fail_point(self.fail_point))
+                Ok(store.with_fail_point(self.fail_point).with_durability(self.durability()?))
             }
-            other => Ok(other?.with_fail_point(self.fail_point)),
+            other => Ok(other?.with_fail_point(self.fail_point).with_durability(self.durability()?)),
         }
     }
 

@@ -150,6 +150,8 @@ impl Store {
             outlined: Default::default(),
             head: Default::default(),
             loose: Default::default(),
+            durability: self.durability,
+            pending: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }

@@ -32,8 +32,11 @@
 //! after a power cut that kept the journal's blanking but lost the mirror's writes).
 //! `.git/convo/handovers` is synced ([`Store::add_handover`]): it is the only copy of a
 //! session's binding until its first capture. The `git` convo runs (fetch into the store,
-//! clone, gc, push) is given `core.fsync=committed` (`git_command`): its packs, loose
-//! objects and refs are then synced by git itself before it exits.
+//! clone, gc, push) is given `core.fsync=committed` with `core.fsyncMethod=fsync`
+//! (`git_command`): its packs, loose objects and refs are synced by git itself, each file
+//! before the ref that names it. git syncs no folder, so its renames are as safe as the
+//! file system's journal keeps them in order (ext4 does): the crash-state tests check the
+//! workloads where git writes (pull, redact's `gc --prune`) under that ordered model.
 //!
 //! An error from a sync (EIO, ENOSPC) fails the command with [`StoreError::Sync`]; it is
 //! never retried: after a failed fsync the kernel may have dropped the dirty pages, and a

@@ -424,7 +424,7 @@ impl Store {
 /// complete zlib stream (its checksum included, nothing after it), a header whose size is
 /// the data's, and data that hashes to `id`. A file torn inside the stream's trailer still
 /// inflates to the right data: git refuses it, so this does too.
-fn whole_object(path: &Path, id: ObjectId, hash: gix::hash::Kind) -> bool {
+pub(super) fn whole_object(path: &Path, id: ObjectId, hash: gix::hash::Kind) -> bool {
     let Ok(input) = std::fs::read(path) else { return false };
     let mut size = input.len() * 4 + 1024;
     loop {

@@ -10,7 +10,8 @@
 //! object also cost an existence check (a `stat` of the loose path and a look through the
 //! pack indices) and, for every tree, one for each entry the tree holds. convo writes
 //! objects it has just hashed and trees it has just edited, so it skips both; an object
-//! that is already there is replaced by the same bytes, which is harmless.
+//! that is already there whole is kept (`RENAME_NOREPLACE`), never renamed over: see
+//! [`place`].
 //!
 //! The writer syncs nothing itself: each object it puts in place is noted, with its folder,
 //! and the transaction syncs them all at one barrier before the branch moves (see
@@ -163,7 +164,7 @@ impl LooseWriter {
         loop {
             tries += 1;
             let temporary = self.temporary()?;
-            match std::fs::rename(&temporary, &path) {
+            match place(&temporary, &path, id, self.hash) {
                 Ok(()) => return Ok(false),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 4 => {
                     if temporary.exists() {
@@ -175,7 +176,7 @@ impl LooseWriter {
                             }
                             _ => {}
                         }
-                        if std::fs::rename(&temporary, &path).is_ok() {
+                        if place(&temporary, &path, id, self.hash).is_ok() {
                             return Ok(true);
                         }
                         let _ = std::fs::remove_file(&temporary);
@@ -215,6 +216,26 @@ impl LooseWriter {
             return Err(io(&temporary)(e));
         }
         Ok(temporary)
+    }
+}
+
+/// Rename `temporary` to `path`, object `id`, unless a whole copy of it is there already:
+/// then `temporary` goes and the copy stays. Never renamed over a good object: before the
+/// barrier syncs it, a new file renamed over an old one may reach the disk as its name
+/// without its data, and an object a commit already reached would be lost to a power cut
+/// (jj's empty objects). A torn copy (a cut's leftover, see `fsck`) is replaced.
+fn place(temporary: &Path, path: &Path, id: ObjectId, hash: gix::hash::Kind) -> std::io::Result<()> {
+    match rustix::fs::renameat_with(rustix::fs::CWD, temporary, rustix::fs::CWD, path, rustix::fs::RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::EXIST) if super::fsck::whole_object(path, id, hash) => {
+            let _ = std::fs::remove_file(temporary);
+            Ok(())
+        }
+        // Torn, or a file system without RENAME_NOREPLACE.
+        Err(rustix::io::Errno::EXIST | rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            std::fs::rename(temporary, path)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

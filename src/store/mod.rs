@@ -991,10 +991,12 @@ fn parse_meta(path: &str, bytes: &[u8]) -> Result<Meta> {
 pub fn git_command() -> std::process::Command {
     use std::os::unix::process::CommandExt as _;
     let mut command = std::process::Command::new("git");
-    // What git writes into a store (a fetch's packs and refs, a clone, a gc's packs) is on
-    // disk when it exits, whatever the user's git defaults (see `durable`); a git before
-    // 2.36 ignores the key. Cheap beside the network or a repack.
-    command.args(["-c", "core.fsync=committed", "-c", "core.fsyncMethod=batch"]);
+    // What git writes into a store (a fetch's objects and refs, a clone, a gc's packs) is on
+    // disk before git names it in a ref, whatever the user's git defaults (see `durable`);
+    // a git before 2.36 ignores the keys. Each file synced (`fsync`), not `batch`: batch
+    // syncs one dummy file and counts on the file system's journal to carry the others'
+    // data, which the crash-state tests do not grant. Cheap beside the network or a repack.
+    command.args(["-c", "core.fsync=committed", "-c", "core.fsyncMethod=fsync"]);
     // SAFETY: umask(2) is async-signal-safe and touches no memory; it only sets the
     // child's file-creation mask before exec.
     unsafe {

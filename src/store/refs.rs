@@ -140,30 +140,34 @@ impl Store {
         let (file_lock, packed_lock) = self.ref_lock_timeouts();
         let mut time = Default::default();
         let prepared = self.repo.refs.transaction().prepare([edit], file_lock, packed_lock).map_err(Edit::Refused)?;
+        // The barrier: the commit's objects, the journal and the new ref's lock file.
         if durable && lock_path.exists() {
-            durable::sync_file(lock_path).map_err(Edit::Sync)?;
+            self.note_unsynced(Some(lock_path.to_owned()), None);
         }
+        self.sync_unsynced().map_err(Edit::Sync)?;
         prepared.commit(Some(signature.to_ref(&mut time))).map_err(Edit::Refused)?;
         if durable {
-            let ref_path = git_dir.join(name);
-            if let Some(folder) = ref_path.parent() {
-                durable::sync_dir(folder).map_err(Edit::Sync)?;
+            // The rename into the ref's folder, and the reflogs (a new one's name too, and
+            // the folders made for it, up to `.git`), in one round.
+            let mut after = Vec::new();
+            if let Some(folder) = git_dir.join(name).parent() {
+                after.push((folder.to_owned(), true));
             }
             for (log, new) in reflogs.iter().zip(new_logs) {
                 if !log.exists() {
                     continue;
                 }
-                durable::sync_file(log).map_err(Edit::Sync)?;
-                // A new reflog: its name, and the folders made for it, up to `.git`.
+                after.push((log.clone(), false));
                 let mut folder = log.parent();
                 while new && let Some(dir) = folder && dir.starts_with(git_dir) {
-                    durable::sync_dir(dir).map_err(Edit::Sync)?;
+                    after.push((dir.to_owned(), true));
                     if dir == git_dir {
                         break;
                     }
                     folder = dir.parent();
                 }
             }
+            durable::in_parallel(&after).map_err(Edit::Sync)?;
         }
         Ok(())
     }

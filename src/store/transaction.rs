@@ -361,8 +361,7 @@ impl Landing<'_> {
     ) -> Result<std::result::Result<GcOutcome, StoreError>> {
         let store = self.store;
         // The barrier (see `durable`): the objects and the journal on disk before the ref
-        // names the commit.
-        store.sync_unsynced()?;
+        // names the commit, synced by `move_head` with the new ref's lock file, in one round.
         store.move_head(expected, commit, signature, subject)?;
         self.open = false;
         store.fail(FailPoint::Committed);

@@ -687,6 +687,7 @@ fn sweep(workload: &Workload, seed: u64, states: usize) -> (usize, usize, Vec<St
         })
         .collect();
     assert_eq!(acknowledged.len(), heads.len() - 1, "{}: one ref rename per commit", workload.name);
+    assert!(heads.len() > 1, "{}: the command committed nothing", workload.name);
     let expect = Expect { heads, acknowledged, branch };
     let last = expect.acknowledged.last().copied().unwrap_or(0);
     let only: Option<usize> = std::env::var("CONVO_CRASH_STATE").ok().and_then(|s| s.parse().ok());
@@ -750,6 +751,15 @@ fn history(env: &TestEnv) {
     env.run(&["append", "--tool-result", "c1", "--content", "found it"]).ok();
 }
 
+/// Three turns with tool calls: a compaction of all but the last has something to strip.
+fn turns(env: &TestEnv) {
+    history(env);
+    env.run(&["append", "--user", "second"]).ok();
+    env.run(&["append", "--tool-call", "grep", "--args", r#"{"q":"y"}"#, "--call-id", "c2"]).ok();
+    env.run(&["append", "--tool-result", "c2", "--content", "found that too, a long enough result to strip"]).ok();
+    env.run(&["append", "--user", "third"]).ok();
+}
+
 fn shared(env: &TestEnv) {
     history(env);
     let hub = crate::common::bare(&env.root, "hub");
@@ -791,8 +801,8 @@ fn workloads(fsync: &str) -> Vec<Workload<'_>> {
         },
         Workload {
             name: "compact_and_undo",
-            setup: &history,
-            command: &|env| convo_in(env, r#""$CONVO" compact --profile strip --to -1 && "$CONVO" compact --undo"#),
+            setup: &turns,
+            command: &|env| convo_in(env, r#"CONVO_NOW=2026-01-09T00:01:00Z "$CONVO" compact --profile strip --to -1 && CONVO_NOW=2026-01-09T00:02:00Z "$CONVO" compact --undo"#),
             fsync,
             ordered_names: false,
         },

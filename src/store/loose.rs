@@ -225,7 +225,13 @@ impl LooseWriter {
 /// without its data, and an object a commit already reached would be lost to a power cut
 /// (jj's empty objects). A torn copy (a cut's leftover, see `fsck`) is replaced.
 fn place(temporary: &Path, path: &Path, id: ObjectId, hash: gix::hash::Kind) -> std::io::Result<()> {
-    match rustix::fs::renameat_with(rustix::fs::CWD, temporary, rustix::fs::CWD, path, rustix::fs::RenameFlags::NOREPLACE) {
+    match rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        temporary,
+        rustix::fs::CWD,
+        path,
+        rustix::fs::RenameFlags::NOREPLACE,
+    ) {
         Ok(()) => Ok(()),
         Err(rustix::io::Errno::EXIST) if super::fsck::whole_object(path, id, hash) => {
             let _ = std::fs::remove_file(temporary);

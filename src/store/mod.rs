@@ -9,9 +9,9 @@
 mod batch;
 mod bulk;
 mod cache;
-mod durable;
 mod captures;
 mod catalogue;
+mod durable;
 mod fan_out;
 mod fix;
 mod fsck;

@@ -124,7 +124,13 @@ impl Store {
     /// gix's ref transaction (`Repository::edit_references_as`), run in its halves so that,
     /// when commits are durable, `<ref>.lock` is synced before it is renamed over the ref,
     /// and the ref's folder and the reflogs after.
-    fn edit_ref(&self, edit: RefEdit, signature: &gix::actor::Signature, name: &str, lock_path: &std::path::Path) -> std::result::Result<(), Edit> {
+    fn edit_ref(
+        &self,
+        edit: RefEdit,
+        signature: &gix::actor::Signature,
+        name: &str,
+        lock_path: &std::path::Path,
+    ) -> std::result::Result<(), Edit> {
         let git_dir = self.repo.git_dir();
         let durable = self.durable();
         let reflogs: Vec<std::path::PathBuf> = if durable {
@@ -159,7 +165,10 @@ impl Store {
                 }
                 after.push((log.clone(), false));
                 let mut folder = log.parent();
-                while new && let Some(dir) = folder && dir.starts_with(git_dir) {
+                while new
+                    && let Some(dir) = folder
+                    && dir.starts_with(git_dir)
+                {
                     after.push((dir.to_owned(), true));
                     if dir == git_dir {
                         break;

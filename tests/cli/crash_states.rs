@@ -70,18 +70,45 @@ type Inode = usize;
 #[derive(Debug, Clone)]
 enum Op {
     /// A new name for a new, empty file.
-    Create { path: PathBuf, inode: Inode },
-    Mkdir { path: PathBuf },
+    Create {
+        path: PathBuf,
+        inode: Inode,
+    },
+    Mkdir {
+        path: PathBuf,
+    },
     /// `inode`: the file renamed (`None`: a folder). A rename that survives carries its
     /// file even when the name it was created under did not.
-    Rename { from: PathBuf, to: PathBuf, inode: Option<Inode> },
-    Link { to: PathBuf, inode: Inode },
-    Unlink { path: PathBuf },
-    Rmdir { path: PathBuf },
-    Write { inode: Inode, offset: u64, bytes: Vec<u8> },
-    Truncate { inode: Inode, len: u64 },
-    SyncFile { inode: Inode },
-    SyncDir { path: PathBuf },
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        inode: Option<Inode>,
+    },
+    Link {
+        to: PathBuf,
+        inode: Inode,
+    },
+    Unlink {
+        path: PathBuf,
+    },
+    Rmdir {
+        path: PathBuf,
+    },
+    Write {
+        inode: Inode,
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+    Truncate {
+        inode: Inode,
+        len: u64,
+    },
+    SyncFile {
+        inode: Inode,
+    },
+    SyncDir {
+        path: PathBuf,
+    },
 }
 
 impl Op {
@@ -231,7 +258,8 @@ impl Trace {
             if result.starts_with('-') || result.starts_with('?') {
                 continue;
             }
-            let ret: i64 = result.split_whitespace().next().and_then(|r| r.split('<').next()?.parse().ok()).unwrap_or(0);
+            let ret: i64 =
+                result.split_whitespace().next().and_then(|r| r.split('<').next()?.parse().ok()).unwrap_or(0);
             let here = cwd.get(&pid).cloned().unwrap_or_else(|| self.root.clone());
             let strs = strings(args);
             let mut fds = fd_paths(args);
@@ -311,7 +339,11 @@ impl Trace {
                     positions.insert((pid, fd), ret as u64);
                 }
                 "ftruncate" | "truncate" => {
-                    let path = if call == "ftruncate" { fds.first().cloned() } else { strs.first().map(|s| resolve(&here, s)) };
+                    let path = if call == "ftruncate" {
+                        fds.first().cloned()
+                    } else {
+                        strs.first().map(|s| resolve(&here, s))
+                    };
                     let Some(path) = path else { continue };
                     let Some(&inode) = names.get(&normalize(&path)) else { continue };
                     let len = args.rsplit(',').next().and_then(|o| o.trim().parse().ok()).unwrap_or(0);
@@ -331,7 +363,8 @@ impl Trace {
                 }
                 "rename" | "renameat" | "renameat2" | "link" | "linkat" => {
                     let (from, to) = if call.ends_with("at") || call == "renameat2" {
-                        let (a, b) = (fds.first().cloned().unwrap_or(here.clone()), fds.get(1).cloned().unwrap_or(here.clone()));
+                        let (a, b) =
+                            (fds.first().cloned().unwrap_or(here.clone()), fds.get(1).cloned().unwrap_or(here.clone()));
                         (resolve(&a, &strs[0]), resolve(&b, &strs[1]))
                     } else {
                         (resolve(&here, &strs[0]), resolve(&here, &strs[1]))
@@ -529,7 +562,13 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn walk(root: &Path, dir: &Path, base: &mut Vec<Vec<u8>>, names: &mut BTreeMap<PathBuf, Inode>, dirs: &mut BTreeSet<PathBuf>) {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    base: &mut Vec<Vec<u8>>,
+    names: &mut BTreeMap<PathBuf, Inode>,
+    dirs: &mut BTreeSet<PathBuf>,
+) {
     dirs.insert(dir.to_owned());
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
@@ -616,7 +655,10 @@ fn check(env: &TestEnv, dir: &Path, cut: usize, expect: &Expect) -> Option<Strin
         git(&["checkout", "HEAD", "--", "."]);
         let out = fsck.output().unwrap();
         if !out.status.success() {
-            return Some(format!("convo fsck after mending the copies: {}{told}", String::from_utf8_lossy(&out.stdout)));
+            return Some(format!(
+                "convo fsck after mending the copies: {}{told}",
+                String::from_utf8_lossy(&out.stdout)
+            ));
         }
     }
     let out = git(&["fsck", "--full", "--no-dangling", "--no-progress"]);
@@ -682,7 +724,9 @@ fn sweep(workload: &Workload, seed: u64, states: usize) -> (usize, usize, Vec<St
         .enumerate()
         .filter(|(_, op)| matches!(op, Op::Rename { to, .. } if *to == ref_path))
         .map(|(i, _)| {
-            let synced = trace.ops[i..].iter().position(|op| matches!(op, Op::SyncDir { path } if Some(path.as_path()) == ref_path.parent()));
+            let synced = trace.ops[i..]
+                .iter()
+                .position(|op| matches!(op, Op::SyncDir { path } if Some(path.as_path()) == ref_path.parent()));
             i + synced.unwrap_or(0) + 1
         })
         .collect();
@@ -703,7 +747,11 @@ fn sweep(workload: &Workload, seed: u64, states: usize) -> (usize, usize, Vec<St
         let mut rng = Rng::new(seed ^ (index as u64).wrapping_mul(0x1000_0000_01b3));
         // Cuts near the end (the barrier and the ref) are drawn as often as the rest.
         let n = trace.ops.len();
-        let cut = if rng.coin() { rng.below(n as u64 + 1) as usize } else { n - rng.below((n - last.min(n)) as u64 + 8).min(n as u64) as usize };
+        let cut = if rng.coin() {
+            rng.below(n as u64 + 1) as usize
+        } else {
+            n - rng.below((n - last.min(n)) as u64 + 8).min(n as u64) as usize
+        };
         let (files, dirs) = trace.state(cut, &mut rng, workload.ordered_names);
         let mut hasher = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(&expect.acknowledged.iter().filter(|&&a| a <= cut).count(), &mut hasher);
@@ -787,8 +835,29 @@ fn redactable(env: &TestEnv) {
 
 fn workloads(fsync: &str) -> Vec<Workload<'_>> {
     vec![
-        Workload { name: "append", setup: &history, command: &|env| { let mut c = env.command(&["append", "--user", "acknowledged"]); c.env("CONVO_DIR", &env.store); (c, String::new()) }, fsync, ordered_names: false },
-        Workload { name: "burst", setup: &history, command: &|env| convo_in(env, r#"for i in 1 2 3 4 5; do CONVO_NOW="2026-01-09T00:0$i:00Z" "$CONVO" append --user "burst $i" || exit 1; done"#), fsync, ordered_names: false },
+        Workload {
+            name: "append",
+            setup: &history,
+            command: &|env| {
+                let mut c = env.command(&["append", "--user", "acknowledged"]);
+                c.env("CONVO_DIR", &env.store);
+                (c, String::new())
+            },
+            fsync,
+            ordered_names: false,
+        },
+        Workload {
+            name: "burst",
+            setup: &history,
+            command: &|env| {
+                convo_in(
+                    env,
+                    r#"for i in 1 2 3 4 5; do CONVO_NOW="2026-01-09T00:0$i:00Z" "$CONVO" append --user "burst $i" || exit 1; done"#,
+                )
+            },
+            fsync,
+            ordered_names: false,
+        },
         Workload {
             name: "import",
             setup: &history,
@@ -802,11 +871,22 @@ fn workloads(fsync: &str) -> Vec<Workload<'_>> {
         Workload {
             name: "compact_and_undo",
             setup: &turns,
-            command: &|env| convo_in(env, r#"CONVO_NOW=2026-01-09T00:01:00Z "$CONVO" compact --profile strip --to -1 && CONVO_NOW=2026-01-09T00:02:00Z "$CONVO" compact --undo"#),
+            command: &|env| {
+                convo_in(
+                    env,
+                    r#"CONVO_NOW=2026-01-09T00:01:00Z "$CONVO" compact --profile strip --to -1 && CONVO_NOW=2026-01-09T00:02:00Z "$CONVO" compact --undo"#,
+                )
+            },
             fsync,
             ordered_names: false,
         },
-        Workload { name: "pull_merge", setup: &diverged, command: &|env| convo_in(env, r#""$CONVO" pull"#), fsync, ordered_names: true },
+        Workload {
+            name: "pull_merge",
+            setup: &diverged,
+            command: &|env| convo_in(env, r#""$CONVO" pull"#),
+            fsync,
+            ordered_names: true,
+        },
         Workload {
             name: "redact_push",
             setup: &redactable,
@@ -817,7 +897,9 @@ fn workloads(fsync: &str) -> Vec<Workload<'_>> {
         Workload {
             name: "gc_beside_append",
             setup: &history,
-            command: &|env| convo_in(env, r#"git gc --quiet & "$CONVO" append --user "beside gc"; s=$?; wait; exit $s"#),
+            command: &|env| {
+                convo_in(env, r#"git gc --quiet & "$CONVO" append --user "beside gc"; s=$?; wait; exit $s"#)
+            },
             fsync,
             ordered_names: false,
         },
@@ -834,7 +916,11 @@ fn run_all(fsync: &str, states: usize) -> (Vec<String>, Vec<String>) {
         }
         let (generated, distinct, found) = sweep(&workload, 42, states);
         let model = if workload.ordered_names { "names in order" } else { "names each on its own" };
-        lines.push(format!("{} ({model}): {generated} states ({distinct} distinct), {} violations", workload.name, found.len()));
+        lines.push(format!(
+            "{} ({model}): {generated} states ({distinct} distinct), {} violations",
+            workload.name,
+            found.len()
+        ));
         eprintln!("{}", lines.last().unwrap());
         violations.extend(found);
     }

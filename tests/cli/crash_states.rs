@@ -948,7 +948,8 @@ fn without_fsync_a_power_cut_loses_acknowledged_commits() {
 #[ignore]
 fn crash_states_sweep() {
     for fsync in ["committed", "none"] {
-        let (lines, violations) = run_all(fsync, 3000);
+        let states = std::env::var("CONVO_CRASH_STATES").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
+        let (lines, violations) = run_all(fsync, states);
         eprintln!("store.fsync = {fsync}\n{}", lines.join("\n"));
         for v in violations.iter().take(5) {
             eprintln!("{v}");

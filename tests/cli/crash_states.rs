@@ -31,6 +31,10 @@
 //! `convo fsck` and a `git fsck`: ~0.3 s here); `CONVO_CRASH_STATES=N` or the ignored
 //! `crash_states_sweep` (3,000 per workload, both settings) run more.
 //!
+//! Measured when it was written (seed 42): `committed`, 40 states per workload, 280 in all
+//! (268 distinct), no violation; `none`, 15 per workload, 87 violations in 105 states, in
+//! every workload (acknowledged commits lost, refs naming empty objects).
+//!
 //! Where `git` itself writes into the store (a pull's fetch, redact's `gc --prune`), names
 //! are taken to survive in order, as ext4's journal keeps them (every change before any
 //! sync, then a prefix): git syncs files but no folder, so under the harsher model a

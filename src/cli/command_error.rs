@@ -217,6 +217,8 @@ impl From<StoreError> for CommandError {
                 error
             }
             StoreError::Io { .. } => CommandError::new(Kind::Store, message),
+            StoreError::Sync { .. } => CommandError::new(Kind::Store, message)
+                .hint("the disk reported an error: what this command wrote may not survive a power cut; check the disk (`dmesg`), then `convo fsck`"),
         }
     }
 }

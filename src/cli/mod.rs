@@ -142,6 +142,16 @@ impl Ctx {
         }
     }
 
+    /// `store.fsync`, from the user's own layers only (it is a `USER_ONLY_KEYS` key, so the
+    /// store's `convo.toml` is not read for it).
+    fn durability(&self) -> Result<convo::store::Durability, CommandError> {
+        let resolved = config::Resolved::new(self.base_layers()?)?;
+        Ok(match resolved.config.store.fsync {
+            config::Fsync::Committed => convo::store::Durability::Committed,
+            config::Fsync::None => convo::store::Durability::None,
+        })
+    }
+
     /// The store for a write: the default location is created on first use.
     pub fn open_store_for_write(&self) -> Result<Store, CommandError> {
         let location = self.location()?;
@@ -156,9 +166,9 @@ impl Ctx {
         }
     }
 
-    /// `store` with the test seam and who records through it.
+    /// `store` with the test seam, who records through it and how durably.
     pub fn prepared(&self, store: Store) -> Result<Store, CommandError> {
-        Ok(store.with_fail_point(self.fail_point).with_recorder(self.recorder()?))
+        Ok(store.with_fail_point(self.fail_point).with_recorder(self.recorder()?).with_durability(self.durability()?))
     }
 
     /// The person from the user's own config (`user.name` and `user.email`, both or

@@ -122,6 +122,9 @@ pub struct Config {
     /// `[hooks]`: commands run around a compaction; read only from the user's own layers.
     #[serde(default)]
     pub hooks: HooksConfig,
+    /// `[store]`: how the store writes; read only from the user's own layers.
+    #[serde(default)]
+    pub store: StoreConfig,
     /// `[prices."model"]`: what `usage` estimates cost with, over the table convo ships.
     #[serde(default)]
     pub prices: BTreeMap<String, PriceConfig>,
@@ -154,6 +157,27 @@ pub struct PriceConfig {
     pub output: Option<f64>,
     pub cache_read: Option<f64>,
     pub cache_write: Option<f64>,
+}
+
+/// `[store]`: how commits reach the disk. [`USER_ONLY_KEYS`]: a store's `convo.toml` is
+/// content anyone who can push wrote, and durability is the user's to give up, not a
+/// remote's to turn off for them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `committed`: a commit is on disk before it is acknowledged; `none`: nothing is synced.
+    #[serde(default = "default_of::store_fsync")]
+    pub fsync: Fsync,
+}
+
+/// `store.fsync`, as git's `core.fsync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fsync {
+    /// Every acknowledged commit survives a power cut.
+    Committed,
+    /// Nothing is synced (throwaway stores, benchmarks).
+    None,
 }
 
 /// `[hooks]`: shell commands (run with `sh -c` by the CLI) around a compaction. They run
@@ -192,7 +216,9 @@ pub const AUTHORITY_KEYS: &[&str] = &["providers"];
 
 /// Keys read only from the user's own layers, trusted store or not: a store cannot trust
 /// itself, and a command to run (`hooks`) would run whatever whoever can push wrote.
-pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks", "user"];
+/// `store.fsync` too: a pulled `convo.toml` must not turn the user's durability off (and
+/// one that asks for more than the user chose has no say over the user's disk either).
+pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks", "store.fsync", "user"];
 
 /// Why a key from content was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +269,8 @@ pub fn user_only_hint(key: &str) -> &'static str {
     let under = |prefix: &str| key == prefix || key.starts_with(&format!("{prefix}."));
     if under("trust") {
         "trust a store from your own config: `convo config trust [PATH]`"
+    } else if under("store") {
+        "how your stores reach the disk is yours to set: `convo config set --user store.fsync VALUE`"
     } else if under("hooks") {
         "hooks run commands: only your own config sets them (`convo config set --user KEY VALUE`)"
     } else {
@@ -407,7 +435,7 @@ macro_rules! defaults_from_toml {
         }
     )*};
 }
-defaults_from_toml!(CompactionConfig, AutoConfig, LlmConfig, HooksConfig);
+defaults_from_toml!(CompactionConfig, AutoConfig, LlmConfig, HooksConfig, StoreConfig);
 
 /// The values `defaults.toml` gives the keys that have a default, for serde: a key missing
 /// from a layer means the default, and no number is written twice in code.
@@ -453,6 +481,9 @@ mod default_of {
     }
     pub fn hooks_timeout_secs() -> u64 {
         value("hooks.timeout_secs")
+    }
+    pub fn store_fsync() -> super::Fsync {
+        value("store.fsync")
     }
 }
 

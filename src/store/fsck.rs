@@ -318,3 +318,130 @@ fn walk_files(dir: &Path, rel: &str, out: &mut Vec<String>, links: &mut Vec<Stri
     }
     Ok(())
 }
+
+/// What [`Store::remove_torn_objects`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TornObjects {
+    /// Unreachable objects that were empty or did not inflate to their id: removed.
+    pub removed: Vec<String>,
+    /// Torn objects a ref still reaches: the store is corrupt (see [`Store::fsck`]).
+    pub reachable: Vec<String>,
+}
+
+impl Store {
+    /// After a power cut: loose objects written but never synced may be empty or torn
+    /// under their final names (see `durable`). None is reachable from a ref that was
+    /// synced after them; such an object is removed here, under the lock, so `git fsck`
+    /// and a later write of the same object do not meet it. One a ref reaches is left and
+    /// reported: the store is corrupt (a commit made with `store.fsync = "none"`, or a
+    /// disk that lied). Objects are checked only when some object fails to read whole:
+    /// a sound store costs one inflate and hash per loose object.
+    pub fn remove_torn_objects(&self) -> Result<TornObjects> {
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        let mut torn = Vec::new();
+        let Ok(fans) = std::fs::read_dir(&objects) else { return Ok(TornObjects::default()) };
+        for fan in fans.flatten() {
+            let fan_name = fan.file_name().to_string_lossy().into_owned();
+            if fan_name.len() != 2 || !fan_name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(fan.path()) else { continue };
+            for entry in entries.flatten() {
+                let hex = format!("{fan_name}{}", entry.file_name().to_string_lossy());
+                let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else { continue };
+                if !whole_object(&entry.path(), id, self.repo.object_hash()) {
+                    torn.push((id, entry.path()));
+                }
+            }
+        }
+        if torn.is_empty() {
+            return Ok(TornObjects::default());
+        }
+        let _lock = self.lock()?;
+        let reachable = self.reachable_ids(torn.iter().map(|(id, _)| *id).collect())?;
+        let mut found = TornObjects::default();
+        for (id, path) in torn {
+            if reachable.contains(&id) {
+                found.reachable.push(id.to_string());
+            } else {
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(path)(e)),
+                    _ => found.removed.push(id.to_string()),
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Which of `wanted` any ref reaches (through commits, their trees and blobs). A walk
+    /// that meets one of `wanted` as a commit or tree does not descend into it: it cannot be
+    /// read, and it is reachable either way.
+    fn reachable_ids(&self, wanted: HashSet<ObjectId>) -> Result<HashSet<ObjectId>> {
+        let mut found = HashSet::new();
+        let mut seen: HashSet<ObjectId> = HashSet::new();
+        let mut commits: Vec<ObjectId> = Vec::new();
+        let refs = self.repo.references().map_err(git_err("list refs"))?;
+        for reference in refs.all().map_err(git_err("list refs"))?.flatten() {
+            if let Some(id) = reference.target().try_id() {
+                commits.push(id.to_owned());
+            }
+        }
+        let mut trees = Vec::new();
+        while let Some(commit) = commits.pop() {
+            if !seen.insert(commit) {
+                continue;
+            }
+            if wanted.contains(&commit) {
+                found.insert(commit);
+                continue;
+            }
+            let object = self.repo.find_object(commit).map_err(git_err(format!("read {commit}")))?;
+            let Ok(decoded) = object.try_into_commit() else { continue };
+            trees.push(decoded.tree_id().map_err(git_err(format!("read {commit}")))?.detach());
+            commits.extend(decoded.parent_ids().map(|p| p.detach()));
+        }
+        while let Some(tree) = trees.pop() {
+            if !seen.insert(tree) {
+                continue;
+            }
+            if wanted.contains(&tree) {
+                found.insert(tree);
+                continue;
+            }
+            for (_, id, is_tree) in self.tree_entries(tree)? {
+                if is_tree {
+                    trees.push(id);
+                } else if wanted.contains(&id) {
+                    found.insert(id);
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Whether the loose object file at `path` is object `id` whole, as `git fsck` checks it: one
+/// complete zlib stream (its checksum included, nothing after it), a header whose size is
+/// the data's, and data that hashes to `id`. A file torn inside the stream's trailer still
+/// inflates to the right data: git refuses it, so this does too.
+pub(super) fn whole_object(path: &Path, id: ObjectId, hash: gix::hash::Kind) -> bool {
+    let Ok(input) = std::fs::read(path) else { return false };
+    let mut size = input.len() * 4 + 1024;
+    loop {
+        let mut out = vec![0; size];
+        let mut inflate = gix_zlib::Inflate::default();
+        match inflate.once(&input, &mut out) {
+            Ok((gix_zlib::Status::StreamEnd, consumed, written)) => {
+                if consumed != input.len() {
+                    return false;
+                }
+                out.truncate(written);
+                let Ok((kind, len, header)) = gix::objs::decode::loose_header(&out) else { return false };
+                return len as usize == out.len() - header
+                    && gix::objs::compute_hash(hash, kind, &out[header..]).ok() == Some(id);
+            }
+            Ok((_, _, written)) if written == size && size < (1 << 31) => size *= 4,
+            _ => return false,
+        }
+    }
+}

@@ -151,6 +151,8 @@ impl Store {
             head: Default::default(),
             loose: Default::default(),
             recorder: Default::default(),
+            durability: self.durability,
+            pending: Default::default(),
         };
         scratch.check_incoming(tip, self.head_tree_id()?)
     }

@@ -10,10 +10,14 @@
 //! object also cost an existence check (a `stat` of the loose path and a look through the
 //! pack indices) and, for every tree, one for each entry the tree holds. convo writes
 //! objects it has just hashed and trees it has just edited, so it skips both; an object
-//! that is already there is replaced by the same bytes, which is harmless.
+//! that is already there whole is kept (`RENAME_NOREPLACE`), never renamed over: see
+//! [`place`].
 //!
-//! Nothing is synced, as with git's defaults (`core.fsyncObjectFiles` off): the rename is
-//! atomic, so an object is whole or absent.
+//! The writer syncs nothing itself: each object it puts in place is noted, with its folder,
+//! and the transaction syncs them all at one barrier before the branch moves (see
+//! [`durable`](super::durable)). Until then a power cut may leave an object empty or torn
+//! under its final name (the rename is atomic only while the machine runs): none is
+//! reachable, and `fsck` finds them.
 //!
 //! Kept over gix's writer (issue 30) for the disk it saves: gix deflates every object at
 //! `core.looseCompression` with zlib-rs, whose level 1 is `deflate_quick`, and `.git` grew
@@ -69,6 +73,7 @@ impl LooseWriter {
 
     /// Write `data` as an object of `kind`, deflated at `level`; its id.
     /// `id`: when the caller has hashed `data` already.
+    #[cfg(test)]
     pub(super) fn write(
         &mut self,
         kind: gix::objs::Kind,
@@ -76,6 +81,17 @@ impl LooseWriter {
         level: i32,
         id: Option<ObjectId>,
     ) -> Result<ObjectId, LooseError> {
+        self.write_noting(kind, data, level, id).map(|(id, _)| id)
+    }
+
+    /// [`write`](Self::write), also saying whether the object's fan folder was made for it.
+    pub(super) fn write_noting(
+        &mut self,
+        kind: gix::objs::Kind,
+        data: &[u8],
+        level: i32,
+        id: Option<ObjectId>,
+    ) -> Result<(ObjectId, bool), LooseError> {
         let id = match id {
             Some(id) => id,
             None => gix::objs::compute_hash(self.hash, kind, data)
@@ -83,8 +99,14 @@ impl LooseWriter {
         };
         let header = gix::objs::encode::loose_header(kind, data.len() as u64);
         self.deflate(kind, &header, data, level)?;
-        self.publish(id)?;
-        Ok(id)
+        let made_fan = self.publish(id)?;
+        Ok((id, made_fan))
+    }
+
+    /// Where object `id` lives.
+    pub(super) fn path_of(&self, id: ObjectId) -> PathBuf {
+        let hex = id.to_hex().to_string();
+        self.objects.join(&hex[..2]).join(&hex[2..])
     }
 
     /// `header` then `data` as one zlib stream into `self.out`.
@@ -133,8 +155,8 @@ impl LooseWriter {
     /// Put `self.out` in place as object `id`: a temporary file beside the fan folders,
     /// renamed to `xx/<rest>`. A `git gc` beside convo may remove the fan folder when it is
     /// empty (it is made again) or, with `--prune=now`, the temporary file itself (it is
-    /// written again): a few tries, then the error.
-    fn publish(&mut self, id: ObjectId) -> Result<(), LooseError> {
+    /// written again): a few tries, then the error. Whether the fan folder was made.
+    fn publish(&mut self, id: ObjectId) -> Result<bool, LooseError> {
         let hex = id.to_hex().to_string();
         let fan = self.objects.join(&hex[..2]);
         let path = fan.join(&hex[2..]);
@@ -142,8 +164,8 @@ impl LooseWriter {
         loop {
             tries += 1;
             let temporary = self.temporary()?;
-            match std::fs::rename(&temporary, &path) {
-                Ok(()) => return Ok(()),
+            match place(&temporary, &path, id, self.hash) {
+                Ok(()) => return Ok(false),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 4 => {
                     if temporary.exists() {
                         use std::os::unix::fs::DirBuilderExt;
@@ -154,8 +176,8 @@ impl LooseWriter {
                             }
                             _ => {}
                         }
-                        if std::fs::rename(&temporary, &path).is_ok() {
-                            return Ok(());
+                        if place(&temporary, &path, id, self.hash).is_ok() {
+                            return Ok(true);
                         }
                         let _ = std::fs::remove_file(&temporary);
                     }
@@ -197,6 +219,32 @@ impl LooseWriter {
     }
 }
 
+/// Rename `temporary` to `path`, object `id`, unless a whole copy of it is there already:
+/// then `temporary` goes and the copy stays. Never renamed over a good object: before the
+/// barrier syncs it, a new file renamed over an old one may reach the disk as its name
+/// without its data, and an object a commit already reached would be lost to a power cut
+/// (jj's empty objects). A torn copy (a cut's leftover, see `fsck`) is replaced.
+fn place(temporary: &Path, path: &Path, id: ObjectId, hash: gix::hash::Kind) -> std::io::Result<()> {
+    match rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        temporary,
+        rustix::fs::CWD,
+        path,
+        rustix::fs::RenameFlags::NOREPLACE,
+    ) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::EXIST) if super::fsck::whole_object(path, id, hash) => {
+            let _ = std::fs::remove_file(temporary);
+            Ok(())
+        }
+        // Torn, or a file system without RENAME_NOREPLACE.
+        Err(rustix::io::Errno::EXIST | rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            std::fs::rename(temporary, path)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl Store {
     /// Write `data` as a loose object of `kind` at the store's `core.looseCompression`.
     pub(super) fn write_loose(&self, kind: gix::objs::Kind, data: &[u8]) -> Result<ObjectId> {
@@ -231,7 +279,16 @@ impl Store {
             let source = std::io::Error::from(std::io::ErrorKind::NotFound);
             return Err(super::git_err("write object")(LooseError::Io { path: writer.objects.clone(), source }));
         }
-        writer.write(kind, data, level, known).map_err(super::git_err("write object"))
+        let (id, made_fan) = writer.write_noting(kind, data, level, known).map_err(super::git_err("write object"))?;
+        if self.durable() {
+            let path = writer.path_of(id);
+            let fan = path.parent().map(Path::to_owned);
+            if made_fan {
+                self.note_unsynced(None, Some(writer.objects.clone()));
+            }
+            self.note_unsynced(Some(path), fan);
+        }
+        Ok(id)
     }
 
     /// A tree editor on tree `id` that writes through [`write_loose`](Self::write_loose).

@@ -9,13 +9,19 @@
 //! rounds of appends, that saved 3% of an append's CPU and wall time, in a one-conversation
 //! store and a 10,000-conversation one alike: not worth a second ref writer. Like git's
 //! defaults, neither refs nor loose objects are synced to disk.
+//!
+//! Except with `store.fsync = "committed"` (see [`durable`](super::durable)): gix's
+//! transaction is then run in its two halves, and between them convo syncs the written
+//! `<ref>.lock` (a rename over the ref must never expose a file whose data is not on disk:
+//! that was jj's and Gitaly's empty ref after a reboot); after them, the ref's folder (the
+//! rename) and the reflogs gix appended to.
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::{Result, Store, StoreError, git_err};
+use super::{Result, Store, StoreError, durable, git_err};
 
 /// How often a refusal with the branch still at the expected commit is tried again (see
 /// [`Store::move_head`]): a `git pack-refs` takes milliseconds.
@@ -77,13 +83,13 @@ impl Store {
             if current != expected {
                 return Err(moved(current));
             }
-            let mut time = Default::default();
-            match self.repo.edit_references_as([edit()?], Some(signature.to_ref(&mut time))) {
-                Ok(_) => break,
+            match self.edit_ref(edit()?, signature, &name, &lock_path) {
+                Ok(()) => break,
                 // A git took the branch since step 2 (a gc packing refs): waited for as any
                 // holder is, then tried again.
-                Err(_) if lock_path.exists() => self.wait_for_branch_lock(&lock_path, started)?,
-                Err(e) => {
+                Err(Edit::Sync(e)) => return Err(e),
+                Err(Edit::Refused(_)) if lock_path.exists() => self.wait_for_branch_lock(&lock_path, started)?,
+                Err(Edit::Refused(e)) => {
                     let current = self.read_head_commit_id()?;
                     if current != expected {
                         return Err(moved(current));
@@ -104,5 +110,87 @@ impl Store {
             memo.remember_commit(Some(new));
         }
         Ok(())
+    }
+}
+
+/// Why a ref edit failed: gix refused it (a lock held, a value that moved), which the
+/// caller may wait out, or a sync failed, which it must not retry.
+enum Edit {
+    Refused(gix::Error),
+    Sync(StoreError),
+}
+
+impl Store {
+    /// gix's ref transaction (`Repository::edit_references_as`), run in its halves so that,
+    /// when commits are durable, `<ref>.lock` is synced before it is renamed over the ref,
+    /// and the ref's folder and the reflogs after.
+    fn edit_ref(
+        &self,
+        edit: RefEdit,
+        signature: &gix::actor::Signature,
+        name: &str,
+        lock_path: &std::path::Path,
+    ) -> std::result::Result<(), Edit> {
+        let git_dir = self.repo.git_dir();
+        let durable = self.durable();
+        let reflogs: Vec<std::path::PathBuf> = if durable {
+            let mut logs = vec![git_dir.join("logs/HEAD")];
+            if name != "HEAD" {
+                logs.push(git_dir.join("logs").join(name));
+            }
+            logs
+        } else {
+            Vec::new()
+        };
+        let new_logs: Vec<bool> = reflogs.iter().map(|p| !p.exists()).collect();
+        let (file_lock, packed_lock) = self.ref_lock_timeouts();
+        let mut time = Default::default();
+        let prepared = self.repo.refs.transaction().prepare([edit], file_lock, packed_lock).map_err(Edit::Refused)?;
+        // The barrier: the commit's objects, the journal and the new ref's lock file.
+        if durable && lock_path.exists() {
+            self.note_unsynced(Some(lock_path.to_owned()), None);
+        }
+        self.sync_unsynced().map_err(Edit::Sync)?;
+        prepared.commit(Some(signature.to_ref(&mut time))).map_err(Edit::Refused)?;
+        if durable {
+            // The rename into the ref's folder, and the reflogs (a new one's name too, and
+            // the folders made for it, up to `.git`), in one round.
+            let mut after = Vec::new();
+            if let Some(folder) = git_dir.join(name).parent() {
+                after.push((folder.to_owned(), true));
+            }
+            for (log, new) in reflogs.iter().zip(new_logs) {
+                if !log.exists() {
+                    continue;
+                }
+                after.push((log.clone(), false));
+                let mut folder = log.parent();
+                while new
+                    && let Some(dir) = folder
+                    && dir.starts_with(git_dir)
+                {
+                    after.push((dir.to_owned(), true));
+                    if dir == git_dir {
+                        break;
+                    }
+                    folder = dir.parent();
+                }
+            }
+            durable::in_parallel(&after).map_err(Edit::Sync)?;
+        }
+        Ok(())
+    }
+
+    /// `core.filesRefLockTimeout` and `core.packedRefsTimeout` as gix reads them (100 ms and
+    /// 1 s by default; negative: forever).
+    fn ref_lock_timeouts(&self) -> (gix::lock::acquire::Fail, gix::lock::acquire::Fail) {
+        use gix::lock::acquire::Fail;
+        let config = self.repo.config_snapshot();
+        let fail = |key: &str, default: i64| match config.integer(key).unwrap_or(default) {
+            n if n < 0 => Fail::AfterDurationWithBackoff(std::time::Duration::MAX),
+            0 => Fail::Immediately,
+            n => Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(n as u64)),
+        };
+        (fail("core.filesRefLockTimeout", 100), fail("core.packedRefsTimeout", 1000))
     }
 }

@@ -129,7 +129,8 @@ impl Rewriter<'_> {
             } else {
                 self.needles.replace(&text, self.marker)
             };
-            self.store.repo.write_blob(redacted.as_bytes()).map_err(git_err(format!("write {path}")))?.detach()
+            // convo's writer, not gix's: its objects are synced before the ref moves (`durable`).
+            self.store.write_loose(gix::objs::Kind::Blob, redacted.as_bytes())?
         };
         self.blobs.insert(id, new);
         Ok(new)
@@ -140,7 +141,7 @@ impl Rewriter<'_> {
         if let Some(new) = self.trees.get(&tree) {
             return Ok(*new);
         }
-        let mut editor = self.store.repo.edit_tree(tree).map_err(git_err("edit tree"))?;
+        let mut editor = self.store.tree_editor(tree)?;
         let mut changed = false;
         for (name, id, is_tree) in self.store.tree_entries(tree)? {
             let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
@@ -150,11 +151,11 @@ impl Rewriter<'_> {
                 (self.blob(&path, id)?, EntryKind::Blob)
             };
             if new != id {
-                editor.upsert(name.as_str(), kind, new).map_err(git_err(format!("rewrite {path}")))?;
+                editor.upsert([name.as_str()], kind, new).map_err(git_err(format!("rewrite {path}")))?;
                 changed = true;
             }
         }
-        let new = if changed { editor.write().map_err(git_err("write tree"))?.detach() } else { tree };
+        let new = if changed { self.store.write_tree_edits(&mut editor)? } else { tree };
         self.trees.insert(tree, new);
         Ok(new)
     }
@@ -299,7 +300,9 @@ impl Store {
                 // A signature would not match the new content: dropped with the rest.
                 extra_headers: Vec::new(),
             };
-            let id = self.repo.write_object(&new).map_err(git_err("write commit"))?.detach();
+            let mut bytes = Vec::new();
+            gix::objs::WriteTo::write_to(&new, &mut bytes).map_err(super::io_err("commit"))?;
+            let id = self.write_loose(gix::objs::Kind::Commit, &bytes)?;
             map.insert(*commit, id);
         }
         let files = rewriter.blobs.iter().filter(|(old, new)| old != new).count();

@@ -111,7 +111,9 @@ impl Store {
         }
         let dir = self.state_dir();
         create_private_dir(&dir)?;
-        super::txn::write_private_file(&dir, &self.handovers_path(), text.as_bytes())
+        // The only copy of a session's binding until its first capture: an acknowledged
+        // hand-over survives a power cut (see `durable`).
+        super::txn::write_private_file_as(&dir, &self.handovers_path(), text.as_bytes(), self.durable())
     }
 }
 

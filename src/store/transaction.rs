@@ -26,7 +26,9 @@
 //! 4. the objects: blobs, the edited trees ([`Store::tree_editor`]) and the commit, every
 //!    commit object built by [`Store::write_commit_object`], all written again if a
 //!    concurrent `git gc` took an object folder ([`Store::gc_proof`]);
-//! 5. the branch moves by compare-and-swap ([`Store::move_head`]): **the commit point**.
+//! 5. with `store.fsync = "committed"`, the objects written and the journal are synced to
+//!    disk (one batch, see [`durable`](super::durable)); then the branch moves by
+//!    compare-and-swap ([`Store::move_head`], which syncs the ref): **the commit point**.
 //!    A transaction that stops before it blanks the journal: nothing to mirror;
 //! 6. the working tree and index mirror the changed paths, from the changes in hand or,
 //!    for a commit made elsewhere, from HEAD; the journal is blanked; `git gc --auto` runs
@@ -358,6 +360,8 @@ impl Landing<'_> {
         mirror: impl FnOnce() -> Result<()>,
     ) -> Result<std::result::Result<GcOutcome, StoreError>> {
         let store = self.store;
+        // The barrier (see `durable`): the objects and the journal on disk before the ref
+        // names the commit, synced by `move_head` with the new ref's lock file, in one round.
         store.move_head(expected, commit, signature, subject)?;
         self.open = false;
         store.fail(FailPoint::Committed);
@@ -385,7 +389,11 @@ impl Store {
     /// Step 3: name `paths` in the journal before the commit writes anything (`carried`
     /// among them: a lagging commit's, which a commit that does not land leaves there).
     fn begin_landing(&self, paths: Vec<String>, carried: Vec<String>) -> Result<Landing<'_>> {
+        let journal = self.journal_path();
+        let new = self.durable() && !journal.exists();
         self.write_journal(&paths)?;
+        // Synced at the barrier before the ref moves, with the objects (see `durable`).
+        self.note_unsynced(Some(journal), new.then(|| self.state_dir()));
         self.fail(FailPoint::Journal);
         Ok(Landing { store: self, carried, open: true })
     }

@@ -862,6 +862,13 @@ fn journal_err(path: &Path, e: std::io::Error) -> StoreError {
 /// Write `bytes` to `target` through a temporary file in `state_dir` and a rename, so readers
 /// see the old file or the new one, never a torn one.
 pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) -> Result<()> {
+    write_private_file_as(state_dir, target, bytes, false)
+}
+
+/// [`write_private_file`], on disk when it returns when `durable` (see `durable`): the new
+/// file's data is synced before it is renamed over the old (else a power cut could keep the
+/// rename and lose both contents), and its folder after.
+pub(crate) fn write_private_file_as(state_dir: &Path, target: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let tmp_dir = state_dir.join("tmp");
     create_private_dir(&tmp_dir)?;
     let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -869,8 +876,15 @@ pub(crate) fn write_private_file(state_dir: &Path, target: &Path, bytes: &[u8]) 
     let mut file = private_options().write(true).truncate(true).open(&tmp).map_err(io_err(&tmp))?;
     preallocate(&file, bytes.len());
     file.write_all(bytes).map_err(io_err(&tmp))?;
+    if durable {
+        file.sync_data().map_err(|source| StoreError::Sync { path: tmp.clone(), source })?;
+    }
     drop(file);
-    std::fs::rename(&tmp, target).map_err(io_err(target))
+    std::fs::rename(&tmp, target).map_err(io_err(target))?;
+    if durable && let Some(folder) = target.parent() {
+        super::durable::sync_dir(folder)?;
+    }
+    Ok(())
 }
 
 /// ext4 flushes a file's delayed-allocation data to disk when it is renamed over another

@@ -15,6 +15,7 @@ mod beside_git;
 mod catalogue;
 mod commands;
 mod compaction;
+mod crash_states;
 mod docs;
 mod fan_out;
 mod fixing_mistakes;

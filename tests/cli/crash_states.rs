@@ -941,6 +941,46 @@ fn without_fsync_a_power_cut_loses_acknowledged_commits() {
     assert!(!violations.is_empty(), "store.fsync = none survived every cut: the simulator sees nothing");
 }
 
+/// A hand-over (`convo resume`) makes no commit: the session's binding waits in
+/// `.git/convo/handovers`, its only copy until the session's first capture. Once `resume`
+/// has returned, every state a power cut can leave holds it whole; with `store.fsync =
+/// "none"` some lose it (the proof this test sees anything), and the session's first capture
+/// would then import its history as a new conversation.
+#[test]
+fn an_acknowledged_hand_over_survives_a_power_cut() {
+    for (fsync, durable) in [("committed", true), ("none", false)] {
+        let env = TestEnv::new();
+        let config = env.home().join(".config/convo");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("config.toml"), format!("[store]\nfsync = \"{fsync}\"\n")).unwrap();
+        env.new_conversation("handed over");
+        env.run(&["append", "--user", "carry this on"]).ok();
+        let project = env.root.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut command = env.command(&["resume", "--in", "codex"]);
+        command.current_dir(&project);
+        let trace = Trace::record(&env, command, "");
+        let path = env.store.join(".git/convo/handovers");
+        let written = std::fs::read(&path).unwrap();
+        assert!(!written.is_empty(), "resume kept no hand-over");
+        let mut lost = 0;
+        let states = 40;
+        for index in 0..states {
+            let mut rng = Rng::new(7 ^ (index as u64).wrapping_mul(0x1000_0000_01b3));
+            // Cut after the command returned: it had acknowledged the hand-over.
+            let (files, _) = trace.state(trace.ops.len(), &mut rng, false);
+            if files.get(&path) != Some(&written) {
+                lost += 1;
+            }
+        }
+        if durable {
+            assert_eq!(lost, 0, "store.fsync = {fsync}: {lost} of {states} power cuts lost an acknowledged hand-over");
+        } else {
+            assert!(lost > 0, "store.fsync = {fsync}: no power cut lost the hand-over: the model sees nothing");
+        }
+    }
+}
+
 /// The bigger sweep: `cargo test --test cli crash_states_sweep -- --ignored --nocapture`.
 #[test]
 #[ignore]

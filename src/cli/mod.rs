@@ -144,12 +144,11 @@ impl Ctx {
 
     /// `store.fsync`, from the user's own layers only (it is a `USER_ONLY_KEYS` key, so the
     /// store's `convo.toml` is not read for it).
-    fn durability(&self) -> Result<convo::store::Durability, CommandError> {
-        let resolved = config::Resolved::new(self.base_layers()?)?;
-        Ok(match resolved.config.store.fsync {
+    fn durability(store: &config::StoreConfig) -> convo::store::Durability {
+        match store.fsync {
             config::Fsync::Committed => convo::store::Durability::Committed,
             config::Fsync::None => convo::store::Durability::None,
-        })
+        }
     }
 
     /// The store for a write: the default location is created on first use.
@@ -167,14 +166,23 @@ impl Ctx {
     }
 
     /// `store` with the test seam, who records through it and how durably.
+    /// The user's own layers are resolved once for both.
     pub fn prepared(&self, store: Store) -> Result<Store, CommandError> {
-        Ok(store.with_fail_point(self.fail_point).with_recorder(self.recorder()?).with_durability(self.durability()?))
+        let config = config::Resolved::new(self.base_layers()?)?.config;
+        let durability = Self::durability(&config.store);
+        Ok(store
+            .with_fail_point(self.fail_point)
+            .with_recorder(self.recorder_of(config.user))
+            .with_durability(durability))
     }
 
     /// The person from the user's own config (`user.name` and `user.email`, both or
     /// neither), and the machine's name if `user.record_machine` asks for it.
     pub fn recorder(&self) -> Result<convo::store::Recorder, CommandError> {
-        let user = config::Resolved::new(self.base_layers()?)?.config.user;
+        Ok(self.recorder_of(config::Resolved::new(self.base_layers()?)?.config.user))
+    }
+
+    fn recorder_of(&self, user: config::UserConfig) -> convo::store::Recorder {
         let person = match (user.name, user.email) {
             (Some(name), Some(email)) => Some(convo::store::Person { name, email }),
             _ => None,
@@ -185,7 +193,7 @@ impl Ctx {
             .flatten()
             .map(|h| h.trim().to_owned())
             .filter(|h| !h.is_empty());
-        Ok(convo::store::Recorder { person, machine, fallback_signed: self.fallback_signed.clone() })
+        convo::store::Recorder { person, machine, fallback_signed: self.fallback_signed.clone() }
     }
 
     /// After a command that committed as `convo <convo@localhost>`: how to say who you are,

@@ -45,6 +45,23 @@ const MAX_DEPTH: usize = 4;
 /// `max_tokens` by the chars/4 estimate where that is possible at all: the header and the
 /// line counting what was left out are always written.
 pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    bounded(events, turns, max_tokens, (MAX_FILES, MAX_COMMANDS))
+}
+
+/// [`digest`] for a budget that may leave it more room than `max_summary_tokens`: every
+/// file and command of each turn listed when that fits `max_tokens` whole (a one-turn agent
+/// session runs dozens of commands, and a list cut at eight loses the rest of its trail),
+/// else the digest as usual.
+pub fn fitted(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    let whole = bounded(events, turns, u64::MAX, (usize::MAX, usize::MAX));
+    if tokens(whole.chars().count() as u64) <= max_tokens {
+        return whole;
+    }
+    digest(events, turns, max_tokens)
+}
+
+/// The digest with at most `lists` (files, commands) named per turn and kind.
+fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usize, usize)) -> String {
     let notes = notes(events, turns);
     let header = match (notes.first(), notes.last()) {
         (Some(first), Some(last)) if first.turn == last.turn => {
@@ -55,7 +72,7 @@ pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> Strin
         }
         _ => "Digest (written by convo, no model): no turns".to_owned(),
     };
-    let lines: Vec<String> = notes.iter().map(TurnNote::render).collect();
+    let lines: Vec<String> = notes.iter().map(|n| n.render(lists)).collect();
 
     // Each line costs its characters and a newline. Drop from the front until the whole text
     // (header, the `left out` line when there is one, the lines kept) fits the budget.
@@ -263,7 +280,7 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
 }
 
 impl TurnNote {
-    fn render(&self) -> String {
+    fn render(&self, (max_files, max_commands): (usize, usize)) -> String {
         let mut parts = Vec::new();
         if let Some(asked) = &self.asked {
             parts.push(format!("asked \"{asked}\""));
@@ -274,12 +291,12 @@ impl TurnNote {
         }
         for (label, files) in USE_LABELS.iter().zip(&self.files) {
             if !files.is_empty() {
-                parts.push(format!("{label}: {}", listed(files, MAX_FILES)));
+                parts.push(format!("{label}: {}", listed(files, max_files)));
             }
         }
         if !self.commands.is_empty() {
             let ran: Vec<String> = self.commands.iter().map(|(c, o, failed)| ran(c, o.as_ref(), *failed)).collect();
-            parts.push(format!("ran: {}", listed(&ran, MAX_COMMANDS)));
+            parts.push(format!("ran: {}", listed(&ran, max_commands)));
         }
         if !self.errors.is_empty() {
             let errors: Vec<String> = self.errors.iter().map(|(what, line)| format!("`{what}`: {line}")).collect();

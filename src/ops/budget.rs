@@ -29,9 +29,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::compaction::{ReasoningPolicy, Summary, ToolCallPolicy};
+use crate::compaction::{ReasoningPolicy, Record, Summary, ToolCallPolicy};
 use crate::config::Config;
 use crate::event::Shape;
+use crate::event::trail::{self, Trail};
 use crate::ops::plan::{self, Choice, Conversation, PlanError, Policies, Prepared, Request};
 use crate::projection::{self, Estimate};
 use crate::store::subject::thousands;
@@ -200,6 +201,7 @@ pub fn climb(
     let levels = levels(conversation, config, request, profile);
     let mut rungs: Vec<Rung> = Vec::new();
     let mut closest: Option<(Rung, Option<String>)> = None;
+    let mut fallbacks: Vec<(Rung, Option<String>)> = Vec::new();
     for (depth, level) in levels.iter().enumerate() {
         let mut found = None;
         for &step in level.steps {
@@ -212,6 +214,7 @@ pub fn climb(
             if step == Step::Summary && level.keep.is_some_and(|k| covers(conversation, &full, k)) {
                 continue;
             }
+            let cut = step == Step::Summary && !fits(&full);
             let full = match (step, fits(&full)) {
                 // A digest that does not fit whole keeps what the rest of the view leaves.
                 (Step::Summary, false) if full.prepared.pending.is_none() => {
@@ -222,9 +225,15 @@ pub fn climb(
             if closest.as_ref().is_none_or(|(c, _)| full.estimate.after < c.estimate.after) {
                 closest = Some((full.clone(), level.gave_up.clone()));
             }
-            let fitting = fits(&full) || (step == Step::Summary && full.estimate.after <= budget);
+            let fitting = fits(&full) && !cut;
             if depth == 0 {
                 rungs.push(full.clone());
+            }
+            // A summary that fits only cut short (a digest losing its oldest lines, a model
+            // summary with less room than `max_summary_tokens`) loses trail that a smaller
+            // tail might keep: the tail is given up first, and this is the last resort.
+            if !fitting && step == Step::Summary && full.estimate.after <= budget {
+                fallbacks.push((full.clone(), level.gave_up.clone()));
             }
             if fitting && found.is_none() {
                 found = Some(full);
@@ -237,6 +246,17 @@ pub fn climb(
             let choice = oldest_needed(conversation, &attempt, &level.request, full, &fits)?;
             return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
+    }
+    // Of those, the one that keeps the most trail; the least tail given up among equals.
+    let mut best: Option<(usize, Rung, Option<String>)> = None;
+    for (rung, gave_up) in fallbacks {
+        let kept = trail_kept(conversation, &rung, (id, ts))?;
+        if best.as_ref().is_none_or(|(k, _, _)| kept > *k) {
+            best = Some((kept, rung, gave_up));
+        }
+    }
+    if let Some((_, choice, gave_up)) = best {
+        return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up });
     }
     match closest {
         Some((choice, gave_up)) if choice.estimate.after < tokens_now => {
@@ -254,6 +274,20 @@ pub fn climb(
 /// One step placed and estimated for a request, a digest bounded by the tokens given;
 /// `None` when the request's bounds leave nothing in range.
 type Attempt<'a> = dyn Fn(Step, &Request, Option<u64>) -> Result<Option<Rung>, PlanError> + 'a;
+
+/// How many items of the conversation's trail (paths, commands, errors, commits) the view
+/// shows with `rung` applied; 0 without the events' text.
+fn trail_kept(conversation: Conversation, rung: &Rung, (id, ts): (&str, &str)) -> Result<usize, PlanError> {
+    let Some(events) = conversation.events else { return Ok(0) };
+    let view = |events: &[crate::event::Event]| -> Result<Vec<crate::event::Event>, PlanError> {
+        Ok(projection::project(events)?.into_iter().map(|p| p.event).collect())
+    };
+    let trail = Trail::of(&view(events)?);
+    let mut with = events.to_vec();
+    with.push(Record::Apply(rung.prepared.compaction.clone()).to_draft().into_event(id.into(), ts.into()));
+    let missing = trail.missing_from(&trail::text_of(&view(&with)?)).len();
+    Ok(trail.items.len() - missing)
+}
 
 /// Whether `rung`'s range holds the raw event at `index`.
 fn covers(conversation: Conversation, rung: &Rung, index: usize) -> bool {
@@ -329,6 +363,8 @@ fn levels(
     // ends before the call, and a summary may not swallow the message (the other steps leave
     // user text alone).
     let last_user = outlines.iter().rposition(|o| o.starts_turn());
+    // In a one-turn session the configured range already holds the only user message.
+    let first_user = outlines.iter().position(|o| o.starts_turn());
     let last_call = outlines.iter().rposition(|o| matches!(o.shape, Shape::ToolCall { .. }));
     let Some(limit) = last_call.or(last_user).and_then(|i| i.checked_sub(1)) else {
         return levels;
@@ -338,7 +374,7 @@ fn levels(
         request: Request { end_by: Some(limit), ..request },
         gave_up: Some(gave_up),
         steps,
-        keep: last_user,
+        keep: last_user.filter(|u| Some(*u) != first_user),
     };
     let kept_calls = profile.keep_recent_tools.filter(|t| calls > *t && *t > 0);
     let keep_last = config.compaction.keep_last;

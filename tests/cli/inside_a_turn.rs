@@ -518,6 +518,39 @@ fn a_budget_gives_up_the_protected_tail_only_when_it_must_and_says_so() {
     insta::assert_snapshot!(env.git(&["log", "-1", "--format=%s"]), @r#"compact: "tail" turns 0-0 [strip tool calls, over 50 bytes] ~3,044 -> 594 tokens (budget: gave up the last 5 tool calls kept whole: only 1)"#);
 }
 
+/// The digest a budget chooses takes what the rest of the view leaves of the budget, not
+/// `compaction.max_summary_tokens` (which bounds a model's summary), and names every command
+/// when that fits.
+#[test]
+fn a_budget_digest_takes_the_room_the_budget_leaves() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 30);
+    let args =
+        ["--config", "compaction.max_summary_tokens=20", "compact", "--budget", "800", "--keep-recent-tools", "1"];
+    let out = env.run(&[&args[..], &["--dry-run"]].concat());
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Budget 800 tokens; the view is ~15,399 now
+      step             after  policies
+      truncate        ~8,293  [truncate tool output to 20 lines, over 50 bytes]
+      micro             ~999  [strip tool calls, over 50 bytes]
+      reasoning         ~999  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls        ~999  [strip reasoning, strip tool calls]
+      summary           ~724  [summary by convo/digest]  <- the first that fits
+    Chosen: summary over turns 0-0, ~724 tokens
+    Would compact "tail" turns 0-0 [summary by convo/digest] (profile default)
+      turn         now       after
+         0     ~15,399        ~724
+    total  ~15,399 -> ~724 tokens (chars/4), 95.3% smaller; nothing written (--dry-run)
+    Trail kept: files 0/0, commands 30/30, errors 0/0, commits 0/0
+    "#);
+    env.run(&args).ok();
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    let digest = view.lines().find(|l| l.contains("Digest of")).expect("a digest");
+    assert!((0..29).all(|n| digest.contains(&format!("cargo test flake_{n}`"))), "{digest}");
+}
+
 /// A budget no compaction can meet, even with the protected tail given up, is a one-line
 /// error naming the smallest view reachable, and the store is exactly as before.
 #[test]
@@ -529,8 +562,8 @@ fn a_budget_nothing_can_meet_fails_naming_the_smallest_view_and_writes_nothing()
     insta::assert_snapshot!(env.transcript(&out), @"
     exit 3
     --- stderr
-    error: no compaction brings the view (~3,044 tokens) under the budget of 50: the smallest reachable is ~594 tokens (micro over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
-    hint: a budget of 594 or more can be met (the recent tail given up first); nothing was written
+    error: no compaction brings the view (~3,044 tokens) under the budget of 50: the smallest reachable is ~543 tokens (summary over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
+    hint: a budget of 543 or more can be met (the recent tail given up first); nothing was written
     ");
     assert_eq!(env.snapshot(), before, "the store is as it was");
 }
@@ -573,8 +606,8 @@ fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
     $ convo compact --budget 10 --dry-run
     exit 3
     --- stderr
-    error: no compaction brings the view (~3,588 tokens) under the budget of 10: the smallest reachable is ~614 tokens (tool-calls over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
-    hint: a budget of 614 or more can be met (the recent tail given up first); nothing was written
+    error: no compaction brings the view (~3,588 tokens) under the budget of 10: the smallest reachable is ~71 tokens (summary over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
+    hint: a budget of 71 or more can be met (the recent tail given up first); nothing was written
 
     $ convo compact --budget 100000
     exit 0

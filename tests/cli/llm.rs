@@ -1164,8 +1164,8 @@ fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending()
     --- stdout
     fits now
     --- stderr
-    [context compacted by micro: turns 0-0, ~441 -> ~363 tokens]
-    [01KDVDQ4K00000000000000001 2d1761d] query: "llm" turn 2 (+2 events) via test/small
+    [context compacted by summary: turns 0-0, ~441 -> ~239 tokens]
+    [01KDVDQ4K00000000000000001 6c26fe5] query: "llm" turn 2 (+2 events) via test/small
     "#);
     assert_eq!(server.requests().len(), 1);
 }

@@ -28,7 +28,8 @@
 //! - `micro`: micro-compaction alone: `tool_calls = "strip-responses"`, `min_bytes = 200`,
 //!   `keep_recent_tools = 5`.
 //! - `bud 10%`, `bud 25%`: `convo compact --budget` at that share of `raw` (the ladder's
-//!   first step that fits, else its last, the digest).
+//!   first step that fits, over only the oldest part it needs, the tail given up when it
+//!   must; where nothing reaches the budget, the closest).
 //! - `digest`: `convo compact --digest` (the default range, summarised without a model).
 //! - `J-CLI`: seed 002's micro_compact over the raw view: once there are more than 10 tool
 //!   results, each before the last 10 over 800 bytes becomes `[Previous: used NAME]`,
@@ -48,7 +49,15 @@
 //!   trail"): `default` cuts >= 75% and keeps >= 90%, `bud 10%` keeps >= 60%, no peer both
 //!   cuts and keeps more, and everything above verbatim.
 //!
-//! A second table gives `default`'s trail by kind and the first items it lost. Last, the
+//! A second table (issue 45) gives the `--budget` runs row by row: cut/kept, the view as %
+//! of the budget (`!` where no compaction reaches it), the step and turns chosen (`tail`
+//! where part of the protected tail was given up), the trail kept by kind, the peers that
+//! both cut and keep more; then whether each goal holds on every agent session of >= 30
+//! calls, with the worst session: `--budget 10%` keeps at least 70% of the trail,
+//! `--budget 25%` at least 90%, the view within 5% under the budget where it is reachable,
+//! no peer both cuts and keeps more.
+//!
+//! A third table gives `default`'s trail by kind and the first items it lost. Last, the
 //! wall time of convo's planning against two peers' functions over all the sessions, best
 //! of several rounds: an anchor, not a race (the peers only rewrite a list; convo plans a
 //! stored, undoable overlay and projects it twice).

@@ -15,9 +15,11 @@
 //!
 //! The step that fits then spends what is left: it covers only the oldest part of the range
 //! it needs (the newer part stays as it is, which keeps all of its trail), found by bisection
-//! on the range's last event; a digest may take whatever the rest of the view leaves of the
-//! budget, not `max_summary_tokens` (which bounds a model's summary). One compaction event
-//! has one policy, so the newer part is left whole rather than at the cheaper step's view.
+//! on the range's last event, or, where that spends more, keeps the whole range with its
+//! threshold raised (`min_bytes` for micro and reasoning, `max_lines` for truncation); a
+//! digest may take whatever the rest of the view leaves of the budget, not
+//! `max_summary_tokens` (which bounds a model's summary). One compaction event has one
+//! policy, so the newer part is left whole rather than at the cheaper step's view.
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
@@ -243,7 +245,11 @@ pub fn climb(
             }
         }
         if let Some(full) = found {
-            let choice = oldest_needed(conversation, &attempt, &level.request, full, &fits)?;
+            let narrowed = oldest_needed(conversation, &attempt, &level.request, full.clone(), &fits)?;
+            let loosened = loosest(&attempt, &level.request, profile, full, &fits)?;
+            // Whichever spends more of the budget: the step over the oldest part alone, or
+            // over the whole range with its size threshold raised.
+            let choice = if loosened.estimate.after > narrowed.estimate.after { loosened } else { narrowed };
             return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
     }
@@ -310,6 +316,43 @@ fn capped(attempt: &Attempt, request: &Request, full: &Rung, budget: u64) -> Res
         }
         cap = cap.saturating_sub(rung.estimate.after - budget);
         best = rung;
+    }
+    Ok(best)
+}
+
+/// `full` with its threshold loosened as far as the budget allows: `min_bytes` raised (micro
+/// and reasoning strip only larger parts) or `max_lines` (truncation keeps more lines), by
+/// bisection; the other steps have no threshold and stay as they are.
+fn loosest(
+    attempt: &Attempt,
+    request: &Request,
+    profile: &crate::config::Profile,
+    full: Rung,
+    fits: &dyn Fn(&Rung) -> bool,
+) -> Result<Rung, PlanError> {
+    const MAX: u64 = 1 << 24;
+    let step = full.step;
+    let with = |n: u64| match step {
+        Step::Micro | Step::Reasoning => Some(Request { min_bytes: Some(n), ..request.clone() }),
+        Step::Truncate => Some(Request { max_lines: Some(n), ..request.clone() }),
+        _ => None,
+    };
+    let (mut lo, mut hi) = match full.step {
+        Step::Micro | Step::Reasoning => (request.min_bytes.or(profile.min_bytes).unwrap_or(MIN_BYTES), MAX),
+        Step::Truncate => (request.max_lines.or(profile.max_lines).unwrap_or(MAX_LINES), MAX),
+        _ => return Ok(full),
+    };
+    let mut best = full;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let Some(req) = with(mid) else { break };
+        match attempt(best.step, &req, None)? {
+            Some(rung) if fits(&rung) => {
+                lo = mid;
+                best = rung;
+            }
+            _ => hi = mid - 1,
+        }
     }
     Ok(best)
 }

@@ -551,6 +551,40 @@ fn a_budget_digest_takes_the_room_the_budget_leaves() {
     assert!((0..29).all(|n| digest.contains(&format!("cargo test flake_{n}`"))), "{digest}");
 }
 
+/// A step with a size threshold spends what the budget leaves by raising it: micro strips
+/// only the parts too large for the budget, and keeps the rest whole.
+#[test]
+fn a_budget_raises_the_steps_threshold_to_spend_what_is_left() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("sizes");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Look around."})];
+    for i in 0..20 {
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
+            "arguments": {"command": format!("ls dir{i}")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, i + 1)}));
+    }
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    let out = env.run(&["compact", "--budget", "2000", "--keep-recent-tools", "1", "--dry-run"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Budget 2,000 tokens; the view is ~2,751 now
+      step             after  policies
+      truncate        ~2,751  [truncate tool output to 20 lines, over 50 bytes]
+      micro             ~526  [strip tool calls, over 50 bytes]  <- the first that fits
+      reasoning         ~526  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls        ~521  [strip reasoning, strip tool calls]
+      summary           ~354  [summary by convo/digest]
+    Chosen: micro over turns 0-0, ~1,898 tokens
+    Would compact "sizes" turns 0-0 [strip tool calls, over 804 bytes] (profile default)
+      turn         now       after
+         0      ~2,751      ~1,898
+    total  ~2,751 -> ~1,898 tokens (chars/4), 31.0% smaller; nothing written (--dry-run)
+    Trail kept: files 0/0, commands 20/20, errors 0/0, commits 0/0
+    "#);
+}
+
 /// A budget no compaction can meet, even with the protected tail given up, is a one-line
 /// error naming the smallest view reachable, and the store is exactly as before.
 #[test]

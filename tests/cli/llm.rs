@@ -549,7 +549,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     --- stderr
     [01KDVDQ4K00000000000000001 287544f] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
-    [context compacted by micro: turns 0-1, ~442 -> ~280 tokens]
+    [context compacted by micro: turns 0-1, ~442 -> ~298 tokens]
     "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
@@ -559,7 +559,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 d0c3b49] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 ef4fa8a] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }

@@ -518,6 +518,27 @@ fn a_budget_gives_up_the_protected_tail_only_when_it_must_and_says_so() {
     insta::assert_snapshot!(env.git(&["log", "-1", "--format=%s"]), @r#"compact: "tail" turns 0-0 [strip tool calls, over 50 bytes] ~3,044 -> 594 tokens (budget: gave up the last 5 tool calls kept whole: only 1)"#);
 }
 
+/// Automatic compaction climbs the same ladder: where only the protected tail stands in the
+/// way, it gives part of it up, and says so.
+#[test]
+fn automatic_compaction_gives_up_the_tail_to_fit_and_says_so() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 6);
+    let mut args = vec![];
+    for flag in [
+        "compaction.auto.enabled=true",
+        "compaction.auto.min_turns=0",
+        "llm.model=\"ollama/llama3.2\"",
+        "models.\"ollama/llama3.2\".context_window=1100",
+    ] {
+        args.extend(["--config", flag]);
+    }
+    args.extend(["append", "--user", "next"]);
+    let out = env.run(&args);
+    let said: Vec<&str> = out.ok_status().lines().filter(|l| l.starts_with("[context")).collect();
+    insta::assert_snapshot!(said.join("\n"), @"[context compacted by micro: turns 0-0, ~3,045 -> ~595 tokens; gave up the last 5 tool calls kept whole: only 1]");
+}
+
 /// The digest a budget chooses takes what the rest of the view leaves of the budget, not
 /// `compaction.max_summary_tokens` (which bounds a model's summary), and names every command
 /// when that fits.

@@ -28,7 +28,8 @@
 //! - `micro`: micro-compaction alone: `tool_calls = "strip-responses"`, `min_bytes = 200`,
 //!   `keep_recent_tools = 5`.
 //! - `bud 10%`, `bud 25%`: `convo compact --budget` at that share of `raw` (the ladder's
-//!   first step that fits, else its last, the digest).
+//!   first step that fits, over only the oldest part it needs, the tail given up when it
+//!   must; where nothing reaches the budget, the closest).
 //! - `digest`: `convo compact --digest` (the default range, summarised without a model).
 //! - `J-CLI`: seed 002's micro_compact over the raw view: once there are more than 10 tool
 //!   results, each before the last 10 over 800 bytes becomes `[Previous: used NAME]`,
@@ -48,7 +49,15 @@
 //!   trail"): `default` cuts >= 75% and keeps >= 90%, `bud 10%` keeps >= 60%, no peer both
 //!   cuts and keeps more, and everything above verbatim.
 //!
-//! A second table gives `default`'s trail by kind and the first items it lost. Last, the
+//! A second table (issue 45) gives the `--budget` runs row by row: cut/kept, the view as %
+//! of the budget (`!` where no compaction reaches it), the step and turns chosen (`tail`
+//! where part of the protected tail was given up), the trail kept by kind, the peers that
+//! both cut and keep more; then whether each goal holds on every agent session of >= 30
+//! calls, with the worst session: `--budget 10%` keeps at least 70% of the trail,
+//! `--budget 25%` at least 90%, the view within 5% under the budget where it is reachable,
+//! no peer both cuts and keeps more.
+//!
+//! A third table gives `default`'s trail by kind and the first items it lost. Last, the
 //! wall time of convo's planning against two peers' functions over all the sessions, best
 //! of several rounds: an anchor, not a race (the peers only rewrite a list; convo plans a
 //! stored, undoable overlay and projects it twice).
@@ -318,49 +327,6 @@ fn cut(raw: u64, after: u64) -> f64 {
     100.0 * (1.0 - after as f64 / raw.max(1) as f64)
 }
 
-/// The text of a view a trail item is looked for in: every message and result, and each
-/// call's name and the strings of its arguments (decoded: a command with quotes reads as
-/// the agent typed it).
-fn view_text(view: &[Event]) -> String {
-    fn strings(value: &serde_json::Value, out: &mut String) {
-        match value {
-            serde_json::Value::String(s) => {
-                out.push_str(s);
-                out.push('\n');
-            }
-            // An argv reads as the command line it is (Codex's `shell`).
-            serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_string) => {
-                let argv: Vec<&str> = items.iter().filter_map(serde_json::Value::as_str).collect();
-                out.push_str(&argv.join(" "));
-                out.push('\n');
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-            serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = String::new();
-    for e in view {
-        match &e.kind {
-            Kind::ToolCall { name, arguments, .. } => {
-                out.push_str(name);
-                out.push('\n');
-                strings(arguments, &mut out);
-            }
-            Kind::System { content }
-            | Kind::User { content }
-            | Kind::Assistant { content }
-            | Kind::Reasoning { content }
-            | Kind::ToolResult { content, .. } => {
-                out.push_str(content);
-                out.push('\n');
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Anthropic's `clear_tool_uses` context edit: every tool result but the last 3 replaced by
 /// a placeholder (requests kept, as its default `clear_tool_inputs = false` does).
 fn anthropic_clear(view: &[Event]) -> Vec<Event> {
@@ -406,7 +372,7 @@ struct Cell {
 
 impl Cell {
     fn of(raw: u64, trail: &Trail, view: &[Event]) -> Cell {
-        let text = view_text(view);
+        let text = convo::event::trail::text_of(view);
         let missing = trail.missing_from(&text).len();
         let total = trail.items.len().max(1);
         Cell { cut: cut(raw, tokens_of(view)), kept: 100.0 * (total - missing.min(total)) as f64 / total as f64 }
@@ -415,6 +381,120 @@ impl Cell {
     fn show(&self) -> String {
         format!("{:>3.0}/{:>3.0}", self.cut, self.kept)
     }
+}
+
+/// The peers' names, in the order of the table's columns.
+const PEERS: [&str; 4] = ["J-CLI", "opencode", "clear 3", "codex"];
+
+/// One `--budget` run on one session.
+struct BudgetRow {
+    session: String,
+    share: u64,
+    calls: usize,
+    /// An agent session of 30 calls or more: the goals count it.
+    counted: bool,
+    cut: f64,
+    kept: f64,
+    /// The view after, as % of the budget.
+    used: f64,
+    /// Some compaction fits the budget (else the closest is shown).
+    reachable: bool,
+    /// The step chosen, its turns, and `tail` when it gave up part of the protected tail.
+    step: String,
+    kinds: KindCounts,
+    /// The peers that both cut more and keep more.
+    beaten_by: String,
+}
+
+/// The `--budget` rows, trail by kind, and whether issue 45's goals hold, with the worst
+/// session for each.
+fn budget_table(rows: &[BudgetRow]) {
+    println!("== --budget 10% and 25% of raw: cut/kept %, the view as % of the budget, the trail kept by kind ==");
+    let header = format!(
+        "{:<30} {:>5} {:>4} | {:>7} {:>6} {:<22} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
+        "session",
+        "calls",
+        "bud",
+        "cut/kpt",
+        "view",
+        "step (turns)",
+        "files",
+        "commands",
+        "errors",
+        "commits",
+        "beaten",
+        "goal"
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.chars().count()));
+    let need = |share: u64| if share == 10 { 70.0 } else { 90.0 };
+    let within = |r: &BudgetRow| if r.reachable { r.used <= 100.0 && r.used >= 95.0 } else { true };
+    for r in rows {
+        let kinds: Vec<String> = r.kinds.iter().map(|(_, kept, all)| format!("{kept}/{all}")).collect();
+        let goal = if !r.counted {
+            "-"
+        } else if r.kept >= need(r.share) && within(r) && r.beaten_by.is_empty() {
+            "met"
+        } else {
+            "no"
+        };
+        println!(
+            "{:<30} {:>5} {:>3}% | {:>3.0}/{:>3.0} {:>5.0}%{} {:<22} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
+            r.session,
+            r.calls,
+            r.share,
+            r.cut,
+            r.kept,
+            r.used,
+            if r.reachable { " " } else { "!" },
+            r.step,
+            kinds[0],
+            kinds[1],
+            kinds[2],
+            kinds[3],
+            if r.beaten_by.is_empty() { "-" } else { &r.beaten_by },
+            goal
+        );
+    }
+    println!("  view: the view after as % of the budget; ! = no compaction reaches the budget (the closest shown)");
+    println!("  goals (agent sessions of >= 30 calls), each with its worst session:");
+    let counted: Vec<&BudgetRow> = rows.iter().filter(|r| r.counted).collect();
+    for share in [10, 25] {
+        let of: Vec<&&BudgetRow> = counted.iter().filter(|r| r.share == share).collect();
+        let worst = of.iter().min_by(|a, b| a.kept.total_cmp(&b.kept));
+        let holds = of.iter().all(|r| r.kept >= need(share));
+        match worst {
+            Some(w) => println!(
+                "    --budget {share}% keeps >= {:.0}% of the trail: {} (worst: {} keeps {:.0}%)",
+                need(share),
+                if holds { "holds" } else { "does not hold" },
+                w.session,
+                w.kept
+            ),
+            None => println!("    --budget {share}%: no session counted"),
+        }
+    }
+    let off = |r: &&BudgetRow| if r.reachable { (r.used - 97.5).abs() } else { 0.0 };
+    let worst = counted.iter().max_by(|a, b| off(a).total_cmp(&off(b)));
+    let holds = counted.iter().all(|r| within(r));
+    if let Some(w) = worst {
+        println!(
+            "    the view within 5% under the budget (never over when reachable): {} (worst: {} at {}%, {:.1}%)",
+            if holds { "holds" } else { "does not hold" },
+            w.session,
+            w.share,
+            w.used
+        );
+    }
+    let beaten: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.beaten_by.is_empty())
+        .map(|r| format!("{} at {}% by {}", r.session, r.share, r.beaten_by))
+        .collect();
+    println!(
+        "    no peer both cuts and keeps more, on any session: {}",
+        if beaten.is_empty() { "holds".to_owned() } else { format!("does not hold ({})", beaten.join("; ")) }
+    );
 }
 
 fn main() {
@@ -451,6 +531,7 @@ fn main() {
     println!("{header}");
     println!("{}", "-".repeat(header.chars().count()));
     let mut by_kind: Vec<(String, KindCounts)> = Vec::new();
+    let mut budget_rows: Vec<BudgetRow> = Vec::new();
     let mut missed: Vec<(String, Vec<(Mark, String)>)> = Vec::new();
     for s in &sessions {
         let base: Vec<Event> = projection::project(&s.events).expect("project").into_iter().map(|p| p.event).collect();
@@ -469,12 +550,14 @@ fn main() {
         let budget = |share: u64| Request {
             budget: Some(raw * share / 100),
             budget_label: Some(format!("--budget {}", raw * share / 100)),
+            // Where no compaction fits, the closest, to show how far off it is.
+            closest_over_budget: true,
             ..Default::default()
         };
         let (default, default_view) = cell_of(&default_config, &Request::default());
         let (micro_cell, _) = cell_of(&micro_config, &micro);
-        let (budget10, _) = cell_of(&default_config, &budget(10));
-        let (budget25, _) = cell_of(&default_config, &budget(25));
+        let (budget10, budget10_view) = cell_of(&default_config, &budget(10));
+        let (budget25, budget25_view) = cell_of(&default_config, &budget(25));
         let (digest, _) = cell_of(&default_config, &Request { digest: true, ..Default::default() });
         let peers = [
             Cell::of(raw, &trail, &jcli(&base)),
@@ -510,12 +593,46 @@ fn main() {
             k.floor,
             goal
         );
-        let text = view_text(&default_view);
+        for (share, cell, view) in [(10, &budget10, &budget10_view), (25, &budget25, &budget25_view)] {
+            let planned = plan(&s.events, &default_config, &budget(share), &clock);
+            let ladder = planned.as_ref().and_then(|p| p.ladder.as_ref());
+            budget_rows.push(BudgetRow {
+                session: s.name.clone(),
+                share,
+                calls,
+                counted: calls >= 30 && !s.generated,
+                cut: cell.cut,
+                kept: cell.kept,
+                used: 100.0 * tokens_of(view) as f64 / (raw * share / 100).max(1) as f64,
+                reachable: ladder.is_none_or(|l| l.fits),
+                step: ladder.map_or("-".into(), |l| {
+                    let c = &l.chosen().prepared.compaction;
+                    format!(
+                        "{} {}-{}{}",
+                        l.chosen().step.name(),
+                        c.from_turn,
+                        c.to_turn,
+                        if l.gave_up.is_some() { " tail" } else { "" }
+                    )
+                }),
+                kinds: trail.kept_in(&convo::event::trail::text_of(view)),
+                beaten_by: peers
+                    .iter()
+                    .zip(PEERS)
+                    .filter(|(p, _)| p.cut > cell.cut && p.kept > cell.kept)
+                    .map(|(_, name)| name)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            });
+        }
+        let text = convo::event::trail::text_of(&default_view);
         by_kind.push((s.name.clone(), trail.kept_in(&text)));
         missed.push((s.name.clone(), trail.missing_from(&text).into_iter().take(3).cloned().collect()));
     }
     println!("  goal (agent sessions of >= 30 calls): default cuts >= 75% and keeps >= 90%, --budget 10% keeps");
     println!("  >= 60%, no peer both cuts and keeps more, user and assistant text and the last 5 results verbatim");
+
+    budget_table(&budget_rows);
 
     println!("== the trail `default` keeps, by kind (kept/all), and the first items it lost ==");
     for ((name, kinds), (_, lost)) in by_kind.iter().zip(&missed) {

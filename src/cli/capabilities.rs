@@ -162,8 +162,15 @@ impl Ctx {
         let planned = &compacted.planned;
         let c = &planned.prepared.compaction;
         let step = planned.ladder.as_ref().map(|l| format!(" by {}", l.chosen().step.name())).unwrap_or_default();
+        // A tail given up to fit is said here too, not only in the commit message.
+        let gave_up = planned
+            .ladder
+            .as_ref()
+            .and_then(|l| l.gave_up.as_deref())
+            .map(|g| format!("; gave up {g}"))
+            .unwrap_or_default();
         self.note(&format!(
-            "[context compacted{step}: turns {}-{}, ~{} -> ~{} tokens]",
+            "[context compacted{step}: turns {}-{}, ~{} -> ~{} tokens{gave_up}]",
             c.from_turn,
             c.to_turn,
             thousands(planned.estimate.before),

@@ -265,6 +265,12 @@ impl From<OpsError> for CommandError {
             OpsError::Plan(e @ PlanError::UnknownProfile { .. }) => {
                 CommandError::input(e.to_string()).hint("profiles live in config under [compaction.profiles.NAME]")
             }
+            OpsError::Plan(e @ PlanError::OverBudget { smallest, .. }) => {
+                CommandError::input(e.to_string()).hint(format!(
+                    "a budget of {} or more can be met (the recent tail given up first); nothing was written",
+                    convo::render::thousands(smallest)
+                ))
+            }
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
             OpsError::NothingToUndo => CommandError::input(e.to_string()).hint("`convo log` lists the compactions"),

@@ -45,6 +45,21 @@ const MAX_DEPTH: usize = 4;
 /// `max_tokens` by the chars/4 estimate where that is possible at all: the header and the
 /// line counting what was left out are always written.
 pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    bounded(events, turns, max_tokens, (MAX_FILES, MAX_COMMANDS), false)
+}
+
+/// [`digest`] for a budget that may leave it more room than `max_summary_tokens`: every
+/// file and command of each turn listed when that fits `max_tokens` whole (a one-turn agent
+/// session runs dozens of commands, and a list cut at eight loses the rest of its trail),
+/// else the oldest lines left out as usual, but the room they leave filled with the start
+/// of the newest line left out (in a session of few turns, a whole line is half the trail).
+pub fn fitted(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    bounded(events, turns, max_tokens, (usize::MAX, usize::MAX), true)
+}
+
+/// The digest with at most `lists` (files, commands) named per turn and kind.
+/// With `fill`, the room the left-out lines leave takes the start of the newest of them.
+fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usize, usize), fill: bool) -> String {
     let notes = notes(events, turns);
     let header = match (notes.first(), notes.last()) {
         (Some(first), Some(last)) if first.turn == last.turn => {
@@ -55,7 +70,7 @@ pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> Strin
         }
         _ => "Digest (written by convo, no model): no turns".to_owned(),
     };
-    let lines: Vec<String> = notes.iter().map(TurnNote::render).collect();
+    let lines: Vec<String> = notes.iter().map(|n| n.render(lists)).collect();
 
     // Each line costs its characters and a newline. Drop from the front until the whole text
     // (header, the `left out` line when there is one, the lines kept) fits the budget.
@@ -74,8 +89,32 @@ pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> Strin
 
     let mut out = header;
     if dropped > 0 {
-        out.push('\n');
-        out.push_str(&left_out(dropped));
+        let used = header_chars + cost(&left_out(dropped)) + kept_chars;
+        // The room less its newline (`cut` counts the `…` that says the line goes on).
+        let room = max_tokens.saturating_mul(4).saturating_sub(used + 1);
+        let partial = (fill && room > 0).then(|| {
+            // As many files and commands of each kind as fit, rather than the line's start
+            // (which a long list of files would fill).
+            let note = &notes[dropped - 1];
+            let fits = |n: usize| note.render((n, n)).chars().count() as u64 <= room;
+            let (mut lo, mut hi) = (0, lists.0.min(lists.1).min(4096));
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if fits(mid) { lo = mid } else { hi = mid - 1 }
+            }
+            cut(&note.render((lo, lo)), room as usize)
+        });
+        // A line shown in part is not left out (and its marker is no longer than the one
+        // the room was counted with).
+        let left = dropped - usize::from(partial.is_some());
+        if left > 0 {
+            out.push('\n');
+            out.push_str(&left_out(left));
+        }
+        if let Some(line) = partial {
+            out.push('\n');
+            out.push_str(&line);
+        }
     }
     for line in &lines[dropped..] {
         out.push('\n');
@@ -263,7 +302,7 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
 }
 
 impl TurnNote {
-    fn render(&self) -> String {
+    fn render(&self, (max_files, max_commands): (usize, usize)) -> String {
         let mut parts = Vec::new();
         if let Some(asked) = &self.asked {
             parts.push(format!("asked \"{asked}\""));
@@ -274,12 +313,12 @@ impl TurnNote {
         }
         for (label, files) in USE_LABELS.iter().zip(&self.files) {
             if !files.is_empty() {
-                parts.push(format!("{label}: {}", listed(files, MAX_FILES)));
+                parts.push(format!("{label}: {}", listed(files, max_files)));
             }
         }
         if !self.commands.is_empty() {
             let ran: Vec<String> = self.commands.iter().map(|(c, o, failed)| ran(c, o.as_ref(), *failed)).collect();
-            parts.push(format!("ran: {}", listed(&ran, MAX_COMMANDS)));
+            parts.push(format!("ran: {}", listed(&ran, max_commands)));
         }
         if !self.errors.is_empty() {
             let errors: Vec<String> = self.errors.iter().map(|(what, line)| format!("`{what}`: {line}")).collect();
@@ -490,6 +529,31 @@ mod tests {
         );
         // Deterministic: the same events give the same text.
         assert_eq!(digest(&events, &turn_numbers(&events), 2000), text);
+    }
+
+    #[test]
+    fn a_budget_digest_lists_every_command_and_fills_the_room_it_is_given() {
+        // One turn of twenty commands: the usual digest names eight.
+        let mut kinds = vec![user("set it up")];
+        for n in 0..20 {
+            kinds.push(call("Bash", serde_json::json!({"command": format!("make step{n}")})));
+            kinds.push(result("ok"));
+        }
+        let events: Vec<Event> = kinds.into_iter().enumerate().map(|(n, k)| event(n, k)).collect();
+        let turns = turn_numbers(&events);
+        let usual = digest(&events, &turns, 10_000);
+        assert!(usual.contains("+12 more"), "{usual}");
+        let whole = fitted(&events, &turns, 10_000);
+        assert!((0..20).all(|n| whole.contains(&format!("`make step{n}`"))), "{whole}");
+        // Too little room for the one line whole: as many of each list as fit, within it.
+        let budget = tokens(whole.chars().count() as u64) / 2;
+        let half = fitted(&events, &turns, budget);
+        assert!(tokens(half.chars().count() as u64) <= budget, "{half}");
+        let named = (0..20).filter(|n| half.contains(&format!("`make step{n}`"))).count();
+        assert!(named >= 4, "{half}");
+        assert!(!half.contains("left out"), "{half}");
+        // The usual digest at that budget leaves the line out and names none.
+        assert_eq!((0..20).filter(|n| digest(&events, &turns, budget).contains(&format!("step{n}`"))).count(), 0);
     }
 
     #[test]

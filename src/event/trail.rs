@@ -231,6 +231,50 @@ fn raised(after: &str) -> Option<&str> {
     raised
 }
 
+/// The text of a view a trail item is looked for in (by `compact --dry-run` and the
+/// `compaction_cut` bench): every message and result, and each
+/// call's name and the strings of its arguments (decoded: a command with quotes reads as
+/// the agent typed it).
+pub fn text_of(view: &[Event]) -> String {
+    fn strings(value: &serde_json::Value, out: &mut String) {
+        match value {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            // An argv reads as the command line it is (Codex's `shell`).
+            serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_string) => {
+                let argv: Vec<&str> = items.iter().filter_map(serde_json::Value::as_str).collect();
+                out.push_str(&argv.join(" "));
+                out.push('\n');
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    for e in view {
+        match &e.kind {
+            Kind::ToolCall { name, arguments, .. } => {
+                out.push_str(name);
+                out.push('\n');
+                strings(arguments, &mut out);
+            }
+            Kind::System { content }
+            | Kind::User { content }
+            | Kind::Assistant { content }
+            | Kind::Reasoning { content }
+            | Kind::ToolResult { content, .. } => {
+                out.push_str(content);
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// What one item of a trail is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Mark {

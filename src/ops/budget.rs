@@ -12,12 +12,29 @@
 //! Truncation comes first because it keeps the start and end of each output, where
 //! replacing keeps nothing. Tools hinted `keep` stay whole at every step; the range comes
 //! from the same bounds as any compaction (`--from`, `--keep-recent-tools`, `--keep-first`...).
+//!
+//! The step that fits then spends what is left: it covers only the oldest part of the range
+//! it needs (the newer part stays as it is, which keeps all of its trail), found by bisection
+//! on the range's last event, or, where that spends more, keeps the whole range with its
+//! threshold raised (`min_bytes` for micro and reasoning, `max_lines` for truncation); a
+//! digest may take whatever the rest of the view leaves of the budget, not
+//! `max_summary_tokens` (which bounds a model's summary). One compaction event has one
+//! policy, so the newer part is left whole rather than at the cheaper step's view.
+//!
+//! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
+//! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
+//! calls, then fewer kept turns, the last user message and the last tool result last. The
+//! ladder says which protection it gave up; with none left that fits, planning fails naming
+//! the smallest view reachable ([`PlanError::OverBudget`]). Flags that set the range's end
+//! (`--to`, `--keep-last`, `--keep-recent-tools`) are the user's word and are never given up.
 //! Pure, like planning: events in, a ladder out.
 
 use chrono::{DateTime, Utc};
 
-use crate::compaction::{ReasoningPolicy, Summary, ToolCallPolicy};
+use crate::compaction::{ReasoningPolicy, Record, Summary, ToolCallPolicy};
 use crate::config::Config;
+use crate::event::Shape;
+use crate::event::trail::{self, Trail};
 use crate::ops::plan::{self, Choice, Conversation, PlanError, Policies, Prepared, Request};
 use crate::projection::{self, Estimate};
 use crate::store::subject::thousands;
@@ -82,27 +99,53 @@ pub struct Rung {
     pub estimate: Estimate,
 }
 
-/// The steps tried for a budget, and the one chosen.
+/// The steps tried for a budget, and the compaction chosen.
 #[derive(Debug, Clone)]
 pub struct Ladder {
     pub budget: u64,
     /// The view's estimated tokens now.
     pub now: u64,
+    /// Each step over the whole range the bounds give, with the protected tail as configured
+    /// (every step with `all`, else up to the first that fits).
     pub rungs: Vec<Rung>,
-    /// The first rung that fits; with none, the one that gets closest, and `fits` is false.
-    pub chosen: usize,
+    /// The compaction chosen: the first step that fits, over only the oldest part it needs;
+    /// with none, the one that gets closest, and `fits` is false.
+    pub choice: Rung,
     pub fits: bool,
+    /// The protection of the recent tail given up to fit, in words, when one was.
+    pub gave_up: Option<String>,
 }
 
 impl Ladder {
     pub fn chosen(&self) -> &Rung {
-        &self.rungs[self.chosen]
+        &self.choice
+    }
+
+    /// Whether the chosen compaction covers less than its step would over the whole range.
+    pub fn partial(&self) -> bool {
+        self.rungs.iter().any(|r| {
+            r.step == self.choice.step
+                && self.gave_up.is_none()
+                && r.prepared.compaction.to_event != self.choice.prepared.compaction.to_event
+        })
     }
 }
 
+/// One size of the protected tail: the request that sets it, what it gives up, and the
+/// steps tried at it.
+struct Level {
+    request: Request,
+    gave_up: Option<String>,
+    steps: &'static [Step],
+    /// The last user message, which a summary at this level must not swallow.
+    keep: Option<usize>,
+}
+
 /// Try the steps in order on `events` until one brings the view under `budget` tokens (with
-/// `all`, try every step, for `--dry-run`). The compaction event would be `id` at `ts`. A
-/// model summary still to be written counts as empty, so its estimate is a lower bound.
+/// `all`, try every step, for `--dry-run`), then cut its range back to the oldest part that
+/// still fits; with none, give up the protected tail step by step. The compaction event
+/// would be `id` at `ts`. A model summary still to be written is counted at
+/// `max_summary_tokens` while the range is cut back, and as empty otherwise (a lower bound).
 pub fn climb(
     conversation: Conversation,
     config: &Config,
@@ -133,44 +176,286 @@ pub fn climb(
         });
     }
     let (name, profile) = plan::profile_of(config, request)?;
-    let mut rungs: Vec<Rung> = Vec::new();
-    let mut chosen = None;
-    for step in Step::ALL {
-        let prepared = plan::place(conversation, config, request, &name, step.choice(request, profile), now)?;
+    // A model summary's text is not known while planning: its room is reserved.
+    let reserve = |step: Step, prepared: &Prepared| {
+        if step == Step::Summary && prepared.pending.is_some() { config.compaction.max_summary_tokens } else { 0 }
+    };
+    let attempt = |step: Step, request: &Request, digest_tokens: Option<u64>| -> Result<Option<Rung>, PlanError> {
+        let mut choice = step.choice(request, profile);
+        if choice.digest {
+            choice.digest_tokens = digest_tokens;
+        }
+        let prepared = match plan::place(conversation, config, request, &name, choice, now) {
+            Ok(prepared) => prepared,
+            Err(PlanError::NothingInRange { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let mut candidate = prepared.compaction.clone();
         if prepared.pending.is_some() {
             candidate.summary =
                 Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
         }
         let estimate = plan::estimate(conversation, &candidate, id, ts)?;
-        let fits = estimate.after <= budget;
-        rungs.push(Rung { step, prepared, estimate });
-        if fits && chosen.is_none() {
-            chosen = Some(rungs.len() - 1);
-            if !all {
-                break;
+        Ok(Some(Rung { step, prepared, estimate }))
+    };
+    let fits = |r: &Rung| r.estimate.after + reserve(r.step, &r.prepared) <= budget;
+
+    let levels = levels(conversation, config, request, profile);
+    let mut rungs: Vec<Rung> = Vec::new();
+    let mut closest: Option<(Rung, Option<String>)> = None;
+    let mut fallbacks: Vec<(Rung, Option<String>)> = Vec::new();
+    for (depth, level) in levels.iter().enumerate() {
+        let mut found = None;
+        for &step in level.steps {
+            // A digest as long as it wants to be: whether it fits decides.
+            let full = match attempt(step, &level.request, Some(u64::MAX)) {
+                Ok(Some(rung)) => rung,
+                Ok(None) => continue,
+                Err(e) => return Err(e),
+            };
+            if step == Step::Summary && level.keep.is_some_and(|k| covers(conversation, &full, k)) {
+                continue;
             }
+            let cut = step == Step::Summary && !fits(&full);
+            let full = match (step, fits(&full)) {
+                // A digest that does not fit whole keeps what the rest of the view leaves.
+                (Step::Summary, false) if full.prepared.pending.is_none() => {
+                    capped(&attempt, &level.request, &full, budget)?
+                }
+                _ => full,
+            };
+            if closest.as_ref().is_none_or(|(c, _)| full.estimate.after < c.estimate.after) {
+                closest = Some((full.clone(), level.gave_up.clone()));
+            }
+            let fitting = fits(&full) && !cut;
+            if depth == 0 {
+                rungs.push(full.clone());
+            }
+            // A summary that fits only cut short (a digest losing its oldest lines, a model
+            // summary with less room than `max_summary_tokens`) loses trail that a smaller
+            // tail might keep: the tail is given up first, and this is the last resort.
+            if !fitting && step == Step::Summary && full.estimate.after <= budget {
+                fallbacks.push((full.clone(), level.gave_up.clone()));
+            }
+            if fitting && found.is_none() {
+                found = Some(full);
+                if !(all && depth == 0) {
+                    break;
+                }
+            }
+        }
+        if let Some(full) = found {
+            let narrowed = oldest_needed(conversation, &attempt, &level.request, full.clone(), &fits)?;
+            let loosened = loosest(&attempt, &level.request, profile, full, &fits)?;
+            // Whichever spends more of the budget: the step over the oldest part alone, or
+            // over the whole range with its size threshold raised.
+            let choice = if loosened.estimate.after > narrowed.estimate.after { loosened } else { narrowed };
+            return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
     }
-    let fits = chosen.is_some();
-    // When none fits, the step that gets closest; never one that would make the view larger
-    // (a digest of a tiny range can be longer than the range).
-    let chosen = match chosen {
-        Some(i) => i,
-        None => {
-            let (i, best) = rungs
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, r)| r.estimate.after)
-                .map(|(i, r)| (i, r.estimate.after))
-                .unwrap_or((0, tokens_now));
-            if best >= tokens_now {
-                return Err(PlanError::NothingInRange {
-                    why: format!("no step makes the view (~{} tokens) smaller", thousands(tokens_now)),
-                });
-            }
-            i
+    // Of those, the one that keeps the most trail; the least tail given up among equals.
+    let mut best: Option<(usize, Rung, Option<String>)> = None;
+    for (rung, gave_up) in fallbacks {
+        let kept = trail_kept(conversation, &rung, (id, ts))?;
+        if best.as_ref().is_none_or(|(k, _, _)| kept > *k) {
+            best = Some((kept, rung, gave_up));
         }
+    }
+    if let Some((_, choice, gave_up)) = best {
+        return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up });
+    }
+    match closest {
+        Some((choice, gave_up)) if choice.estimate.after < tokens_now => {
+            Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: false, gave_up })
+        }
+        Some(_) => Err(PlanError::NothingInRange {
+            why: format!("no step makes the view (~{} tokens) smaller", thousands(tokens_now)),
+        }),
+        // No level had anything in range: the bounds' own words say why.
+        None => plan::place(conversation, config, request, &name, Step::Truncate.choice(request, profile), now)
+            .and(Err(PlanError::NothingInRange { why: "nothing in range".into() })),
+    }
+}
+
+/// One step placed and estimated for a request, a digest bounded by the tokens given;
+/// `None` when the request's bounds leave nothing in range.
+type Attempt<'a> = dyn Fn(Step, &Request, Option<u64>) -> Result<Option<Rung>, PlanError> + 'a;
+
+/// How many items of the conversation's trail (paths, commands, errors, commits) the view
+/// shows with `rung` applied; 0 without the events' text.
+fn trail_kept(conversation: Conversation, rung: &Rung, (id, ts): (&str, &str)) -> Result<usize, PlanError> {
+    let Some(events) = conversation.events else { return Ok(0) };
+    let view = |events: &[crate::event::Event]| -> Result<Vec<crate::event::Event>, PlanError> {
+        Ok(projection::project(events)?.into_iter().map(|p| p.event).collect())
     };
-    Ok(Ladder { budget, now: tokens_now, chosen, rungs, fits })
+    let trail = Trail::of(&view(events)?);
+    let mut with = events.to_vec();
+    with.push(Record::Apply(rung.prepared.compaction.clone()).to_draft().into_event(id.into(), ts.into()));
+    let missing = trail.missing_from(&trail::text_of(&view(&with)?)).len();
+    Ok(trail.items.len() - missing)
+}
+
+/// Whether `rung`'s range holds the raw event at `index`.
+fn covers(conversation: Conversation, rung: &Rung, index: usize) -> bool {
+    let outlines = &conversation.outlined.outlines;
+    let at = |id: &str| outlines.iter().position(|o| o.id == id);
+    let c = &rung.prepared.compaction;
+    matches!((at(&c.from_event), at(&c.to_event)), (Some(a), Some(b)) if (a..=b).contains(&index))
+}
+
+/// A digest over `full`'s range, bounded by what the rest of the view leaves of `budget`.
+fn capped(attempt: &Attempt, request: &Request, full: &Rung, budget: u64) -> Result<Rung, PlanError> {
+    let bare = attempt(Step::Summary, request, Some(0))?.unwrap_or_else(|| full.clone());
+    let mut cap = budget.saturating_sub(bare.estimate.after);
+    let mut best = bare;
+    // The estimate rounds per view, not per line: a few tries settle it.
+    for _ in 0..4 {
+        let Some(rung) = attempt(Step::Summary, request, Some(cap))? else { break };
+        if rung.estimate.after <= budget {
+            return Ok(rung);
+        }
+        cap = cap.saturating_sub(rung.estimate.after - budget);
+        best = rung;
+    }
+    Ok(best)
+}
+
+/// `full` with its threshold loosened as far as the budget allows: `min_bytes` raised (micro
+/// and reasoning strip only larger parts) or `max_lines` (truncation keeps more lines), by
+/// bisection; the other steps have no threshold and stay as they are.
+fn loosest(
+    attempt: &Attempt,
+    request: &Request,
+    profile: &crate::config::Profile,
+    full: Rung,
+    fits: &dyn Fn(&Rung) -> bool,
+) -> Result<Rung, PlanError> {
+    const MAX: u64 = 1 << 24;
+    let step = full.step;
+    let with = |n: u64| match step {
+        Step::Micro | Step::Reasoning => Some(Request { min_bytes: Some(n), ..request.clone() }),
+        Step::Truncate => Some(Request { max_lines: Some(n), ..request.clone() }),
+        _ => None,
+    };
+    let (mut lo, mut hi) = match full.step {
+        Step::Micro | Step::Reasoning => (request.min_bytes.or(profile.min_bytes).unwrap_or(MIN_BYTES), MAX),
+        Step::Truncate => (request.max_lines.or(profile.max_lines).unwrap_or(MAX_LINES), MAX),
+        _ => return Ok(full),
+    };
+    let mut best = full;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let Some(req) = with(mid) else { break };
+        match attempt(best.step, &req, None)? {
+            Some(rung) if fits(&rung) => {
+                lo = mid;
+                best = rung;
+            }
+            _ => hi = mid - 1,
+        }
+    }
+    Ok(best)
+}
+
+/// `full` cut back to the oldest part of its range that still fits: the first last event
+/// (by bisection) at which it does. The newer part stays as it is.
+fn oldest_needed(
+    conversation: Conversation,
+    attempt: &Attempt,
+    request: &Request,
+    full: Rung,
+    fits: &dyn Fn(&Rung) -> bool,
+) -> Result<Rung, PlanError> {
+    // A digest cut to fit its budget already covers the whole range it may.
+    if !fits(&full) {
+        return Ok(full);
+    }
+    let outlines = &conversation.outlined.outlines;
+    let index = |id: &str| outlines.iter().position(|o| o.id == id);
+    let c = &full.prepared.compaction;
+    let (Some(mut lo), Some(mut hi)) = (index(&c.from_event), index(&c.to_event)) else { return Ok(full) };
+    let mut best = full;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let narrowed = Request { end_by: Some(request.end_by.map_or(mid, |e| e.min(mid))), ..request.clone() };
+        match attempt(best.step, &narrowed, Some(u64::MAX))? {
+            Some(rung) if fits(&rung) => {
+                hi = index(&rung.prepared.compaction.to_event).unwrap_or(mid).min(mid);
+                best = rung;
+            }
+            _ => lo = mid + 1,
+        }
+    }
+    Ok(best)
+}
+
+/// The sizes of the protected tail to try, the configured one first. Only a tail from config
+/// shrinks: an explicit end is the user's word.
+fn levels(
+    conversation: Conversation,
+    config: &Config,
+    request: &Request,
+    profile: &crate::config::Profile,
+) -> Vec<Level> {
+    let mut levels = vec![Level { request: request.clone(), gave_up: None, steps: &Step::ALL, keep: None }];
+    if request.to.is_some() || request.keep_last.is_some() || request.keep_recent_tools.is_some() {
+        return levels;
+    }
+    let outlines = &conversation.outlined.outlines;
+    // The last user message and the last tool call (with its result) go last: the range
+    // ends before the call, and a summary may not swallow the message (the other steps leave
+    // user text alone).
+    let last_user = outlines.iter().rposition(|o| o.starts_turn());
+    // In a one-turn session the configured range already holds the only user message.
+    let first_user = outlines.iter().position(|o| o.starts_turn());
+    let last_call = outlines.iter().rposition(|o| matches!(o.shape, Shape::ToolCall { .. }));
+    let Some(limit) = last_call.or(last_user).and_then(|i| i.checked_sub(1)) else {
+        return levels;
+    };
+    let calls = outlines.iter().filter(|o| matches!(o.shape, Shape::ToolCall { .. })).count() as u64;
+    let tail = |request: Request, gave_up: String, steps: &'static [Step]| Level {
+        request: Request { end_by: Some(limit), ..request },
+        gave_up: Some(gave_up),
+        steps,
+        keep: last_user.filter(|u| Some(*u) != first_user),
+    };
+    let kept_calls = profile.keep_recent_tools.filter(|t| calls > *t && *t > 0);
+    let keep_last = config.compaction.keep_last;
+    let protected = match kept_calls {
+        Some(t) => format!("the last {} kept whole", plural(t, "tool call")),
+        None => format!("the last {} kept", plural(keep_last, "turn")),
+    };
+    levels.push(tail(
+        Request { keep_recent_tools: Some(0), ..request.clone() },
+        format!("{protected}: their tool outputs truncated"),
+        &[Step::Truncate],
+    ));
+    if let Some(t) = kept_calls {
+        let mut n = t / 2;
+        while n >= 1 {
+            levels.push(tail(
+                Request { keep_recent_tools: Some(n), ..request.clone() },
+                format!("the last {} kept whole: only {n}", plural(t, "tool call")),
+                &Step::ALL,
+            ));
+            n /= 2;
+        }
+    }
+    for n in (1..keep_last).rev() {
+        levels.push(tail(
+            Request { keep_last: Some(n), ..request.clone() },
+            format!("{protected}: only the last {} kept", plural(n, "turn")),
+            &Step::ALL,
+        ));
+    }
+    levels.push(tail(
+        Request { keep_recent_tools: Some(0), ..request.clone() },
+        format!("{protected}: only the last user message and the last tool call kept"),
+        &Step::ALL,
+    ));
+    levels
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
 }

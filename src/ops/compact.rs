@@ -102,6 +102,14 @@ pub fn plan_as(
     if let Some(budget) = request.budget {
         let ladder = budget::climb(conversation, &config.config, request, budget, (&id, &ts), now, every_step)?;
         let rung = ladder.chosen().clone();
+        if !ladder.fits && !request.closest_over_budget {
+            let c = &rung.prepared.compaction;
+            let mut how = format!("{} over turns {}-{}", rung.step.name(), c.from_turn, c.to_turn);
+            if let Some(gave_up) = &ladder.gave_up {
+                how.push_str(&format!(", giving up {gave_up}"));
+            }
+            return Err(PlanError::OverBudget { budget, now: ladder.now, smallest: rung.estimate.after, how }.into());
+        }
         return Ok(Planned { prepared: rung.prepared, estimate: rung.estimate, ladder: Some(ladder), id, ts });
     }
     let prepared = plan::prepare(conversation, &config.config, request, now)?;
@@ -268,7 +276,11 @@ pub fn apply_compaction(
     }
     let c = &planned.prepared.compaction;
     let title = store.meta(conversation)?.title;
-    let text = subject::compaction(&line(conversation, title.as_deref(), c, &planned.estimate), None);
+    let mut text = subject::compaction(&line(conversation, title.as_deref(), c, &planned.estimate), None);
+    // A budget that gave up part of the protected tail says so where the history is read.
+    if let Some(gave_up) = planned.ladder.as_ref().and_then(|l| l.gave_up.as_deref()) {
+        text.push_str(&format!(" (budget: gave up {gave_up})"));
+    }
     let e = &planned.estimate;
     let recorded = Compaction { tokens: Some(Tokens { before: e.before, after: e.after }), ..c.clone() };
     let mut draft = Record::Apply(recorded).to_draft();
@@ -583,6 +595,7 @@ pub fn plan_under(
         from: Some("last".into()),
         budget: Some(budget),
         budget_label: Some(label),
+        closest_over_budget: true,
         ..Default::default()
     };
     match plan_compaction(conversation, config, &request, clock) {

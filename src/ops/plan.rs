@@ -10,6 +10,7 @@ use crate::config::{Config, Profile, SummaryPolicyName};
 use crate::event::outline::Outlined;
 use crate::event::{Event, Outline, Shape};
 use crate::projection::{self, Estimate, ProjectionError};
+use crate::store::subject::thousands;
 
 /// A conversation as planning reads it: its outlines, and its events once something needs
 /// their text (a digest; the estimate of a truncation). Planning from outlines alone says
@@ -141,6 +142,12 @@ pub struct Request {
     pub budget: Option<u64>,
     /// How the budget was given, for messages (`--budget 5000`, or the automatic trigger).
     pub budget_label: Option<String>,
+    /// With a budget no compaction reaches, apply the one that gets closest instead of
+    /// failing (automatic compaction: the request that follows fails on its own if it must).
+    pub closest_over_budget: bool,
+    /// The range ends at this raw event index at the latest, before any widening: how a
+    /// budget covers only the oldest part it needs, or gives up part of the protected tail.
+    pub end_by: Option<usize>,
 }
 
 /// A summary still to be written by a model: the compaction's range is final, its text not.
@@ -175,6 +182,13 @@ pub enum PlanError {
     /// Planning from outlines reached something only the text can tell.
     #[error("planning needs the events' text ({why})")]
     NeedsEvents { why: &'static str },
+    /// `--budget` with no step, at any size of the protected tail, that brings the view under
+    /// it; `smallest` is the smallest view reachable, and `how` the compaction that reaches it.
+    #[error(
+        "no compaction brings the view (~{} tokens) under the budget of {}: the smallest reachable is ~{} tokens ({how})",
+        thousands(*now), thousands(*budget), thousands(*smallest)
+    )]
+    OverBudget { budget: u64, now: u64, smallest: u64, how: String },
 }
 
 /// A compaction ready to append (but for a pending model summary), and the range that was
@@ -222,6 +236,9 @@ pub struct Choice {
     pub policies: Policies,
     pub pending: Option<PendingSummary>,
     pub digest: bool,
+    /// What the digest may take, over `compaction.max_summary_tokens`: a budget lets it use
+    /// what the rest of the view leaves.
+    pub digest_tokens: Option<u64>,
 }
 
 impl Choice {
@@ -271,7 +288,7 @@ impl Choice {
             }
             _ => {}
         }
-        Choice { policies, pending, digest }
+        Choice { policies, pending, digest, digest_tokens: None }
     }
 }
 
@@ -285,10 +302,18 @@ pub fn place(
     choice: Choice,
     now: DateTime<Utc>,
 ) -> Result<Prepared, PlanError> {
-    let Choice { mut policies, pending, digest } = choice;
+    let Choice { mut policies, pending, digest, digest_tokens } = choice;
     let profile = config.compaction.profiles.get(name).cloned().unwrap_or_default();
     let outlined = conversation.outlined;
-    let requested = Bounds::of(request, config, &profile, name).resolve(outlined, now)?;
+    let mut requested = Bounds::of(request, config, &profile, name).resolve(outlined, now)?;
+    if let Some(limit) = request.end_by
+        && limit < requested.1
+    {
+        requested = (requested.0 <= limit)
+            .then(|| unsplit(outlined, requested.0, limit))
+            .flatten()
+            .ok_or_else(|| PlanError::NothingInRange { why: "the range ends before it starts".into() })?;
+    }
     let summarizing = policies.summary.is_some() || pending.is_some() || digest;
     let range = if summarizing { widen(requested.0, requested.1, &summary_ranges(outlined)?) } else { requested };
     let turns = outlined.turns();
@@ -297,7 +322,10 @@ pub fn place(
         // From the raw events: a summary in force over part of them does not hide what
         // happened there.
         let span = range.0..range.1 + 1;
-        let text = digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens);
+        let text = match digest_tokens {
+            Some(cap) => digest::fitted(&events[span.clone()], &turns[span], cap),
+            None => digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens),
+        };
         policies.summary = Some(Summary { text, by: digest::BY.into(), usage: None, agent_history: None });
     }
     let turn = |i: usize| turns[i].unwrap_or(0);

@@ -188,12 +188,22 @@ pub fn ask(
     use crate::ops::auto;
     let events = store.events(id)?;
     if let Some(over) = overflow(&events, &message, model)? {
-        if !apply.config(store, &events)?.config.compaction.auto.enabled {
+        let auto = apply.config(store, &events)?.config.compaction.auto;
+        if !auto.enabled {
             return Err(QueryError::Overflow { model: model.name.clone(), overflow: over });
         }
         let over_by = over.view + over.max_output - over.window;
         let why = format!("~{over_by} tokens over");
-        if let Some(compacted) = auto::to_fit(store, id, over.budget(&message), &why, apply, clock)? {
+        // A budget spends what it is given: aimed at the window itself, the turn would end
+        // past the automatic trigger and compact again at once. Aim under the trigger, with
+        // room for the message and the answer, where that leaves anything.
+        let trigger = (over.window as f64 * auto.trigger_ratio) as u64;
+        let settled = trigger.saturating_sub(over.max_output + crate::event::tokens(message.len() as u64));
+        let budget = match over.budget(&message) {
+            fits if settled > 0 => fits.min(settled),
+            fits => fits,
+        };
+        if let Some(compacted) = auto::to_fit(store, id, budget, &why, apply, clock)? {
             on_step(Step::Compacted(Box::new(compacted)));
         }
     }

@@ -148,24 +148,43 @@ pub struct StepLine<'a> {
     pub after: u64,
 }
 
-/// The steps tried for a budget, the chosen one marked.
-pub fn ladder(
-    out: &mut dyn Write,
-    budget: u64,
-    now: u64,
-    steps: &[StepLine],
-    chosen: usize,
-    fits: bool,
-) -> io::Result<()> {
+/// What a budget chose: a step, over the turns it covers, and the protection it gave up.
+pub struct ChosenLine<'a> {
+    pub step: &'a str,
+    pub turns: (u64, u64),
+    /// It covers less than its step over the whole range: only the oldest part needed.
+    pub partial: bool,
+    pub after: u64,
+    pub fits: bool,
+    pub gave_up: Option<&'a str>,
+}
+
+/// The steps tried for a budget (each over the whole range), then the compaction chosen.
+pub fn ladder(out: &mut dyn Write, budget: u64, now: u64, steps: &[StepLine], chosen: &ChosenLine) -> io::Result<()> {
     writeln!(out, "Budget {} tokens; the view is ~{} now", thousands(budget), thousands(now))?;
     writeln!(out, "  {:<10}  {:>10}  policies", "step", "after")?;
-    for (i, s) in steps.iter().enumerate() {
-        let mark = match (i == chosen, fits) {
-            (true, true) => "  <- the first that fits",
-            (true, false) => "  <- none fits: the closest",
-            _ => "",
+    let mut marked = false;
+    for s in steps {
+        let mark = if !marked && s.name == chosen.step && chosen.gave_up.is_none() && chosen.fits {
+            marked = true;
+            "  <- the first that fits"
+        } else {
+            ""
         };
         writeln!(out, "  {:<10}  {:>10}  {}{mark}", s.name, approx(s.after), s.policies)?;
     }
+    let (a, b) = chosen.turns;
+    let part = if chosen.partial { ", only the oldest part needed" } else { "" };
+    let verdict = if chosen.fits { "" } else { ": none fits, the closest" };
+    writeln!(out, "Chosen: {} over turns {a}-{b}{part}, ~{} tokens{verdict}", chosen.step, thousands(chosen.after))?;
+    if let Some(gave_up) = chosen.gave_up {
+        writeln!(out, "Gave up: {gave_up}")?;
+    }
     Ok(())
+}
+
+/// The trail (`convo::event::trail`) a compaction keeps, per kind: kept/all.
+pub fn trail_kept(out: &mut dyn Write, kinds: &[(&str, usize, usize)]) -> io::Result<()> {
+    let cells: Vec<String> = kinds.iter().map(|(name, kept, all)| format!("{name} {kept}/{all}")).collect();
+    writeln!(out, "Trail kept: {}", cells.join(", "))
 }

@@ -470,10 +470,165 @@ fn a_long_dry_run_is_summarised_unless_verbose() {
     assert_eq!(verbose.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 37, "{verbose}");
 }
 
-/// `--budget`: the first step that fits is chosen; when none does, the closest, and never a
-/// step that would make the view larger (a digest of a tiny range can be).
+/// One prompt, then `calls` tool calls whose outputs are all big (40 lines): the last five,
+/// which the default profile keeps whole, hold most of the view.
+fn heavy_tail_session(env: &TestEnv, calls: usize) -> String {
+    let id = env.new_conversation("tail");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
+    for i in 0..calls {
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
+            "arguments": {"command": format!("cargo test flake_{i}")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, 40)}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    id
+}
+
+/// A budget that only the protected tail stands in the way of gives the tail up step by
+/// step, and says which protection went, in the dry run, after the commit and in the commit
+/// message.
 #[test]
-fn a_budget_chooses_the_first_step_that_fits_or_the_closest() {
+fn a_budget_gives_up_the_protected_tail_only_when_it_must_and_says_so() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 6);
+    let dry = env.run(&["compact", "--budget", "800", "--dry-run"]);
+    insta::assert_snapshot!(env.transcript(&dry), @"
+    exit 0
+    --- stdout
+    Budget 800 tokens; the view is ~3,044 now
+      step             after  policies
+      truncate        ~2,802  [truncate tool output to 20 lines, over 50 bytes]
+      micro           ~2,554  [strip tool calls, over 50 bytes]
+      reasoning       ~2,554  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls      ~2,554  [strip reasoning, strip tool calls]
+      summary         ~2,568  [summary by convo/digest]
+    Chosen: micro over turns 0-0, ~594 tokens
+    Gave up: the last 5 tool calls kept whole: only 1
+    Would compact \"tail\" turns 0-0 [strip tool calls, over 50 bytes] (profile default)
+      turn         now       after
+         0      ~3,044        ~594
+    total  ~3,044 -> ~594 tokens (chars/4), 80.5% smaller; nothing written (--dry-run)
+    Trail kept: files 0/0, commands 6/6, errors 0/0, commits 0/0
+    ");
+    let out = env.run(&["compact", "--budget", "800"]);
+    let said: Vec<&str> = out.ok_status().lines().filter(|l| l.starts_with("note")).collect();
+    assert_eq!(said, ["note: to fit the budget, gave up the last 5 tool calls kept whole: only 1"]);
+    insta::assert_snapshot!(env.git(&["log", "-1", "--format=%s"]), @r#"compact: "tail" turns 0-0 [strip tool calls, over 50 bytes] ~3,044 -> 594 tokens (budget: gave up the last 5 tool calls kept whole: only 1)"#);
+}
+
+/// Automatic compaction climbs the same ladder: where only the protected tail stands in the
+/// way, it gives part of it up, and says so.
+#[test]
+fn automatic_compaction_gives_up_the_tail_to_fit_and_says_so() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 6);
+    let mut args = vec![];
+    for flag in [
+        "compaction.auto.enabled=true",
+        "compaction.auto.min_turns=0",
+        "llm.model=\"ollama/llama3.2\"",
+        "models.\"ollama/llama3.2\".context_window=1100",
+    ] {
+        args.extend(["--config", flag]);
+    }
+    args.extend(["append", "--user", "next"]);
+    let out = env.run(&args);
+    let said: Vec<&str> = out.ok_status().lines().filter(|l| l.starts_with("[context")).collect();
+    insta::assert_snapshot!(said.join("\n"), @"[context compacted by micro: turns 0-0, ~3,045 -> ~595 tokens; gave up the last 5 tool calls kept whole: only 1]");
+}
+
+/// The digest a budget chooses takes what the rest of the view leaves of the budget, not
+/// `compaction.max_summary_tokens` (which bounds a model's summary), and names every command
+/// when that fits.
+#[test]
+fn a_budget_digest_takes_the_room_the_budget_leaves() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 30);
+    let args =
+        ["--config", "compaction.max_summary_tokens=20", "compact", "--budget", "800", "--keep-recent-tools", "1"];
+    let out = env.run(&[&args[..], &["--dry-run"]].concat());
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Budget 800 tokens; the view is ~15,399 now
+      step             after  policies
+      truncate        ~8,293  [truncate tool output to 20 lines, over 50 bytes]
+      micro             ~999  [strip tool calls, over 50 bytes]
+      reasoning         ~999  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls        ~999  [strip reasoning, strip tool calls]
+      summary           ~724  [summary by convo/digest]  <- the first that fits
+    Chosen: summary over turns 0-0, ~724 tokens
+    Would compact "tail" turns 0-0 [summary by convo/digest] (profile default)
+      turn         now       after
+         0     ~15,399        ~724
+    total  ~15,399 -> ~724 tokens (chars/4), 95.3% smaller; nothing written (--dry-run)
+    Trail kept: files 0/0, commands 30/30, errors 0/0, commits 0/0
+    "#);
+    env.run(&args).ok();
+    let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
+    let digest = view.lines().find(|l| l.contains("Digest of")).expect("a digest");
+    assert!((0..29).all(|n| digest.contains(&format!("cargo test flake_{n}`"))), "{digest}");
+}
+
+/// A step with a size threshold spends what the budget leaves by raising it: micro strips
+/// only the parts too large for the budget, and keeps the rest whole.
+#[test]
+fn a_budget_raises_the_steps_threshold_to_spend_what_is_left() {
+    let env = TestEnv::new();
+    let id = env.new_conversation("sizes");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Look around."})];
+    for i in 0..20 {
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
+            "arguments": {"command": format!("ls dir{i}")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, i + 1)}));
+    }
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    let out = env.run(&["compact", "--budget", "2000", "--keep-recent-tools", "1", "--dry-run"]);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stdout
+    Budget 2,000 tokens; the view is ~2,751 now
+      step             after  policies
+      truncate        ~2,751  [truncate tool output to 20 lines, over 50 bytes]
+      micro             ~526  [strip tool calls, over 50 bytes]  <- the first that fits
+      reasoning         ~526  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls        ~521  [strip reasoning, strip tool calls]
+      summary           ~354  [summary by convo/digest]
+    Chosen: micro over turns 0-0, ~1,898 tokens
+    Would compact "sizes" turns 0-0 [strip tool calls, over 804 bytes] (profile default)
+      turn         now       after
+         0      ~2,751      ~1,898
+    total  ~2,751 -> ~1,898 tokens (chars/4), 31.0% smaller; nothing written (--dry-run)
+    Trail kept: files 0/0, commands 20/20, errors 0/0, commits 0/0
+    "#);
+}
+
+/// A budget no compaction can meet, even with the protected tail given up, is a one-line
+/// error naming the smallest view reachable, and the store is exactly as before.
+#[test]
+fn a_budget_nothing_can_meet_fails_naming_the_smallest_view_and_writes_nothing() {
+    let env = TestEnv::new();
+    heavy_tail_session(&env, 6);
+    let before = env.snapshot();
+    let out = env.run(&["compact", "--budget", "50"]);
+    insta::assert_snapshot!(env.transcript(&out), @"
+    exit 3
+    --- stderr
+    error: no compaction brings the view (~3,044 tokens) under the budget of 50: the smallest reachable is ~543 tokens (summary over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
+    hint: a budget of 543 or more can be met (the recent tail given up first); nothing was written
+    ");
+    assert_eq!(env.snapshot(), before, "the store is as it was");
+}
+
+/// `--budget`: the first step that fits is chosen, over only the oldest part of the range it
+/// needs, and the dry run says what of the trail it keeps; when no compaction fits, even with
+/// the protected tail given up, it fails naming the smallest view reachable; never a step
+/// that would make the view larger (a digest of a tiny range can be).
+#[test]
+fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
     let env = TestEnv::new();
     agent_session(&env, 12);
     let mut said = String::new();
@@ -496,25 +651,18 @@ fn a_budget_chooses_the_first_step_that_fits_or_the_closest() {
       reasoning       ~1,628  [strip reasoning, strip tool calls, over 50 bytes]
       tool-calls      ~1,614  [strip reasoning, strip tool calls]
       summary         ~1,174  [summary by convo/digest]
+    Chosen: micro over turns 0-0, only the oldest part needed, ~2,118 tokens
     Would compact "agent" turns 0-0 [strip tool calls, over 50 bytes] (profile default)
       turn         now       after
-         0      ~3,582      ~1,622
-    total  ~3,588 -> ~1,628 tokens (chars/4), 54.6% smaller; nothing written (--dry-run)
+         0      ~3,582      ~2,112
+    total  ~3,588 -> ~2,118 tokens (chars/4), 41.0% smaller; nothing written (--dry-run)
+    Trail kept: files 12/12, commands 0/0, errors 0/0, commits 0/0
 
     $ convo compact --budget 10 --dry-run
-    exit 0
-    --- stdout
-    Budget 10 tokens; the view is ~3,588 now
-      step             after  policies
-      truncate        ~2,621  [truncate tool output to 20 lines, over 50 bytes]
-      micro           ~1,628  [strip tool calls, over 50 bytes]
-      reasoning       ~1,628  [strip reasoning, strip tool calls, over 50 bytes]
-      tool-calls      ~1,614  [strip reasoning, strip tool calls]
-      summary         ~1,174  [summary by convo/digest]  <- none fits: the closest
-    Would compact "agent" turns 0-0 [summary by convo/digest] (profile default)
-      turn         now       after
-         0      ~3,582      ~1,168
-    total  ~3,588 -> ~1,174 tokens (chars/4), 67.3% smaller; nothing written (--dry-run)
+    exit 3
+    --- stderr
+    error: no compaction brings the view (~3,588 tokens) under the budget of 10: the smallest reachable is ~71 tokens (summary over turns 0-0, giving up the last 5 tool calls kept whole: only 1)
+    hint: a budget of 71 or more can be met (the recent tail given up first); nothing was written
 
     $ convo compact --budget 100000
     exit 0

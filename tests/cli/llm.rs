@@ -354,10 +354,10 @@ fn auto_compaction_fires_at_the_threshold_and_not_below() {
     noted
     --- stderr
     [01KDVDQ4K00000000000000001 4630939] query: "llm" turn 3 (+2 events) via test/small
-    [context compacted by micro: turns 0-2, ~445 -> ~283 tokens]
+    [context compacted by micro: turns 0-0, ~445 -> ~367 tokens]
     "#);
     insta::assert_snapshot!(env.run(&["log", "--oneline", "-n", "2"]).ok(), @r#"
-    7f9dc85 2026-01-01 compact: "llm" turns 0-2 [strip tool calls, over 50 bytes] ~445 -> 283 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
+    96ce3b0 2026-01-01 compact: "llm" turns 0-0 [strip tool calls, over 50 bytes] ~445 -> 367 tokens [4 turns, 19 events, ~445 tokens (chars/4)]
     4630939 2026-01-01 query: "llm" turn 3 (+2 events) via test/small [4 turns, 18 events, ~445 tokens (chars/4)]
     "#);
 }
@@ -549,7 +549,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     --- stderr
     [01KDVDQ4K00000000000000001 287544f] append: "llm" turn 2 (+1 event)
         turn 2  user        01KDVDTSS00000000000000001
-    [context compacted by micro: turns 0-1, ~442 -> ~280 tokens]
+    [context compacted by micro: turns 0-1, ~442 -> ~298 tokens]
     "#);
     // Below the threshold (a big window) nothing happens.
     let mut args: Vec<&str> = flags.to_vec();
@@ -559,7 +559,7 @@ fn auto_compaction_also_follows_append_when_enabled() {
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
     --- stderr
-    [01KDVDQ4K00000000000000001 ed84e9e] append: "llm" turn 3 (+1 event)
+    [01KDVDQ4K00000000000000001 ef4fa8a] append: "llm" turn 3 (+1 event)
         turn 3  user        01KDVDWMC00000000000000001
     "#);
 }
@@ -1164,8 +1164,8 @@ fn a_conversation_over_the_window_is_compacted_first_or_refused_before_sending()
     --- stdout
     fits now
     --- stderr
-    [context compacted by micro: turns 0-0, ~441 -> ~363 tokens]
-    [01KDVDQ4K00000000000000001 8458076] query: "llm" turn 2 (+2 events) via test/small
+    [context compacted by summary: turns 0-0, ~441 -> ~239 tokens]
+    [01KDVDQ4K00000000000000001 6c26fe5] query: "llm" turn 2 (+2 events) via test/small
     "#);
     assert_eq!(server.requests().len(), 1);
 }
@@ -1206,9 +1206,9 @@ fn a_context_overflow_from_the_server_compacts_and_retries_once() {
     --- stdout
     after compaction
     --- stderr
-    [context compacted by summary: turns 0-0, ~441 -> ~312 tokens]
+    [context compacted by summary: turns 0-0, ~441 -> ~239 tokens]
     the server found the conversation over its context: compacted, sending again
-    [01KDVDQ4K00000000000000001 1262ca6] query: "llm" turn 2 (+2 events) via test/small
+    [01KDVDQ4K00000000000000001 64fc860] query: "llm" turn 2 (+2 events) via test/small
     "#);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

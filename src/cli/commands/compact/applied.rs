@@ -1,4 +1,5 @@
-//! What `compact` says after its commit: a budget it could not meet, a range it widened.
+//! What `compact` says after its commit: a budget it could not meet, the protection a budget
+//! gave up, a range it widened.
 
 use convo::ops::Planned;
 
@@ -11,6 +12,9 @@ pub(super) fn say(ctx: &Ctx, planned: &Planned) {
             convo::render::thousands(planned.estimate.after),
             convo::render::thousands(ladder.budget)
         ));
+    }
+    if let Some(gave_up) = planned.ladder.as_ref().and_then(|l| l.gave_up.as_deref()) {
+        ctx.note(&format!("note: to fit the budget, gave up {gave_up}"));
     }
     if planned.prepared.widened {
         let (a, b) = planned.prepared.requested;

@@ -1,6 +1,7 @@
 use convo::compaction::Record;
 use convo::config::Resolved;
 use convo::event::Event;
+use convo::event::trail::{self, Trail};
 use convo::ops::plan::Conversation;
 use convo::{ops, projection, render, store};
 
@@ -24,7 +25,17 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
                 after: r.estimate.after,
             })
             .collect();
-        render::compare::ladder(&mut steps_tried, ladder.budget, ladder.now, &steps, ladder.chosen, ladder.fits)?;
+        let chosen = ladder.chosen();
+        let c = &chosen.prepared.compaction;
+        let line = render::compare::ChosenLine {
+            step: chosen.step.name(),
+            turns: (c.from_turn, c.to_turn),
+            partial: ladder.partial(),
+            after: chosen.estimate.after,
+            fits: ladder.fits,
+            gave_up: ladder.gave_up.as_deref(),
+        };
+        render::compare::ladder(&mut steps_tried, ladder.budget, ladder.now, &steps, &line)?;
     }
     // The range's text, for what outlines do not hold.
     let events = || -> Result<std::borrow::Cow<[Event]>, CommandError> {
@@ -65,6 +76,9 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
         every_turn: d.verbose,
     };
     render::compare::plan(out.writer(), &plan)?;
+    if d.planned.ladder.is_some() {
+        trail_kept(out.writer(), &events()?, c, d.planned)?;
+    }
     if d.verbose {
         let mut with = events()?.into_owned();
         with.push(Record::Apply(c.clone()).to_draft().into_event(d.planned.id.clone(), d.planned.ts.clone()));
@@ -76,6 +90,26 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
         render::conversation(out.writer(), &events, &marks, render::Detail::default(), ctx.ui.theme)?;
     }
     out.finish()?;
+    Ok(())
+}
+
+/// What of the conversation's trail (paths, commands, errors, commits) the view keeps once
+/// `c` is applied, so a budget's cost is seen.
+fn trail_kept(
+    out: &mut dyn std::io::Write,
+    events: &[Event],
+    c: &convo::compaction::Compaction,
+    planned: &ops::Planned,
+) -> Result<(), CommandError> {
+    let view = |events: &[Event]| -> Result<Vec<Event>, CommandError> {
+        Ok(projection::project(events)?.into_iter().map(|p| p.event).collect())
+    };
+    let trail = Trail::of(&view(events)?);
+    let mut with = events.to_vec();
+    with.push(Record::Apply(c.clone()).to_draft().into_event(planned.id.clone(), planned.ts.clone()));
+    let kinds = trail.kept_in(&trail::text_of(&view(&with)?));
+    let kinds: Vec<(&str, usize, usize)> = kinds.iter().map(|(m, kept, all)| (m.name(), *kept, *all)).collect();
+    render::compare::trail_kept(out, &kinds)?;
     Ok(())
 }
 

@@ -27,7 +27,11 @@ use crate::cli::command_error::CommandError;
 /// With --budget TOKENS, steps are tried in this order until the view fits: truncate (tool
 /// output over min_bytes cut to max_lines), micro (tool parts over min_bytes replaced),
 /// reasoning (and reasoning stripped), tool-calls (every tool part stripped), summary (the
-/// model's if the profile asks for one, else --digest). --dry-run shows every step.
+/// model's if the profile asks for one, else --digest). The step chosen spends what is left:
+/// it covers only the oldest part needed or raises its threshold, and a digest takes what the
+/// view leaves. When no step fits, the recent tail kept by config (keep_recent_tools,
+/// keep_last) is given up step by step, and convo says which; a budget nothing meets is an
+/// error naming the smallest view. --dry-run shows every step and the trail kept.
 /// Commands in your own config's hooks.pre_compact (which may veto it) and hooks.post_compact
 /// run around it, a JSON document on stdin; --dry-run runs neither.
 #[derive(clap::Args)]

@@ -72,5 +72,6 @@ pub(super) fn of(args: &Args) -> Result<Request, CommandError> {
         digest: args.digest,
         budget: args.budget,
         budget_label: args.budget.map(|b| format!("--budget {b}")),
+        ..Default::default()
     })
 }

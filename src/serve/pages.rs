@@ -322,10 +322,11 @@ fn list(store: &Store, site: &Site, p: &Params) -> Page_ {
     for &(i, depth) in order.iter().skip(page * ROWS).take(ROWS) {
         let c = &rows[i];
         let who = site.who_of(store, c)?;
+        // Words, not the terminal's `⑂`: a browser's fonts may not have it.
         let marker = match depth {
             0 => "",
-            _ if c.subagent_of.is_some() => "└ ",
-            _ => "⑂ ",
+            _ if c.subagent_of.is_some() => "└ <span class=\"tag\">subagent</span> ",
+            _ => "└ <span class=\"tag\">fork</span> ",
         };
         let kind = match depth {
             0 => "",
@@ -524,13 +525,12 @@ fn conversation(store: &Store, site: &Site, query: &str, p: &Params) -> Page_ {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<p class=\"crumbs\"><code>{}</code>{}{}</p>",
+        "<p class=\"crumbs\"><code>{}</code>{}{} · <a href=\"#where\">where it went</a></p>",
         short(&ids, &id),
         projects.get(&id).cloned().flatten().map(|p| format!(" · {}", escape(&p))).unwrap_or_default(),
         if who.is_empty() { String::new() } else { format!(" · {}", escape(&who.label())) }
     );
     s.push_str(&page.header_html());
-    s.push_str(&relations(store, me, &all, &ids)?);
     let name = |v: Start| if v == Start::Raw { "raw" } else { "compacted" };
     let _ = write!(s, "<nav class=\"toggle\" aria-label=\"view\">");
     for (v, label, sub) in [
@@ -555,6 +555,7 @@ fn conversation(store: &Store, site: &Site, query: &str, p: &Params) -> Page_ {
     s.push_str(&page.view_html(view, &Slice { range, link: Some(&link) }));
     s.push_str("</div>");
     s.push_str(&pages_nav);
+    s.push_str(&relations(store, me, &all, &ids)?);
     Ok(Some(Response::html(layout(title, "", &s))))
 }
 
@@ -566,7 +567,7 @@ fn relations(store: &Store, me: &Summary, all: &[Summary], ids: &ShortIds) -> Re
         format!("<a href=\"/c/{}\">{}</a> <code>{}</code>", encode(&s.id), escape(title_of(s)), short(ids, &s.id))
     };
     let mut timeline: Vec<(String, String)> = Vec::new();
-    let mut s = String::from("<section class=\"where\"><h2>Where it went</h2>");
+    let mut s = String::from("<section class=\"where\" id=\"where\"><h2>Where it went</h2>");
     if let Some(parent) = me.came_from().and_then(|p| by_id.get(p)) {
         let how = if me.subagent_of.is_some() { "A subagent's work in" } else { "Forked from" };
         let _ = write!(s, "<p class=\"from\">{how} {}</p>", link(parent));

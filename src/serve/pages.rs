@@ -113,7 +113,7 @@ pub fn route(store: &Store, site: &Site, path: &str, params: &Params) -> Respons
         }
         _ => match path.strip_prefix("/c/") {
             Some(rest) => match rest.split_once('/') {
-                None => conversation(store, site, &decode(rest), params),
+                None => conversation(store, &decode(rest), params),
                 Some((id, "diff")) => diff(store, &decode(id)),
                 Some(_) => Ok(None),
             },
@@ -502,7 +502,7 @@ fn search_api(store: &Store, site: &Site, p: &Params) -> Page_ {
 
 /// One conversation: its header (facts, token bars, compaction cards), where it came from
 /// and went, a page of one view, and its history.
-fn conversation(store: &Store, site: &Site, query: &str, p: &Params) -> Page_ {
+fn conversation(store: &Store, query: &str, p: &Params) -> Page_ {
     let Ok(id) = store.resolve(query) else { return Ok(None) };
     let events = store.events(&id)?;
     let all = store.summaries()?;
@@ -520,7 +520,7 @@ fn conversation(store: &Store, site: &Site, query: &str, p: &Params) -> Page_ {
     let pages = len.div_ceil(EVENTS).max(1);
     let n = p.page().min(pages - 1);
     let link = |index: usize| format!("/c/{href}?view=raw&page={}#e{index}", index / EVENTS);
-    let who = site.who_of(store, me)?;
+    let who = Who::of(&events);
     let projects = project::names(&all);
     let mut s = String::new();
     let _ = write!(

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod ops;
 pub mod projection;
 pub mod render;
+pub mod serve;
 pub mod store;
 pub mod sync;
 

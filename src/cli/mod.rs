@@ -81,6 +81,7 @@ enum Command {
     Hook(commands::hook::Args),
     Watch(commands::watch::Args),
     Mcp(commands::mcp::Args),
+    Serve(commands::serve::Args),
     #[command(hide = true)]
     GenerateDocs(commands::generate_docs::Args),
 }
@@ -465,7 +466,12 @@ fn run(cli: Cli) -> Result<(), CommandError> {
     // Captures run unseen (hooks, watch): a person's next command says when one failed.
     let tells = !matches!(
         cli.command,
-        Command::Hook(_) | Command::Watch(_) | Command::Status(_) | Command::Mcp(_) | Command::GenerateDocs(_)
+        Command::Hook(_)
+            | Command::Watch(_)
+            | Command::Status(_)
+            | Command::Mcp(_)
+            | Command::Serve(_)
+            | Command::GenerateDocs(_)
     );
     let result = match cli.command {
         Command::Init(args) => commands::init::run(&ctx, args),
@@ -475,6 +481,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Hook(args) => commands::hook::run(&ctx, args),
         Command::Watch(args) => commands::watch::run(&ctx, args),
         Command::Usage(args) => commands::usage::run(&ctx, args),
+        Command::Serve(args) => commands::serve::run(&ctx, args),
         // The server runs until its client leaves, owning the context.
         Command::Mcp(args) => return commands::mcp::run(ctx, args),
         Command::Switch(args) => commands::switch::run(&ctx, args),

@@ -141,10 +141,10 @@ impl<'a> Page<'a> {
     pub fn write(&self, out: &mut dyn Write, start: Start) -> io::Result<()> {
         let mut s = String::new();
         self.head(&mut s, start);
-        self.header(&mut s, start);
+        self.header(&mut s, Some(start));
         s.push_str("<main>\n");
-        self.raw(&mut s, start == Start::Raw);
-        self.compacted(&mut s, start == Start::Compacted);
+        self.raw(&mut s, start == Start::Raw, &Slice::whole(self.events.len()));
+        self.compacted(&mut s, start == Start::Compacted, &Slice::whole(self.view.len()));
         s.push_str("</main>\n<footer>Exported by convo. Token counts are estimates: characters / 4.</footer>\n");
         s.push_str("<script>");
         s.push_str(SCRIPT);
@@ -183,7 +183,44 @@ impl<'a> Page<'a> {
         )
     }
 
-    fn header(&self, s: &mut String, start: Start) {
+    /// The header without the page's own toggle (`convo serve` links the views instead).
+    pub fn header_html(&self) -> String {
+        let mut s = String::new();
+        self.header(&mut s, None);
+        s
+    }
+
+    /// How many entries `view` has: raw events, or the items of the compacted view.
+    pub fn len(&self, view: Start) -> usize {
+        match view {
+            Start::Raw => self.events.len(),
+            Start::Compacted => self.view.len(),
+        }
+    }
+
+    /// Whether the conversation has no event.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Where raw event `id` is.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.events.iter().position(|e| e.id == id)
+    }
+
+    /// One view, entries `slice.range` of it: what `convo serve` sends a page at a time,
+    /// raw events anchored (`id="e<index>"`) and each compacted entry that stands for raw
+    /// events linked to the first of them through `slice.link`.
+    pub fn view_html(&self, view: Start, slice: &Slice) -> String {
+        let mut s = String::new();
+        match view {
+            Start::Raw => self.raw(&mut s, true, slice),
+            Start::Compacted => self.compacted(&mut s, true, slice),
+        }
+        s
+    }
+
+    fn header(&self, s: &mut String, start: Option<Start>) {
         let turns = self.turns.iter().flatten().max().map_or(0, |t| t + 1);
         let sent = self.view.len();
         let (before, after) = (self.estimate.before, self.estimate.after);
@@ -215,6 +252,10 @@ impl<'a> Page<'a> {
             }
             s.push_str("</ol>\n");
         }
+        let Some(start) = start else {
+            s.push_str("</header>\n");
+            return;
+        };
         let selected = |v: Start| if v == start { "true" } else { "false" };
         let _ = write!(
             s,
@@ -318,13 +359,16 @@ impl<'a> Page<'a> {
             .collect()
     }
 
-    fn raw(&self, s: &mut String, shown: bool) {
+    fn raw(&self, s: &mut String, shown: bool, slice: &Slice) {
         let _ = writeln!(s, "<section class=\"view\" data-view=\"raw\" id=\"view-raw\"{}>", hidden(!shown));
         let fates = self.fates();
         let names = tool_names(self.events);
         let statuses = tool_statuses(self.events);
         let records = crate::compaction::records(self.events).unwrap_or_default();
-        for (index, event) in self.events.iter().enumerate() {
+        for (index, event) in self.events.iter().enumerate().take(slice.range.end).skip(slice.range.start) {
+            if slice.link.is_some() {
+                let _ = write!(s, "<span class=\"anchor\" id=\"e{index}\"></span>");
+            }
             if event.starts_turn()
                 && let Some(t) = self.turns[index]
             {
@@ -371,13 +415,23 @@ impl<'a> Page<'a> {
         );
     }
 
-    fn compacted(&self, s: &mut String, shown: bool) {
+    fn compacted(&self, s: &mut String, shown: bool, slice: &Slice) {
         let _ = writeln!(s, "<section class=\"view\" data-view=\"compacted\" id=\"view-compacted\"{}>", hidden(!shown));
         let events: Vec<Event> = self.view.iter().map(|(_, p)| p.event.clone()).collect();
         let names = tool_names(&events);
         let statuses = tool_statuses(&events);
         let mut last_turn: Option<u64> = None;
-        for (item, made) in &self.view {
+        let mut last_raw = 0;
+        for (at, (item, made)) in self.view.iter().enumerate() {
+            if let Item::Raw { index, .. } = item {
+                last_raw = *index;
+            }
+            if !slice.range.contains(&at) {
+                if matches!(made.event.kind, Kind::User { .. }) && made.raw_turn.is_some() {
+                    last_turn = made.raw_turn;
+                }
+                continue;
+            }
             let by = match &made.origin {
                 Origin::Synthetic { by: Some(by) } => self.number(by),
                 _ => None,
@@ -420,9 +474,37 @@ impl<'a> Page<'a> {
                     Some("<span class=\"badge fill\">placeholder, keeps the view valid</span>".into()),
                 ),
             };
+            // What the entry stands for: a summary its range, an edited event itself, a
+            // placeholder the event it follows.
+            let stands_for = match (item, &made.origin) {
+                (_, Origin::Raw) => None,
+                (Item::Raw { index, .. }, _) => Some(*index),
+                (_, Origin::Synthetic { by: Some(_) }) => by.and_then(|n| self.in_force.get(n - 1)).map(|c| c.start),
+                _ => Some(last_raw),
+            };
+            let badge = match (stands_for, slice.link) {
+                (Some(index), Some(link)) => Some(format!(
+                    "{} <a class=\"goto\" href=\"{}\">raw event {index} →</a>",
+                    badge.unwrap_or_default(),
+                    escape(&link(index))
+                )),
+                _ => badge,
+            };
             render_event(s, &made.event, &names, &statuses, class, badge.as_deref());
         }
         s.push_str("</section>\n");
+    }
+}
+
+/// Which entries of a view to write, and (for `convo serve`) the address of raw event N.
+pub struct Slice<'l> {
+    pub range: std::ops::Range<usize>,
+    pub link: Option<&'l dyn Fn(usize) -> String>,
+}
+
+impl Slice<'_> {
+    fn whole(len: usize) -> Slice<'static> {
+        Slice { range: 0..len, link: None }
     }
 }
 
@@ -441,7 +523,7 @@ document.querySelectorAll('.toggle a').forEach(function(a){a.setAttribute('aria-
 function fromHash(){show(decodeURIComponent(location.hash.slice(1)));}\
 window.addEventListener('hashchange',fromHash);fromHash();})();";
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 :root{color-scheme:light dark;--bg:#f7f6f3;--fg:#1f2328;--muted:#6a6f76;--card:#fff;--line:#e2dfd8;--code:#f1efea;
 --user:#0f7b55;--asst:#2f5fb3;--tool:#7a4fc2;--err:#c0392b;--ok:#1f7a3f;--cmp:#b7791f;--cmpbg:#fdf5e2;--raw:#cdd6e4;--bar:#2f5fb3;--sum:#8a5a00}
 @media (prefers-color-scheme:dark){:root{--bg:#15171b;--fg:#e4e4e2;--muted:#9ba1a9;--card:#1d2026;--line:#2f343c;--code:#252a31;
@@ -702,7 +784,7 @@ fn bytes(n: usize) -> String {
     }
 }
 
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -733,7 +815,7 @@ fn hidden(hide: bool) -> &'static str {
     if hide { " hidden" } else { "" }
 }
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -761,7 +843,7 @@ fn linkable(link_type: LinkType, url: &str) -> bool {
 /// Stored text as Markdown, made inert: raw HTML is shown as the text it is (a block of it
 /// as code), links other than http(s) and mailto become their text and URL, an image its
 /// alt text and URL (so nothing is fetched), and headings start below the page's own.
-fn markdown(text: &str) -> String {
+pub(crate) fn markdown(text: &str) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut out: Vec<Md> = Vec::new();
     // For each open link, the URL to print after its text when it is not kept as a link.

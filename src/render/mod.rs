@@ -706,7 +706,7 @@ pub fn list(
 /// those that came from it (subagents and forks, in store order), depth first. One whose
 /// source is not in the store stands at the top; a cycle (only a hand-edited store has one)
 /// is broken where it is first met.
-fn family_order(summaries: &[Summary]) -> Vec<(usize, usize)> {
+pub fn family_order(summaries: &[Summary]) -> Vec<(usize, usize)> {
     let index: std::collections::HashMap<&str, usize> =
         summaries.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
     let parent = |s: &Summary| {

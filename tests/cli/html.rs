@@ -44,7 +44,7 @@ fn dom(env: &TestEnv, page: &Path, hash: &str) -> String {
 
 /// The text a reader sees in `html`: tags stripped (a block's end ends a line), entities
 /// decoded, lines trimmed and blank ones dropped.
-fn text(html: &str) -> String {
+pub(crate) fn text(html: &str) -> String {
     const BLOCKS: &[&str] = &[
         "div",
         "p",
@@ -87,7 +87,7 @@ fn text(html: &str) -> String {
 }
 
 /// The opening tags named `name` (any, if empty) in `html`; text holds no `<`, it is escaped.
-fn tags<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+pub(crate) fn tags<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
     let lower = html.to_ascii_lowercase();
     let open = format!("<{name}");
     let ends_name =

@@ -45,6 +45,7 @@ mod recognition;
 mod relay;
 mod safety;
 mod scaffolding;
+mod serve;
 mod suite_layout;
 mod sync;
 mod titles;

@@ -28,6 +28,7 @@ pub mod rename;
 pub mod restore;
 pub mod resume;
 pub mod rm;
+pub mod serve;
 pub mod show;
 pub mod status;
 pub mod switch;

@@ -58,7 +58,11 @@
 //!
 //! An error from a sync (EIO, ENOSPC) fails the command with [`StoreError::Sync`]; it is
 //! never retried: after a failed fsync the kernel may have dropped the dirty pages, and a
-//! second fsync that succeeds proves nothing (PostgreSQL's "fsyncgate").
+//! second fsync that succeeds proves nothing (PostgreSQL's "fsyncgate"). A sync that fails
+//! after the ref's rename (its folder, a reflog) puts the branch back where it was
+//! ([`Store::move_head`]), so a failed command never leaves its commit on the branch, and
+//! from then on the process removes none of the objects it wrote: which of the two ref
+//! values the disk holds is unknown, and both commits stay whole.
 //!
 //! After a power cut, objects written but not synced may be empty or torn. None is
 //! reachable from the branch (it moved only after they were synced); `fsck` removes and
@@ -91,6 +95,9 @@ pub(super) struct Pending {
     files: Vec<PathBuf>,
     /// Folders that gained (or lost) a name.
     dirs: BTreeSet<PathBuf>,
+    /// A sync after a ref moved failed: the objects written stay (see
+    /// [`Store::keep_written_objects`]).
+    keep: bool,
 }
 
 impl Pending {
@@ -202,7 +209,10 @@ impl Store {
         if self.durability == Durability::None {
             return Ok(());
         }
-        let Pending { files, dirs } = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let (files, dirs) = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut pending.files), std::mem::take(&mut pending.dirs))
+        };
         // Files and folders in one round: each name was made before, each file written
         // before; nothing here must reach the disk before anything else here.
         let mut all: Vec<(PathBuf, bool)> =
@@ -323,6 +333,19 @@ impl Store {
             }
         }
         in_parallel(&paths)
+    }
+
+    /// Remove nothing this process wrote from now on: a sync after a ref moved failed, the
+    /// move was undone, and which of the two the disk holds is unknown. Objects are
+    /// immutable and named by their content: kept, they cost space until a `git gc`; removed,
+    /// a branch the disk kept could name missing objects.
+    pub(super) fn keep_written_objects(&self) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).keep = true;
+    }
+
+    /// Whether [`Store::keep_written_objects`] was called.
+    pub(super) fn keeps_written_objects(&self) -> bool {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).keep
     }
 
     /// Whether commits are synced.

@@ -206,30 +206,12 @@ impl Trace {
         let mut base_dirs = BTreeSet::new();
         walk(&root, &root, &mut base, &mut base_names, &mut base_dirs);
         let log = env.root.join("strace.log");
-        let program = command.get_program().to_owned();
-        let mut traced = Command::new("strace");
-        traced.args(["-f", "-y", "-xx", "-qq", "-s", "100000000", "-o"]).arg(&log).args([
-            "-e",
-            "trace=open,openat,creat,write,pwrite64,writev,pwritev,lseek,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,rmdir,ftruncate,truncate,fsync,fdatasync,chdir,close",
-        ]);
-        traced.arg(&program).args(command.get_args());
-        for (key, value) in command.get_envs() {
-            match value {
-                Some(v) => traced.env(key, v),
-                None => traced.env_remove(key),
-            };
-        }
-        if command.get_envs().any(|(k, _)| k == "PATH") {
-            traced.env_clear();
-            for (key, value) in command.get_envs() {
-                if let Some(v) = value {
-                    traced.env(key, v);
-                }
-            }
-        }
-        if let Some(dir) = command.get_current_dir() {
-            traced.current_dir(dir);
-        }
+        let mut args: Vec<std::ffi::OsString> =
+            ["-f", "-y", "-xx", "-qq", "-s", "100000000", "-o"].iter().map(Into::into).collect();
+        args.push(log.clone().into());
+        args.push("-e".into());
+        args.push("trace=open,openat,creat,write,pwrite64,writev,pwritev,lseek,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat,rmdir,ftruncate,truncate,fsync,fdatasync,chdir,close".into());
+        let traced = under_strace(&command, &args);
         let run = crate::common::run_command(traced, stdin);
         assert_eq!(run.code, 0, "the recorded command failed:\n{}", run.stderr);
         let text = std::fs::read_to_string(&log).unwrap();
@@ -545,6 +527,26 @@ impl Trace {
         }
         (files, dirs)
     }
+}
+
+/// `command` run under `strace` with `args`, in the same environment and folder.
+fn under_strace(command: &Command, args: &[std::ffi::OsString]) -> Command {
+    let mut traced = Command::new("strace");
+    traced.args(args).arg(command.get_program()).args(command.get_args());
+    if command.get_envs().any(|(k, _)| k == "PATH") {
+        // A sealed command: its environment is the whole of it.
+        traced.env_clear();
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(v) => traced.env(key, v),
+            None => traced.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        traced.current_dir(dir);
+    }
+    traced
 }
 
 fn normalize(path: &Path) -> PathBuf {
@@ -1028,6 +1030,70 @@ fn an_acknowledged_hand_over_survives_a_power_cut() {
             assert!(lost > 0, "store.fsync = {fsync}: no power cut lost the hand-over: the model sees nothing");
         }
     }
+}
+
+/// A sync the disk fails (EIO) fails the command, with the store as it was: the branch
+/// where it was, no event recorded, `fsck` and `git fsck` clean, the working tree and index
+/// HEAD's. Never "retry and trust": after a failed fsync the kernel may have dropped the
+/// pages it could not write. The fault is real, in the real binary: strace makes the chosen
+/// call return EIO. Early (the first `fsync`, the first `fdatasync`: the barrier before the
+/// ref moves) and late: the ref's lock file, and then the ref's folder and the reflog, synced
+/// after the rename that moved the branch, so the commit's objects are all written and the
+/// branch has already moved once. Chosen by path (`-P`), not by count (`when=N`): strace
+/// counts each thread's calls, and the barrier syncs from several threads.
+#[test]
+fn a_sync_the_disk_fails_fails_the_command_and_moves_nothing() {
+    let env = TestEnv::new();
+    env.new_conversation("disk");
+    env.run(&["append", "--user", "kept"]).ok();
+    let git = env.store.join(".git");
+    let path = |p: &str| git.join(p).to_string_lossy().into_owned();
+    let faults: Vec<(&str, Option<String>, &str)> = vec![
+        ("fsync", None, "the first folder synced"),
+        ("fdatasync", None, "the first file synced"),
+        ("fdatasync", Some(path("refs/heads/main.lock")), "the new ref's lock file"),
+        ("fsync", Some(path("refs/heads")), "the ref's folder, after the rename"),
+        ("fdatasync", Some(path("logs/HEAD")), "HEAD's reflog, after the rename"),
+    ];
+    for (call, only, what) in faults {
+        let head = env.git(&["rev-parse", "HEAD"]);
+        let text = format!("lost to a failed {call} of {what}");
+        let mut args: Vec<std::ffi::OsString> = vec!["-f".into(), "-qq".into(), "-o".into(), "/dev/null".into()];
+        if let Some(only) = &only {
+            args.extend(["-P".into(), only.into()]);
+        }
+        args.extend([
+            "-e".into(),
+            format!("trace={call}").into(),
+            "-e".into(),
+            format!("inject={call}:error=EIO").into(),
+        ]);
+        let run = crate::common::run_command(under_strace(&env.command(&["append", "--user", &text]), &args), "");
+        let stderr = run.stderr.replace(env.store.to_str().unwrap(), "[STORE]");
+        assert_ne!(run.code, 0, "{what}: the append succeeded on a disk that failed:\n{stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines.len() == 2
+                && lines[0].starts_with("error: could not sync [STORE]/.git/")
+                && lines[0].ends_with("to disk: Input/output error (os error 5)")
+                && lines[1].starts_with("hint: "),
+            "{what}: not a one-line error naming what failed, with a hint:\n{stderr}"
+        );
+        if let Some(only) = &only {
+            let only = only.replace(env.store.to_str().unwrap(), "[STORE]");
+            assert!(lines[0].contains(&format!("sync {only} ")), "{what}: names another path:\n{stderr}");
+        }
+        assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "{what}: the branch moved, the command failed");
+        let fsck = env.run(&["fsck"]);
+        assert_eq!(fsck.code, 0, "{what}: fsck after the failed sync:\n{}{}", fsck.stdout, fsck.stderr);
+        // `env.git` asserts that git succeeded.
+        env.git(&["fsck", "--full", "--no-dangling", "--no-progress"]);
+        assert_eq!(env.git(&["status", "--porcelain"]), "", "{what}: the working tree or index moved");
+        let shown = env.run(&["show"]).stdout;
+        assert!(!shown.contains(&text) && shown.contains("kept"), "{what}: the events after the failure:\n{shown}");
+    }
+    // The store still takes appends.
+    assert_eq!(env.run(&["append", "--user", "after the faults"]).code, 0);
 }
 
 /// The bigger sweep: `cargo test --test cli crash_states_sweep -- --ignored --nocapture`.

@@ -41,7 +41,7 @@
 //! of the pack it names. So where git writes into the store, convo orders it by
 //! construction:
 //!
-//! - a pull's fetch ([`crate::sync::fetch`]) copies the accepted objects from the
+//! - a pull's fetch (`sync::fetch`) copies the accepted objects from the
 //!   quarantine with no ref: convo then syncs what appeared under `objects/`, each file and
 //!   the folder that gained its name ([`Store::sync_objects_since`]), and only then has git
 //!   move the remote-tracking ref, whose file, reflog and folders it syncs in turn

@@ -32,22 +32,43 @@
 //! paths a commit was mirroring; `fsck` finds and mends a copy that lags without one, as
 //! after a power cut that kept the journal's blanking but lost the mirror's writes).
 //! `.git/convo/handovers` is synced ([`Store::add_handover`]): it is the only copy of a
-//! session's binding until its first capture. The `git` convo runs (fetch into the store,
-//! clone, gc, push) is given `core.fsync=committed` with `core.fsyncMethod=fsync`
-//! (`git_command`): its packs, loose objects and refs are synced by git itself, each file
-//! before the ref that names it. git syncs no folder, so its renames are as safe as the
-//! file system's journal keeps them in order (ext4 does): the crash-state tests check the
-//! workloads where git writes (pull, redact's `gc --prune`) under that ordered model.
+//! session's binding until its first capture.
+//!
+//! The `git` convo runs (fetch into the store, clone, gc, push) is given
+//! `core.fsync=committed` with `core.fsyncMethod=fsync` (`git_command`): its packs, loose
+//! objects and refs are synced by git itself, each file before the ref that names it. But
+//! git syncs no folder: a power cut may keep a ref git renamed into place and lose the name
+//! of the pack it names. So where git writes into the store, convo orders it by
+//! construction:
+//!
+//! - a pull's fetch (`sync::fetch`) copies the accepted objects from the
+//!   quarantine with no ref: convo then syncs what appeared under `objects/`, each file and
+//!   the folder that gained its name ([`Store::sync_objects_since`]), and only then has git
+//!   move the remote-tracking ref, whose file, reflog and folders it syncs in turn
+//!   ([`Store::sync_ref_written_by_git`]). A merge or fast-forward naming those commits
+//!   comes after, through the transaction. The remote-tracking ref is durable rather than
+//!   allowed to lag: `redact` reads it to tell published commits from unpublished ones, so
+//!   a ref a power cut set back would let it rewrite commits the remote already has. A
+//!   push's move of that ref is synced the same way;
+//! - redact's prune ([`Store::prune_unreachable`]) runs gc's steps one at a time, each
+//!   synced before the next deletes anything the previous one replaced;
+//! - a `git gc` the user runs beside convo is the user's git: a pack it renames and the
+//!   objects it prunes are as safe as git makes them. convo's own barrier tolerates an
+//!   object gc packed away meanwhile (see [`in_parallel`]).
 //!
 //! An error from a sync (EIO, ENOSPC) fails the command with [`StoreError::Sync`]; it is
 //! never retried: after a failed fsync the kernel may have dropped the dirty pages, and a
-//! second fsync that succeeds proves nothing (PostgreSQL's "fsyncgate").
+//! second fsync that succeeds proves nothing (PostgreSQL's "fsyncgate"). A sync that fails
+//! after the ref's rename (its folder, a reflog) puts the branch back where it was
+//! ([`Store::move_head`]), so a failed command never leaves its commit on the branch, and
+//! from then on the process removes none of the objects it wrote: which of the two ref
+//! values the disk holds is unknown, and both commits stay whole.
 //!
 //! After a power cut, objects written but not synced may be empty or torn. None is
-//! reachable from the branch (it moved only after they were synced); `fsck` names them
-//! ([`Store::torn_objects`]) and `fsck --repair`, as the next write does under its lock,
-//! removes them, so a later write of the same object is not skipped by a reader that
-//! finds the broken file first.
+//! reachable from the branch (it moved only after they were synced); `fsck` removes and
+//! names them ([`Store::remove_torn_objects`]), as the next write does under its lock, so
+//! a later write of the same object is not skipped by a reader that finds the broken file
+//! first.
 //!
 //! With [`Durability::None`] nothing is synced: git's default behaviour before 2.36, for
 //! throwaway stores and benchmarks.
@@ -74,6 +95,9 @@ pub(super) struct Pending {
     files: Vec<PathBuf>,
     /// Folders that gained (or lost) a name.
     dirs: BTreeSet<PathBuf>,
+    /// A sync after a ref moved failed: the objects written stay (see
+    /// [`Store::keep_written_objects`]).
+    keep: bool,
 }
 
 impl Pending {
@@ -134,6 +158,24 @@ pub(super) fn in_parallel(paths: &[(PathBuf, bool)]) -> Result<()> {
     })
 }
 
+/// The files under `objects/` and the inode each name holds: what a `git` child wrote is
+/// what differs afterwards (a new name, or a name renamed over, as a commit-graph is).
+#[derive(Debug, Default)]
+pub struct ObjectFiles(std::collections::BTreeMap<PathBuf, u64>);
+
+/// Every file below `dir` (folders followed, to `objects/info/commit-graphs`), by inode.
+fn list_files(dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, u64>) {
+    use std::os::unix::fs::DirEntryExt as _;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            list_files(&path, out);
+        } else {
+            out.insert(path, entry.ino());
+        }
+    }
+}
+
 impl Store {
     /// Sync with `durability` from now on.
     pub fn with_durability(mut self, durability: Durability) -> Self {
@@ -167,13 +209,143 @@ impl Store {
         if self.durability == Durability::None {
             return Ok(());
         }
-        let Pending { files, dirs } = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        let (files, dirs) = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut pending.files), std::mem::take(&mut pending.dirs))
+        };
         // Files and folders in one round: each name was made before, each file written
         // before; nothing here must reach the disk before anything else here.
         let mut all: Vec<(PathBuf, bool)> =
             files.into_iter().collect::<BTreeSet<_>>().into_iter().map(|f| (f, false)).collect();
         all.extend(dirs.into_iter().map(|d| (d, true)));
         in_parallel(&all)
+    }
+
+    /// What is under `objects/` now (nothing when commits are not synced): taken before a
+    /// `git` child writes objects, for [`Store::sync_objects_since`].
+    pub fn object_files(&self) -> ObjectFiles {
+        let mut files = ObjectFiles::default();
+        if self.durable() {
+            list_files(self.repo.objects.store_ref().path(), &mut files.0);
+        }
+        files
+    }
+
+    /// Sync what a `git` child put under `objects/` since `before` (its packs, their
+    /// indexes, loose objects, a commit-graph), each file and the folder that gained its
+    /// name, in one round: git syncs the files (`core.fsync=committed`) but no folder, so
+    /// the name of a pack it renamed into place could be lost in a power cut while a ref
+    /// naming its objects survives. Called before anything names what git wrote.
+    pub fn sync_objects_since(&self, before: &ObjectFiles) -> Result<()> {
+        if !self.durable() {
+            return Ok(());
+        }
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        let mut now = ObjectFiles::default();
+        list_files(&objects, &mut now.0);
+        let mut files = Vec::new();
+        let mut dirs = BTreeSet::new();
+        for (path, inode) in &now.0 {
+            if before.0.get(path) == Some(inode) {
+                continue;
+            }
+            files.push((path.clone(), false));
+            // The folder holding the new name, and each folder made for it up to `objects/`.
+            let mut folder = path.parent();
+            while let Some(dir) = folder
+                && dir.starts_with(&objects)
+            {
+                dirs.insert(dir.to_owned());
+                if dir == objects || before.0.keys().any(|p| p.starts_with(dir)) {
+                    break;
+                }
+                folder = dir.parent();
+            }
+        }
+        files.extend(dirs.into_iter().map(|d| (d, true)));
+        in_parallel(&files)
+    }
+
+    /// Sync the ref `name` (`refs/remotes/origin/main`) a `git` child just wrote, its reflog,
+    /// and every folder from each up to `.git`: git syncs the ref's file but not the rename
+    /// that put it in place. Called once the objects it names are synced.
+    pub fn sync_ref_written_by_git(&self, name: &str) -> Result<()> {
+        if !self.durable() {
+            return Ok(());
+        }
+        let git_dir = self.repo.git_dir().to_owned();
+        let mut paths = Vec::new();
+        for file in [git_dir.join(name), git_dir.join("logs").join(name)] {
+            if !file.exists() {
+                continue;
+            }
+            paths.push((file.clone(), false));
+            let mut folder = file.parent();
+            while let Some(dir) = folder
+                && dir.starts_with(&git_dir)
+            {
+                paths.push((dir.to_owned(), true));
+                if dir == git_dir {
+                    break;
+                }
+                folder = dir.parent();
+            }
+        }
+        paths.sort();
+        paths.dedup();
+        in_parallel(&paths)
+    }
+
+    /// Sync every reflog and its folder, after `git reflog expire` rewrote them: an expiry a
+    /// power cut undid would bring back entries naming the commits a prune then removed.
+    pub fn sync_reflogs(&self) -> Result<()> {
+        if !self.durable() {
+            return Ok(());
+        }
+        let logs = self.repo.git_dir().join("logs");
+        let mut files = std::collections::BTreeMap::new();
+        list_files(&logs, &mut files);
+        let mut paths: BTreeSet<(PathBuf, bool)> = BTreeSet::new();
+        for file in files.into_keys() {
+            let mut folder = file.parent().map(Path::to_owned);
+            paths.insert((file, false));
+            while let Some(dir) = folder
+                && dir.starts_with(&logs)
+            {
+                folder = dir.parent().map(Path::to_owned);
+                paths.insert((dir, true));
+            }
+        }
+        in_parallel(&paths.into_iter().collect::<Vec<_>>())
+    }
+
+    /// Sync `objects/pack` and every loose-object folder, so that what a prune removed
+    /// stays removed (redact's old commits do not come back after a power cut).
+    pub fn sync_object_folders(&self) -> Result<()> {
+        if !self.durable() {
+            return Ok(());
+        }
+        let objects = self.repo.objects.store_ref().path();
+        let mut paths = vec![(objects.join("pack"), true)];
+        for entry in std::fs::read_dir(objects).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && entry.file_name().len() == 2 {
+                paths.push((entry.path(), true));
+            }
+        }
+        in_parallel(&paths)
+    }
+
+    /// Remove nothing this process wrote from now on: a sync after a ref moved failed, the
+    /// move was undone, and which of the two the disk holds is unknown. Objects are
+    /// immutable and named by their content: kept, they cost space until a `git gc`; removed,
+    /// a branch the disk kept could name missing objects.
+    pub(super) fn keep_written_objects(&self) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).keep = true;
+    }
+
+    /// Whether [`Store::keep_written_objects`] was called.
+    pub(super) fn keeps_written_objects(&self) -> bool {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).keep
     }
 
     /// Whether commits are synced.

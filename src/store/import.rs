@@ -163,6 +163,9 @@ impl Store {
 
     /// Remove loose objects a writer created and never committed (see [`Store::discard`]).
     pub(super) fn remove_objects(&self, created: &[ObjectId]) {
+        if self.keeps_written_objects() {
+            return;
+        }
         let objects = self.repo.common_dir().join("objects");
         for id in created {
             let hex = id.to_hex().to_string();

@@ -50,7 +50,7 @@ use crate::event::{self, Event, LineError, Stats};
 pub use batch::{Batch, BatchCommit};
 pub use bulk::{Added, Appending, BulkAppended};
 pub use captures::{Captured, FailedCapture};
-pub use durable::Durability;
+pub use durable::{Durability, ObjectFiles};
 pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem, TornObjects};
 pub use gitlocks::GitLock;

@@ -83,7 +83,7 @@ impl Store {
             if current != expected {
                 return Err(moved(current));
             }
-            match self.edit_ref(edit()?, signature, &name, &lock_path) {
+            match self.edit_ref(edit()?, (expected, new), signature, &name, &lock_path) {
                 Ok(()) => break,
                 // A git took the branch since step 2 (a gc packing refs): waited for as any
                 // holder is, then tried again.
@@ -123,10 +123,12 @@ enum Edit {
 impl Store {
     /// gix's ref transaction (`Repository::edit_references_as`), run in its halves so that,
     /// when commits are durable, `<ref>.lock` is synced before it is renamed over the ref,
-    /// and the ref's folder and the reflogs after.
+    /// and the ref's folder and the reflogs after. `(from, to)`: the move `edit` makes, undone
+    /// when a sync after the rename fails (see [`Store::undo_ref_move`]).
     fn edit_ref(
         &self,
         edit: RefEdit,
+        (from, to): (Option<ObjectId>, ObjectId),
         signature: &gix::actor::Signature,
         name: &str,
         lock_path: &std::path::Path,
@@ -176,9 +178,43 @@ impl Store {
                     folder = dir.parent();
                 }
             }
-            durable::in_parallel(&after).map_err(Edit::Sync)?;
+            if let Err(e) = durable::in_parallel(&after) {
+                self.undo_ref_move(from, to, signature);
+                return Err(Edit::Sync(e));
+            }
         }
         Ok(())
+    }
+
+    /// Put HEAD's branch back from `to` to `from` after a sync that followed its move failed:
+    /// the command fails, so the branch must not name its commit, or the caller, told HEAD
+    /// did not move, would remove the objects that commit reaches (and a retry would commit
+    /// twice). Best effort and not synced: the disk has just failed. Whatever the disk holds
+    /// of either move, nothing this process wrote is removed from now on
+    /// ([`Store::keep_written_objects`]): both commits stay whole.
+    fn undo_ref_move(&self, from: Option<ObjectId>, to: ObjectId, signature: &gix::actor::Signature) {
+        self.keep_written_objects();
+        let expected = PreviousValue::MustExistAndMatch(Target::Object(to));
+        let change = match from {
+            Some(from) => Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "convo: undone, the disk failed to sync it".into(),
+                },
+                expected,
+                new: Target::Object(from),
+            },
+            None => Change::Delete { expected, log: RefLog::AndReference },
+        };
+        let Ok(name) = "HEAD".try_into() else { return };
+        let edit = RefEdit { change, name, deref: true };
+        let (file_lock, packed_lock) = self.ref_lock_timeouts();
+        let mut time = Default::default();
+        if let Ok(prepared) = self.repo.refs.transaction().prepare([edit], file_lock, packed_lock) {
+            let _ = prepared.commit(Some(signature.to_ref(&mut time)));
+        }
+        self.forget_head();
     }
 
     /// `core.filesRefLockTimeout` and `core.packedRefsTimeout` as gix reads them (100 ms and

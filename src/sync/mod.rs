@@ -248,9 +248,11 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         let tip = ObjectId::from_hex(tip.trim().as_bytes())
             .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })?;
         store.check_fetched(quarantine.path(), tip)?;
-        let promote = format!("+{name}:{name}");
         // The quarantine is convo's own folder: a rule against the file transport (meant for
-        // remotes and submodules) must not stop this local copy.
+        // remotes and submodules) must not stop this local copy. Objects only, no ref: git
+        // would rename the ref into place before any folder holding the objects was synced
+        // (see `durable`), so the objects are made durable first and the ref moved after.
+        let objects = store.object_files();
         checked(
             store.root(),
             &[
@@ -259,13 +261,19 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
                 "fetch",
                 "--no-write-fetch-head",
                 "--no-tags",
+                "--no-auto-gc",
                 "--quiet",
                 quarantine.path().to_str().unwrap_or("."),
-                &promote,
+                &name,
             ],
             Stderr::Capture,
             "fetch",
         )?;
+        store.sync_objects_since(&objects)?;
+        let hex = tip.to_string();
+        let message = format!("fetch: {url}");
+        checked(store.root(), &["update-ref", "-m", &message, &name, &hex], Stderr::Capture, "fetch")?;
+        store.sync_ref_written_by_git(&name)?;
         Ok(Fetched { tracking, before, after: Some(tip) })
     })();
     drop(quarantine);
@@ -470,6 +478,10 @@ pub fn push(
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     if output.status.success() {
+        // The remote-tracking ref git moved names commits the store already had synced; its
+        // rename is made durable too, so a power cut cannot leave it behind what the remote
+        // has (redact would then take published commits for unpublished ones).
+        store.sync_ref_written_by_git(&format!("refs/remotes/{remote}/{}", branch(store)?))?;
         // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; `=` is up to date.
         let up_to_date = stdout.lines().any(|l| l.starts_with("=\t"));
         return Ok(if up_to_date { Pushed::UpToDate } else { Pushed::Updated });

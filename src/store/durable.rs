@@ -52,6 +52,10 @@
 //!   push's move of that ref is synced the same way;
 //! - redact's prune ([`Store::prune_unreachable`]) runs gc's steps one at a time, each
 //!   synced before the next deletes anything the previous one replaced;
+//! - the housekeeping after a commit (`Store::maybe_gc`) is not `git gc --auto`, which
+//!   deletes packed loose objects and old packs with the new pack's name unsynced, but its
+//!   steps in the same way: `repack -l`, sync, then `prune-packed`; past `gc.autoPackLimit`,
+//!   one pack of everything, synced, before `repack -a -d --keep-pack` removes the others;
 //! - a `git gc` the user runs beside convo is the user's git: a pack it renames and the
 //!   objects it prunes are as safe as git makes them. convo's own barrier tolerates an
 //!   object gc packed away meanwhile (see [`in_parallel`]).

@@ -755,23 +755,80 @@ impl Store {
     }
 
     /// Pack loose objects the way `git commit` does: check git's own threshold cheaply (a
-    /// sample of one fan-out folder) and only then pay for `git gc --auto`.
+    /// sample of one fan-out folder) and only then pay for packing.
     pub(super) fn maybe_gc(&self) -> GcOutcome {
         if !self.loose_objects().2 {
             return GcOutcome::NotNeeded;
         }
-        // In the foreground and under convo's lock: a detached gc would prune object folders
-        // while the next writer puts objects into them. In a process group of its own,
-        // recorded in `.git/convo/gc` while it runs: if convo is killed, `git gc` itself
-        // dies with it (the parent-death signal) and the next writer stops whatever it had
-        // started (repack, pack-refs) before touching the store ([`Store::reap_orphaned_gc`]).
+        // Not `git gc --auto` itself: it renames a new pack into place and then deletes the
+        // loose objects it holds without syncing any folder, so a power cut could keep the
+        // deletions and lose the pack's name (issue 42). Its steps are run one at a time
+        // instead, and what each wrote is synced before the next removes anything: the
+        // loose objects packed; every name under `objects/` synced; only then the packed
+        // loose copies removed; and, past `gc.autoPackLimit` packs, everything packed into
+        // one new pack, synced, before the others go. Refs are not packed: each is synced
+        // where it is written. With `store.fsync = "none"` the syncs are no-ops.
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        let packs = |objects: &Path| {
+            std::fs::read_dir(objects.join("pack"))
+                .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".pack")).count())
+                .unwrap_or(0)
+        };
+        let pack_limit = self.repo.config_snapshot().integer("gc.autoPackLimit").unwrap_or(50);
+        let before = self.object_files();
+        let Some(_) = self.run_gc_step(&["repack", "-l", "-q"]) else { return GcOutcome::GitMissing };
+        if self.sync_objects_since(&before).is_err() {
+            // What this step removes must stay removed only once what it packed is on
+            // disk; the next commit's housekeeping tries again.
+            return GcOutcome::Ran;
+        }
+        if pack_limit > 0 && packs(&objects) as i64 > pack_limit {
+            let base = std::path::absolute(objects.join("pack").join("pack"))
+                .unwrap_or_else(|_| objects.join("pack").join("pack"));
+            let before = self.object_files();
+            let args = [
+                "pack-objects",
+                "--all",
+                "--reflog",
+                "--indexed-objects",
+                "--non-empty",
+                "--local",
+                "--delta-base-offset",
+                "-q",
+            ];
+            let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            args.push(base.to_string_lossy().into_owned());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            if let Some(Some(pack)) = self.run_gc_step(&args)
+                && !pack.is_empty()
+                && self.sync_objects_since(&before).is_ok()
+            {
+                let keep = format!("--keep-pack=pack-{pack}.pack");
+                self.run_gc_step(&["repack", "-a", "-d", "-q", &keep]);
+            }
+        }
+        self.run_gc_step(&["prune-packed", "-q"]);
+        self.run_gc_step(&["prune", "--expire=2.weeks.ago"]);
+        self.create_object_folders();
+        let _ = self.sync_object_folders();
+        GcOutcome::Ran
+    }
+
+    /// Run one `git` step of housekeeping in the foreground and under convo's lock (a
+    /// detached one would prune object folders while the next writer puts objects into
+    /// them), in a process group of its own recorded in `.git/convo/gc` while it runs: if
+    /// convo is killed, the step dies with it (the parent-death signal) and the next writer
+    /// stops whatever it had started before touching the store
+    /// ([`Store::reap_orphaned_gc`]). `None` when git is missing; `Some(None)` when the step
+    /// failed; else its trimmed stdout.
+    fn run_gc_step(&self, args: &[&str]) -> Option<Option<String>> {
         use std::os::unix::process::CommandExt as _;
         let mut command = super::git_command();
         command
-            .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
+            .args(args)
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .process_group(0);
         // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets a flag on the child; it is
@@ -782,18 +839,17 @@ impl Store {
                 Ok(())
             });
         }
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(_) => return GcOutcome::GitMissing,
-        };
+        let child = command.spawn().ok()?;
         let record = self.gc_record_path();
         let started = super::gitlocks::start_time(child.id()).unwrap_or_default();
         let _ = write_private_file(&self.state_dir(), &record, format!("{} {started}\n", child.id()).as_bytes());
         self.fail(FailPoint::Gc);
-        let _ = child.wait();
+        let output = child.wait_with_output();
         let _ = std::fs::remove_file(&record);
-        self.create_object_folders();
-        GcOutcome::Ran
+        Some(match output {
+            Ok(output) if output.status.success() => Some(String::from_utf8_lossy(&output.stdout).trim().to_owned()),
+            _ => None,
+        })
     }
 }
 

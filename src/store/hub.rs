@@ -109,6 +109,8 @@ pub struct Catalog {
     pub branch: Option<ObjectId>,
     /// Every conversation, by id.
     pub lines: BTreeMap<String, CatalogLine>,
+    /// The file of each fan folder: a push rewrites only those whose lines changed.
+    pub fans: BTreeMap<String, ObjectId>,
 }
 
 /// What a push publishes besides the branch.
@@ -164,6 +166,7 @@ impl Store {
             .filter_map(|l| l.strip_prefix(BRANCH_TRAILER)?.strip_prefix(": "))
             .find_map(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok());
         let mut lines = BTreeMap::new();
+        let mut fans = BTreeMap::new();
         for (name, id, is_tree) in self.tree_entries(self.commit_tree_id(commit)?)? {
             let fan = name.strip_suffix(".jsonl").filter(|fan| layout::is_fan(fan) && !is_tree);
             let Some(fan) = fan else {
@@ -176,6 +179,7 @@ impl Store {
                     format!("a {} of {} bytes, not a catalog file", header.kind(), header.size()),
                 ));
             }
+            fans.insert(fan.to_owned(), id);
             for (n, text) in self.read_blob(id)?.split(|b| *b == b'\n').enumerate() {
                 if text.trim_ascii().is_empty() {
                     continue;
@@ -196,7 +200,7 @@ impl Store {
                 }
             }
         }
-        Ok(Catalog { branch, lines })
+        Ok(Catalog { branch, lines, fans })
     }
 
     /// What a push of commit `head` publishes besides the branch, given the hub's branch
@@ -233,10 +237,10 @@ impl Store {
                 }
             }
         }
-        for id in removed {
-            lines.remove(&id);
-            if listed(&id) {
-                publication.deletes.push(conversation_ref(&id));
+        for id in &removed {
+            lines.remove(id);
+            if listed(id) {
+                publication.deletes.push(conversation_ref(id));
             }
         }
         let summaries: BTreeMap<String, super::Summary> = if changed.len() > 64 {
@@ -272,7 +276,12 @@ impl Store {
             lines.insert(id.clone(), line);
         }
         if catalog.is_none_or(|c| c.branch != Some(head) || c.lines != lines) {
-            publication.catalog = Some(self.gc_proof(|| self.catalog_commit(head, &lines))?);
+            // The fan files a current catalog has for fans nothing changed in are kept.
+            let mut kept = current.map(|c| c.fans.clone()).unwrap_or_default();
+            for id in changed.iter().map(|(id, _)| id).chain(&removed) {
+                kept.remove(layout::fan(id));
+            }
+            publication.catalog = Some(self.gc_proof(|| self.catalog_commit(head, &lines, &kept))?);
         }
         Ok(publication)
     }
@@ -339,17 +348,30 @@ impl Store {
         self.write_loose(gix::objs::Kind::Tree, &bytes)
     }
 
-    /// The catalog commit for branch commit `head` listing `lines`.
-    fn catalog_commit(&self, head: ObjectId, lines: &BTreeMap<String, CatalogLine>) -> Result<ObjectId> {
+    /// The catalog commit for branch commit `head` listing `lines`, with the files in
+    /// `kept` (by fan) as they are: they hold those fans' lines already.
+    fn catalog_commit(
+        &self,
+        head: ObjectId,
+        lines: &BTreeMap<String, CatalogLine>,
+        kept: &BTreeMap<String, ObjectId>,
+    ) -> Result<ObjectId> {
         let mut fans: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         for line in lines.values() {
-            let file = fans.entry(layout::fan(&line.id)).or_default();
+            let fan = layout::fan(&line.id);
+            if kept.contains_key(fan) {
+                continue;
+            }
+            let file = fans.entry(fan).or_default();
             serde_json::to_writer(&mut *file, line).map_err(|e| super::io_err("catalog")(e.into()))?;
             file.push(b'\n');
         }
-        let mut entries = Vec::with_capacity(fans.len());
+        let mut blobs: BTreeMap<&str, ObjectId> = kept.iter().map(|(fan, blob)| (fan.as_str(), *blob)).collect();
         for (fan, data) in fans {
-            let blob = self.write_loose(gix::objs::Kind::Blob, &data)?;
+            blobs.insert(fan, self.write_loose(gix::objs::Kind::Blob, &data)?);
+        }
+        let mut entries = Vec::with_capacity(blobs.len());
+        for (fan, blob) in blobs {
             entries.push(gix::objs::tree::Entry {
                 mode: gix::objs::tree::EntryKind::Blob.into(),
                 filename: format!("{fan}.jsonl").into(),

@@ -254,4 +254,9 @@ fn a_catalog_ref_naming_a_huge_blob_is_refused_without_reading_it() {
     git_in(&hub, &["update-ref", "refs/convo/catalog", &blob], b"");
     b.run(&["pull"]).ok();
     assert!(b.git(&["for-each-ref", "refs/convo/"]).trim().is_empty());
+    // Refused, so the next push publishes a catalog convo writes in its place.
+    b.run(&["switch", &id]).ok();
+    b.run(&["append", "--user", "two"]).ok();
+    b.run(&["push"]).ok();
+    assert_eq!(catalog(&hub)[&id]["events"], 2);
 }

@@ -10,8 +10,9 @@
 //! - **one ref per conversation**, `refs/convo/conversations/<id>` ([`conversation_ref`]):
 //!   a commit whose tree holds that conversation alone, at the path it has in the store
 //!   (`conversations/<fan>/<id>/…`), made of the very trees and blobs the branch holds, so
-//!   nothing is stored twice. It is a snapshot, not a line: no parent, a fixed author and
-//!   date, so the same conversation gives the same commit on every machine (two pushers of
+//!   nothing is stored twice. It is a snapshot, not a line: no parent, a fixed author,
+//!   dated by its last event, so the same conversation gives the same commit on every
+//!   machine (two pushers of
 //!   the same state agree, and an unchanged conversation's ref never moves). Its history
 //!   is the branch's; a fetch of a newer snapshot sends only the objects the older one
 //!   (which the fetcher has) lacks, since git negotiates by objects, not by ancestry.
@@ -133,14 +134,22 @@ impl Publication {
 /// `(id, tree)` of the conversations changed or added, and the ids of those removed.
 type Changed = (Vec<(String, ObjectId)>, Vec<String>);
 
-/// The signature of every commit this module writes: fixed, so a snapshot of the same
-/// tree is the same commit wherever it is made.
-fn signature() -> gix::actor::Signature {
+/// The signature of every commit this module writes, dated `seconds`: a time taken from
+/// what the commit holds, so a snapshot of the same tree is the same commit wherever it is
+/// made. Never a fixed old date: git's fetch offers the commits it has newest first and
+/// stops offering after some hundreds, so a catalog dated 1970 was never offered, and a
+/// pull received every catalog file again instead of the one that changed.
+fn signature(seconds: i64) -> gix::actor::Signature {
     gix::actor::Signature {
         name: "convo".into(),
         email: "convo@localhost".into(),
-        time: gix::date::Time { seconds: 0, offset: 0 },
+        time: gix::date::Time { seconds, offset: 0 },
     }
+}
+
+/// Seconds since the epoch of an RFC 3339 time, 0 for anything else.
+fn seconds(time: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(time).map_or(0, |t| t.timestamp())
 }
 
 impl Store {
@@ -244,27 +253,34 @@ impl Store {
             }
         }
         let summaries: BTreeMap<String, super::Summary> = if changed.len() > 64 {
-            self.summaries()?.into_iter().map(|s| (s.id.clone(), s)).collect()
+            self.summaries().unwrap_or_default().into_iter().map(|s| (s.id.clone(), s)).collect()
         } else {
             BTreeMap::new()
         };
         for (id, tree) in &changed {
+            // One convo cannot summarise (a `meta.json` another tool broke) is published
+            // all the same, listed without what it could not read: `fsck` reports it, and
+            // a push that worked before the catalog existed still works.
             let summary = match summaries.get(id) {
-                Some(summary) => summary.clone(),
-                None => self.summary(id)?,
+                Some(summary) => Some(summary.clone()),
+                None => self.summary(id).ok(),
             };
-            let tip = self.gc_proof(|| self.snapshot_commit(id, *tree))?;
+            let (title, project, created, updated, events, turns) = match summary {
+                Some(s) => (s.title, s.project, s.created, s.updated, s.stats.events, s.stats.turns),
+                None => (None, Project::default(), String::new(), String::new(), 0, 0),
+            };
+            let tip = self.gc_proof(|| self.snapshot_commit(id, *tree, seconds(&updated)))?;
             let (agent, person, bytes) = self.who_and_size(*tree)?;
             let line = CatalogLine {
                 id: id.clone(),
-                title: summary.title,
-                project: summary.project,
+                title,
+                project,
                 agent,
                 person,
-                created: summary.created,
-                updated: summary.updated,
-                events: summary.stats.events,
-                turns: summary.stats.turns,
+                created,
+                updated,
+                events,
+                turns,
                 bytes,
                 tree: tree.to_string(),
                 tip: tip.to_string(),
@@ -327,12 +343,12 @@ impl Store {
 
     /// The commit of conversation `id`'s ref: a tree holding only `conversations/<fan>/<id>`
     /// (its folder `tree`), no parent, the fixed signature.
-    fn snapshot_commit(&self, id: &str, tree: ObjectId) -> Result<ObjectId> {
+    fn snapshot_commit(&self, id: &str, tree: ObjectId, when: i64) -> Result<ObjectId> {
         let mut wrapped = tree;
         for name in [id, layout::fan(id), layout::CONVERSATIONS] {
             wrapped = self.single_entry_tree(name, wrapped)?;
         }
-        self.write_commit_object(wrapped, &[], &format!("convo: conversation {id}\n"), &signature())
+        self.write_commit_object(wrapped, &[], &format!("convo: conversation {id}\n"), &signature(when))
     }
 
     fn single_entry_tree(&self, name: &str, tree: ObjectId) -> Result<ObjectId> {
@@ -384,7 +400,14 @@ impl Store {
         gix::objs::WriteTo::write_to(&gix::objs::Tree { entries }, &mut bytes).map_err(super::io_err("tree"))?;
         let tree = self.write_loose(gix::objs::Kind::Tree, &bytes)?;
         let message = format!("convo: catalog of {} conversations\n\n{BRANCH_TRAILER}: {head}\n", lines.len());
-        self.write_commit_object(tree, &[], &message, &signature())
+        // Dated as the branch commit it describes.
+        let data = self.object_data(head, gix::objs::Kind::Commit)?;
+        let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
+            .map_err(git_err(format!("read commit {head}")))?
+            .committer()
+            .map_err(git_err(format!("read commit {head}")))?
+            .seconds();
+        self.write_commit_object(tree, &[], &message, &signature(when))
     }
 
     /// The agent and person of the first events of conversation folder `tree` naming them

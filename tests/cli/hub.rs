@@ -260,3 +260,21 @@ fn a_catalog_ref_naming_a_huge_blob_is_refused_without_reading_it() {
     b.run(&["push"]).ok();
     assert_eq!(catalog(&hub)[&id]["events"], 2);
 }
+
+#[test]
+fn a_conversation_convo_cannot_summarise_is_pushed_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let a = TestEnv::new();
+    let id = a.new_conversation("broken");
+    a.run(&["append", "--user", "one"]).ok();
+    // Another tool broke its meta.json and committed it.
+    let meta = a.store.join(conversation_dir(&id)).join("meta.json");
+    std::fs::write(&meta, "not json\n").unwrap();
+    a.git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "broken by hand"]);
+    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["push"]).ok();
+    let listed = catalog(&hub);
+    assert_eq!(listed[&id]["title"], serde_json::Value::Null);
+    assert!(refs(&hub).contains_key(&format!("refs/convo/conversations/{id}")));
+}

@@ -27,7 +27,8 @@ Then:
    repository: bytes received (the pack git wrote) against that conversation's own packed
    size (`git pack-objects` of the ref's objects in the hub), and time against `git clone
    --bare` of the whole hub. This is the floor under `clone --lazy` + `show`.
-3. The catalog fetched alone (`refs/convo/catalog`): bytes and time (the rest of a lazy clone).
+3. The catalog fetched alone (`refs/convo/catalog`, `--depth 1`: its parents are the branch and
+   the catalog before it): bytes and time (the rest of a lazy clone).
 4. `convo push` of one appended event (branch + that conversation's ref + catalog, one atomic
    push; receive-pack lists every ref to a push) against `git push` of one appended event's
    commit from the same store to the same hub (the branch only).
@@ -222,7 +223,7 @@ def bench(n: int, captures: int, binary: Path, seed: int, keep: bool) -> None:
         # 3. The catalog alone.
         cat = root / "catalog.git"
         r.run("git", "init", "-q", "--bare", cat)
-        fetch_cat, _ = r.run("git", "-C", cat, "fetch", "-q", "--no-tags", url,
+        fetch_cat, _ = r.run("git", "-C", cat, "fetch", "-q", "--no-tags", "--depth=1", url,
                              "+refs/convo/catalog:refs/convo/catalog")
         print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s "
               f"(what `clone --lazy` will fetch before any conversation; not built yet)")

@@ -16,12 +16,16 @@
 //!   the same state agree, and an unchanged conversation's ref never moves). Its history
 //!   is the branch's; a fetch of a newer snapshot sends only the objects the older one
 //!   (which the fetcher has) lacks, since git negotiates by objects, not by ancestry.
-//! - **a catalog**, `refs/convo/catalog` ([`CATALOG_REF`]): a parentless commit whose tree
+//! - **a catalog**, `refs/convo/catalog` ([`CATALOG_REF`]): a commit whose tree
 //!   holds one file per fan folder (`<fan>.jsonl`), one JSON line per conversation
 //!   ([`CatalogLine`]: id, title, project, agent, person, times, size, and the tree and tip
 //!   of its ref), and whose message names the branch commit it describes
-//!   (`Convo-Branch: <commit>`). A push that changed one conversation rewrites one fan file
-//!   and the small root tree; nobody fetches the catalog's history, because it has none.
+//!   (`Convo-Branch: <commit>`). Its parents are that branch commit and the catalog before
+//!   it, so git's packs leave out what the other side has (git excludes the objects of
+//!   known commits only where they are parents of what it sends: a parentless catalog had
+//!   a push resend every catalog file, and a migration push every conversation). A push
+//!   that changed one conversation rewrites one fan file and the root tree; a lazy reader
+//!   fetches the catalog with `--depth 1`, never its history.
 //!
 //! The ref updates ride on the branch's fast-forward: they are forced (`+`), but the push
 //! is atomic and the branch is not, so they land only when the branch does, and the branch
@@ -51,7 +55,12 @@
 //!   `grep --titles` read it; a command that reads a conversation fetches its ref first
 //!   (into the quarantine, checked as a pull's tip is, its tree holding that one
 //!   conversation only) and says so. `pull` fetches the catalog and the refs of the
-//!   conversations present whose catalog tree differs from theirs.
+//!   conversations present whose catalog tree differs from theirs. Fetch those refs with
+//!   `--depth 1`: a snapshot has no parent, so that cuts nothing, but it makes upload-pack
+//!   leave out the objects of every snapshot the fetcher has (aggressive edges), where a
+//!   plain fetch of a newer snapshot sends the whole conversation again. And a lazy store's
+//!   branch holds only what it fetched: it must never be pushed as the hub's branch (see
+//!   the next point, which solves both).
 //! - Private conversations: the branch pushed to the hub must then be built from shared
 //!   conversations only, a published line of its own (each push a commit on the hub's
 //!   tip whose tree is the hub's with the shared conversations' trees put in); `pull`
@@ -104,10 +113,12 @@ pub struct CatalogLine {
 }
 
 /// A catalog as read from a hub (or about to be published to one).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Catalog {
     /// The branch commit it describes.
     pub branch: Option<ObjectId>,
+    /// Its own commit.
+    pub commit: ObjectId,
     /// Every conversation, by id.
     pub lines: BTreeMap<String, CatalogLine>,
     /// The file of each fan folder: a push rewrites only those whose lines changed.
@@ -209,7 +220,7 @@ impl Store {
                 }
             }
         }
-        Ok(Catalog { branch, lines, fans })
+        Ok(Catalog { branch, commit, lines, fans })
     }
 
     /// What a push of commit `head` publishes besides the branch, given the hub's branch
@@ -297,7 +308,8 @@ impl Store {
             for id in changed.iter().map(|(id, _)| id).chain(&removed) {
                 kept.remove(layout::fan(id));
             }
-            publication.catalog = Some(self.gc_proof(|| self.catalog_commit(head, &lines, &kept))?);
+            publication.catalog =
+                Some(self.gc_proof(|| self.catalog_commit(head, &lines, &kept, catalog.map(|c| c.commit)))?);
         }
         Ok(publication)
     }
@@ -371,6 +383,7 @@ impl Store {
         head: ObjectId,
         lines: &BTreeMap<String, CatalogLine>,
         kept: &BTreeMap<String, ObjectId>,
+        previous: Option<ObjectId>,
     ) -> Result<ObjectId> {
         let mut fans: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         for line in lines.values() {
@@ -407,7 +420,14 @@ impl Store {
             .committer()
             .map_err(git_err(format!("read commit {head}")))?
             .seconds();
-        self.write_commit_object(tree, &[], &message, &signature(when))
+        // Parents, for what git sends, not for history: the branch commit (which the hub
+        // has or gets in the same push) and the catalog before. git leaves out of a pack the
+        // objects of the commits it knows the other side has only where they are parents of
+        // what it sends; a catalog without parents had every conversation's objects and
+        // every catalog file sent again by a push that did not move the branch, and every
+        // catalog file by each pull. A lazy fetch of the catalog takes it with `--depth 1`.
+        let parents: Vec<ObjectId> = std::iter::once(head).chain(previous).collect();
+        self.write_commit_object(tree, &parents, &message, &signature(when))
     }
 
     /// The agent and person of the first events of conversation folder `tree` naming them

@@ -126,6 +126,10 @@ fn a_teammates_push_publishes_only_the_conversation_it_changed() {
     });
     assert_eq!(listed[&grown]["events"], 2);
     assert_eq!(listed[&grown]["tip"].as_str(), at(&after, &grown).as_deref());
+    // Its parents are the branch commit it describes and the catalog before it, so git
+    // sends only the catalog files that changed.
+    let parents = git_str(&hub, &["log", "-1", "--format=%P", "refs/convo/catalog"]);
+    assert_eq!(parents, format!("{} {}", after["refs/heads/main"], before["refs/convo/catalog"]));
 
     // A pull brings the new catalog back to the first pusher.
     a.run(&["pull"]).ok();

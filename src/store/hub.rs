@@ -232,7 +232,11 @@ impl Store {
         head: ObjectId,
         theirs: Option<ObjectId>,
         catalog: Option<&Catalog>,
+        quarantine: &std::path::Path,
     ) -> Result<Publication> {
+        // Written into the quarantine, which reads this store's objects: a push that fails
+        // leaves the store as it was, and the push reads them from there.
+        let into = self.scratch(quarantine)?;
         let fanned = |commit: ObjectId| -> Result<Option<ObjectId>> {
             let tree = self.commit_tree_id(commit)?;
             let tree = self.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned);
@@ -280,7 +284,7 @@ impl Store {
                 Some(s) => (s.title, s.project, s.created, s.updated, s.stats.events, s.stats.turns),
                 None => (None, Project::default(), String::new(), String::new(), 0, 0),
             };
-            let tip = self.gc_proof(|| self.snapshot_commit(id, *tree, seconds(&updated)))?;
+            let tip = into.gc_proof(|| self.snapshot_commit(&into, id, *tree, seconds(&updated)))?;
             let (agent, person, bytes) = self.who_and_size(*tree)?;
             let line = CatalogLine {
                 id: id.clone(),
@@ -309,7 +313,7 @@ impl Store {
                 kept.remove(layout::fan(id));
             }
             publication.catalog =
-                Some(self.gc_proof(|| self.catalog_commit(head, &lines, &kept, catalog.map(|c| c.commit)))?);
+                Some(into.gc_proof(|| self.catalog_commit(&into, head, &lines, &kept, catalog.map(|c| c.commit)))?);
         }
         Ok(publication)
     }
@@ -355,31 +359,19 @@ impl Store {
 
     /// The commit of conversation `id`'s ref: a tree holding only `conversations/<fan>/<id>`
     /// (its folder `tree`), no parent, the fixed signature.
-    fn snapshot_commit(&self, id: &str, tree: ObjectId, when: i64) -> Result<ObjectId> {
+    fn snapshot_commit(&self, into: &Store, id: &str, tree: ObjectId, when: i64) -> Result<ObjectId> {
         let mut wrapped = tree;
         for name in [id, layout::fan(id), layout::CONVERSATIONS] {
-            wrapped = self.single_entry_tree(name, wrapped)?;
+            wrapped = single_entry_tree(into, name, wrapped)?;
         }
-        self.write_commit_object(wrapped, &[], &format!("convo: conversation {id}\n"), &signature(when))
-    }
-
-    fn single_entry_tree(&self, name: &str, tree: ObjectId) -> Result<ObjectId> {
-        let tree = gix::objs::Tree {
-            entries: vec![gix::objs::tree::Entry {
-                mode: gix::objs::tree::EntryKind::Tree.into(),
-                filename: name.into(),
-                oid: tree,
-            }],
-        };
-        let mut bytes = Vec::new();
-        gix::objs::WriteTo::write_to(&tree, &mut bytes).map_err(super::io_err("tree"))?;
-        self.write_loose(gix::objs::Kind::Tree, &bytes)
+        into.write_commit_object(wrapped, &[], &format!("convo: conversation {id}\n"), &signature(when))
     }
 
     /// The catalog commit for branch commit `head` listing `lines`, with the files in
     /// `kept` (by fan) as they are: they hold those fans' lines already.
     fn catalog_commit(
         &self,
+        into: &Store,
         head: ObjectId,
         lines: &BTreeMap<String, CatalogLine>,
         kept: &BTreeMap<String, ObjectId>,
@@ -397,7 +389,7 @@ impl Store {
         }
         let mut blobs: BTreeMap<&str, ObjectId> = kept.iter().map(|(fan, blob)| (fan.as_str(), *blob)).collect();
         for (fan, data) in fans {
-            blobs.insert(fan, self.write_loose(gix::objs::Kind::Blob, &data)?);
+            blobs.insert(fan, into.write_loose(gix::objs::Kind::Blob, &data)?);
         }
         let mut entries = Vec::with_capacity(blobs.len());
         for (fan, blob) in blobs {
@@ -411,7 +403,7 @@ impl Store {
         entries.sort_by(|a, b| a.filename.cmp(&b.filename));
         let mut bytes = Vec::new();
         gix::objs::WriteTo::write_to(&gix::objs::Tree { entries }, &mut bytes).map_err(super::io_err("tree"))?;
-        let tree = self.write_loose(gix::objs::Kind::Tree, &bytes)?;
+        let tree = into.write_loose(gix::objs::Kind::Tree, &bytes)?;
         let message = format!("convo: catalog of {} conversations\n\n{BRANCH_TRAILER}: {head}\n", lines.len());
         // Dated as the branch commit it describes.
         let data = self.object_data(head, gix::objs::Kind::Commit)?;
@@ -427,7 +419,7 @@ impl Store {
         // every catalog file sent again by a push that did not move the branch, and every
         // catalog file by each pull. A lazy fetch of the catalog takes it with `--depth 1`.
         let parents: Vec<ObjectId> = std::iter::once(head).chain(previous).collect();
-        self.write_commit_object(tree, &parents, &message, &signature(when))
+        into.write_commit_object(tree, &parents, &message, &signature(when))
     }
 
     /// The agent and person of the first events of conversation folder `tree` naming them
@@ -467,4 +459,18 @@ impl Store {
         }
         Ok((agent, person, bytes))
     }
+}
+
+/// A tree holding `tree` alone, as `name`, written by `into`.
+fn single_entry_tree(into: &Store, name: &str, tree: ObjectId) -> Result<ObjectId> {
+    let tree = gix::objs::Tree {
+        entries: vec![gix::objs::tree::Entry {
+            mode: gix::objs::tree::EntryKind::Tree.into(),
+            filename: name.into(),
+            oid: tree,
+        }],
+    };
+    let mut bytes = Vec::new();
+    gix::objs::WriteTo::write_to(&tree, &mut bytes).map_err(super::io_err("tree"))?;
+    into.write_loose(gix::objs::Kind::Tree, &bytes)
 }

@@ -147,7 +147,7 @@ impl Store {
     }
 
     /// A store over the quarantine's repository, to read what was fetched into it.
-    fn scratch(&self, quarantine: &Path) -> Result<Store> {
+    pub(super) fn scratch(&self, quarantine: &Path) -> Result<Store> {
         let mut repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
         repo.object_cache_size_if_unset(super::OBJECT_CACHE);
         let scratch = Store {

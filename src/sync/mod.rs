@@ -78,8 +78,16 @@ enum Stderr {
 }
 
 fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
+    git_with(dir, args, stderr, purpose, &[])
+}
+
+/// [`git`] with `env` set for the child.
+fn git_with(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str, env: &[(&str, &Path)]) -> Result<Output> {
     let mut command = crate::store::git_command();
     command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
     match stderr {
         Stderr::Inherit => command.stderr(Stdio::inherit()),
         // What convo reads of git's messages (the `fatal:` lines an error quotes) must be in
@@ -508,13 +516,16 @@ pub fn push(
     let refspec = format!("HEAD:refs/heads/{branch}");
     // What the hub gets besides the branch (see `store::hub`), worked out from the last
     // fetch; nothing when HEAD has no commit (git refuses that push itself).
+    let quarantine = store.quarantine()?;
     let publication = match store.head()? {
         Some(head) => {
             let catalog = remote_catalog(store, remote)?;
-            store.publication(head, remote_tip(store, remote)?, catalog.as_ref())?
+            store.publication(head, remote_tip(store, remote)?, catalog.as_ref(), quarantine.path())?
         }
         None => hub::Publication::default(),
     };
+    // The push reads what the publication wrote from the quarantine's objects.
+    let objects = quarantine.path().join(".git").join("objects");
     let mut extra: Vec<String> = Vec::new();
     extra.extend(publication.refs.iter().map(|(name, commit)| format!("+{commit}:{name}")));
     extra.extend(publication.deletes.iter().map(|name| format!(":{name}")));
@@ -530,19 +541,46 @@ pub fn push(
     let lease = format!("--force-with-lease=refs/heads/{branch}");
     let mut pushed = Pushed::UpToDate;
     for batch in &batches {
-        if push_once(store, remote, &refspec, batch, force_with_lease.then_some(lease.as_str()), progress)?
+        if push_once(store, remote, &refspec, batch, force_with_lease.then_some(lease.as_str()), progress, &objects)?
             == Pushed::Updated
         {
             pushed = Pushed::Updated;
         }
     }
     if let Some(catalog) = publication.catalog {
-        // What the hub now has, for the next push to start from. A failure here costs the
-        // next push a full publication, nothing else.
-        let _ =
-            checked(store.root(), &["update-ref", &catalog_ref(remote), &catalog.to_string()], Stderr::Capture, "push");
+        // What the hub now has, for the next push to start from (and to be the next
+        // catalog's parent), copied in from the quarantine. A failure here costs the next
+        // push a full publication, nothing else.
+        let _ = keep_catalog(store, remote, &quarantine, catalog);
     }
+    drop(quarantine);
     Ok(pushed)
+}
+
+/// Copy catalog `commit` from the quarantine it was written in into the store, as the
+/// catalog of `remote`.
+fn keep_catalog(store: &Store, remote: &str, quarantine: &crate::store::Quarantine, commit: ObjectId) -> Result<()> {
+    let git_dir = quarantine.path().join(".git");
+    let git_dir = git_dir.to_string_lossy();
+    let name = catalog_ref(remote);
+    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &commit.to_string()], Stderr::Capture, "push")?;
+    let promote = format!("+{name}:{name}");
+    checked(
+        store.root(),
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "fetch",
+            "--no-write-fetch-head",
+            "--no-tags",
+            "--quiet",
+            quarantine.path().to_str().unwrap_or("."),
+            &promote,
+        ],
+        Stderr::Capture,
+        "push",
+    )
+    .map(drop)
 }
 
 /// Refspecs besides the branch in one `git push`.
@@ -557,6 +595,7 @@ fn push_once(
     extra: &[String],
     lease: Option<&str>,
     progress: bool,
+    objects: &Path,
 ) -> Result<Pushed> {
     let (flag, stderr) = progress_args(progress);
     // --quiet would also silence the porcelain lines that say what happened to the ref.
@@ -568,7 +607,7 @@ fn push_once(
     args.extend(lease);
     args.extend([remote, refspec]);
     args.extend(extra.iter().map(String::as_str));
-    let output = git(store.root(), &args, stderr, "push")?;
+    let output = git_with(store.root(), &args, stderr, "push", &[("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)])?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; the branch's says what

@@ -138,6 +138,16 @@ impl Store {
     /// Check a commit fetched into `quarantine` (see [`Store::check_incoming`]) against
     /// this store's HEAD.
     pub fn check_fetched(&self, quarantine: &Path, tip: ObjectId) -> Result<()> {
+        self.scratch(quarantine)?.check_incoming(tip, self.head_tree_id()?)
+    }
+
+    /// Read a catalog fetched into `quarantine` (see [`Store::read_catalog`]).
+    pub fn check_fetched_catalog(&self, quarantine: &Path, commit: ObjectId) -> Result<super::hub::Catalog> {
+        self.scratch(quarantine)?.read_catalog(commit)
+    }
+
+    /// A store over the quarantine's repository, to read what was fetched into it.
+    pub(super) fn scratch(&self, quarantine: &Path) -> Result<Store> {
         let mut repo = gix::open(quarantine).map_err(git_err("open the quarantine"))?;
         repo.object_cache_size_if_unset(super::OBJECT_CACHE);
         let scratch = Store {
@@ -154,7 +164,7 @@ impl Store {
             durability: self.durability,
             pending: Default::default(),
         };
-        scratch.check_incoming(tip, self.head_tree_id()?)
+        Ok(scratch)
     }
 
     /// Write HEAD's whole tree into the working tree and index, after checking it like a

@@ -20,7 +20,7 @@ use std::process::{Output, Stdio};
 use gix::ObjectId;
 
 use crate::clock::Clock;
-use crate::store::{Integrated, Outgoing, Store, StoreError, layout};
+use crate::store::{Catalog, Integrated, Outgoing, Store, StoreError, hub, layout};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -78,8 +78,16 @@ enum Stderr {
 }
 
 fn git(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str) -> Result<Output> {
+    git_with(dir, args, stderr, purpose, &[])
+}
+
+/// [`git`] with `env` set for the child.
+fn git_with(dir: &Path, args: &[&str], stderr: Stderr, purpose: &'static str, env: &[(&str, &Path)]) -> Result<Output> {
     let mut command = crate::store::git_command();
     command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
     match stderr {
         Stderr::Inherit => command.stderr(Stdio::inherit()),
         // What convo reads of git's messages (the `fatal:` lines an error quotes) must be in
@@ -203,6 +211,10 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         let git_dir = git_dir.to_string_lossy();
         let (flag, stderr) = progress_args(progress);
         let refspec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
+        // A pattern, so a hub without a catalog (one only an older convo pushed to) is no
+        // error; its fixed part is the ref-prefix protocol v2 asks for.
+        let quarantined = format!("refs/convo/remotes/{remote}/catalog");
+        let catalog_spec = format!("+{}*:{quarantined}*", hub::CATALOG_REF);
         let tracking = format!("{remote}/{branch}");
         let before = tracking_tip(store, &format!("refs/remotes/{tracking}"));
         // Run from the store's root so a relative remote path means what it does to git,
@@ -225,6 +237,7 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
                 flag,
                 &url,
                 &refspec,
+                &catalog_spec,
             ],
             stderr,
             "fetch",
@@ -248,6 +261,24 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         let tip = ObjectId::from_hex(tip.trim().as_bytes())
             .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })?;
         store.check_fetched(quarantine.path(), tip)?;
+        // The catalog only if it is one convo writes; a refused one is dropped here too, so
+        // the next push publishes every conversation again and the hub's is replaced.
+        let catalog = checked(
+            store.root(),
+            &["--git-dir", &git_dir, "rev-parse", "--verify", "--quiet", &quarantined],
+            Stderr::Capture,
+            "fetch",
+        )
+        .ok()
+        .and_then(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok())
+        .filter(|commit| store.check_fetched_catalog(quarantine.path(), *commit).is_ok());
+        // Names alone, no destination: objects only (see below).
+        let mut refspecs = vec![name.clone()];
+        if catalog.is_some() {
+            refspecs.push(quarantined.clone());
+        } else {
+            forget_catalog(store, remote)?;
+        }
         // The quarantine is convo's own folder: a rule against the file transport (meant for
         // remotes and submodules) must not stop this local copy. Objects only, no ref: git
         // would rename the ref into place before any folder holding the objects was synced
@@ -264,8 +295,10 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
                 "--no-auto-gc",
                 "--quiet",
                 quarantine.path().to_str().unwrap_or("."),
-                &name,
-            ],
+            ]
+            .into_iter()
+            .chain(refspecs.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
             Stderr::Capture,
             "fetch",
         )?;
@@ -274,10 +307,38 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         let message = format!("fetch: {url}");
         checked(store.root(), &["update-ref", "-m", &message, &name, &hex], Stderr::Capture, "fetch")?;
         store.sync_ref_written_by_git(&name)?;
+        if let Some(catalog) = catalog {
+            let hex = catalog.to_string();
+            checked(store.root(), &["update-ref", "-m", &message, &quarantined, &hex], Stderr::Capture, "fetch")?;
+            store.sync_ref_written_by_git(&quarantined)?;
+        }
         Ok(Fetched { tracking, before, after: Some(tip) })
     })();
     drop(quarantine);
     result
+}
+
+/// Where the store keeps the catalog of `remote` as last fetched or pushed: outside
+/// `refs/remotes/`, where a plain `git fetch` of a hub's branch of that name could land.
+fn catalog_ref(remote: &str) -> String {
+    format!("refs/convo/remotes/{remote}/catalog")
+}
+
+fn forget_catalog(store: &Store, remote: &str) -> Result<()> {
+    let name = catalog_ref(remote);
+    if tracking_tip(store, &name).is_some() {
+        checked(store.root(), &["update-ref", "-d", &name], Stderr::Capture, "fetch")?;
+    }
+    Ok(())
+}
+
+/// The catalog of `remote` as last fetched or pushed (see [`hub`]), if it had one convo
+/// accepts.
+pub fn remote_catalog(store: &Store, remote: &str) -> Result<Option<Catalog>> {
+    match tracking_tip(store, &catalog_ref(remote)) {
+        Some(commit) => Ok(store.read_catalog(commit).ok()),
+        None => Ok(None),
+    }
 }
 
 /// The commit a ref of the store points at, if it exists.
@@ -465,25 +526,113 @@ pub fn push(
             return Err(SyncError::Secrets { secrets, findings });
         }
     }
-    let refspec = format!("HEAD:refs/heads/{}", branch(store)?);
+    let branch = branch(store)?;
+    let refspec = format!("HEAD:refs/heads/{branch}");
+    // What the hub gets besides the branch (see `store::hub`), worked out from the last
+    // fetch; nothing when HEAD has no commit (git refuses that push itself).
+    let quarantine = store.quarantine()?;
+    let publication = match store.head()? {
+        Some(head) => {
+            let catalog = remote_catalog(store, remote)?;
+            store.publication(head, remote_tip(store, remote)?, catalog.as_ref(), quarantine.path())?
+        }
+        None => hub::Publication::default(),
+    };
+    // The push reads what the publication wrote from the quarantine's objects.
+    let objects = quarantine.path().join(".git").join("objects");
+    let mut extra: Vec<String> = Vec::new();
+    extra.extend(publication.refs.iter().map(|(name, commit)| format!("+{commit}:{name}")));
+    extra.extend(publication.deletes.iter().map(|name| format!(":{name}")));
+    // A command line holds some thousands of refspecs: a first push to a big hub goes in
+    // batches, each with the branch, so each lands only where the branch may.
+    let mut batches: Vec<Vec<String>> = extra.chunks(PUSH_BATCH).map(<[String]>::to_vec).collect();
+    if batches.is_empty() {
+        batches.push(Vec::new());
+    }
+    if let Some(catalog) = publication.catalog {
+        batches.last_mut().expect("one at least").push(format!("+{catalog}:{}", hub::CATALOG_REF));
+    }
+    let lease = format!("--force-with-lease=refs/heads/{branch}");
+    let mut pushed = Pushed::UpToDate;
+    for batch in &batches {
+        if push_once(store, remote, &refspec, batch, force_with_lease.then_some(lease.as_str()), progress, &objects)?
+            == Pushed::Updated
+        {
+            pushed = Pushed::Updated;
+        }
+    }
+    if let Some(catalog) = publication.catalog {
+        // What the hub now has, for the next push to start from (and to be the next
+        // catalog's parent), copied in from the quarantine. A failure here costs the next
+        // push a full publication, nothing else.
+        let _ = keep_catalog(store, remote, &quarantine, catalog);
+    }
+    drop(quarantine);
+    Ok(pushed)
+}
+
+/// Copy catalog `commit` from the quarantine it was written in into the store, as the
+/// catalog of `remote`.
+fn keep_catalog(store: &Store, remote: &str, quarantine: &crate::store::Quarantine, commit: ObjectId) -> Result<()> {
+    let git_dir = quarantine.path().join(".git");
+    let git_dir = git_dir.to_string_lossy();
+    let name = catalog_ref(remote);
+    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &commit.to_string()], Stderr::Capture, "push")?;
+    let promote = format!("+{name}:{name}");
+    checked(
+        store.root(),
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "fetch",
+            "--no-write-fetch-head",
+            "--no-tags",
+            "--quiet",
+            quarantine.path().to_str().unwrap_or("."),
+            &promote,
+        ],
+        Stderr::Capture,
+        "push",
+    )
+    .map(drop)
+}
+
+/// Refspecs besides the branch in one `git push`.
+const PUSH_BATCH: usize = 2_000;
+
+/// One `git push` of the branch (`refspec`) and `extra` refspecs, atomically when there are
+/// any: whether the branch moved.
+fn push_once(
+    store: &Store,
+    remote: &str,
+    refspec: &str,
+    extra: &[String],
+    lease: Option<&str>,
+    progress: bool,
+    objects: &Path,
+) -> Result<Pushed> {
     let (flag, stderr) = progress_args(progress);
     // --quiet would also silence the porcelain lines that say what happened to the ref.
     let flag = if flag == "--quiet" { "--no-progress" } else { flag };
     let mut args = vec!["push", "--porcelain", flag];
-    if force_with_lease {
-        args.push("--force-with-lease");
+    if !extra.is_empty() {
+        args.push("--atomic");
     }
-    args.extend([remote, refspec.as_str()]);
-    let output = git(store.root(), &args, stderr, "push")?;
+    args.extend(lease);
+    args.extend([remote, refspec]);
+    args.extend(extra.iter().map(String::as_str));
+    let output = git_with(store.root(), &args, stderr, "push", &[("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)])?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; the branch's says what
+    // the push did (`=`: up to date).
+    let branch_line = |l: &&str| l.split('\t').nth(1).is_some_and(|spec| spec == refspec);
     if output.status.success() {
         // The remote-tracking ref git moved names commits the store already had synced; its
         // rename is made durable too, so a power cut cannot leave it behind what the remote
         // has (redact would then take published commits for unpublished ones).
         store.sync_ref_written_by_git(&format!("refs/remotes/{remote}/{}", branch(store)?))?;
-        // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; `=` is up to date.
-        let up_to_date = stdout.lines().any(|l| l.starts_with("=\t"));
+        let up_to_date = stdout.lines().find(branch_line).is_some_and(|l| l.starts_with("=\t"));
         return Ok(if up_to_date { Pushed::UpToDate } else { Pushed::Updated });
     }
     // Porcelain's summaries are not translated; a rejection is always among them (git's
@@ -492,7 +641,9 @@ pub fn push(
         return Err(SyncError::Rejected { remote: remote.to_owned() });
     }
     // Porcelain: `!\t<from>:<to>\t[remote rejected] (<reason>)`.
-    if let Some(summary) = stdout.lines().filter_map(|l| l.strip_prefix('!')).find_map(|l| l.split('\t').nth(2))
+    // The branch's line first: in an atomic push the other refs' reason is only that.
+    let refused = stdout.lines().filter(branch_line).chain(stdout.lines()).filter_map(|l| l.strip_prefix('!'));
+    if let Some(summary) = refused.filter_map(|l| l.split('\t').nth(2)).find(|s| s.starts_with("[remote rejected]"))
         && let Some(reason) = summary.strip_prefix("[remote rejected]")
     {
         let reason = reason.trim().trim_start_matches('(').trim_end_matches(')');
@@ -552,5 +703,10 @@ fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
     let lock = store.lock()?;
     store.check_out(&lock)?;
     drop(lock);
+    // git's clone took the branches only: the catalog comes through the quarantine, so the
+    // first push publishes what changed, not every conversation again.
+    if remotes(&store)?.iter().any(|(name, _)| name == "origin") {
+        fetch(&store, "origin", false)?;
+    }
     Ok(store)
 }

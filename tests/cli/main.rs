@@ -26,6 +26,7 @@ mod handoff_opencode;
 mod hooks;
 mod hostile_remotes;
 mod html;
+mod hub;
 mod input_validation;
 mod inside_a_turn;
 mod interop;

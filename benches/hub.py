@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""The hub at team scale (issue 43): what one conversation, a pull and a push cost against a
+hub of N conversations, beside git on the same hub in the same run.
+
+How to run (from the repository root)::
+
+    cargo build --release --bins && python3 benches/hub.py              # 1,000 and 10,000
+    python3 benches/hub.py --sizes 1000                                # one size
+    python3 benches/hub.py --binary path/to/convo --keep               # another binary, keep /tmp
+
+Builds nothing but the hubs; drives `convo`, `git` and `git daemon` as processes. Python 3.11,
+stdlib only. Everything happens under a fresh /tmp directory with HOME in it and
+GIT_CONFIG_NOSYSTEM=1. Exit 0 always: this prints what holds today and what is not built yet
+(`clone --lazy`), for a successor to hold against the issue's goals.
+
+A hub of N conversations, as a team's is shaped: each grown by CAPTURES commits (default 20)
+of one user + assistant pair (~5 KiB, prose-like text from a fixed seed), so ~100 KiB each,
+in convo's layout (`conversations/<fan>/<id>/events/0000/NNNNNN.jsonl` in 16 KiB segments,
+`meta.json`), captures interleaved round-robin as a team's are; written by one
+`git fast-import` and repacked (`git repack -adq`), served by `git daemon` on loopback.
+Then:
+
+1. `convo clone` of the hub (anchor: `git clone --bare` of it), and the store's first `convo
+   push`, which publishes every conversation's ref and the catalog (the migration of an
+   existing hub: once per hub, by the first pusher running this convo).
+2. One conversation fetched alone: `git fetch URL refs/convo/conversations/<id>` into an empty
+   repository: bytes received (the pack git wrote) against that conversation's own packed
+   size (`git pack-objects` of the ref's objects in the hub), and time against `git clone
+   --bare` of the whole hub. This is the floor under `clone --lazy` + `show`.
+3. The catalog fetched alone (`refs/convo/catalog`, `--depth 1`: its parents are the branch and
+   the catalog before it): bytes and time (the rest of a lazy clone).
+4. `convo push` of one appended event (branch + that conversation's ref + catalog, one atomic
+   push; receive-pack lists every ref to a push) against `git push` of one appended event's
+   commit from the same store to the same hub (the branch only).
+5. `convo pull` in a copy of the first store after that push: bytes received and time,
+   against `git fetch` of the branch into the bare clone of step 1.
+
+Bytes received are the pack files a command added under `objects/`. Times are one run each
+(wall seconds) on a machine shared with other work: read the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BINARY = REPO_ROOT / "target" / "release" / "convo"
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+SEGMENT = 16 * 1024
+CAPTURE_BYTES = 5 * 1024
+
+
+def ulid(ms: int, rng: random.Random) -> str:
+    value = (ms << 80) | rng.getrandbits(80)
+    return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+class Text:
+    """Prose-like text cut from one pool, so generation is not the bottleneck."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+        syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"]
+        words = ["".join(self.rng.choices(syllables, k=self.rng.randint(1, 4))) for _ in range(3000)]
+        weights = [1 / (rank + 1) for rank in range(len(words))]
+        self.pool = " ".join(self.rng.choices(words, weights, k=400_000))
+
+    def take(self, length: int) -> str:
+        start = self.rng.randrange(0, len(self.pool) - length)
+        return self.pool[start:start + length]
+
+
+def generate(hub: Path, n: int, captures: int, seed: int, env: dict) -> dict:
+    """The hub's branch, by one fast-import; returns ids and the time it took."""
+    rng = random.Random(seed)
+    text = Text(seed)
+    ids = []
+    t0 = 1_750_000_000_000
+    for i in range(n):
+        ids.append(ulid(t0 + i * 1000, rng))
+    segments = {cid: [b""] for cid in ids}  # each conversation's segments, the last open
+    start = time.perf_counter()
+    proc = subprocess.Popen(["git", "-C", str(hub), "fast-import", "--quiet", "--depth=50"],
+                            stdin=subprocess.PIPE, env=env)
+    out = proc.stdin
+    when = t0 // 1000
+    for capture in range(captures):
+        for cid in ids:
+            when += 1
+            ms = when * 1000
+            user_len = CAPTURE_BYTES // 4
+            lines = b""
+            for kind, length in (("user", user_len), ("assistant", CAPTURE_BYTES - user_len - 200)):
+                event = {"id": ulid(ms, rng), "ts": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(when)),
+                         "type": kind, "content": text.take(length)}
+                lines += json.dumps(event, separators=(",", ":")).encode() + b"\n"
+            segs = segments[cid]
+            if len(segs[-1]) >= SEGMENT:
+                segs.append(b"")
+            segs[-1] += lines
+            path = f"conversations/{cid[-2:]}/{cid}"
+            message = f"append: conversation {cid} (+2 events)\n\nConvo-Id: {cid}\n".encode()
+            out.write(b"commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\n" % when)
+            out.write(b"data %d\n%s" % (len(message), message))
+            if capture == 0:
+                created = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(when))
+                meta = json.dumps({"title": f"conversation {cid[-6:]}", "created": created}, indent=2).encode() + b"\n"
+                out.write(b"M 100644 inline %s/meta.json\ndata %d\n%s\n" % (path.encode(), len(meta), meta))
+            number = len(segs) - 1
+            seg_path = f"{path}/events/{number // 64:04d}/{number:06d}.jsonl".encode()
+            out.write(b"M 100644 inline %s\ndata %d\n%s\n" % (seg_path, len(segs[-1]), segs[-1]))
+    out.close()
+    if proc.wait() != 0:
+        sys.exit("git fast-import failed")
+    generated = time.perf_counter() - start
+    t = time.perf_counter()
+    subprocess.run(["git", "-C", str(hub), "repack", "-adq"], check=True, env=env)
+    return {"ids": ids, "generate_s": generated, "repack_s": time.perf_counter() - t}
+
+
+def packs(repo: Path) -> int:
+    """Bytes of pack files and loose objects under a repository's objects folder."""
+    objects = repo / "objects" if (repo / "objects").is_dir() else repo / ".git" / "objects"
+    return sum(p.stat().st_size for p in objects.rglob("*") if p.is_file())
+
+
+class Run:
+    def __init__(self, root: Path, binary: Path):
+        self.root = root
+        self.binary = binary
+        home = root / "home"
+        home.mkdir()
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+            "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com", "LC_ALL": "C",
+            "NO_COLOR": "1",
+        }
+
+    def run(self, *cmd, stdin: bytes | None = None, cwd: Path | None = None) -> tuple[float, str]:
+        start = time.perf_counter()
+        r = subprocess.run([str(c) for c in cmd], input=stdin, capture_output=True, env=self.env, cwd=cwd)
+        elapsed = time.perf_counter() - start
+        if r.returncode != 0:
+            sys.exit(f"failed ({r.returncode}): {' '.join(map(str, cmd))}\n{r.stderr.decode(errors='replace')}")
+        return elapsed, r.stdout.decode(errors="replace")
+
+    def convo(self, store: Path, *args, stdin: bytes | None = None) -> tuple[float, str]:
+        return self.run(self.binary, "--store", store, "--color", "never", "--no-pager", *args, stdin=stdin)
+
+
+def daemon(root: Path, env: dict) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    child = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+                              "--listen=127.0.0.1", f"--port={port}", f"--base-path={root}", str(root)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                             start_new_session=True)
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return child, f"git://127.0.0.1:{port}"
+
+
+def mib(n: float) -> str:
+    return f"{n / 1048576:.2f} MiB" if n >= 1048576 else f"{n / 1024:.1f} KiB"
+
+
+def bench(n: int, captures: int, binary: Path, seed: int, keep: bool) -> None:
+    root = Path(tempfile.mkdtemp(prefix=f"convo-hub-{n}-"))
+    r = Run(root, binary)
+    print(f"\n== hub of {n:,} conversations x {captures} captures ({n * captures:,} commits) ==")
+    hub = root / "hub.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(hub)], check=True, env=r.env)
+    built = generate(hub, n, captures, seed, r.env)
+    print(f"  generated by git fast-import in {built['generate_s']:.1f} s, repacked in {built['repack_s']:.1f} s; "
+          f"packed {mib(packs(hub))}")
+    child, base = daemon(root, r.env)
+    url = f"{base}/hub.git"
+    try:
+        # 1. Full clones, and the first push (the migration).
+        bare = root / "bare.git"
+        git_clone, _ = r.run("git", "clone", "-q", "--bare", url, bare)
+        store = root / "a"
+        convo_clone, _ = r.convo(store, "clone", url, str(store))
+        print(f"  full clone: convo {convo_clone:.2f} s, git clone --bare {git_clone:.2f} s "
+              f"({convo_clone / git_clone:.2f}x; issue goal <= 1.5x); received {mib(packs(bare))}")
+        first_push, _ = r.convo(store, "push")
+        refs = int(r.run("git", "-C", hub, "for-each-ref", "--count=999999999", "--format=x",
+                         "refs/convo/")[1].count("x"))
+        print(f"  first convo push (publishes {refs - 1:,} conversation refs and the catalog): {first_push:.2f} s")
+
+        # 2. One conversation alone.
+        cid = built["ids"][len(built["ids"]) // 2]
+        ref = f"refs/convo/conversations/{cid}"
+        _, listed = r.run("git", "-C", hub, "rev-list", "--objects", ref)
+        own = len(subprocess.run(["git", "-C", str(hub), "pack-objects", "--stdout", "-q"],
+                                 input="\n".join(l.split()[0] for l in listed.splitlines()).encode(),
+                                 capture_output=True, env=r.env, check=True).stdout)
+        one = root / "one.git"
+        r.run("git", "init", "-q", "--bare", one)
+        fetch_one, _ = r.run("git", "-C", one, "fetch", "-q", "--no-tags", url, f"+{ref}:{ref}")
+        got = packs(one)
+        print(f"  one conversation's ref fetched alone: {mib(got)} received, its own objects packed "
+              f"{mib(own)} ({got / own:.2f}x; goal <= 1.2x + the catalog); {fetch_one:.2f} s against "
+              f"git clone --bare {git_clone:.2f} s ({git_clone / fetch_one:.0f}x faster)")
+
+        # 3. The catalog alone.
+        cat = root / "catalog.git"
+        r.run("git", "init", "-q", "--bare", cat)
+        fetch_cat, _ = r.run("git", "-C", cat, "fetch", "-q", "--no-tags", "--depth=1", url,
+                             "+refs/convo/catalog:refs/convo/catalog")
+        print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s "
+              f"(what `clone --lazy` will fetch before any conversation; not built yet)")
+
+        # 4. Push of one appended event.
+        copy = root / "b"
+        shutil.copytree(store, copy, symlinks=True)
+        r.convo(store, "append", cid, "--user", "one more from a")
+        git_push, _ = r.run("git", "-C", store, "push", "-q", "origin", "HEAD:refs/heads/main")
+        # The catalog no longer describes the branch: let convo publish that first push.
+        r.convo(store, "push")
+        r.convo(store, "append", cid, "--user", "and another from a")
+        _, catalog_before = r.run("git", "-C", hub, "ls-tree", "refs/convo/catalog")
+        convo_push, _ = r.convo(store, "push")
+        _, catalog_after = r.run("git", "-C", hub, "ls-tree", "refs/convo/catalog")
+        rewritten = len(set(catalog_after.splitlines()) - set(catalog_before.splitlines()))
+        print(f"  push of one appended event: convo {convo_push:.2f} s (branch, one ref, {rewritten} of the catalog's {len(catalog_after.splitlines())} files), "
+              f"git push {git_push:.2f} s (the branch) ({convo_push / git_push:.2f}x; issue goal <= 1 s)")
+
+        # 5. Pull of what changed.
+        before = packs(copy)
+        convo_pull, _ = r.convo(copy, "pull")
+        pulled = packs(copy) - before
+        before = packs(bare)
+        git_fetch, _ = r.run("git", "-C", bare, "fetch", "-q", url, "+refs/heads/main:refs/heads/main")
+        fetched = packs(bare) - before
+        print(f"  pull after two appended events: convo {mib(pulled)} in {convo_pull:.2f} s, git fetch "
+              f"{mib(fetched)} in {git_fetch:.2f} s ({convo_pull / git_fetch:.2f}x; issue goal <= 50 KB, <= 1 s)")
+    finally:
+        os.killpg(child.pid, 15)
+        child.wait()
+        if keep:
+            print(f"  kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", type=Path, default=DEFAULT_BINARY)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--captures", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=43)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    if not args.binary.exists():
+        sys.exit(f"{args.binary} not found: cargo build --release --bins")
+    for n in args.sizes:
+        bench(n, args.captures, args.binary.resolve(), args.seed, args.keep)
+
+
+if __name__ == "__main__":
+    main()

@@ -239,6 +239,9 @@ pub struct Choice {
     /// What the digest may take, over `compaction.max_summary_tokens`: a budget lets it use
     /// what the rest of the view leaves.
     pub digest_tokens: Option<u64>,
+    /// The digest fills `digest_tokens` with the end of its range as it was when its lines
+    /// leave room ([`digest::filled`]): a budget's view then spends what it is given.
+    pub digest_fill: bool,
 }
 
 impl Choice {
@@ -288,7 +291,7 @@ impl Choice {
             }
             _ => {}
         }
-        Choice { policies, pending, digest, digest_tokens: None }
+        Choice { policies, pending, digest, digest_tokens: None, digest_fill: false }
     }
 }
 
@@ -302,7 +305,7 @@ pub fn place(
     choice: Choice,
     now: DateTime<Utc>,
 ) -> Result<Prepared, PlanError> {
-    let Choice { mut policies, pending, digest, digest_tokens } = choice;
+    let Choice { mut policies, pending, digest, digest_tokens, digest_fill } = choice;
     let profile = config.compaction.profiles.get(name).cloned().unwrap_or_default();
     let outlined = conversation.outlined;
     let mut requested = Bounds::of(request, config, &profile, name).resolve(outlined, now)?;
@@ -323,6 +326,7 @@ pub fn place(
         // happened there.
         let span = range.0..range.1 + 1;
         let text = match digest_tokens {
+            Some(cap) if digest_fill => digest::filled(&events[span.clone()], &turns[span], cap),
             Some(cap) => digest::fitted(&events[span.clone()], &turns[span], cap),
             None => digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens),
         };

@@ -21,7 +21,8 @@
 //! `max_summary_tokens` (which bounds a model's summary). One compaction event has one
 //! policy, so the newer part is left whole rather than at the cheaper step's view; where
 //! that does not fit (one large output there), a digest over the whole range spends the room
-//! it leaves on the end of the range as it was, cut to fit.
+//! it leaves on the end of the range as it was, cut to fit (not for automatic compaction,
+//! which keeps that room as headroom under its trigger).
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
@@ -253,7 +254,11 @@ pub fn climb(
             // Whichever spends more of the budget: the step over the oldest part alone, or
             // over the whole range with its size threshold raised.
             let choice = if loosened.estimate.after > narrowed.estimate.after { loosened } else { narrowed };
-            let choice = filled(conversation, &attempt, &level.request, choice, budget)?;
+            let choice = if request.budget_headroom {
+                choice
+            } else {
+                filled(conversation, &attempt, &level.request, choice, budget)?
+            };
             return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
     }

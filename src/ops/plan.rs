@@ -145,6 +145,10 @@ pub struct Request {
     /// With a budget no compaction reaches, apply the one that gets closest instead of
     /// failing (automatic compaction: the request that follows fails on its own if it must).
     pub closest_over_budget: bool,
+    /// A budget's digest leaves the room its lines leave unfilled (automatic compaction:
+    /// the view after the turn must stay under the trigger, and a view filled to its budget
+    /// would be compacted again at every turn).
+    pub budget_headroom: bool,
     /// The range ends at this raw event index at the latest, before any widening: how a
     /// budget covers only the oldest part it needs, or gives up part of the protected tail.
     pub end_by: Option<usize>,

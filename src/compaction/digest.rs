@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::event::trail::{Outcome, short_args};
+use crate::event::trail::{self, Outcome, short_args};
 use crate::event::{Event, Kind, title, tokens};
 
 /// Who a digest is recorded as written by (`Summary::by`).
@@ -31,6 +31,8 @@ const MAX_FILES: usize = 8;
 const MAX_COMMANDS: usize = 8;
 /// Characters kept of a command (the trail compares its first 60).
 const COMMAND_CHARS: usize = 80;
+/// Characters of a command a line shown in part keeps (as many as the trail compares).
+const DENSE_COMMAND_CHARS: usize = 60;
 /// Characters kept of an error line.
 const ERROR_CHARS: usize = 160;
 /// Argument keys that name files, in the spellings of the tools the importers know
@@ -45,7 +47,7 @@ const MAX_DEPTH: usize = 4;
 /// `max_tokens` by the chars/4 estimate where that is possible at all: the header and the
 /// line counting what was left out are always written.
 pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
-    bounded(events, turns, max_tokens, (MAX_FILES, MAX_COMMANDS), false)
+    bounded(events, turns, max_tokens, Form { lists: (MAX_FILES, MAX_COMMANDS), met: false }, false).0
 }
 
 /// [`digest`] for a budget that may leave it more room than `max_summary_tokens`: every
@@ -53,13 +55,74 @@ pub fn digest(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> Strin
 /// session runs dozens of commands, and a list cut at eight loses the rest of its trail),
 /// else the oldest lines left out as usual, but the room they leave filled with the start
 /// of the newest line left out (in a session of few turns, a whole line is half the trail).
+/// Where the room allows every line whole with them, each line also names the errors its
+/// turn met that a later success answered (what went wrong on the way is trail too).
 pub fn fitted(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
-    bounded(events, turns, max_tokens, (usize::MAX, usize::MAX), true)
+    let all = (usize::MAX, usize::MAX);
+    match bounded(events, turns, max_tokens, Form { lists: all, met: true }, true) {
+        (text, true) => text,
+        _ => bounded(events, turns, max_tokens, Form { lists: all, met: false }, true).0,
+    }
 }
 
-/// The digest with at most `lists` (files, commands) named per turn and kind.
-/// With `fill`, the room the left-out lines leave takes the start of the newest of them.
-fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usize, usize), fill: bool) -> String {
+/// [`fitted`], and the room its lines leave up to `max_tokens` filled with the end of the
+/// range as it was: the text of its newest events (what the user and the assistant said,
+/// the commands run, the tools' output), whitespace made single spaces, the newest kept
+/// first and shown in order. A budget whose step replaces a whole range cannot leave
+/// the range's newest part raw when one large output there does not fit; its start, and
+/// everything after it, still can.
+pub fn filled(events: &[Event], turns: &[Option<u64>], max_tokens: u64) -> String {
+    const HEADER: &str = "The range ends (as it was, oldest first):";
+    let mut out = fitted(events, turns, max_tokens);
+    let used = out.chars().count() as u64 + 1 + HEADER.chars().count() as u64;
+    let mut room = max_tokens.saturating_mul(4).saturating_sub(used) as usize;
+    let mut ends = Vec::new();
+    for event in events.iter().rev() {
+        // Each piece costs a newline and its label.
+        let (label, text) = match &event.kind {
+            Kind::User { content } => ("user", content.clone()),
+            Kind::Assistant { content } => ("assistant", content.clone()),
+            Kind::ToolCall { name, arguments, .. } => {
+                (name.as_str(), command_of(arguments).unwrap_or_else(|| arguments.to_string()))
+            }
+            Kind::ToolResult { content, .. } => ("output", content.clone()),
+            _ => continue,
+        };
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let overhead = label.chars().count() + 3;
+        if text.is_empty() || room <= overhead + 16 {
+            if room <= overhead + 16 {
+                break;
+            }
+            continue;
+        }
+        let piece = format!("{label}: {}", cut(&text, room - overhead));
+        room = room.saturating_sub(piece.chars().count() + 1);
+        ends.push(piece);
+    }
+    if !ends.is_empty() {
+        out.push('\n');
+        out.push_str(HEADER);
+        for piece in ends.iter().rev() {
+            out.push('\n');
+            out.push_str(piece);
+        }
+    }
+    out
+}
+
+/// How much of each turn a line says.
+#[derive(Clone, Copy)]
+struct Form {
+    /// At most this many (files, commands) named per turn and kind.
+    lists: (usize, usize),
+    /// The errors met and answered later named too.
+    met: bool,
+}
+
+/// The digest in `form`, and whether every line is in it whole. With `fill`, the room the
+/// left-out lines leave takes the start of the newest of them.
+fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, form: Form, fill: bool) -> (String, bool) {
     let notes = notes(events, turns);
     let header = match (notes.first(), notes.last()) {
         (Some(first), Some(last)) if first.turn == last.turn => {
@@ -70,7 +133,7 @@ fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usi
         }
         _ => "Digest (written by convo, no model): no turns".to_owned(),
     };
-    let lines: Vec<String> = notes.iter().map(|n| n.render(lists)).collect();
+    let lines: Vec<String> = notes.iter().map(|n| n.render(form)).collect();
 
     // Each line costs its characters and a newline. Drop from the front until the whole text
     // (header, the `left out` line when there is one, the lines kept) fits the budget.
@@ -93,16 +156,22 @@ fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usi
         // The room less its newline (`cut` counts the `…` that says the line goes on).
         let room = max_tokens.saturating_mul(4).saturating_sub(used + 1);
         let partial = (fill && room > 0).then(|| {
-            // As many files and commands of each kind as fit, rather than the line's start
-            // (which a long list of files would fill).
+            // As many commands, then files, as fit, in the dense form, rather than the
+            // line's start (which a long list of files would fill): a command is what the
+            // trail tells least elsewhere, and its first characters identify it.
             let note = &notes[dropped - 1];
-            let fits = |n: usize| note.render((n, n)).chars().count() as u64 <= room;
-            let (mut lo, mut hi) = (0, lists.0.min(lists.1).min(4096));
-            while lo < hi {
-                let mid = (lo + hi).div_ceil(2);
-                if fits(mid) { lo = mid } else { hi = mid - 1 }
-            }
-            cut(&note.render((lo, lo)), room as usize)
+            let fits = |lists: (usize, usize)| note.dense(lists, false).chars().count() as u64 <= room;
+            let most = |fits: &dyn Fn(usize) -> bool, max: usize| {
+                let (mut lo, mut hi) = (0, max.min(4096));
+                while lo < hi {
+                    let mid = (lo + hi).div_ceil(2);
+                    if fits(mid) { lo = mid } else { hi = mid - 1 }
+                }
+                lo
+            };
+            let commands = most(&|n| fits((0, n)), note.commands.len());
+            let files = most(&|n| fits((n, commands)), note.files.iter().map(Vec::len).max().unwrap_or(0));
+            cut(&note.dense((files, commands), true), room as usize)
         });
         // A line shown in part is not left out (and its marker is no longer than the one
         // the room was counted with).
@@ -120,7 +189,7 @@ fn bounded(events: &[Event], turns: &[Option<u64>], max_tokens: u64, lists: (usi
         out.push('\n');
         out.push_str(line);
     }
-    out
+    (out, dropped == 0)
 }
 
 fn left_out(n: usize) -> String {
@@ -144,6 +213,9 @@ struct TurnNote {
     /// Failures no later call of the same command or on the same file answered: what
     /// failed, and its error line.
     errors: Vec<(String, String)>,
+    /// The error lines of the turn's command outputs and failures, once each, answered or
+    /// not (the lines the trail counts).
+    met: Vec<String>,
     /// Commits git reported.
     commits: Vec<String>,
     /// The first sentence of the last assistant text.
@@ -270,6 +342,12 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
                     }
                 }
                 let note = &mut notes[at];
+                let (output, _) = trail::output_of(content);
+                if let Some(line) = trail::first_error_line(&output).filter(|_| failed || command.is_some())
+                    && !note.met.iter().any(|m| m == line)
+                {
+                    note.met.push(cut(line, trail::LINE_MAX));
+                }
                 for commit in &outcome.commits {
                     if !note.commits.contains(commit) {
                         note.commits.push(commit.clone());
@@ -302,7 +380,8 @@ fn notes(events: &[Event], turns: &[Option<u64>]) -> Vec<TurnNote> {
 }
 
 impl TurnNote {
-    fn render(&self, (max_files, max_commands): (usize, usize)) -> String {
+    fn render(&self, form: Form) -> String {
+        let (max_files, max_commands) = form.lists;
         let mut parts = Vec::new();
         if let Some(asked) = &self.asked {
             parts.push(format!("asked \"{asked}\""));
@@ -324,11 +403,55 @@ impl TurnNote {
             let errors: Vec<String> = self.errors.iter().map(|(what, line)| format!("`{what}`: {line}")).collect();
             parts.push(format!("still failing: {}", errors.join("; ")));
         }
+        let met = self.answered_errors();
+        if form.met && !met.is_empty() {
+            parts.push(format!("met: {}", met.join("; ")));
+        }
         if !self.commits.is_empty() {
             parts.push(format!("committed: {}", self.commits.join(", ")));
         }
         if let Some(answered) = &self.answered {
             parts.push(format!("answered \"{answered}\""));
+        }
+        let label = if self.partial { format!("turn {} (part)", self.turn) } else { format!("turn {}", self.turn) };
+        if parts.is_empty() { format!("{label}: nothing to note") } else { format!("{label}: {}", parts.join("; ")) }
+    }
+}
+
+impl TurnNote {
+    /// The error lines met that `still failing` does not already name.
+    fn answered_errors(&self) -> Vec<&str> {
+        self.met.iter().filter(|m| !self.errors.iter().any(|(_, l)| l == *m)).map(String::as_str).collect()
+    }
+
+    /// The line in its densest form, for a line shown in part: the request, the commands
+    /// (their first [`DENSE_COMMAND_CHARS`] characters, no outcome), the files, the
+    /// commits, and with `errors_too` the errors (last: as much of them as the room takes);
+    /// `lists` bounds the files and commands named.
+    fn dense(&self, (max_files, max_commands): (usize, usize), errors_too: bool) -> String {
+        let mut parts = Vec::new();
+        if let Some(asked) = &self.asked {
+            parts.push(format!("asked \"{asked}\""));
+        }
+        if !self.commands.is_empty() {
+            let ran: Vec<String> = self
+                .commands
+                .iter()
+                .map(|(c, _, _)| format!("`{}`", c.chars().take(DENSE_COMMAND_CHARS).collect::<String>()))
+                .collect();
+            parts.push(format!("ran: {}", listed(&ran, max_commands)));
+        }
+        for (label, files) in USE_LABELS.iter().zip(&self.files) {
+            if !files.is_empty() {
+                parts.push(format!("{label}: {}", listed(files, max_files)));
+            }
+        }
+        if !self.commits.is_empty() {
+            parts.push(format!("committed: {}", self.commits.join(", ")));
+        }
+        let errors: Vec<&str> = self.errors.iter().map(|(_, l)| l.as_str()).chain(self.answered_errors()).collect();
+        if errors_too && !errors.is_empty() {
+            parts.push(format!("errors: {}", errors.join("; ")));
         }
         let label = if self.partial { format!("turn {} (part)", self.turn) } else { format!("turn {}", self.turn) };
         if parts.is_empty() { format!("{label}: nothing to note") } else { format!("{label}: {}", parts.join("; ")) }
@@ -554,6 +677,60 @@ mod tests {
         assert!(!half.contains("left out"), "{half}");
         // The usual digest at that budget leaves the line out and names none.
         assert_eq!((0..20).filter(|n| digest(&events, &turns, budget).contains(&format!("step{n}`"))).count(), 0);
+    }
+
+    #[test]
+    fn a_budget_digest_names_the_errors_met_on_the_way_when_every_line_fits() {
+        let events = session();
+        let turns = turn_numbers(&events);
+        // `cargo test` failed, then passed: no longer failing, but met.
+        let met = "met: error[E0308]: mismatched types";
+        assert!(fitted(&events, &turns, 10_000).contains(met));
+        assert!(!digest(&events, &turns, 10_000).contains("E0308"));
+        // Not at the price of a line: too little room for every line with them, none.
+        let whole = bounded(&events, &turns, 10_000, Form { lists: (usize::MAX, usize::MAX), met: false }, true).0;
+        let tight = fitted(&events, &turns, tokens(whole.chars().count() as u64));
+        assert_eq!(tight, whole);
+    }
+
+    #[test]
+    fn a_line_shown_in_part_names_every_command_before_the_files() {
+        // One turn reading twenty files of long paths and running twenty commands.
+        let mut kinds = vec![user("set it up")];
+        for n in 0..20 {
+            kinds.push(call("Read", json!({"file_path": format!("src/a/long/directory/name/for/module_{n}.rs")})));
+            kinds.push(result("ok"));
+            kinds.push(call("Bash", json!({"command": format!("make step{n}")})));
+            kinds.push(result("ok"));
+        }
+        let events = events(kinds);
+        let turns = turn_numbers(&events);
+        let whole = fitted(&events, &turns, 10_000);
+        let budget = tokens(whole.chars().count() as u64) / 2;
+        let half = fitted(&events, &turns, budget);
+        assert!(tokens(half.chars().count() as u64) <= budget, "{half}");
+        assert!((0..20).all(|n| half.contains(&format!("`make step{n}`"))), "{half}");
+        assert!(half.contains("module_0.rs"), "the room left takes files: {half}");
+    }
+
+    #[test]
+    fn a_filled_digest_spends_its_room_on_the_end_of_its_range() {
+        let events = session();
+        let turns = turn_numbers(&events);
+        let lines = fitted(&events, &turns, 10_000);
+        // Room for everything: every event's text, in order, after the lines.
+        let all = filled(&events, &turns, 10_000);
+        assert!(all.starts_with(&format!("{lines}\nThe range ends (as it was, oldest first):\n")), "{all}");
+        assert!(all.ends_with("\nuser: thanks\nassistant: You're welcome"), "{all}");
+        assert!(all.contains("output: Exit code 101 Compiling auth error[E0308]: mismatched types"), "{all}");
+        // Some room: filled close to it, never over, the newest text kept.
+        let cap = tokens(lines.chars().count() as u64) + 60;
+        let some = filled(&events, &turns, cap);
+        let used = tokens(some.chars().count() as u64);
+        assert!(used <= cap && used >= cap - 6, "{used} of {cap}: {some}");
+        assert!(some.ends_with("assistant: You're welcome"), "{some}");
+        // No room: the lines alone.
+        assert_eq!(filled(&events, &turns, tokens(lines.chars().count() as u64)), lines);
     }
 
     #[test]

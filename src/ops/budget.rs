@@ -19,7 +19,10 @@
 //! threshold raised (`min_bytes` for micro and reasoning, `max_lines` for truncation); a
 //! digest may take whatever the rest of the view leaves of the budget, not
 //! `max_summary_tokens` (which bounds a model's summary). One compaction event has one
-//! policy, so the newer part is left whole rather than at the cheaper step's view.
+//! policy, so the newer part is left whole rather than at the cheaper step's view; where
+//! that does not fit (one large output there), a digest over the whole range spends the room
+//! it leaves on the end of the range as it was, cut to fit (not for automatic compaction,
+//! which keeps that room as headroom under its trigger).
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
@@ -180,10 +183,11 @@ pub fn climb(
     let reserve = |step: Step, prepared: &Prepared| {
         if step == Step::Summary && prepared.pending.is_some() { config.compaction.max_summary_tokens } else { 0 }
     };
-    let attempt = |step: Step, request: &Request, digest_tokens: Option<u64>| -> Result<Option<Rung>, PlanError> {
+    let attempt = |step: Step, request: &Request, cap: Option<u64>, fill: bool| -> Result<Option<Rung>, PlanError> {
         let mut choice = step.choice(request, profile);
         if choice.digest {
-            choice.digest_tokens = digest_tokens;
+            choice.digest_tokens = cap;
+            choice.digest_fill = fill;
         }
         let prepared = match plan::place(conversation, config, request, &name, choice, now) {
             Ok(prepared) => prepared,
@@ -208,7 +212,7 @@ pub fn climb(
         let mut found = None;
         for &step in level.steps {
             // A digest as long as it wants to be: whether it fits decides.
-            let full = match attempt(step, &level.request, Some(u64::MAX)) {
+            let full = match attempt(step, &level.request, Some(u64::MAX), false) {
                 Ok(Some(rung)) => rung,
                 Ok(None) => continue,
                 Err(e) => return Err(e),
@@ -250,6 +254,11 @@ pub fn climb(
             // Whichever spends more of the budget: the step over the oldest part alone, or
             // over the whole range with its size threshold raised.
             let choice = if loosened.estimate.after > narrowed.estimate.after { loosened } else { narrowed };
+            let choice = if request.budget_headroom {
+                choice
+            } else {
+                filled(conversation, &attempt, &level.request, choice, budget)?
+            };
             return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
     }
@@ -279,7 +288,7 @@ pub fn climb(
 
 /// One step placed and estimated for a request, a digest bounded by the tokens given;
 /// `None` when the request's bounds leave nothing in range.
-type Attempt<'a> = dyn Fn(Step, &Request, Option<u64>) -> Result<Option<Rung>, PlanError> + 'a;
+type Attempt<'a> = dyn Fn(Step, &Request, Option<u64>, bool) -> Result<Option<Rung>, PlanError> + 'a;
 
 /// How many items of the conversation's trail (paths, commands, errors, commits) the view
 /// shows with `rung` applied; 0 without the events' text.
@@ -305,12 +314,12 @@ fn covers(conversation: Conversation, rung: &Rung, index: usize) -> bool {
 
 /// A digest over `full`'s range, bounded by what the rest of the view leaves of `budget`.
 fn capped(attempt: &Attempt, request: &Request, full: &Rung, budget: u64) -> Result<Rung, PlanError> {
-    let bare = attempt(Step::Summary, request, Some(0))?.unwrap_or_else(|| full.clone());
+    let bare = attempt(Step::Summary, request, Some(0), false)?.unwrap_or_else(|| full.clone());
     let mut cap = budget.saturating_sub(bare.estimate.after);
     let mut best = bare;
     // The estimate rounds per view, not per line: a few tries settle it.
     for _ in 0..4 {
-        let Some(rung) = attempt(Step::Summary, request, Some(cap))? else { break };
+        let Some(rung) = attempt(Step::Summary, request, Some(cap), false)? else { break };
         if rung.estimate.after <= budget {
             return Ok(rung);
         }
@@ -318,6 +327,36 @@ fn capped(attempt: &Attempt, request: &Request, full: &Rung, budget: u64) -> Res
         best = rung;
     }
     Ok(best)
+}
+
+/// A digest that fits with room to spare given that room: it fills it with the end of its
+/// range as it was ([`crate::compaction::digest::filled`]). Other steps are left as they are.
+fn filled(
+    conversation: Conversation,
+    attempt: &Attempt,
+    request: &Request,
+    rung: Rung,
+    budget: u64,
+) -> Result<Rung, PlanError> {
+    let Some(text) = rung.prepared.compaction.summary.as_ref().map(|s| &s.text) else { return Ok(rung) };
+    if rung.step != Step::Summary || rung.prepared.pending.is_some() || rung.estimate.after >= budget {
+        return Ok(rung);
+    }
+    // The range as chosen (a narrowed one ends earlier than the request's).
+    let outlines = &conversation.outlined.outlines;
+    let Some(end) = outlines.iter().position(|o| o.id == rung.prepared.compaction.to_event) else { return Ok(rung) };
+    let request = &Request { end_by: Some(request.end_by.map_or(end, |e| e.min(end))), ..request.clone() };
+    let mut cap = crate::event::tokens(text.chars().count() as u64) + (budget - rung.estimate.after);
+    // The estimate rounds per view, not per line: a few tries settle it.
+    for _ in 0..4 {
+        let Some(more) = attempt(Step::Summary, request, Some(cap), true)? else { break };
+        if more.estimate.after <= budget {
+            let same = more.prepared.compaction.to_event == rung.prepared.compaction.to_event;
+            return Ok(if same && more.estimate.after > rung.estimate.after { more } else { rung });
+        }
+        cap = cap.saturating_sub(more.estimate.after - budget);
+    }
+    Ok(rung)
 }
 
 /// `full` with its threshold loosened as far as the budget allows: `min_bytes` raised (micro
@@ -346,7 +385,7 @@ fn loosest(
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
         let Some(req) = with(mid) else { break };
-        match attempt(best.step, &req, None)? {
+        match attempt(best.step, &req, None, false)? {
             Some(rung) if fits(&rung) => {
                 lo = mid;
                 best = rung;
@@ -378,7 +417,7 @@ fn oldest_needed(
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         let narrowed = Request { end_by: Some(request.end_by.map_or(mid, |e| e.min(mid))), ..request.clone() };
-        match attempt(best.step, &narrowed, Some(u64::MAX))? {
+        match attempt(best.step, &narrowed, Some(u64::MAX), false)? {
             Some(rung) if fits(&rung) => {
                 hi = index(&rung.prepared.compaction.to_event).unwrap_or(mid).min(mid);
                 best = rung;

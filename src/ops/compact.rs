@@ -596,6 +596,7 @@ pub fn plan_under(
         budget: Some(budget),
         budget_label: Some(label),
         closest_over_budget: true,
+        budget_headroom: true,
         ..Default::default()
     };
     match plan_compaction(conversation, config, &request, clock) {

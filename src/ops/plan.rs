@@ -145,6 +145,10 @@ pub struct Request {
     /// With a budget no compaction reaches, apply the one that gets closest instead of
     /// failing (automatic compaction: the request that follows fails on its own if it must).
     pub closest_over_budget: bool,
+    /// A budget's digest leaves the room its lines leave unfilled (automatic compaction:
+    /// the view after the turn must stay under the trigger, and a view filled to its budget
+    /// would be compacted again at every turn).
+    pub budget_headroom: bool,
     /// The range ends at this raw event index at the latest, before any widening: how a
     /// budget covers only the oldest part it needs, or gives up part of the protected tail.
     pub end_by: Option<usize>,
@@ -239,6 +243,9 @@ pub struct Choice {
     /// What the digest may take, over `compaction.max_summary_tokens`: a budget lets it use
     /// what the rest of the view leaves.
     pub digest_tokens: Option<u64>,
+    /// The digest fills `digest_tokens` with the end of its range as it was when its lines
+    /// leave room ([`digest::filled`]): a budget's view then spends what it is given.
+    pub digest_fill: bool,
 }
 
 impl Choice {
@@ -288,7 +295,7 @@ impl Choice {
             }
             _ => {}
         }
-        Choice { policies, pending, digest, digest_tokens: None }
+        Choice { policies, pending, digest, digest_tokens: None, digest_fill: false }
     }
 }
 
@@ -302,7 +309,7 @@ pub fn place(
     choice: Choice,
     now: DateTime<Utc>,
 ) -> Result<Prepared, PlanError> {
-    let Choice { mut policies, pending, digest, digest_tokens } = choice;
+    let Choice { mut policies, pending, digest, digest_tokens, digest_fill } = choice;
     let profile = config.compaction.profiles.get(name).cloned().unwrap_or_default();
     let outlined = conversation.outlined;
     let mut requested = Bounds::of(request, config, &profile, name).resolve(outlined, now)?;
@@ -323,6 +330,7 @@ pub fn place(
         // happened there.
         let span = range.0..range.1 + 1;
         let text = match digest_tokens {
+            Some(cap) if digest_fill => digest::filled(&events[span.clone()], &turns[span], cap),
             Some(cap) => digest::fitted(&events[span.clone()], &turns[span], cap),
             None => digest::digest(&events[span.clone()], &turns[span], config.compaction.max_summary_tokens),
         };

@@ -540,8 +540,9 @@ fn automatic_compaction_gives_up_the_tail_to_fit_and_says_so() {
 }
 
 /// The digest a budget chooses takes what the rest of the view leaves of the budget, not
-/// `compaction.max_summary_tokens` (which bounds a model's summary), and names every command
-/// when that fits.
+/// `compaction.max_summary_tokens` (which bounds a model's summary), names every command
+/// when that fits, and fills what is left with the end of its range, so the view reaches
+/// the budget.
 #[test]
 fn a_budget_digest_takes_the_room_the_budget_leaves() {
     let env = TestEnv::new();
@@ -559,17 +560,19 @@ fn a_budget_digest_takes_the_room_the_budget_leaves() {
       reasoning         ~999  [strip reasoning, strip tool calls, over 50 bytes]
       tool-calls        ~999  [strip reasoning, strip tool calls]
       summary           ~724  [summary by convo/digest]  <- the first that fits
-    Chosen: summary over turns 0-0, ~724 tokens
+    Chosen: summary over turns 0-0, ~800 tokens
     Would compact "tail" turns 0-0 [summary by convo/digest] (profile default)
       turn         now       after
-         0     ~15,399        ~724
-    total  ~15,399 -> ~724 tokens (chars/4), 95.3% smaller; nothing written (--dry-run)
+         0     ~15,399        ~800
+    total  ~15,399 -> ~800 tokens (chars/4), 94.8% smaller; nothing written (--dry-run)
     Trail kept: files 0/0, commands 30/30, errors 0/0, commits 0/0
     "#);
     env.run(&args).ok();
     let view = env.run(&["show", "--compacted", "--format", "jsonl"]).ok().to_owned();
     let digest = view.lines().find(|l| l.contains("Digest of")).expect("a digest");
     assert!((0..29).all(|n| digest.contains(&format!("cargo test flake_{n}`"))), "{digest}");
+    // The room its lines leave is spent on the end of the range as it was.
+    assert!(digest.contains("The range ends (as it was, oldest first):"), "{digest}");
 }
 
 /// A step with a size threshold spends what the budget leaves by raising it: micro strips

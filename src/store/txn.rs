@@ -46,6 +46,10 @@ impl Drop for Lock<'_> {
         if let Ok(mut memo) = self.store.head.lock() {
             *memo = HeadMemo::default();
         }
+        // Released by name, not only by closing the file: a child forked by another thread
+        // (a `git` with a `pre_exec`) shares this open file until its exec closes it, and
+        // the lock would outlive this writer for that moment.
+        let _ = self._file.unlock();
     }
 }
 

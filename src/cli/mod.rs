@@ -152,6 +152,11 @@ impl Ctx {
         }
     }
 
+    /// `store.fsync` as the user's own config sets it, for a store not made yet (`clone`).
+    pub fn durability_setting(&self) -> Result<convo::store::Durability, CommandError> {
+        Ok(Self::durability(&config::Resolved::new(self.base_layers()?)?.config.store))
+    }
+
     /// The store for a write: the default location is created on first use.
     pub fn open_store_for_write(&self) -> Result<Store, CommandError> {
         let location = self.location()?;

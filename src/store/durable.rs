@@ -56,6 +56,9 @@
 //!   deletes packed loose objects and old packs with the new pack's name unsynced, but its
 //!   steps in the same way: `repack -l`, sync, then `prune-packed`; past `gc.autoPackLimit`,
 //!   one pack of everything, synced, before `repack -a -d --keep-pack` removes the others;
+//! - a clone ([`Store::sync_new_repository`]): before it is said done, every file and
+//!   folder of the new repository, the store's folder and the one holding it;
+//! - a push's copy of the catalog it published goes in as a fetch's objects do;
 //! - a `git gc` the user runs beside convo is the user's git: a pack it renames and the
 //!   objects it prunes are as safe as git makes them. convo's own barrier tolerates an
 //!   object gc packed away meanwhile (see [`in_parallel`]).
@@ -319,6 +322,35 @@ impl Store {
                 folder = dir.parent().map(Path::to_owned);
                 paths.insert((dir, true));
             }
+        }
+        in_parallel(&paths.into_iter().collect::<Vec<_>>())
+    }
+
+    /// Sync every file and folder of a repository `git clone` just made, the store's own
+    /// folder and the one holding it: git synced its files (`core.fsync=committed`) but no
+    /// name, so a power cut after the clone was said done could leave a store without its
+    /// branch or its pack. Files git synced already cost little a second time.
+    pub fn sync_new_repository(&self) -> Result<()> {
+        if !self.durable() {
+            return Ok(());
+        }
+        fn walk(dir: &Path, paths: &mut BTreeSet<(PathBuf, bool)>) {
+            paths.insert((dir.to_owned(), true));
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => walk(&entry.path(), paths),
+                    Ok(t) if t.is_file() => {
+                        paths.insert((entry.path(), false));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut paths: BTreeSet<(PathBuf, bool)> = BTreeSet::new();
+        walk(self.repo.git_dir(), &mut paths);
+        paths.insert((self.root.clone(), true));
+        if let Some(parent) = self.root.parent() {
+            paths.insert((parent.to_owned(), true));
         }
         in_parallel(&paths.into_iter().collect::<Vec<_>>())
     }

@@ -577,8 +577,11 @@ fn keep_catalog(store: &Store, remote: &str, quarantine: &crate::store::Quaranti
     let git_dir = quarantine.path().join(".git");
     let git_dir = git_dir.to_string_lossy();
     let name = catalog_ref(remote);
-    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &commit.to_string()], Stderr::Capture, "push")?;
-    let promote = format!("+{name}:{name}");
+    let hex = commit.to_string();
+    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &hex], Stderr::Capture, "push")?;
+    // Objects only, synced, then the ref: as a fetch does (see `durable`), or a power cut
+    // could keep the ref and lose the pack's name.
+    let objects = store.object_files();
     checked(
         store.root(),
         &[
@@ -587,14 +590,18 @@ fn keep_catalog(store: &Store, remote: &str, quarantine: &crate::store::Quaranti
             "fetch",
             "--no-write-fetch-head",
             "--no-tags",
+            "--no-auto-gc",
             "--quiet",
             quarantine.path().to_str().unwrap_or("."),
-            &promote,
+            &name,
         ],
         Stderr::Capture,
         "push",
-    )
-    .map(drop)
+    )?;
+    store.sync_objects_since(&objects)?;
+    checked(store.root(), &["update-ref", "-m", "push: catalog", &name, &hex], Stderr::Capture, "push")?;
+    store.sync_ref_written_by_git(&name)?;
+    Ok(())
 }
 
 /// Refspecs besides the branch in one `git push`.
@@ -656,10 +663,10 @@ fn push_once(
 /// Clone `url` into `path` and make it a convo store. git only copies objects and refs
 /// (`--no-checkout`); the tip is checked like any fetched commit and convo writes the working
 /// tree itself. The folder is user-only; if anything fails it is removed again.
-pub fn clone(url: &str, path: &Path, progress: bool) -> Result<Store> {
+pub fn clone(url: &str, path: &Path, progress: bool, durability: crate::store::Durability) -> Result<Store> {
     let existed = path.exists();
     crate::store::create_private_dir(path)?;
-    let result = clone_into(url, path, progress);
+    let result = clone_into(url, path, progress, durability);
     if result.is_err() {
         if existed {
             // An empty folder the user gave us: empty it again.
@@ -675,7 +682,7 @@ pub fn clone(url: &str, path: &Path, progress: bool) -> Result<Store> {
     result
 }
 
-fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
+fn clone_into(url: &str, path: &Path, progress: bool, durability: crate::store::Durability) -> Result<Store> {
     let target = path.to_string_lossy().into_owned();
     let (flag, stderr) = progress_args(progress);
     checked(Path::new("."), &["clone", "--no-checkout", flag, url, &target], stderr, "clone")?;
@@ -699,7 +706,7 @@ fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
             checked(path, &["symbolic-ref", "HEAD", &format!("refs/heads/{local}")], Stderr::Capture, "clone")?;
         }
     }
-    let store = Store::init_clone(path)?;
+    let store = Store::init_clone(path)?.with_durability(durability);
     let lock = store.lock()?;
     store.check_out(&lock)?;
     drop(lock);
@@ -708,5 +715,8 @@ fn clone_into(url: &str, path: &Path, progress: bool) -> Result<Store> {
     if remotes(&store)?.iter().any(|(name, _)| name == "origin") {
         fetch(&store, "origin", false)?;
     }
+    // git synced the files it wrote but none of the names: a clone said done survives a
+    // power cut only once every folder of the new repository is on disk too.
+    store.sync_new_repository()?;
     Ok(store)
 }

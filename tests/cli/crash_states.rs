@@ -1268,3 +1268,59 @@ fn remove_locks(dir: &Path) {
         }
     }
 }
+
+/// A clone said done survives a power cut: git syncs the files it writes but none of the
+/// names, so convo syncs every folder of the new repository, the store's own and the one
+/// holding it (and nothing with `store.fsync = "none"`). Recorded with strace: which paths
+/// were synced while the real `convo clone` ran.
+#[test]
+fn a_clone_said_done_has_every_name_of_its_repository_on_disk() {
+    let env = TestEnv::new();
+    shared(&env);
+    let hub = env.root.join("hub.git");
+    for (setting, durable) in [("committed", true), ("none", false)] {
+        let config = env.home().join(".config/convo");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("config.toml"), format!("[store]\nfsync = \"{setting}\"\n")).unwrap();
+        let target = env.root.join(format!("clone-{setting}"));
+        let log = env.root.join(format!("clone-{setting}.strace"));
+        let args: Vec<std::ffi::OsString> =
+            ["-f", "-qq", "-y", "-o", log.to_str().unwrap(), "-e", "trace=fsync,fdatasync"]
+                .iter()
+                .map(Into::into)
+                .collect();
+        let command = env.command(&["clone", hub.to_str().unwrap(), target.to_str().unwrap()]);
+        let run = crate::common::run_command(under_strace(&command, &args), "");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let trace = std::fs::read_to_string(&log).unwrap();
+        let synced: BTreeSet<PathBuf> = trace
+            .lines()
+            // `fsync(3</path>) = 0`, or `fsync(3</path> <unfinished ...>` where threads overlap.
+            .filter(|l| l.contains("fsync(") || l.contains("fdatasync("))
+            .filter_map(|l| Some(PathBuf::from(l.split_once('<')?.1.split_once('>')?.0)))
+            .collect();
+        let git = target.join(".git");
+        let packs: Vec<PathBuf> =
+            std::fs::read_dir(git.join("objects/pack")).unwrap().flatten().map(|e| e.path()).collect();
+        let wanted: Vec<PathBuf> = [
+            env.root.clone(),
+            target.clone(),
+            git.clone(),
+            git.join("objects"),
+            git.join("objects/pack"),
+            git.join("refs"),
+            git.join("refs/heads"),
+            git.join("refs/remotes/origin"),
+        ]
+        .into_iter()
+        .chain(packs)
+        .collect();
+        for path in &wanted {
+            if durable {
+                assert!(synced.contains(path), "{setting}: {} not synced; synced: {synced:#?}", path.display());
+            } else {
+                assert!(!synced.iter().any(|p| p.starts_with(&target) && p.is_dir()), "{setting}: a folder was synced");
+            }
+        }
+    }
+}

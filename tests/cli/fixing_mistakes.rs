@@ -402,7 +402,7 @@ fn redact_secrets_rewrites_the_unpushed_commits_and_the_push_then_succeeds() {
     exit 0
     --- stderr
     Redacted 1 secret in 3 of 3 unpushed commits (3 files): HEAD 1fd866b -> 6e54e49
-    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git repack; git prune --expire=now): the old commits are gone from this repository
     ");
     // Gone from every object, loose or packed, and from the working tree.
     assert!(!all_objects(&env).contains(TOKEN), "the token is still in an object");
@@ -467,7 +467,7 @@ fn redact_of_a_named_text_replaces_it_in_titles_and_messages_too() {
     exit 0
     --- stderr
     Redacted 1 text in 3 of 3 unpushed commits (3 files): HEAD 88496b2 -> bc08e1b
-    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git repack; git prune --expire=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains("hunter2-secret"));
     insta::assert_snapshot!(env.run(&["show", &id, "--format", "jsonl"]).ok(), @r#"
@@ -535,7 +535,7 @@ fn redact_in_a_store_never_pushed_rewrites_from_the_first_commit() {
     exit 0
     --- stderr
     Redacted 1 secret in 2 of 3 unpushed commits (2 files): HEAD 7f3c1b7 -> 55ce3c4
-    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git repack; git prune --expire=now): the old commits are gone from this repository
     ");
     assert!(!all_objects(&env).contains(TOKEN));
     assert_eq!(env.run(&["show", &id, "--format", "jsonl"]).ok().lines().count(), 2);
@@ -561,7 +561,7 @@ fn redact_secrets_takes_out_every_kind_the_push_scan_finds() {
     exit 0
     --- stderr
     Redacted 12 secrets in 13 of 13 unpushed commits (13 files): HEAD c9546d2 -> 44bb3d0
-    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): the old commits are gone from this repository
+    Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git repack; git prune --expire=now): the old commits are gone from this repository
     warning: still found: conversation 01KDVDQ4K00000000000000001 event 01KDVEJKG00000000000000001 content: url-credentials (URL-encoded)
     hint: name the text itself: `convo redact TEXT`
     ");

@@ -31,7 +31,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
             .hint("clone into a new PATH"));
     }
     let progress = ctx.ui.progress();
-    let store = sync::clone(&args.url, &path, progress).map_err(|e| match e {
+    let durability = ctx.durability_setting()?;
+    let store = sync::clone(&args.url, &path, progress, durability).map_err(|e| match e {
         // No remote is set up yet: the URL itself is what to check.
         sync::SyncError::Git { .. } => CommandError::new(Kind::Remote, e.to_string())
             .hint("check the URL: a path, file://, git://, http(s)://, or ssh (user@host:path) that git can reach"),

@@ -9,7 +9,8 @@ use crate::cli::command_error::CommandError;
 /// commit reachable from HEAD and from no remote-tracking ref is rewritten, the text
 /// replaced inside event strings (lines stay valid JSON), titles and commit messages. Then
 /// the reflog is expired and unreachable objects pruned (`git reflog expire --expire=now
-/// --all`, `git gc --prune=now`), so the secret is gone from this repository. Refused when
+/// --all`, a repack and `git prune --expire=now`, each step on disk before the next), so the
+/// secret is gone from this repository. Refused when
 /// a remote already has a commit holding it: rotate the key instead. Needs the `git` binary.
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,7 +52,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     ctx.ui.landed(&rewritten.landed);
     match done.pruned {
         Ok(()) => ctx.note(
-            "Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git gc --prune=now): \
+            "Expired the reflog and pruned the old objects (git reflog expire --expire=now --all; git repack; git prune --expire=now): \
              the old commits are gone from this repository",
         ),
         Err(why) => {

@@ -24,12 +24,19 @@ Figures (median of --rounds after a warm-up, the two sides alternated round by r
    5,000-event conversation, and headless Chromium's wall time to load and render it
    (`--dump-dom`), against Chromium's time for the server's small 404 page (the browser's
    own start, the anchor). Goal: the difference <= 1 s.
+4. filter: server time of `GET /?agent=…` over all 10,000 (the first filter by agent reads
+   every conversation once; the figure is that first request, then a repeat), for
+   information. memory: the server's peak resident size (`VmHWM`) after the list, a filter
+   by agent and by person, a search and the usage page of the 10k store, against the
+   largest peak of `convo list`, `convo usage --by agent` and `convo grep` of the same
+   store. Goal: at most 2x the CLI's (one process holding what several commands read).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -91,6 +98,22 @@ def timed(bench: scale.Bench, cmd: list[str], ok: tuple[int, ...]) -> float:
     return time.perf_counter() - start
 
 
+def peak_kb(pid: int) -> int:
+    """A live process's peak resident size in KiB (`VmHWM`)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def child_peak_kb(bench: scale.Bench, cmd: list[str]) -> int:
+    """The peak resident size in KiB of `cmd` run to its end (any exit: grep's 1 is no match)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                            env=bench.env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_maxrss
+
+
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
@@ -127,7 +150,19 @@ def main() -> int:
             lambda: get(served.port, "/api/search?q=zqxjv"),
             lambda: timed(bench, bench.convo_cmd(big, "grep", "-F", "-i", "-l", "zqxjv"), ok=(0, 1)),
         ])
+        first_filter = get(served.port, "/?agent=codex")
+        again_filter = get(served.port, "/?agent=codex")
+        info.append(f"filter: GET /?agent=codex of {args.conversations:,}: first {first_filter * 1000:.0f} ms, "
+                    f"then {again_filter * 1000:.0f} ms")
+        get(served.port, "/?person=nobody")
+        get(served.port, "/usage")
+        served_kb = peak_kb(served.proc.pid)
         served.stop()
+        cli_kb = max(child_peak_kb(bench, bench.convo_cmd(big, *cmd)) for cmd in [
+            ["list"], ["usage", "--by", "agent"], ["grep", "-F", "-i", "-l", "zqxjv"]])
+        if cli_kb:
+            results.append((f"memory: server peak {served_kb / 1024:.0f} MiB against the CLI's largest "
+                            f"{cli_kb / 1024:.0f} MiB, the ratio", served_kb / cli_kb, "x", 2))
         search_ms, grep_ms = median_ms(found), median_ms(grep)
         info.append(f"search: GET /api/search for a word in no conversation: {search_ms:.0f} ms "
                     f"(convo grep -F -i -l: {grep_ms:.0f} ms, ratio {search_ms / grep_ms:.2f})")

@@ -360,3 +360,43 @@ fn serve_on_a_taken_port_says_so() {
     assert!(stderr.starts_with(&format!("error: cannot listen on 127.0.0.1:{port}: ")), "{stderr}");
     assert!(stderr.contains("hint: choose another port with --port N"), "{stderr}");
 }
+
+/// `--open` hands the page's URL, the one printed, to the desktop's opener (`xdg-open`),
+/// here a script on PATH that writes down what it was given (the browser itself is not
+/// what is tested: it is whatever the desktop runs).
+#[test]
+fn serve_open_hands_the_printed_url_to_the_browser_opener() {
+    let (env, _, _) = store();
+    let bin = env.root.join("opener");
+    std::fs::create_dir_all(&bin).unwrap();
+    let seen = env.root.join("opened");
+    let script = bin.join("xdg-open");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n", seen.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = env
+        .command(&["serve", "--port", "0", "--open"])
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("convo serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut opened = None;
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&seen) {
+            opened = Some(text);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(opened.as_deref(), Some(line.trim()), "the opener was given the printed URL");
+}

@@ -51,6 +51,8 @@ pub struct PushReport {
 /// Push to `remote` (see [`sync::push`]), counting what went out from the last fetch's tip
 /// of the remote; a refusal by the secret scan is recorded as made `by` (`push`), a push
 /// that went through clears it.
+// The push's own flags, who asked and the sharing default: each a caller's choice.
+#[allow(clippy::too_many_arguments)]
 pub fn push(
     store: &Store,
     remote: &str,

@@ -189,3 +189,21 @@ fn private_with_an_unknown_id_fails_and_changes_nothing() {
     assert!(stderr.lines().next().unwrap().contains("nosuchconversation"), "{stderr}");
     assert_eq!(a.snapshot(), before);
 }
+
+#[test]
+fn list_marks_private_conversations_and_filters_them() {
+    let a = TestEnv::new();
+    let kept = a.new_conversation("kept back");
+    a.new_conversation("open");
+    a.run(&["private", &kept]).ok();
+    let text = a.run(&["list"]).ok().to_owned();
+    assert!(text.contains("[private] kept back"), "{text}");
+    assert!(!text.contains("[private] open"), "{text}");
+    let only = a.run(&["list", "--private", "--format", "json"]).ok().to_owned();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&only).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0]["id"].as_str(), rows[0]["private"].as_bool()), (Some(kept.as_str()), Some(true)));
+    a.run(&["share", &kept]).ok();
+    assert!(!a.run(&["list"]).ok().contains("[private]"));
+    assert_eq!(a.run(&["list", "--private"]).ok(), "");
+}

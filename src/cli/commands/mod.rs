@@ -102,3 +102,20 @@ pub fn dry_run(
     }
     Ok(())
 }
+
+/// `private` and `share`: make the conversations `queries` name private or shared, and say
+/// which changed.
+pub fn choose_sharing(
+    ctx: &crate::cli::Ctx,
+    queries: &[String],
+    private: bool,
+) -> Result<(), crate::cli::command_error::CommandError> {
+    let store = ctx.open_store()?;
+    let (ids, changed) = convo::ops::share::choose(&store, queries, private)?;
+    let what = if private { "private" } else { "shared" };
+    for id in &ids {
+        let already = if changed.contains(id) { "" } else { " already" };
+        ctx.ui.status(&format!("{id} is{already} {what}"));
+    }
+    Ok(())
+}

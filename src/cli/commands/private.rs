@@ -16,17 +16,5 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    choose(ctx, &args.ids, true)
-}
-
-/// Make the conversations `queries` name private or shared, and say which changed.
-pub fn choose(ctx: &Ctx, queries: &[String], private: bool) -> Result<(), CommandError> {
-    let store = ctx.open_store()?;
-    let (ids, changed) = convo::ops::share::choose(&store, queries, private)?;
-    let what = if private { "private" } else { "shared" };
-    for id in &ids {
-        let already = if changed.contains(id) { "" } else { " already" };
-        ctx.ui.status(&format!("{id} is{already} {what}"));
-    }
-    Ok(())
+    super::choose_sharing(ctx, &args.ids, true)
 }

@@ -14,5 +14,5 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
-    super::private::choose(ctx, &args.ids, false)
+    super::choose_sharing(ctx, &args.ids, false)
 }

@@ -11,6 +11,9 @@
 //! arrives (a capture, `watch`, an import, a fork, `new`) is covered by the one rule, and
 //! a conversation captured before the setting changed and never pushed follows the new
 //! setting.
+//!
+//! What came from a conversation kept back (a fork of it, a subagent's work in it) is kept
+//! back with it, unless shared by name or on the hub already: a fork copies its events.
 
 use std::collections::BTreeSet;
 
@@ -22,20 +25,38 @@ use crate::sync::{self, SyncError, Withheld};
 pub fn withheld(store: &Store, remote: &str, default: ShareDefault) -> Result<Withheld, SyncError> {
     let sharing = store.sharing()?;
     let mut withheld = sharing.private;
-    if default == ShareDefault::All {
+    if default == ShareDefault::All && withheld.is_empty() {
         return Ok(withheld);
     }
     let on_hub = match sync::remote_tip(store, remote)? {
         Some(tip) => store.conversations_at(tip)?,
         None => BTreeSet::new(),
     };
-    for summary in store.summaries()? {
-        if sharing.shared.contains(&summary.id) || on_hub.contains(&summary.id) {
-            continue;
+    let summaries = store.summaries()?;
+    let undecided = |id: &str| !sharing.shared.contains(id) && !on_hub.contains(id);
+    for summary in &summaries {
+        let keep = match default {
+            ShareDefault::All => false,
+            ShareDefault::None => true,
+            ShareDefault::ProjectWithRemote => !has_remote(&summary.project),
+        };
+        if keep && undecided(&summary.id) {
+            withheld.insert(summary.id.clone());
         }
-        if default == ShareDefault::None || !has_remote(&summary.project) {
-            withheld.insert(summary.id);
+    }
+    // A fork of a conversation kept back (`fork`, a pull's diverged line) and a subagent's
+    // work in one hold its events or its story: kept back too, unless shared by name.
+    loop {
+        let more: Vec<String> = summaries
+            .iter()
+            .filter(|s| !withheld.contains(&s.id) && undecided(&s.id))
+            .filter(|s| s.came_from().is_some_and(|from| withheld.contains(from)))
+            .map(|s| s.id.clone())
+            .collect();
+        if more.is_empty() {
+            break;
         }
+        withheld.extend(more);
     }
     Ok(withheld)
 }

@@ -207,3 +207,21 @@ fn list_marks_private_conversations_and_filters_them() {
     assert!(!a.run(&["list"]).ok().contains("[private]"));
     assert_eq!(a.run(&["list", "--private"]).ok(), "");
 }
+
+#[test]
+fn a_fork_of_a_private_conversation_stays_private_until_shared_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let (a, secret, _) = alice(&format!("{}/hub.git", daemon.url));
+    a.run(&["private", &secret]).ok();
+    a.run(&["fork", &secret]).ok();
+    let fork = a.run(&["list", "--format", "json"]).ok().to_owned();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&fork).unwrap();
+    let fork = rows.iter().find(|r| r["forked_from"]["id"] == secret.as_str()).unwrap()["id"].as_str().unwrap();
+    let plan = a.run(&["push", "--dry-run"]).ok().to_owned();
+    assert!(plan.contains("Kept private, not pushed: 2 conversations"), "{plan}");
+    a.run(&["push"]).ok();
+    assert!(!everything(&hub).contains(TEXT));
+    assert!(!everything(&hub).contains(fork));
+}

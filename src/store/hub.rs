@@ -61,12 +61,10 @@
 //!   plain fetch of a newer snapshot sends the whole conversation again. And a lazy store's
 //!   branch holds only what it fetched: it must never be pushed as the hub's branch (see
 //!   the next point, which solves both).
-//! - Private conversations: the branch pushed to the hub must then be built from shared
-//!   conversations only, a published line of its own (each push a commit on the hub's
-//!   tip whose tree is the hub's with the shared conversations' trees put in); `pull`
-//!   merges it per conversation by byte prefix ([`Store::rewrites`]), needing no common
-//!   history. The catalog and the refs are already built per conversation, so they need
-//!   only the filter.
+//! - Private conversations are built (`store::published`, `sync::publish`): a push whose
+//!   history would carry one publishes its own line instead of the branch, and the catalog
+//!   and the refs are worked out from that line's commit, so they list only what it holds.
+//!   A lazy store's push can take the same path.
 
 use std::collections::BTreeMap;
 

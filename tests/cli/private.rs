@@ -97,7 +97,9 @@ fn a_private_conversation_never_reaches_the_hub_and_teammates_still_share_the_re
     a.run(&["append", "--user", "three"]).ok();
     a.run(&["push"]).ok();
     a.run(&["append", "--user", "four"]).ok();
-    a.run(&["push"]).ok();
+    // `sync` pulls its own published line back in (a merge that forks nothing), then pushes.
+    let synced = a.run(&["sync"]).ok_status().to_owned();
+    assert!(!synced.contains("diverged"), "{synced}");
     b.run(&["pull"]).ok();
     let (ours, theirs) = (events(&a, &shared), events(&b, &shared));
     assert_eq!(ours.len(), 4, "{ours:?}");

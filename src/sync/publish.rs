@@ -64,6 +64,10 @@ pub(super) fn choose(
     withheld: &Withheld,
     quarantine: &Path,
 ) -> Result<Sent> {
+    if withheld.is_empty() && tracking_tip(store, &published_ref(remote)).is_none() {
+        // Nothing kept back, ever published from here: the branch, at no extra cost.
+        return Ok(Sent::Head);
+    }
     let theirs = remote_tip(store, remote)?;
     let descends = |from: ObjectId| from == head || store.merge_base(from, head) == Some(from);
     if !theirs.is_none_or(descends) {

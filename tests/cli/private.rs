@@ -227,3 +227,19 @@ fn a_fork_of_a_private_conversation_stays_private_until_shared_by_name() {
     assert!(!everything(&hub).contains(TEXT));
     assert!(!everything(&hub).contains(fork));
 }
+
+#[test]
+fn a_secret_in_a_private_conversation_does_not_stop_a_push() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let (a, secret, _) = alice(&format!("{}/hub.git", daemon.url));
+    let token = "ghp_R8x2Lq9ZtW4mNc7Vb1Hs6Jk3Pd5Fy0GaEuQi";
+    a.run(&["switch", &secret]).ok();
+    a.run(&["append", "--user", &format!("my token {token}")]).ok();
+    a.run(&["push"]).fails_with(3);
+    a.run(&["private", &secret]).ok();
+    a.run(&["push"]).ok();
+    assert!(!everything(&hub).contains(token));
+    assert_absent(&hub, &secret);
+}

@@ -68,6 +68,7 @@ pub struct Status {
 pub fn status(store: &Store) -> Result<Status, SyncError> {
     let head = store.head()?;
     let mut remotes = Vec::new();
+    let private = store.sharing()?.private;
     for (name, _) in sync::remotes(store)? {
         let theirs = sync::remote_tip(store, &name)?;
         let mut conversations: BTreeMap<String, Behind> = BTreeMap::new();
@@ -93,7 +94,8 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
                 conversations.entry(id).or_default().unpulled_commits = commits;
             }
         }
-        conversations.retain(|_, b| *b != Behind::default());
+        // A private conversation is never pushed: not "not pushed" either.
+        conversations.retain(|id, b| *b != Behind::default() && !private.contains(id));
         remotes.push(Remote { name, fetched: theirs.map(|t| t.to_string()), conversations });
     }
     let failed_captures = store.failed_captures()?;

@@ -145,6 +145,8 @@ fn a_conversation_made_private_after_a_push_stops_receiving_updates_and_dry_run_
     a.run(&["switch", &shared]).ok();
     a.run(&["append", "--user", "never-sent-7716"]).ok();
 
+    let status = a.run(&["status"]).ok().to_owned();
+    assert!(status.contains("Up to date with origin"), "a private conversation is not `not pushed`: {status}");
     let (store, remote) = (a.snapshot(), everything(&hub));
     let plan = a.run(&["push", "--dry-run"]).ok().to_owned();
     assert!(

@@ -23,7 +23,7 @@ use gix::ObjectId;
 use crate::clock::Clock;
 use crate::store::{Catalog, Integrated, Outgoing, Store, StoreError, hub, layout};
 
-pub use publish::{Withheld, hub_merged};
+pub use publish::{Withheld, hub_merged, published_from};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {

@@ -44,6 +44,14 @@ fn from_ref(remote: &str) -> String {
     format!("refs/convo/remotes/{remote}/published-from")
 }
 
+/// The commit HEAD was at when this store last published to `remote` through the
+/// published line, if the hub's tip (as last fetched) is still that publication.
+pub fn published_from(store: &Store, remote: &str) -> Result<Option<ObjectId>> {
+    let theirs = remote_tip(store, remote)?;
+    let published = tracking_tip(store, &published_ref(remote));
+    Ok(if theirs.is_some() && published == theirs { tracking_tip(store, &from_ref(remote)) } else { None })
+}
+
 /// Whether the hub's tip as last fetched is merged into `head` (see the module doc).
 pub fn hub_merged(store: &Store, remote: &str, head: ObjectId) -> Result<bool> {
     let theirs = remote_tip(store, remote)?;

@@ -100,9 +100,15 @@ fn a_private_conversation_never_reaches_the_hub_and_teammates_still_share_the_re
     // `sync` pulls its own published line back in (a merge that forks nothing), then pushes.
     let synced = a.run(&["sync"]).ok_status().to_owned();
     assert!(!synced.contains("diverged"), "{synced}");
+    let status = a.run(&["status"]).ok().to_owned();
+    assert!(status.contains("Up to date with origin"), "{status}");
+    a.run(&["append", "--user", "five"]).ok();
+    let status = a.run(&["status"]).ok().to_owned();
+    assert!(status.contains("\"shared work\": 1 commit (1 event) not pushed\n"), "{status}");
+    a.run(&["push"]).ok();
     b.run(&["pull"]).ok();
     let (ours, theirs) = (events(&a, &shared), events(&b, &shared));
-    assert_eq!(ours.len(), 4, "{ours:?}");
+    assert_eq!(ours.len(), 5, "{ours:?}");
     assert_eq!(ours, theirs, "nothing dropped, interleaved or stored twice");
     assert_eq!(a.run(&["list", "--format", "json"]).ok().matches("\"id\"").count(), 2);
     assert_eq!(events(&a, &secret).len(), 2);

@@ -121,15 +121,24 @@ pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Resul
     let before = store.head()?;
     let integrated = sync::pull(store, remote, progress, clock)?;
     let incoming = match sync::remote_tip(store, remote)? {
-        Some(theirs) => incoming(store, before, theirs)?,
+        Some(theirs) => incoming(store, remote, before, theirs)?,
         None => Moved::default(),
     };
     Ok(PullReport { integrated, incoming })
 }
 
 /// What `theirs` holds beyond where it and `ours` last met.
-fn incoming(store: &Store, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Moved, SyncError> {
-    let base = ours.and_then(|ours| store.merge_base(ours, theirs));
+/// Counted from the last commit this store published (see `sync::publish`) when the
+/// remote's line goes on from it: what this store sent is not what it brings in.
+fn incoming(store: &Store, remote: &str, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Moved, SyncError> {
+    let mut base = ours.and_then(|ours| store.merge_base(ours, theirs));
+    let descends = |from: ObjectId, to: ObjectId| from == to || store.merge_base(from, to) == Some(from);
+    if let (Some(ours), Some((published, from))) = (ours, sync::last_published(store, remote))
+        && descends(published, theirs)
+        && descends(from, ours)
+    {
+        base = Some(published);
+    }
     Ok(store.moved(base, theirs)?)
 }
 
@@ -178,7 +187,7 @@ pub fn plan(store: &Store, remote: &str, share: ShareDefault) -> Result<Plan, Sy
     let mut outgoing = if theirs == Some(ours) { BTreeMap::new() } else { store.moved_by_conversation(base, ours)? };
     outgoing.retain(|id, _| !withheld.contains(id));
     let incoming = match theirs {
-        Some(theirs) if !sync::hub_merged(store, remote, ours)? => incoming(store, Some(ours), theirs)?,
+        Some(theirs) if !sync::hub_merged(store, remote, ours)? => incoming(store, remote, Some(ours), theirs)?,
         _ => Moved::default(),
     };
     let messages = !store.history_holds(theirs, &withheld)?;
@@ -246,6 +255,11 @@ pub fn sync(store: &Store, remote: &str, options: Options, clock: &Clock) -> Res
         pulls.push(sync::pull(store, remote, options.progress, clock)?);
         let theirs = sync::remote_tip(store, remote)?;
         let withheld = super::share::withheld(store, remote, options.share)?;
+        // Before the push, which moves what this store last published.
+        let brought = match theirs {
+            Some(theirs) => incoming(store, remote, before, theirs)?,
+            None => Moved::default(),
+        };
         let Some(_) = store.head().map_err(SyncError::from)? else {
             // No commit on either side (a new store and an empty hub): nothing to push, and
             // git would fail to push a HEAD that names no commit.
@@ -265,13 +279,7 @@ pub fn sync(store: &Store, remote: &str, options: Options, clock: &Clock) -> Res
             sync::push(store, remote, false, options.allow_secrets, options.progress, &withheld),
         ) {
             Ok(pushed) => {
-                let incoming = match theirs {
-                    Some(theirs) => {
-                        let base = before.and_then(|before| store.merge_base(before, theirs));
-                        store.moved(base, theirs).map_err(SyncError::from)?
-                    }
-                    None => Moved::default(),
-                };
+                let incoming = brought;
                 let outgoing = match (pushed, sync::remote_tip(store, remote)?) {
                     (Pushed::Updated, Some(ours)) => store.moved(theirs, ours).map_err(SyncError::from)?,
                     _ => Moved::default(),

@@ -23,7 +23,7 @@ use gix::ObjectId;
 use crate::clock::Clock;
 use crate::store::{Catalog, Integrated, Outgoing, Store, StoreError, hub, layout};
 
-pub use publish::{Withheld, hub_merged, published_from};
+pub use publish::{Withheld, hub_merged, last_published, published_from};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {

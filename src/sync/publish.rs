@@ -52,6 +52,12 @@ pub fn published_from(store: &Store, remote: &str) -> Result<Option<ObjectId>> {
     Ok(if theirs.is_some() && published == theirs { tracking_tip(store, &from_ref(remote)) } else { None })
 }
 
+/// `(published, from)`: the last commit this store published to `remote` through the
+/// published line, and the commit HEAD was at then.
+pub fn last_published(store: &Store, remote: &str) -> Option<(ObjectId, ObjectId)> {
+    Some((tracking_tip(store, &published_ref(remote))?, tracking_tip(store, &from_ref(remote))?))
+}
+
 /// Whether the hub's tip as last fetched is merged into `head` (see the module doc).
 pub fn hub_merged(store: &Store, remote: &str, head: ObjectId) -> Result<bool> {
     let theirs = remote_tip(store, remote)?;

@@ -55,6 +55,8 @@ enum Command {
     Switch(commands::switch::Args),
     Rename(commands::rename::Args),
     Rm(commands::rm::Args),
+    Private(commands::private::Args),
+    Share(commands::share::Args),
     Restore(commands::restore::Args),
     Append(Box<commands::append::Args>),
     Show(commands::show::Args),
@@ -150,6 +152,11 @@ impl Ctx {
             config::Fsync::Committed => convo::store::Durability::Committed,
             config::Fsync::None => convo::store::Durability::None,
         }
+    }
+
+    /// `share.default`, from the user's own layers only (a `USER_ONLY_KEYS` key).
+    pub fn share_default(&self) -> Result<config::ShareDefault, CommandError> {
+        Ok(config::Resolved::new(self.base_layers()?)?.config.share.default)
     }
 
     /// `store.fsync` as the user's own config sets it, for a store not made yet (`clone`).
@@ -492,6 +499,8 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Switch(args) => commands::switch::run(&ctx, args),
         Command::Rename(args) => commands::rename::run(&ctx, args),
         Command::Rm(args) => commands::rm::run(&ctx, args),
+        Command::Private(args) => commands::private::run(&ctx, args),
+        Command::Share(args) => commands::share::run(&ctx, args),
         Command::Restore(args) => commands::restore::run(&ctx, args),
         Command::Append(args) => commands::append::run(&ctx, *args),
         Command::Show(args) => commands::show::run(&ctx, args),

@@ -131,6 +131,38 @@ pub struct Config {
     /// `[user]`: who records; read only from the user's own layers.
     #[serde(default)]
     pub user: UserConfig,
+    /// `[share]`: which conversations a push publishes; read only from the user's own layers.
+    #[serde(default)]
+    pub share: ShareConfig,
+}
+
+/// `[share]`: what a push publishes of the conversations no one chose for (`convo private`
+/// and `convo share` decide one by one). A [`USER_ONLY_KEYS`] key: a pulled `convo.toml`
+/// must not publish what the user keeps to themselves.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareConfig {
+    #[serde(default = "default_of::share_default")]
+    pub default: ShareDefault,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        ShareConfig { default: default_of::share_default() }
+    }
+}
+
+/// `share.default`: whether a conversation the hub does not have yet, and no one chose for,
+/// is published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShareDefault {
+    /// Every conversation (what every push did before private conversations).
+    All,
+    /// Only those whose recorded project is a git repository with a remote.
+    ProjectWithRemote,
+    /// None: each is shared with `convo share ID`.
+    None,
 }
 
 /// `[user]`: the person commits and recorded events name, over git's `user.name` and
@@ -218,7 +250,8 @@ pub const AUTHORITY_KEYS: &[&str] = &["providers"];
 /// itself, and a command to run (`hooks`) would run whatever whoever can push wrote.
 /// `store.fsync` too: a pulled `convo.toml` must not turn the user's durability off (and
 /// one that asks for more than the user chose has no say over the user's disk either).
-pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks", "store.fsync", "user"];
+/// `share`: a pulled `convo.toml` must not publish what the user keeps to themselves.
+pub const USER_ONLY_KEYS: &[&str] = &["trust", "hooks", "store.fsync", "user", "share"];
 
 /// Why a key from content was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -484,6 +517,9 @@ mod default_of {
     }
     pub fn store_fsync() -> super::Fsync {
         value("store.fsync")
+    }
+    pub fn share_default() -> super::ShareDefault {
+        value("share.default")
     }
 }
 

@@ -18,6 +18,7 @@ pub mod redact;
 pub mod resume;
 pub mod search;
 pub mod select;
+pub mod share;
 pub mod status;
 pub mod subagent_files;
 pub mod sync;

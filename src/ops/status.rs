@@ -68,10 +68,34 @@ pub struct Status {
 pub fn status(store: &Store) -> Result<Status, SyncError> {
     let head = store.head()?;
     let mut remotes = Vec::new();
+    let private = store.sharing()?.private;
     for (name, _) in sync::remotes(store)? {
         let theirs = sync::remote_tip(store, &name)?;
         let mut conversations: BTreeMap<String, Behind> = BTreeMap::new();
-        if let Some(ours) = head
+        // The hub's tip is the line this store published (private conversations left out):
+        // what it lacks is what HEAD gained since the commit it was published from, and
+        // nothing of it is to pull.
+        let published_from = match head {
+            Some(ours) => sync::published_from(store, &name)?
+                .filter(|from| *from == ours || store.merge_base(*from, ours) == Some(*from)),
+            None => None,
+        };
+        if let (Some(ours), Some(from)) = (head, published_from) {
+            for (id, moved) in store.moved_by_conversation(Some(from), ours)? {
+                conversations.entry(id).or_default().unpushed_events = moved.events;
+            }
+            // Less the published line's own commits, which a pull merged in.
+            let merged = match theirs {
+                Some(theirs) if store.merge_base(theirs, ours) == Some(theirs) => {
+                    store.commits_by_conversation(Some(from), theirs)?
+                }
+                _ => BTreeMap::new(),
+            };
+            for (id, commits) in store.commits_by_conversation(Some(from), ours)? {
+                let commits = commits.saturating_sub(merged.get(&id).copied().unwrap_or(0));
+                conversations.entry(id).or_default().unpushed_commits = commits;
+            }
+        } else if let Some(ours) = head
             && theirs != Some(ours)
         {
             let base = theirs.and_then(|t| store.merge_base(ours, t));
@@ -84,6 +108,7 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
         }
         if let Some(theirs) = theirs
             && head != Some(theirs)
+            && published_from.is_none()
         {
             let base = head.and_then(|h| store.merge_base(h, theirs));
             for (id, moved) in store.moved_by_conversation(base, theirs)? {
@@ -93,7 +118,8 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
                 conversations.entry(id).or_default().unpulled_commits = commits;
             }
         }
-        conversations.retain(|_, b| *b != Behind::default());
+        // A private conversation is never pushed: not "not pushed" either.
+        conversations.retain(|id, b| *b != Behind::default() && !private.contains(id));
         remotes.push(Remote { name, fetched: theirs.map(|t| t.to_string()), conversations });
     }
     let failed_captures = store.failed_captures()?;

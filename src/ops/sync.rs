@@ -17,6 +17,7 @@
 //! ([`plan`]) reads the remote's tip from the last fetch and writes nothing, here or there.
 
 use crate::clock::Clock;
+use crate::config::ShareDefault;
 use std::collections::BTreeMap;
 
 use gix::ObjectId;
@@ -36,6 +37,8 @@ pub struct Options {
     pub progress: bool,
     /// Pushes tried in all (at least one).
     pub attempts: usize,
+    /// `share.default`: what is published of the conversations no one chose for.
+    pub share: ShareDefault,
 }
 
 /// What a push did: whether the remote's branch moved, and what it gained.
@@ -48,6 +51,8 @@ pub struct PushReport {
 /// Push to `remote` (see [`sync::push`]), counting what went out from the last fetch's tip
 /// of the remote; a refusal by the secret scan is recorded as made `by` (`push`), a push
 /// that went through clears it.
+// The push's own flags, who asked and the sharing default: each a caller's choice.
+#[allow(clippy::too_many_arguments)]
 pub fn push(
     store: &Store,
     remote: &str,
@@ -55,13 +60,20 @@ pub fn push(
     allow_secrets: bool,
     progress: bool,
     by: &str,
+    share: ShareDefault,
     clock: &Clock,
 ) -> Result<PushReport, SyncError> {
     let theirs = sync::remote_tip(store, remote)?;
-    let ours = store.head()?;
-    let pushed =
-        recorded(store, remote, by, clock, sync::push(store, remote, force_with_lease, allow_secrets, progress))?;
-    let outgoing = match (pushed, ours) {
+    let withheld = super::share::withheld(store, remote, share)?;
+    let pushed = recorded(
+        store,
+        remote,
+        by,
+        clock,
+        sync::push(store, remote, force_with_lease, allow_secrets, progress, &withheld),
+    )?;
+    // Counted on what the remote now has: HEAD, or the published line's commit.
+    let outgoing = match (pushed, sync::remote_tip(store, remote)?) {
         (Pushed::Updated, Some(ours)) => store.moved(theirs, ours)?,
         _ => Moved::default(),
     };
@@ -109,15 +121,24 @@ pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Resul
     let before = store.head()?;
     let integrated = sync::pull(store, remote, progress, clock)?;
     let incoming = match sync::remote_tip(store, remote)? {
-        Some(theirs) => incoming(store, before, theirs)?,
+        Some(theirs) => incoming(store, remote, before, theirs)?,
         None => Moved::default(),
     };
     Ok(PullReport { integrated, incoming })
 }
 
 /// What `theirs` holds beyond where it and `ours` last met.
-fn incoming(store: &Store, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Moved, SyncError> {
-    let base = ours.and_then(|ours| store.merge_base(ours, theirs));
+/// Counted from the last commit this store published (see `sync::publish`) when the
+/// remote's line goes on from it: what this store sent is not what it brings in.
+fn incoming(store: &Store, remote: &str, ours: Option<ObjectId>, theirs: ObjectId) -> Result<Moved, SyncError> {
+    let mut base = ours.and_then(|ours| store.merge_base(ours, theirs));
+    let descends = |from: ObjectId, to: ObjectId| from == to || store.merge_base(from, to) == Some(from);
+    if let (Some(ours), Some((published, from))) = (ours, sync::last_published(store, remote))
+        && descends(published, theirs)
+        && descends(from, ours)
+    {
+        base = Some(published);
+    }
     Ok(store.moved(base, theirs)?)
 }
 
@@ -134,11 +155,14 @@ pub struct Plan {
     /// What the secret scan finds in what would be sent, and how many distinct secrets.
     pub findings: Vec<Finding>,
     pub secrets: usize,
+    /// The conversations kept private (left out), each with whether the hub has it already
+    /// (then it stays there as it was, no longer updated).
+    pub private: Vec<(String, bool)>,
 }
 
 /// What a push to `remote` would send, and what the secret scan would refuse, from the
 /// last fetch's tip of the remote.
-pub fn plan(store: &Store, remote: &str) -> Result<Plan, SyncError> {
+pub fn plan(store: &Store, remote: &str, share: ShareDefault) -> Result<Plan, SyncError> {
     if !sync::remotes(store)?.iter().any(|(name, _)| name == remote) {
         return Err(SyncError::UnknownRemote(remote.to_owned()));
     }
@@ -150,17 +174,35 @@ pub fn plan(store: &Store, remote: &str) -> Result<Plan, SyncError> {
             incoming: Moved::default(),
             findings: Vec::new(),
             secrets: 0,
+            private: Vec::new(),
         });
     };
-    let base = theirs.and_then(|theirs| store.merge_base(ours, theirs));
-    let outgoing = if theirs == Some(ours) { BTreeMap::new() } else { store.moved_by_conversation(base, ours)? };
-    let incoming = match theirs {
-        Some(theirs) => incoming(store, Some(ours), theirs)?,
-        None => Moved::default(),
+    let withheld = super::share::withheld(store, remote, share)?;
+    // With conversations left out, what goes is the difference of the trees (the published
+    // line puts ours into the hub's), not of the histories.
+    let base = match withheld.is_empty() {
+        true => theirs.and_then(|theirs| store.merge_base(ours, theirs)),
+        false => theirs,
     };
-    let findings = sync::scan_unpublished(store, remote)?;
-    let secrets = if findings.is_empty() { 0 } else { sync::unpublished_secret_texts(store, remote)?.len().max(1) };
-    Ok(Plan { theirs, outgoing, incoming, findings, secrets })
+    let mut outgoing = if theirs == Some(ours) { BTreeMap::new() } else { store.moved_by_conversation(base, ours)? };
+    outgoing.retain(|id, _| !withheld.contains(id));
+    let incoming = match theirs {
+        Some(theirs) if !sync::hub_merged(store, remote, ours)? => incoming(store, remote, Some(ours), theirs)?,
+        _ => Moved::default(),
+    };
+    let messages = !store.history_holds(theirs, &withheld)?;
+    let findings = sync::scan_withholding(store, remote, &withheld, messages)?;
+    let secrets = match findings.is_empty() {
+        true => 0,
+        false => sync::secret_texts_withholding(store, remote, &withheld, messages)?.len().max(1),
+    };
+    let on_hub = match theirs {
+        Some(theirs) => store.conversations_at(theirs)?,
+        None => Default::default(),
+    };
+    let here = store.conversations_at(ours)?;
+    let private = withheld.iter().filter(|id| here.contains(*id)).map(|id| (id.clone(), on_hub.contains(id))).collect();
+    Ok(Plan { theirs, outgoing, incoming, findings, secrets, private })
 }
 
 /// What a sync did.
@@ -212,7 +254,13 @@ pub fn sync(store: &Store, remote: &str, options: Options, clock: &Clock) -> Res
         attempt += 1;
         pulls.push(sync::pull(store, remote, options.progress, clock)?);
         let theirs = sync::remote_tip(store, remote)?;
-        let Some(ours) = store.head().map_err(SyncError::from)? else {
+        let withheld = super::share::withheld(store, remote, options.share)?;
+        // Before the push, which moves what this store last published.
+        let brought = match theirs {
+            Some(theirs) => incoming(store, remote, before, theirs)?,
+            None => Moved::default(),
+        };
+        let Some(_) = store.head().map_err(SyncError::from)? else {
             // No commit on either side (a new store and an empty hub): nothing to push, and
             // git would fail to push a HEAD that names no commit.
             return Ok(Synced {
@@ -228,19 +276,13 @@ pub fn sync(store: &Store, remote: &str, options: Options, clock: &Clock) -> Res
             remote,
             "sync",
             clock,
-            sync::push(store, remote, false, options.allow_secrets, options.progress),
+            sync::push(store, remote, false, options.allow_secrets, options.progress, &withheld),
         ) {
             Ok(pushed) => {
-                let incoming = match theirs {
-                    Some(theirs) => {
-                        let base = before.and_then(|before| store.merge_base(before, theirs));
-                        store.moved(base, theirs).map_err(SyncError::from)?
-                    }
-                    None => Moved::default(),
-                };
-                let outgoing = match pushed {
-                    Pushed::Updated => store.moved(theirs, ours).map_err(SyncError::from)?,
-                    Pushed::UpToDate => Moved::default(),
+                let incoming = brought;
+                let outgoing = match (pushed, sync::remote_tip(store, remote)?) {
+                    (Pushed::Updated, Some(ours)) => store.moved(theirs, ours).map_err(SyncError::from)?,
+                    _ => Moved::default(),
                 };
                 return Ok(Synced { pulls, incoming, outgoing, pushed, attempts: attempt });
             }

@@ -76,6 +76,28 @@ pub fn plan(
     Ok(())
 }
 
+/// The conversations a push leaves out (`convo private`, `share.default`), each with
+/// whether the remote has it already (then it stays there as it was).
+pub fn private(
+    out: &mut dyn Write,
+    remote: &str,
+    private: &[(String, bool)],
+    titles: &dyn Fn(&str) -> Option<String>,
+) -> io::Result<()> {
+    if private.is_empty() {
+        return Ok(());
+    }
+    let n = private.len();
+    writeln!(out, "Kept private, not pushed: {n} conversation{}", if n == 1 { "" } else { "s" })?;
+    for (id, on_remote) in private {
+        let title = titles(id).map(|t| format!(" \"{}\"", super::escape_line(&t))).unwrap_or_default();
+        let stays =
+            if *on_remote { format!(": {remote} keeps it as it was, no longer updated") } else { String::new() };
+        writeln!(out, "  {id}{title}{stays}")?;
+    }
+    Ok(())
+}
+
 /// The headline with what the remote's line brought (`incoming`), then [`details`].
 pub fn integrated(out: &mut dyn Write, outcome: &Integrated, incoming: &Moved) -> io::Result<()> {
     let short = |commit: &gix::ObjectId| commit.to_hex_with_len(7).to_string();

@@ -61,12 +61,10 @@
 //!   plain fetch of a newer snapshot sends the whole conversation again. And a lazy store's
 //!   branch holds only what it fetched: it must never be pushed as the hub's branch (see
 //!   the next point, which solves both).
-//! - Private conversations: the branch pushed to the hub must then be built from shared
-//!   conversations only, a published line of its own (each push a commit on the hub's
-//!   tip whose tree is the hub's with the shared conversations' trees put in); `pull`
-//!   merges it per conversation by byte prefix ([`Store::rewrites`]), needing no common
-//!   history. The catalog and the refs are already built per conversation, so they need
-//!   only the filter.
+//! - Private conversations are built (`store::published`, `sync::publish`): a push whose
+//!   history would carry one publishes its own line instead of the branch, and the catalog
+//!   and the refs are worked out from that line's commit, so they list only what it holds.
+//!   A lazy store's push can take the same path.
 
 use std::collections::BTreeMap;
 
@@ -237,10 +235,12 @@ impl Store {
         // Written into the quarantine, which reads this store's objects: a push that fails
         // leaves the store as it was, and the push reads them from there.
         let into = self.scratch(quarantine)?;
+        // Read through the quarantine too: `head` may be a published line's commit written
+        // there (see `store::published`).
         let fanned = |commit: ObjectId| -> Result<Option<ObjectId>> {
-            let tree = self.commit_tree_id(commit)?;
-            let tree = self.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned);
-            self.entry_at(tree, layout::CONVERSATIONS)
+            let tree = into.commit_tree_id(commit)?;
+            let tree = into.fanned_tree(tree)?.map_or(tree, |(fanned, _)| fanned);
+            into.entry_at(tree, layout::CONVERSATIONS)
         };
         let ours = fanned(head)?;
         let current = catalog.filter(|c| theirs.is_some() && c.branch == theirs);
@@ -249,7 +249,7 @@ impl Store {
             None => None,
         };
         let mut lines = current.map(|c| c.lines.clone()).unwrap_or_default();
-        let (changed, removed) = self.changed_conversations(base, ours)?;
+        let (changed, removed) = into.changed_conversations(base, ours)?;
         let mut publication = Publication::default();
         let listed = |id: &str| catalog.is_some_and(|c| c.lines.contains_key(id));
         if current.is_none() {
@@ -406,7 +406,7 @@ impl Store {
         let tree = into.write_loose(gix::objs::Kind::Tree, &bytes)?;
         let message = format!("convo: catalog of {} conversations\n\n{BRANCH_TRAILER}: {head}\n", lines.len());
         // Dated as the branch commit it describes.
-        let data = self.object_data(head, gix::objs::Kind::Commit)?;
+        let data = into.object_data(head, gix::objs::Kind::Commit)?;
         let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
             .map_err(git_err(format!("read commit {head}")))?
             .committer()

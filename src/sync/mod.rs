@@ -12,6 +12,7 @@
 //! which change across versions and are translated; the children whose messages convo
 //! quotes run with `LC_ALL=C`.
 
+mod publish;
 pub mod secrets;
 
 use std::path::Path;
@@ -21,6 +22,8 @@ use gix::ObjectId;
 
 use crate::clock::Clock;
 use crate::store::{Catalog, Integrated, Outgoing, Store, StoreError, hub, layout};
+
+pub use publish::{Withheld, hub_merged, last_published, published_from};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -400,16 +403,23 @@ pub fn pull(store: &Store, remote: &str, progress: bool, clock: &Clock) -> Resul
 /// unknown fields), `meta.json` (titles, imported file names), `convo.toml`, any other file,
 /// and commit messages.
 pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
+    scan_withholding(store, remote, &Withheld::new(), true)
+}
+
+/// [`scan_unpublished`] of what a push withholding `withheld` publishes: their files are
+/// not sent, nor, without `messages` (a published line), any local commit's message.
+pub fn scan_withholding(store: &Store, remote: &str, withheld: &Withheld, messages: bool) -> Result<Vec<Finding>> {
     let tip = remote_tip(store, remote)?;
     let mut findings: Vec<Finding> = Vec::new();
     store.outgoing(tip, &mut |item| {
-        match item {
-            Outgoing::Message { commit, text } => {
+        match publish::sent(item, withheld, messages) {
+            None => {}
+            Some(Outgoing::Message { commit, text }) => {
                 for kind in secrets::scan(&text) {
                     findings.push(Finding { place: format!("commit {} message", short(commit)), kind });
                 }
             }
-            Outgoing::File { path, commit, data, published } => {
+            Some(Outgoing::File { path, commit, data, published }) => {
                 scan_file(&path, commit, &data, published, &mut findings)
             }
         }
@@ -421,6 +431,17 @@ pub fn scan_unpublished(store: &Store, remote: &str) -> Result<Vec<Finding>> {
 /// The secrets themselves in what a push to `remote` would publish: the text behind each
 /// finding of [`scan_unpublished`], for `convo redact --secrets` to replace. Never shown.
 pub fn unpublished_secret_texts(store: &Store, remote: &str) -> Result<Vec<String>> {
+    secret_texts_withholding(store, remote, &Withheld::new(), true)
+}
+
+/// [`unpublished_secret_texts`] of what a push withholding `withheld` publishes (see
+/// [`scan_withholding`]).
+pub fn secret_texts_withholding(
+    store: &Store,
+    remote: &str,
+    withheld: &Withheld,
+    messages: bool,
+) -> Result<Vec<String>> {
     let tip = remote_tip(store, remote)?;
     let mut texts: Vec<String> = Vec::new();
     let mut add = |found: Vec<String>| {
@@ -431,9 +452,10 @@ pub fn unpublished_secret_texts(store: &Store, remote: &str) -> Result<Vec<Strin
         }
     };
     store.outgoing(tip, &mut |item| {
-        match item {
-            Outgoing::Message { text, .. } => add(secrets::secret_texts(&text)),
-            Outgoing::File { path, data, published, .. } => {
+        match publish::sent(item, withheld, messages) {
+            None => {}
+            Some(Outgoing::Message { text, .. }) => add(secrets::secret_texts(&text)),
+            Some(Outgoing::File { path, data, published, .. }) => {
                 let text = String::from_utf8_lossy(&data);
                 let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
                 let known: std::collections::HashSet<&str> = published.lines().collect();
@@ -509,29 +531,42 @@ fn scan_file(path: &str, commit: Option<ObjectId>, data: &[u8], published: Optio
     }
 }
 
-/// Push HEAD's branch to `remote`, after a secret scan unless `allow_secrets`.
+/// Push HEAD's branch to `remote`, after a secret scan unless `allow_secrets`; nothing of
+/// the conversations `withheld` (kept private) is sent (see [`publish`]).
 pub fn push(
     store: &Store,
     remote: &str,
     force_with_lease: bool,
     allow_secrets: bool,
     progress: bool,
+    withheld: &Withheld,
 ) -> Result<Pushed> {
     require_remote(store, remote)?;
+    let quarantine = store.quarantine()?;
+    // The branch as it is, or the published line that leaves the private ones out.
+    let sent = match store.head()? {
+        Some(head) => publish::choose(store, remote, head, withheld, quarantine.path())?,
+        None => publish::Sent::Head,
+    };
     if !allow_secrets {
-        let findings = scan_unpublished(store, remote)?;
+        let messages = matches!(sent, publish::Sent::Head);
+        let findings = scan_withholding(store, remote, withheld, messages)?;
         if !findings.is_empty() {
             // Counted as redact counts them, so the two commands name the same number.
-            let secrets = unpublished_secret_texts(store, remote)?.len().max(1);
+            let secrets = secret_texts_withholding(store, remote, withheld, messages)?.len().max(1);
             return Err(SyncError::Secrets { secrets, findings });
         }
     }
     let branch = branch(store)?;
-    let refspec = format!("HEAD:refs/heads/{branch}");
+    let (refspec, tip) = match sent {
+        publish::Sent::Head => (format!("HEAD:refs/heads/{branch}"), store.head()?),
+        publish::Sent::Published(commit) => (format!("{commit}:refs/heads/{branch}"), Some(commit)),
+        publish::Sent::Nothing(tip) => (format!("{tip}:refs/heads/{branch}"), Some(tip)),
+        publish::Sent::None => return Ok(Pushed::UpToDate),
+    };
     // What the hub gets besides the branch (see `store::hub`), worked out from the last
     // fetch; nothing when HEAD has no commit (git refuses that push itself).
-    let quarantine = store.quarantine()?;
-    let publication = match store.head()? {
+    let publication = match tip {
         Some(head) => {
             let catalog = remote_catalog(store, remote)?;
             store.publication(head, remote_tip(store, remote)?, catalog.as_ref(), quarantine.path())?
@@ -560,6 +595,9 @@ pub fn push(
         {
             pushed = Pushed::Updated;
         }
+    }
+    if let (publish::Sent::Published(commit), Some(head)) = (sent, store.head()?) {
+        publish::keep(store, remote, &quarantine, commit, head)?;
     }
     if let Some(catalog) = publication.catalog {
         // What the hub now has, for the next push to start from (and to be the next

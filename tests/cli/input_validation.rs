@@ -71,7 +71,7 @@ fn an_unknown_config_flag_key_is_refused_like_config_set() {
     insta::assert_snapshot!(env.transcript(&flag), @"
     exit 3
     --- stderr
-    error: --config: unknown field `nosuch`, expected one of `compaction`, `tools`, `llm`, `providers`, `models`, `trust`, `hooks`, `store`, `prices`, `user`
+    error: --config: unknown field `nosuch`, expected one of `compaction`, `tools`, `llm`, `providers`, `models`, `trust`, `hooks`, `store`, `prices`, `user`, `share`
     hint: `convo config list` shows every setting and where it comes from
     ");
     let set = env.run(&["config", "set", "nosuch", "1"]);

@@ -39,6 +39,7 @@ mod names;
 mod opencode;
 mod outline_index;
 mod plain_errors;
+mod private;
 mod projection;
 mod projects;
 mod properties;

@@ -13,7 +13,10 @@ use crate::cli::ui::Output;
 /// unique prefix highlighted; any unique prefix names a conversation. A subagent's conversation (`└`) and a
 /// fork (`⑂`) follow the one they came from, indented. Lines fit the terminal (or `COLUMNS`):
 /// titles are cut and the least useful columns dropped; piped with no `COLUMNS`, nothing is
-/// cut. Token counts are estimates (characters / 4).
+/// cut. Token counts are estimates (characters / 4). A conversation made private (`convo
+/// private`: no push sends it) shows `[private]` before its title (`"private": true` in
+/// JSON); which others a push leaves out under `share.default` is `convo push --dry-run`'s
+/// to say, as it depends on the remote.
 ///
 /// `--here` lists the conversations of the repository the current directory is in: those
 /// whose session ran in a clone of it, matched by its remote URL (https, ssh and `host:path`
@@ -42,6 +45,9 @@ pub struct Args {
     /// `Name <email>`) recorded an event in or committed to
     #[arg(long, value_name = "PATTERN")]
     author: Option<String>,
+    /// Only the conversations made private (`convo private`), which no push sends
+    #[arg(long)]
+    private: bool,
 }
 
 /// What an empty store's `list` suggests: the three ways conversations arrive. The agents
@@ -84,6 +90,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (Some(author), Some(store)) => convo::ops::who::conversations_by(store, summaries, author)?,
         _ => summaries,
     };
+    let private = match &store {
+        Some(store) => store.sharing()?.private,
+        None => Default::default(),
+    };
+    let mut summaries = summaries;
+    if args.private {
+        summaries.retain(|s| private.contains(&s.id));
+    }
     if empty {
         // A first `list` is where a new user looks; stdout stays empty for scripts.
         for hint in begin() {
@@ -114,6 +128,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     match args.format {
         Format::Text => {
             let (width, theme) = (ctx.ui.width, ctx.ui.theme);
+            for s in summaries.iter_mut().filter(|s| private.contains(&s.id)) {
+                s.title = Some(match s.title.take() {
+                    Some(title) => format!("[private] {title}"),
+                    None => "[private]".to_owned(),
+                });
+            }
             render::list(out.writer(), &summaries, active.as_deref(), &ids, width, theme, used.as_ref())?
         }
         Format::Json => {
@@ -123,6 +143,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     let mut row = serde_json::to_value(s).unwrap_or_default();
                     row["project"] = projects.get(&s.id).cloned().flatten().into();
                     row["active"] = serde_json::Value::Bool(active.as_deref() == Some(s.id.as_str()));
+                    row["private"] = serde_json::Value::Bool(private.contains(&s.id));
                     // `tokens` is the raw events' chars/4: list reads no event to calibrate it.
                     row["tokens_basis"] = serde_json::Value::String("chars/4".into());
                     if let Some(used) = &used {

@@ -19,6 +19,7 @@ pub mod list;
 pub mod log;
 pub mod mcp;
 pub mod new;
+pub mod private;
 pub mod pull;
 pub mod push;
 pub mod query;
@@ -29,6 +30,7 @@ pub mod restore;
 pub mod resume;
 pub mod rm;
 pub mod serve;
+pub mod share;
 pub mod show;
 pub mod status;
 pub mod switch;
@@ -83,18 +85,37 @@ pub fn when(
 /// `push --dry-run` and `sync --dry-run`: the plan on stdout, then the secret scan's
 /// refusal as the push would say it (exit 3), unless `allow_secrets`.
 pub fn dry_run(
+    ctx: &crate::cli::Ctx,
     store: &convo::store::Store,
     remote: &str,
     allow_secrets: bool,
     syncing: bool,
 ) -> Result<(), crate::cli::command_error::CommandError> {
-    let plan = convo::ops::sync::plan(store, remote)?;
+    let plan = convo::ops::sync::plan(store, remote, ctx.share_default()?)?;
     let titles = |id: &str| store.meta(id).ok().and_then(|m| m.title);
     let mut out = crate::cli::ui::Output::stdout();
     convo::render::pull::plan(out.writer(), remote, (plan.theirs, &plan.outgoing, &plan.incoming), &titles, syncing)?;
+    convo::render::pull::private(out.writer(), remote, &plan.private, &titles)?;
     out.finish()?;
     if !plan.findings.is_empty() && !allow_secrets {
         return Err(convo::sync::SyncError::Secrets { secrets: plan.secrets, findings: plan.findings }.into());
+    }
+    Ok(())
+}
+
+/// `private` and `share`: make the conversations `queries` name private or shared, and say
+/// which changed.
+pub fn choose_sharing(
+    ctx: &crate::cli::Ctx,
+    queries: &[String],
+    private: bool,
+) -> Result<(), crate::cli::command_error::CommandError> {
+    let store = ctx.open_store()?;
+    let (ids, changed) = convo::ops::share::choose(&store, queries, private)?;
+    let what = if private { "private" } else { "shared" };
+    for id in &ids {
+        let already = if changed.contains(id) { "" } else { " already" };
+        ctx.ui.status(&format!("{id} is{already} {what}"));
     }
     Ok(())
 }

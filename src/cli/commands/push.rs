@@ -10,7 +10,12 @@ use crate::cli::command_error::CommandError;
 /// is pushed and each is listed (conversation, event, kind; never the secret), and `convo
 /// status` says so until a push goes through. Says what went out (`Pushed to origin: 2
 /// conversations (1 new, 1 updated), 5 events`). --dry-run says what would go out and what
-/// the scan would refuse, from the last fetch of the remote, sending and writing nothing.
+/// the scan would refuse, and which conversations it leaves out, from the last fetch of the
+/// remote, sending and writing nothing.
+///
+/// Conversations made private (`convo private ID`) never leave: not their events, titles,
+/// paths nor ids. Which of the others a push publishes when the hub does not have them yet
+/// is the `share.default` setting: "all" (the default), "project-with-remote" or "none".
 /// Needs the `git` binary.
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,11 +36,20 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     if args.dry_run {
-        return super::dry_run(&store, &args.remote, args.allow_secrets, false);
+        return super::dry_run(ctx, &store, &args.remote, args.allow_secrets, false);
     }
     let progress = ctx.ui.progress();
-    let push =
-        sync::push(&store, &args.remote, args.force_with_lease, args.allow_secrets, progress, "push", &ctx.clock);
+    let share = ctx.share_default()?;
+    let push = sync::push(
+        &store,
+        &args.remote,
+        args.force_with_lease,
+        args.allow_secrets,
+        progress,
+        "push",
+        share,
+        &ctx.clock,
+    );
     if matches!(push, Err(convo::sync::SyncError::Secrets { .. })) && ctx.ui.progress() {
         // Said here, at a terminal: the next command need not say it again.
         let _ = store.refused_push_told();

@@ -34,10 +34,11 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     if args.dry_run {
-        return super::dry_run(&store, &args.remote, args.allow_secrets, true);
+        return super::dry_run(ctx, &store, &args.remote, args.allow_secrets, true);
     }
     let progress = ctx.ui.progress();
-    let options = Options { allow_secrets: args.allow_secrets, progress, attempts: sync::ATTEMPTS };
+    let options =
+        Options { allow_secrets: args.allow_secrets, progress, attempts: sync::ATTEMPTS, share: ctx.share_default()? };
     let synced = sync::sync(&store, &args.remote, options, &ctx.clock);
     if matches!(synced, Err(sync::SyncFailed::Sync(convo::sync::SyncError::Secrets { .. }))) && ctx.ui.progress() {
         // Said here, at a terminal: the next command need not say it again.

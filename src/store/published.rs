@@ -116,18 +116,18 @@ impl Store {
                     edit(name, None)?;
                 }
             }
-            let mut changed = 0;
+            let mut changed = Vec::new();
             for (id, tree) in &mine {
                 if !withheld.contains(id) && theirs_held.get(id) != Some(tree) {
                     edit(&layout::conversation_dir(id), Some((EntryKind::Tree, *tree)))?;
-                    changed += 1;
+                    changed.push(format!("{id}\n"));
                 }
             }
             for id in theirs_held.keys() {
                 // Held by the hub, merged here and gone from HEAD: removed here (`convo rm`).
                 if !withheld.contains(id) && !mine.contains_key(id) {
                     edit(&layout::conversation_dir(id), None)?;
-                    changed += 1;
+                    changed.push(format!("{id} (removed)\n"));
                 }
             }
             let tree = into.write_tree_edits(&mut editor)?;
@@ -140,14 +140,16 @@ impl Store {
                 .committer()
                 .map_err(git_err(format!("read commit {head}")))?
                 .seconds();
-            // Neither the local commit nor its author: a fixed name, dated as HEAD.
+            // Signed by the person pushing (the hub's log says who published), dated as HEAD so
+            // the same state published twice is the same commit.
+            let person = self.signing_person();
             let signature = gix::actor::Signature {
-                name: "convo".into(),
-                email: "convo@localhost".into(),
+                name: person.name.into(),
+                email: person.email.into(),
                 time: gix::date::Time { seconds: when, offset: 0 },
             };
-            let what = if changed == 1 { "conversation" } else { "conversations" };
-            let message = format!("convo: publish {changed} shared {what}\n");
+            let what = if changed.len() == 1 { "conversation" } else { "conversations" };
+            let message = format!("convo: publish {} shared {what}\n\n{}", changed.len(), changed.concat());
             let parents: Vec<ObjectId> = theirs.into_iter().collect();
             into.write_commit_object(tree, &parents, &message, &signature).map(Some)
         })?;

@@ -76,11 +76,19 @@ fn a_private_conversation_never_reaches_the_hub_and_teammates_still_share_the_re
     let daemon = Daemon::start(dir.path());
     let url = format!("{}/hub.git", daemon.url);
     let (a, secret, shared) = alice(&url);
+    a.run(&["config", "set", "user.name", "Alice Doe"]).ok();
+    a.run(&["config", "set", "user.email", "alice@example.com"]).ok();
     a.run(&["private", &secret]).ok();
     a.run(&["push"]).ok();
     assert_absent(&hub, &secret);
     // The published line, not the local branch (which holds the private one).
     assert_ne!(git_str(&hub, &["rev-parse", "main"]), a.git(&["rev-parse", "HEAD"]).trim());
+    // Signed by the person who pushed, naming what it published.
+    assert_eq!(git_str(&hub, &["log", "-1", "--format=%an <%ae>", "main"]), "Alice Doe <alice@example.com>");
+    assert!(
+        git_str(&hub, &["log", "-1", "--format=%B", "main"]).contains(&shared),
+        "publish message names the shared conversation"
+    );
 
     // A teammate clones, continues the shared conversation and pushes back.
     let b = TestEnv::bare_at(100);

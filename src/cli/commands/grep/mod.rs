@@ -112,6 +112,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     } else {
         let mut chosen = Vec::new();
         for query in &args.ids {
+            ctx.fetch_if_lazy(&store, Some(query))?;
             let id = store.resolve(query)?;
             let title = store.meta(&id)?.title;
             chosen.push((id, title));

@@ -51,16 +51,10 @@
 //!
 //! # What comes next (not built yet)
 //!
-//! - `convo clone URL --lazy`: the branch is not fetched; the catalog is, and `list`,
-//!   `grep --titles` read it; a command that reads a conversation fetches its ref first
-//!   (into the quarantine, checked as a pull's tip is, its tree holding that one
-//!   conversation only) and says so. `pull` fetches the catalog and the refs of the
-//!   conversations present whose catalog tree differs from theirs. Fetch those refs with
-//!   `--depth 1`: a snapshot has no parent, so that cuts nothing, but it makes upload-pack
-//!   leave out the objects of every snapshot the fetcher has (aggressive edges), where a
-//!   plain fetch of a newer snapshot sends the whole conversation again. And a lazy store's
-//!   branch holds only what it fetched: it must never be pushed as the hub's branch (see
-//!   the next point, which solves both).
+//! - Lazy clones are built (`convo clone URL --lazy`: `sync::lazy`, `store::lazy`,
+//!   `ops::lazy`). What they lack: a lazy store's branch holds only what it fetched, so it
+//!   must never be pushed as the hub's branch, and its push is refused until the next point
+//!   gives it a published line to push onto.
 //! - Private conversations: the branch pushed to the hub must then be built from shared
 //!   conversations only, a published line of its own (each push a commit on the hub's
 //!   tip whose tree is the hub's with the shared conversations' trees put in); `pull`

@@ -55,6 +55,9 @@ fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read
     assert_eq!(b.git(&["for-each-ref", "--format=%(refname)"]).trim(), "refs/convo/remotes/origin/catalog");
     assert_eq!(listed(&b), listed(&a), "the catalog lists what a whole store does");
     assert!(b.run(&["list"]).ok().contains("second talk"));
+    assert_eq!(b.run(&["grep", "--titles", "talk$"]).ok(), format!("{first}\tfirst talk\n{second}\tsecond talk\n"));
+    assert_eq!(b.run(&["grep", "--titles", "-i", "SECOND"]).ok(), a.run(&["grep", "--titles", "-i", "SECOND"]).ok());
+    b.run(&["grep", "--titles", "third"]).fails_with(1);
 
     // A title names a conversation of the catalog: fetched, said on stderr, then shown.
     let shown = b.run(&["show", "second"]);
@@ -193,4 +196,58 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
         // The honest one still comes.
         b.run(&["show", &second]).ok();
     }
+}
+
+/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows.
+#[test]
+fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let (_a, first, second) = team(hub.to_str().unwrap());
+    let b = lazy_clone(hub.to_str().unwrap());
+    let mut child =
+        b.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str, answer: bool| -> Option<serde_json::Value> {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        answer.then(|| {
+            let mut reply = String::new();
+            stdout.read_line(&mut reply).unwrap();
+            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
+        })
+    };
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
+        true,
+    );
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
+    let listed = ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_conversations","arguments":{}}}"#,
+        true,
+    )
+    .unwrap();
+    let ids: Vec<&str> = listed["result"]["structuredContent"]["conversations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(ids.contains(&first.as_str()) && ids.contains(&second.as_str()), "{listed}");
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"show","arguments":{{"id":"{second}"}}}}}}"#
+    );
+    let shown = ask(&call, true).unwrap();
+    assert_ne!(shown["result"]["isError"], true, "{shown}");
+    assert!(shown.to_string().contains("reply two"), "{shown}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        b.git(&["for-each-ref", "--format=%(refname)", "refs/convo/remotes/origin/conversations/"]).trim(),
+        format!("refs/convo/remotes/origin/conversations/{second}")
+    );
 }

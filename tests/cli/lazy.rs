@@ -107,6 +107,9 @@ fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
     assert_eq!(refs.trim(), format!("refs/convo/remotes/origin/conversations/{second}"));
     assert!(!b.git(&["ls-tree", "-r", "--name-only", "HEAD"]).contains(&third));
     assert!(b.run(&["pull"]).ok_status().starts_with("Up to date"));
+    // A fetch takes the catalog, never the hub's branch.
+    assert_eq!(b.run(&["fetch"]).ok_status(), "Fetched the catalog of origin (3 conversations listed)\n");
+    assert!(b.git(&["for-each-ref", "refs/remotes/"]).trim().is_empty());
     b.run(&["fsck"]).ok();
     assert_eq!(b.git_status(), "");
 }

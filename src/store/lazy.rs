@@ -99,6 +99,15 @@ impl Store {
         self.entry_at(self.commit_tree_id(commit)?, &layout::conversation_dir(id))
     }
 
+    /// The value of `key` in the repository's own `.git/config` (not the user's or the
+    /// system's) as it was when the store was opened: read in-process, since every read
+    /// command of every store asks whether it is lazy.
+    pub fn local_config_string(&self, key: &str) -> Option<String> {
+        let snapshot = self.repo.config_snapshot();
+        let local = |meta: &gix::config::file::Metadata| meta.source == gix::config::Source::Local;
+        snapshot.plumbing().string_filter(key, local).map(|v| v.to_string()).filter(|v| !v.is_empty())
+    }
+
     /// The tree of conversation `id` at HEAD, if it is there.
     pub fn conversation_tree(&self, id: &str) -> Result<Option<ObjectId>> {
         match self.head_tree_id()? {

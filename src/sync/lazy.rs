@@ -30,9 +30,7 @@ pub const LAZY_KEY: &str = "convo.lazy";
 
 /// The remote a lazy store fetches from; `None` for a whole store.
 pub fn lazy_remote(store: &Store) -> Result<Option<String>> {
-    let out = git(store.root(), &["config", "--local", "--get", LAZY_KEY], Stderr::Capture, "read the config")?;
-    let name = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    Ok(Some(name).filter(|n| out.status.success() && !n.is_empty()))
+    Ok(store.local_config_string(LAZY_KEY))
 }
 
 /// Where a lazy store keeps the snapshot of conversation `id` it last fetched from `remote`.

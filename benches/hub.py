@@ -11,8 +11,8 @@ How to run (from the repository root)::
 
 Builds nothing but the hubs; drives `convo`, `git` and `git daemon` as processes. Python 3.11,
 stdlib only. Everything happens under a fresh /tmp directory with HOME in it and
-GIT_CONFIG_NOSYSTEM=1. Exit 0 always: this prints what holds today and what is not built yet
-(`clone --lazy`), for a successor to hold against the issue's goals.
+GIT_CONFIG_NOSYSTEM=1. Exit 0 always: this prints what holds today, for a successor to hold
+against the issue's goals.
 
 A hub of N conversations, as a team's is shaped: each grown by CAPTURES commits (default 20)
 of one user + assistant pair (~5 KiB, prose-like text from a fixed seed), so ~100 KiB each,
@@ -30,6 +30,11 @@ Then:
    --bare` of the whole hub. This is the floor under `clone --lazy` + `show`.
 3. The catalog fetched alone (`refs/convo/catalog`, `--depth 1`: its parents are the branch and
    the catalog before it): bytes and time (the rest of a lazy clone).
+3b. `convo clone --lazy` and then `convo show ID` of that one conversation: bytes received by
+   both against that conversation's own packed size plus the catalog (issue goal <= 1.2x the
+   conversation + the catalog), time against `git fetch` of that one ref (goal <= 1.5x); and
+   `list` in the lazy store against `list` in the full store of step 1 (goal <= 2x), each
+   run twice (the first builds the full store's catalogue cache), the second compared.
 4. `convo push` of one appended event (branch + that conversation's ref + catalog, one atomic
    push; receive-pack lists every ref to a push) against `git push` of one appended event's
    commit from the same store to the same hub (the branch only).
@@ -251,8 +256,26 @@ def bench(n: int, captures: int, binary: Path, seed: int, keep: bool, cache: Pat
         r.run("git", "init", "-q", "--bare", cat)
         fetch_cat, _ = r.run("git", "-C", cat, "fetch", "-q", "--no-tags", "--depth=1", url,
                              "+refs/convo/catalog:refs/convo/catalog")
-        print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s "
-              f"(what `clone --lazy` will fetch before any conversation; not built yet)")
+        print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s")
+
+        # 3b. A lazy clone, one conversation read, and list.
+        lazy = root / "lazy"
+        lazy_clone, _ = r.convo(lazy, "clone", "--lazy", url, str(lazy))
+        cloned = packs(lazy)
+        show, _ = r.convo(lazy, "show", cid)
+        shown = packs(lazy) - cloned
+        floor = own + packs(cat)
+        print(f"  clone --lazy: {mib(cloned)} in {lazy_clone:.2f} s; then show ID: {mib(shown)} in {show:.2f} s; "
+              f"together {mib(cloned + shown)}, {(cloned + shown) / floor:.2f}x the conversation's own objects "
+              f"+ the catalog ({mib(floor)}; goal <= 1.2x)")
+        print(f"  show ID (its fetch, check and commit) {show:.2f} s against git fetch of that ref {fetch_one:.2f} s "
+              f"({show / fetch_one:.2f}x; goal <= 1.5x); clone --lazy + show {lazy_clone + show:.2f} s against "
+              f"git fetch of the catalog + the ref {fetch_cat + fetch_one:.2f} s "
+              f"({(lazy_clone + show) / (fetch_cat + fetch_one):.2f}x)")
+        full_list = [r.convo(store, "list")[0] for _ in range(2)]
+        lazy_list = [r.convo(lazy, "list")[0] for _ in range(2)]
+        print(f"  list: lazy store {lazy_list[1]:.3f} s (first {lazy_list[0]:.3f} s), full store "
+              f"{full_list[1]:.3f} s (first {full_list[0]:.3f} s): {lazy_list[1] / full_list[1]:.2f}x (goal <= 2x)")
 
         # 4. Push of one appended event.
         copy = root / "b"

@@ -7,11 +7,12 @@ How to run (from the repository root)::
     cargo build --release --bins && python3 benches/hub.py              # 1,000 and 10,000
     python3 benches/hub.py --sizes 1000                                # one size
     python3 benches/hub.py --binary path/to/convo --keep               # another binary, keep /tmp
+    python3 benches/hub.py --cache /work/hubs                          # keep generated hubs, reuse them
 
 Builds nothing but the hubs; drives `convo`, `git` and `git daemon` as processes. Python 3.11,
 stdlib only. Everything happens under a fresh /tmp directory with HOME in it and
-GIT_CONFIG_NOSYSTEM=1. Exit 0 always: this prints what holds today and what is not built yet
-(`clone --lazy`), for a successor to hold against the issue's goals.
+GIT_CONFIG_NOSYSTEM=1. Exit 0 always: this prints what holds today, for a successor to hold
+against the issue's goals.
 
 A hub of N conversations, as a team's is shaped: each grown by CAPTURES commits (default 20)
 of one user + assistant pair (~5 KiB, prose-like text from a fixed seed), so ~100 KiB each,
@@ -29,11 +30,22 @@ Then:
    --bare` of the whole hub. This is the floor under `clone --lazy` + `show`.
 3. The catalog fetched alone (`refs/convo/catalog`, `--depth 1`: its parents are the branch and
    the catalog before it): bytes and time (the rest of a lazy clone).
+3b. `convo clone --lazy` and then `convo show ID` of that one conversation: bytes received by
+   both against that conversation's own packed size plus the catalog (issue goal <= 1.2x the
+   conversation + the catalog), time against `git fetch` of that one ref (goal <= 1.5x); and
+   `list` in the lazy store against `list` in the full store of step 1 (goal <= 2x), each
+   run twice (the first builds the full store's catalogue cache), the second compared.
 4. `convo push` of one appended event (branch + that conversation's ref + catalog, one atomic
    push; receive-pack lists every ref to a push) against `git push` of one appended event's
    commit from the same store to the same hub (the branch only).
 5. `convo pull` in a copy of the first store after that push: bytes received and time,
    against `git fetch` of the branch into the bare clone of step 1.
+
+With `--cache DIR` a generated hub is kept in DIR (one folder per size, captures, seed and
+GENERATOR version, written whole then renamed, so an interrupted run leaves none) and reused by
+later runs: a run gets a copy whose files are hard links to the cached ones (git never writes a
+pack or ref in place: it writes a new file and renames it), so what the run pushes never
+reaches the cache. Bump GENERATOR whenever `generate` changes what it writes.
 
 Bytes received are the pack files a command added under `objects/`. Times are one run each
 (wall seconds) on a machine shared with other work: read the ratios, not the seconds.
@@ -58,6 +70,7 @@ DEFAULT_BINARY = REPO_ROOT / "target" / "release" / "convo"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SEGMENT = 16 * 1024
 CAPTURE_BYTES = 5 * 1024
+GENERATOR = 1  # the version of `generate`'s output: part of a cached hub's name
 
 
 def ulid(ms: int, rng: random.Random) -> str:
@@ -128,6 +141,25 @@ def generate(hub: Path, n: int, captures: int, seed: int, env: dict) -> dict:
     return {"ids": ids, "generate_s": generated, "repack_s": time.perf_counter() - t}
 
 
+def cached_hub(hub: Path, n: int, captures: int, seed: int, env: dict, cache: Path | None) -> dict:
+    """Generate the hub at `hub`, or link it from the cache (filling the cache first if empty)."""
+    if cache is None:
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(hub)], check=True, env=env)
+        return generate(hub, n, captures, seed, env)
+    entry = cache / f"hub-n{n}-c{captures}-s{seed}-g{GENERATOR}"
+    if not (entry / "built.json").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=entry.name + ".partial-", dir=cache))
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(partial / "hub.git")], check=True, env=env)
+        built = generate(partial / "hub.git", n, captures, seed, env)
+        (partial / "built.json").write_text(json.dumps(built))
+        partial.rename(entry)
+    else:
+        print(f"  reusing the hub cached in {entry}")
+    subprocess.run(["cp", "-al", str(entry / "hub.git"), str(hub)], check=True)
+    return json.loads((entry / "built.json").read_text())
+
+
 def packs(repo: Path) -> int:
     """Bytes of pack files and loose objects under a repository's objects folder."""
     objects = repo / "objects" if (repo / "objects").is_dir() else repo / ".git" / "objects"
@@ -181,13 +213,12 @@ def mib(n: float) -> str:
     return f"{n / 1048576:.2f} MiB" if n >= 1048576 else f"{n / 1024:.1f} KiB"
 
 
-def bench(n: int, captures: int, binary: Path, seed: int, keep: bool) -> None:
+def bench(n: int, captures: int, binary: Path, seed: int, keep: bool, cache: Path | None) -> None:
     root = Path(tempfile.mkdtemp(prefix=f"convo-hub-{n}-"))
     r = Run(root, binary)
     print(f"\n== hub of {n:,} conversations x {captures} captures ({n * captures:,} commits) ==")
     hub = root / "hub.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(hub)], check=True, env=r.env)
-    built = generate(hub, n, captures, seed, r.env)
+    built = cached_hub(hub, n, captures, seed, r.env, cache)
     print(f"  generated by git fast-import in {built['generate_s']:.1f} s, repacked in {built['repack_s']:.1f} s; "
           f"packed {mib(packs(hub))}")
     child, base = daemon(root, r.env)
@@ -225,8 +256,26 @@ def bench(n: int, captures: int, binary: Path, seed: int, keep: bool) -> None:
         r.run("git", "init", "-q", "--bare", cat)
         fetch_cat, _ = r.run("git", "-C", cat, "fetch", "-q", "--no-tags", "--depth=1", url,
                              "+refs/convo/catalog:refs/convo/catalog")
-        print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s "
-              f"(what `clone --lazy` will fetch before any conversation; not built yet)")
+        print(f"  the catalog fetched alone: {mib(packs(cat))} received in {fetch_cat:.2f} s")
+
+        # 3b. A lazy clone, one conversation read, and list.
+        lazy = root / "lazy"
+        lazy_clone, _ = r.convo(lazy, "clone", "--lazy", url, str(lazy))
+        cloned = packs(lazy)
+        show, _ = r.convo(lazy, "show", cid)
+        shown = packs(lazy) - cloned
+        floor = own + packs(cat)
+        print(f"  clone --lazy: {mib(cloned)} in {lazy_clone:.2f} s; then show ID: {mib(shown)} in {show:.2f} s; "
+              f"together {mib(cloned + shown)}, {(cloned + shown) / floor:.2f}x the conversation's own objects "
+              f"+ the catalog ({mib(floor)}; goal <= 1.2x)")
+        print(f"  show ID (its fetch, check and commit) {show:.2f} s against git fetch of that ref {fetch_one:.2f} s "
+              f"({show / fetch_one:.2f}x; goal <= 1.5x); clone --lazy + show {lazy_clone + show:.2f} s against "
+              f"git fetch of the catalog + the ref {fetch_cat + fetch_one:.2f} s "
+              f"({(lazy_clone + show) / (fetch_cat + fetch_one):.2f}x)")
+        full_list = [r.convo(store, "list")[0] for _ in range(2)]
+        lazy_list = [r.convo(lazy, "list")[0] for _ in range(2)]
+        print(f"  list: lazy store {lazy_list[1]:.3f} s (first {lazy_list[0]:.3f} s), full store "
+              f"{full_list[1]:.3f} s (first {full_list[0]:.3f} s): {lazy_list[1] / full_list[1]:.2f}x (goal <= 2x)")
 
         # 4. Push of one appended event.
         copy = root / "b"
@@ -267,12 +316,23 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--captures", type=int, default=20)
     parser.add_argument("--seed", type=int, default=43)
+    parser.add_argument("--only-generate", action="store_true", help="fill the cache and stop")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--cache", type=Path, help="keep generated hubs in this folder and reuse them")
     args = parser.parse_args()
     if not args.binary.exists():
         sys.exit(f"{args.binary} not found: cargo build --release --bins")
+    if args.only_generate:
+        if not args.cache:
+            sys.exit("--only-generate needs --cache DIR")
+        for n in args.sizes:
+            root = Path(tempfile.mkdtemp(prefix=f"convo-hub-{n}-"))
+            cached_hub(root / "hub.git", n, args.captures, args.seed, Run(root, args.binary).env, args.cache.resolve())
+            shutil.rmtree(root, ignore_errors=True)
+        return
     for n in args.sizes:
-        bench(n, args.captures, args.binary.resolve(), args.seed, args.keep)
+        bench(n, args.captures, args.binary.resolve(), args.seed, args.keep,
+              args.cache.resolve() if args.cache else None)
 
 
 if __name__ == "__main__":

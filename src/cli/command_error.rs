@@ -195,6 +195,9 @@ impl From<StoreError> for CommandError {
             StoreError::Refused { .. } => CommandError::new(Kind::Remote, message).hint(
                 "that is not a store as convo writes it (only conversations/ and convo.toml); nothing of it was taken",
             ),
+            StoreError::RefusedConversation { .. } => CommandError::new(Kind::Remote, message).hint(
+                "a conversation's ref on the hub holds that conversation alone, as the catalog lists it; nothing of it was taken",
+            ),
             StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
                 .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
             StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
@@ -325,6 +328,10 @@ impl From<SyncError> for CommandError {
                     .hint("nothing was pushed; `convo redact --secrets` replaces them in the unpushed commits")
                     .hint("--allow-secrets pushes anyway")
             }
+            SyncError::NoCatalog { .. } => CommandError::new(Kind::Remote, message)
+                .hint("clone it whole (without --lazy); its next push by this convo publishes a catalog"),
+            SyncError::LazyPush { .. } => CommandError::input(message)
+                .hint("clone the hub whole (`convo clone URL`) to push; `convo export ID` copies a conversation out"),
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
                 .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
         }

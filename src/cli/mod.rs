@@ -375,6 +375,24 @@ impl Ctx {
     pub fn note(&self, message: &str) {
         self.ui.status(message);
     }
+
+    /// In a lazy store (`clone --lazy`), fetch the conversation `query` names if the store
+    /// does not hold it yet, saying so on stderr (see `ops::lazy`).
+    pub fn fetch_if_lazy(&self, store: &Store, query: Option<&str>) -> Result<(), CommandError> {
+        convo::ops::lazy::ensure(store, query, &self.clock, &mut |f| {
+            self.note(&format!("Fetching {} from {} ({})", f.id, f.remote, kib(f.bytes)))
+        })?;
+        Ok(())
+    }
+}
+
+/// `43 KiB`: a size said in passing.
+fn kib(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{} KiB", bytes.div_ceil(1024)),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 fn store_location(flag: Option<PathBuf>) -> Option<StoreLocation> {

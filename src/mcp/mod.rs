@@ -98,6 +98,14 @@ fn store_hint(e: &StoreError) -> Option<String> {
     })
 }
 
+/// The store for a read of conversation `query`: in a lazy store (`clone --lazy`) the
+/// conversation is fetched first if it is not there yet (see `ops::lazy`).
+fn fetched(host: &dyn Host, query: Option<&str>) -> Result<Store, Failure> {
+    let store = host.store(false)?;
+    crate::ops::lazy::ensure(&store, query, host.clock(), &mut |_| {})?;
+    Ok(store)
+}
+
 /// What the server gets from the program running it.
 pub trait Host: Send {
     /// The store, opened for this call; `write`: created first where the CLI would.
@@ -181,14 +189,14 @@ impl Server {
     /// window of characters at a time (next_offset says where to go on)
     #[tool(annotations(read_only_hint = true))]
     async fn show(&self, Parameters(p): Parameters<tools::ShowParams>) -> CallToolResult {
-        self.call(|host| tools::show(&host.store(false)?, &p))
+        self.call(|host| tools::show(&fetched(host, p.id.as_deref())?, &p))
     }
 
     /// Read events whole by id: what a compacted view's placeholders (`[compacted …1a2b3c4d]`)
     /// and summaries (`events …a to …b`) stand for, by the id ends they name
     #[tool(annotations(read_only_hint = true))]
     async fn show_events(&self, Parameters(p): Parameters<tools::ShowEventsParams>) -> CallToolResult {
-        self.call(|host| tools::show_events(&host.store(false)?, &p))
+        self.call(|host| tools::show_events(&fetched(host, p.id.as_deref())?, &p))
     }
 
     /// Append events to a conversation as one commit; all are checked before any is written
@@ -226,7 +234,7 @@ impl Server {
     /// A conversation's history of commits (appends, compactions, forks), newest first
     #[tool(annotations(read_only_hint = true))]
     async fn log(&self, Parameters(p): Parameters<tools::LogParams>) -> CallToolResult {
-        self.call(|host| tools::log(&host.store(false)?, &p))
+        self.call(|host| tools::log(&fetched(host, p.id.as_deref())?, &p))
     }
 }
 

@@ -49,7 +49,8 @@ pub struct ListParams {
 /// Conversations, newest update first, a page at a time. `here` is the directory the
 /// server runs in (never one a client names: a client may only ask for the server's own).
 pub fn list(store: &Store, here: Option<&std::path::Path>, p: &ListParams) -> Result<Value, Failure> {
-    let mut summaries = store.summaries()?;
+    // A lazy store lists what its hub's catalog names besides what it fetched.
+    let mut summaries = ops::lazy::summaries(store)?;
     // Before the filters: a fork takes its parent's project, listed or not.
     let projects = crate::ops::project::names(&summaries);
     if p.here == Some(true) {

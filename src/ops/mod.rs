@@ -10,6 +10,7 @@ pub mod config_edit;
 pub mod folder;
 pub mod fork;
 pub mod import;
+pub mod lazy;
 pub mod opencode;
 pub mod plan;
 pub mod project;

@@ -90,6 +90,11 @@ impl Pattern {
         Ok(Pattern { regex, stored, anything: false })
     }
 
+    /// Whether `text` (a title, not a stored line) holds a match.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.anything || self.regex.is_match(text)
+    }
+
     /// A pattern every event with text matches once, on its first line, nothing marked:
     /// what `grep --failed` without a pattern looks for (a filter chooses the events).
     pub fn anything() -> Pattern {

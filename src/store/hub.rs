@@ -51,20 +51,16 @@
 //!
 //! # What comes next (not built yet)
 //!
-//! - `convo clone URL --lazy`: the branch is not fetched; the catalog is, and `list`,
-//!   `grep --titles` read it; a command that reads a conversation fetches its ref first
-//!   (into the quarantine, checked as a pull's tip is, its tree holding that one
-//!   conversation only) and says so. `pull` fetches the catalog and the refs of the
-//!   conversations present whose catalog tree differs from theirs. Fetch those refs with
-//!   `--depth 1`: a snapshot has no parent, so that cuts nothing, but it makes upload-pack
-//!   leave out the objects of every snapshot the fetcher has (aggressive edges), where a
-//!   plain fetch of a newer snapshot sends the whole conversation again. And a lazy store's
-//!   branch holds only what it fetched: it must never be pushed as the hub's branch (see
-//!   the next point, which solves both).
-//! - Private conversations are built (`store::published`, `sync::publish`): a push whose
-//!   history would carry one publishes its own line instead of the branch, and the catalog
-//!   and the refs are worked out from that line's commit, so they list only what it holds.
-//!   A lazy store's push can take the same path.
+//! - Lazy clones are built (`convo clone URL --lazy`: `sync::lazy`, `store::lazy`,
+//!   `ops::lazy`), and so are private conversations (`store::published`, `sync::publish`):
+//!   a push whose history would carry one publishes its own line instead of the branch, and
+//!   the catalog and the refs are worked out from that line's commit, so they list only
+//!   what it holds.
+//! - A lazy store's push is refused: its branch holds only what it fetched. It could take
+//!   the published line's path, but that commit is built on the hub's tip tree, which a
+//!   lazy store never fetches (the catalog names it: `Convo-Branch`); fetching that tree
+//!   alone (`--filter=tree:0` needs the server's consent) or rebuilding the fan trees from
+//!   the catalog's tree ids is the next step.
 
 use std::collections::BTreeMap;
 

@@ -23,6 +23,7 @@ mod import;
 mod incoming;
 mod index_patch;
 pub mod layout;
+mod lazy;
 mod listing;
 mod loose;
 mod merge;
@@ -62,6 +63,7 @@ pub use hub::{Catalog, CatalogLine, Publication};
 pub use identity::{IdentitySource, Person, Recorder};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
+pub use lazy::catalog_summary;
 pub use merge::{Diverged, Integrated, Retitled};
 pub use outgoing::{ConversationMoved, Moved, Outgoing};
 pub use outlines::OutlinedAt;
@@ -122,6 +124,11 @@ pub enum StoreError {
     /// A fetched or cloned commit whose tree is not what convo writes.
     #[error("refusing commit {commit}: {}{reason}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
     Refused { commit: String, path: String, reason: String },
+    /// A hub's ref of conversation `id` naming anything but that conversation as its
+    /// catalog lists it (see `store::lazy`).
+    /// `what`: the path refused and why.
+    #[error("refusing the hub's conversation {id} (commit {commit}): {what}")]
+    RefusedConversation { id: String, commit: String, what: String },
     #[error("a title must not be empty")]
     EmptyTitle,
     /// `restore` of a conversation that is still in the store.

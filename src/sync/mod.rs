@@ -12,6 +12,7 @@
 //! which change across versions and are translated; the children whose messages convo
 //! quotes run with `LC_ALL=C`.
 
+pub mod lazy;
 mod publish;
 pub mod secrets;
 
@@ -45,6 +46,14 @@ pub enum SyncError {
     /// `findings` says where each place holds one.
     #[error("refusing to push: {secrets} secret{} found in what the push would publish", if *.secrets == 1 { "" } else { "s" })]
     Secrets { secrets: usize, findings: Vec<Finding> },
+    /// A lazy clone of a hub no convo with catalogs pushed to (see [`hub`]).
+    #[error("{url} has no catalog of its conversations to clone lazily")]
+    NoCatalog { url: String },
+    /// A push from a lazy store (see [`lazy`]): its branch holds only what it fetched.
+    #[error(
+        "this store is a lazy clone of `{remote}`: its branch holds only the conversations fetched so far, so it cannot be pushed"
+    )]
+    LazyPush { remote: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -206,6 +215,12 @@ pub enum Pushed {
 
 pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
     require_remote(store, remote)?;
+    if lazy::lazy_remote(store)?.is_some() {
+        // A lazy store never takes the hub's branch (see `lazy`): its catalog only.
+        lazy::fetch_catalog(store, remote)?;
+        let tracking = format!("{remote}/{}", branch(store)?);
+        return Ok(Fetched { tracking, before: None, after: None });
+    }
     let url = checked(store.root(), &["remote", "get-url", remote], Stderr::Capture, "fetch")?.trim().to_owned();
     let branch = branch(store)?;
     let quarantine = store.quarantine()?;
@@ -542,6 +557,9 @@ pub fn push(
     withheld: &Withheld,
 ) -> Result<Pushed> {
     require_remote(store, remote)?;
+    if let Some(lazy) = lazy::lazy_remote(store)? {
+        return Err(SyncError::LazyPush { remote: lazy });
+    }
     let quarantine = store.quarantine()?;
     // The branch as it is, or the published line that leaves the private ones out.
     let sent = match store.head()? {
@@ -706,18 +724,22 @@ pub fn clone(url: &str, path: &Path, progress: bool, durability: crate::store::D
     crate::store::create_private_dir(path)?;
     let result = clone_into(url, path, progress, durability);
     if result.is_err() {
-        if existed {
-            // An empty folder the user gave us: empty it again.
-            if let Ok(entries) = std::fs::read_dir(path) {
-                for entry in entries.flatten() {
-                    let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
-                }
-            }
-        } else {
-            let _ = std::fs::remove_dir_all(path);
-        }
+        undo_clone(path, existed);
     }
     result
+}
+
+/// Remove what a failed clone made at `path`: an empty folder the user gave is emptied again.
+fn undo_clone(path: &Path, existed: bool) {
+    if existed {
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for entry in entries.flatten() {
+                let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
+            }
+        }
+    } else {
+        let _ = std::fs::remove_dir_all(path);
+    }
 }
 
 fn clone_into(url: &str, path: &Path, progress: bool, durability: crate::store::Durability) -> Result<Store> {

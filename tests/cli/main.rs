@@ -31,6 +31,7 @@ mod input_validation;
 mod inside_a_turn;
 mod interop;
 mod layout;
+mod lazy;
 mod listing;
 mod llama;
 mod llm;

@@ -15,6 +15,10 @@ pub struct Args {
     url: String,
     /// Where to put the store
     path: Option<PathBuf>,
+    /// Fetch the hub's catalog only: `list` reads it, and a command that reads a
+    /// conversation fetches that one first. Such a store cannot push
+    #[arg(long)]
+    lazy: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
@@ -32,12 +36,25 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     let progress = ctx.ui.progress();
     let durability = ctx.durability_setting()?;
-    let store = sync::clone(&args.url, &path, progress, durability).map_err(|e| match e {
+    let remote_error = |e: sync::SyncError| match e {
         // No remote is set up yet: the URL itself is what to check.
         sync::SyncError::Git { .. } => CommandError::new(Kind::Remote, e.to_string())
             .hint("check the URL: a path, file://, git://, http(s)://, or ssh (user@host:path) that git can reach"),
         e => e.into(),
-    })?;
+    };
+    if args.lazy {
+        let (store, catalog) = sync::lazy::clone(&args.url, &path, durability).map_err(remote_error)?;
+        let count = catalog.lines.len();
+        ctx.note(&format!(
+            "Cloned {} into {} lazily ({count} conversation{} listed, none fetched yet)",
+            args.url,
+            path.display(),
+            if count == 1 { "" } else { "s" }
+        ));
+        ctx.tell_identity_of(&store);
+        return Ok(());
+    }
+    let store = sync::clone(&args.url, &path, progress, durability).map_err(remote_error)?;
     let count = store.conversation_ids()?.len();
     ctx.note(&format!(
         "Cloned {} into {} ({count} conversation{})",

@@ -27,6 +27,10 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    // In a lazy store a first word naming a conversation of the catalog is fetched first.
+    if let Some(first) = args.args.first() {
+        ctx.fetch_if_lazy(&store, Some(first))?;
+    }
     // One word may be a conversation or a revision; a conversation is tried first.
     let (query, revs): (Option<&str>, &[String]) = match args.args.as_slice() {
         [id, revs @ ..] if args.args.len() == 3 => (Some(id.as_str()), revs),

@@ -44,6 +44,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    ctx.fetch_if_lazy(&store, args.id.as_deref())?;
     let id = store.resolve_or_active(args.id.as_deref())?;
     if args.format == ExportFormat::Jsonl {
         return jsonl(ctx, &store, &id, args.compacted, args.output.as_deref());

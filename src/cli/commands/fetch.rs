@@ -13,6 +13,12 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    if sync::lazy::lazy_remote(&store)?.is_some() {
+        // A lazy store takes the hub's catalog, never its branch.
+        let catalog = sync::lazy::fetch_catalog(&store, &args.remote)?;
+        ctx.note(&format!("Fetched the catalog of {} ({} conversations listed)", args.remote, catalog.lines.len()));
+        return Ok(());
+    }
     let fetched = sync::fetch(&store, &args.remote, ctx.ui.progress())?;
     let short = |c: &gix::ObjectId| c.to_hex_with_len(7).to_string();
     let t = &fetched.tracking;

@@ -75,7 +75,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         (false, dir) => dir,
     };
     let summaries = match &store {
-        Some(store) => store.summaries()?,
+        // A lazy store lists what its hub's catalog names besides what it fetched.
+        Some(store) => convo::ops::lazy::summaries(store)?,
         None => Vec::new(),
     };
     let empty = summaries.is_empty();

@@ -42,6 +42,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let mut entries = if args.all {
         store.log_all(limit)?
     } else {
+        ctx.fetch_if_lazy(&store, args.id.as_deref())?;
         let id = store.resolve_or_active(args.id.as_deref())?;
         shown = Some(id.clone());
         let mut entries = store.log(&id, limit)?;

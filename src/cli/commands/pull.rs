@@ -23,6 +23,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
     let progress = ctx.ui.progress();
+    if convo::sync::lazy::lazy_remote(&store)?.is_some() {
+        return lazy(ctx, &store, &args.remote);
+    }
     let pulled = sync::pull(&store, &args.remote, progress, &ctx.clock)?;
     let outcome = pulled.integrated;
     // Status, as git's: on stderr, and nothing under -q.
@@ -33,6 +36,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     }
     if let Some(landed) = outcome.landed() {
         ctx.ui.landed(landed);
+    }
+    Ok(())
+}
+
+/// A lazy store's pull (`clone --lazy`): the catalog, and the conversations fetched here
+/// that changed there.
+fn lazy(ctx: &Ctx, store: &convo::store::Store, remote: &str) -> Result<(), CommandError> {
+    let pulled = convo::sync::lazy::pull(store, remote, &ctx.clock)?;
+    for id in &pulled.updated {
+        ctx.note(&format!("Updated {id} from {remote}"));
+    }
+    for id in &pulled.kept {
+        ctx.note(&format!("Kept {id} as it is here: it changed since it was fetched"));
+    }
+    if pulled.updated.is_empty() && pulled.kept.is_empty() {
+        ctx.note(&format!("Up to date ({} conversations listed by {remote})", pulled.listed));
     }
     Ok(())
 }

@@ -57,6 +57,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    ctx.fetch_if_lazy(&store, args.id.as_deref())?;
     let id = store.resolve_or_active(args.id.as_deref())?;
     // The target's name on the command line is the agent's.
     let name = clap::ValueEnum::to_possible_value(&args.agent).map(|v| v.get_name().to_owned()).unwrap_or_default();

@@ -28,6 +28,10 @@ pub struct Args {
     /// Conversations to search: ids or titles, or unique prefixes of either (default: all)
     #[arg(add = clap_complete::ArgValueCandidates::new(crate::cli::conversation_candidates))]
     ids: Vec<String>,
+    /// Search titles, not events: one `ID<TAB>TITLE` line per conversation whose title
+    /// matches (in a lazy store, those its hub's catalog lists too; nothing is fetched)
+    #[arg(long, conflicts_with_all = ["ids", "failed", "list", "count"])]
+    titles: bool,
     /// Match upper and lower case alike
     #[arg(long, short = 'i')]
     ignore_case: bool,
@@ -91,6 +95,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     .hint("PATTERN is a regular expression (Rust's regex syntax); -F takes it as plain text")
             })?,
     };
+    if args.titles {
+        return titles(ctx, &pattern, args.format);
+    }
     // As grep: -A and -B say their side, over --context.
     let around = match (args.before.or(args.context), args.after.or(args.context)) {
         (None, None) => None,
@@ -112,6 +119,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     } else {
         let mut chosen = Vec::new();
         for query in &args.ids {
+            ctx.fetch_if_lazy(&store, Some(query))?;
             let id = store.resolve(query)?;
             let title = store.meta(&id)?.title;
             chosen.push((id, title));
@@ -146,6 +154,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Ok(printed.is_ok())
     })?;
     printed?;
+    out.finish()?;
+    if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
+}
+
+/// `grep --titles`: the conversations whose title matches, the store's and, in a lazy store,
+/// the catalog's (see `ops::lazy`).
+fn titles(ctx: &Ctx, pattern: &Pattern, format: Format) -> Result<(), CommandError> {
+    let store = ctx.open_store()?;
+    let mut out = crate::cli::ui::Output::stdout();
+    let mut found = false;
+    for summary in convo::ops::lazy::summaries(&store)? {
+        let Some(title) = summary.title.as_deref().filter(|t| pattern.is_match(t)) else { continue };
+        found = true;
+        match format {
+            Format::Text => writeln!(out.writer(), "{}\t{}", summary.id, convo::render::escape_line(title))?,
+            Format::Json => {
+                writeln!(out.writer(), "{}", serde_json::json!({ "conversation": summary.id, "title": title }))?
+            }
+        }
+    }
     out.finish()?;
     if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
 }

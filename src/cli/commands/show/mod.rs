@@ -94,7 +94,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                 None => store.resolve_or_active(None)?,
             }
         }
-        _ => store.resolve_or_active(args.id.as_deref())?,
+        _ => {
+            ctx.fetch_if_lazy(&store, args.id.as_deref())?;
+            store.resolve_or_active(args.id.as_deref())?
+        }
     };
     if let Some(selection) = &selection {
         return part::show_part(ctx, &store, &id, &args, selection);

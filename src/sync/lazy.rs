@@ -1,0 +1,238 @@
+//! Lazy clones (issue 43): `convo clone URL --lazy` fetches a hub's catalog, not its branch
+//! nor any conversation; a conversation is fetched alone, from its own ref, when something
+//! reads it. See [`crate::store::hub`] for what a hub publishes.
+//!
+//! A lazy store is marked by `convo.lazy = <remote>` in its `.git/config` (local, never
+//! pushed). Its branch holds only the conversations fetched so far, each folded in by one
+//! commit of its own, so it is no line of the hub's: [`super::push`] refuses it
+//! ([`super::SyncError::LazyPush`]).
+//!
+//! Every fetch goes through a quarantine, as a pull's does. The catalog is fetched with
+//! `--depth 1` (its parents are the hub's branch and older catalogs, which a lazy store
+//! never wants), so the store is shallow at the catalog: git's `.git/shallow` names it.
+//! A conversation's snapshot is fetched with `--depth 1` too: it has no parent, so that
+//! cuts nothing, but it makes upload-pack leave out the objects of every snapshot the
+//! store already has (its refs under `refs/convo/remotes/<remote>/conversations/`, which
+//! the quarantine sees through its alternates), where a plain fetch of a newer snapshot
+//! sends the whole conversation again. A snapshot is checked by
+//! [`Store::check_snapshot`] before anything of it reaches a ref.
+
+use std::path::Path;
+
+use gix::ObjectId;
+
+use super::{Result, Stderr, SyncError, checked, git, hub, require_remote};
+use crate::clock::Clock;
+use crate::store::{Catalog, CatalogLine, Store};
+
+/// The git config key naming the remote a lazy store fetches conversations from.
+pub const LAZY_KEY: &str = "convo.lazy";
+
+/// The remote a lazy store fetches from; `None` for a whole store.
+pub fn lazy_remote(store: &Store) -> Result<Option<String>> {
+    Ok(store.local_config_string(LAZY_KEY))
+}
+
+/// Where a lazy store keeps the snapshot of conversation `id` it last fetched from `remote`.
+fn snapshot_ref(remote: &str, id: &str) -> String {
+    format!("refs/convo/remotes/{remote}/conversations/{id}")
+}
+
+/// The URL of `remote`.
+fn url_of(store: &Store, remote: &str) -> Result<String> {
+    require_remote(store, remote)?;
+    Ok(checked(store.root(), &["remote", "get-url", remote], Stderr::Capture, "fetch")?.trim().to_owned())
+}
+
+/// `-c include.path=<the store's config>`: the user's credential helpers and `http.*`
+/// settings for a fetch run with the quarantine's `--git-dir` (see [`super::fetch`]).
+fn include(store: &Store) -> String {
+    let config = store.root().join(".git").join("config");
+    let config = std::path::absolute(&config).unwrap_or(config);
+    format!("include.path={}", config.display())
+}
+
+/// `git fetch --depth 1` of `refspec` from `url` into `quarantine`; the commit it fetched.
+fn fetch_shallow(store: &Store, quarantine: &Path, url: &str, refspec: &str, name: &str) -> Result<ObjectId> {
+    let git_dir = quarantine.join(".git");
+    // The store is shallow at its catalog, whose parents it never has: the quarantine,
+    // which offers the store's refs as what it has, must know where that history stops.
+    let shallow = store.root().join(".git").join("shallow");
+    if shallow.exists() {
+        std::fs::copy(&shallow, git_dir.join("shallow")).map_err(|e| SyncError::Git {
+            command: "fetch".into(),
+            message: format!("copy {}: {e}", shallow.display()),
+        })?;
+    }
+    let git_dir = git_dir.to_string_lossy();
+    let include = include(store);
+    let args = [
+        "-c",
+        include.as_str(),
+        "--git-dir",
+        &git_dir,
+        "fetch",
+        "--no-write-fetch-head",
+        "--no-tags",
+        "--quiet",
+        "--depth",
+        "1",
+        url,
+        refspec,
+    ];
+    checked(store.root(), &args, Stderr::Capture, "fetch")?;
+    let tip = checked(store.root(), &["--git-dir", &git_dir, "rev-parse", "--verify", name], Stderr::Capture, "fetch")?;
+    ObjectId::from_hex(tip.trim().as_bytes())
+        .map_err(|e| SyncError::Git { command: "fetch".into(), message: e.to_string() })
+}
+
+/// Copy `name` (a ref of the quarantine naming `commit`, already checked) into the store:
+/// objects first, synced, then the ref (see `durable`), as [`super::fetch`] does.
+fn keep(store: &Store, quarantine: &Path, name: &str, commit: ObjectId, message: &str) -> Result<()> {
+    let objects = store.object_files();
+    checked(
+        store.root(),
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "fetch",
+            "--no-write-fetch-head",
+            "--no-tags",
+            "--no-auto-gc",
+            "--quiet",
+            // The quarantine is shallow at the catalog: the store takes that boundary.
+            "--update-shallow",
+            quarantine.to_str().unwrap_or("."),
+            name,
+        ],
+        Stderr::Capture,
+        "fetch",
+    )?;
+    store.sync_objects_since(&objects)?;
+    let hex = commit.to_string();
+    checked(store.root(), &["update-ref", "-m", message, name, &hex], Stderr::Capture, "fetch")?;
+    store.sync_ref_written_by_git(name)?;
+    Ok(())
+}
+
+/// Fetch `remote`'s catalog (`--depth 1`, through the quarantine, checked by
+/// [`Store::read_catalog`]) and keep it as the remote's catalog.
+pub fn fetch_catalog(store: &Store, remote: &str) -> Result<Catalog> {
+    let url = url_of(store, remote)?;
+    let name = super::catalog_ref(remote);
+    let quarantine = store.quarantine()?;
+    let result = (|| {
+        let refspec = format!("+{}:{name}", hub::CATALOG_REF);
+        let commit = match fetch_shallow(store, quarantine.path(), &url, &refspec, &name) {
+            Ok(commit) => commit,
+            Err(SyncError::Git { .. }) if no_such_ref(store, quarantine.path(), &url, hub::CATALOG_REF)? => {
+                return Err(SyncError::NoCatalog { url: url.clone() });
+            }
+            Err(e) => return Err(e),
+        };
+        let catalog = store.check_fetched_catalog(quarantine.path(), commit)?;
+        keep(store, quarantine.path(), &name, commit, &format!("fetch: {url}"))?;
+        Ok(catalog)
+    })();
+    drop(quarantine);
+    result
+}
+
+/// Whether `url` has no ref `name`, asked after a failed fetch (see [`super::fetch`]).
+fn no_such_ref(store: &Store, quarantine: &Path, url: &str, name: &str) -> Result<bool> {
+    let git_dir = quarantine.join(".git");
+    let git_dir = git_dir.to_string_lossy();
+    let include = include(store);
+    let args = ["-c", include.as_str(), "--git-dir", &git_dir, "ls-remote", "--exit-code", url, name];
+    Ok(git(store.root(), &args, Stderr::Capture, "fetch")?.status.code() == Some(2))
+}
+
+/// Clone `url` into `path` lazily: a store with the remote `origin`, its catalog, and no
+/// conversation. The folder is removed again (emptied, if it existed) when anything fails.
+pub fn clone(url: &str, path: &Path, durability: crate::store::Durability) -> Result<(Store, Catalog)> {
+    let existed = path.exists();
+    let result = (|| {
+        let (store, _) = Store::init(path)?;
+        let store = store.with_durability(durability);
+        super::remote_add(&store, "origin", url)?;
+        let catalog = fetch_catalog(&store, "origin")?;
+        checked(store.root(), &["config", "--local", LAZY_KEY, "origin"], Stderr::Capture, "clone")?;
+        store.sync_new_repository()?;
+        Ok((store, catalog))
+    })();
+    if result.is_err() {
+        super::undo_clone(path, existed);
+    }
+    result
+}
+
+/// What [`fetch_conversation`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedConversation {
+    pub id: String,
+    pub remote: String,
+    /// The commit that put it on the branch.
+    pub commit: ObjectId,
+}
+
+/// Fetch conversation `line.id` from `remote` (its ref, `--depth 1`, into the quarantine),
+/// check it ([`Store::check_snapshot`]), keep its snapshot and fold it into the branch in
+/// one commit.
+pub fn fetch_conversation(
+    store: &Store,
+    remote: &str,
+    line: &CatalogLine,
+    clock: &Clock,
+) -> Result<FetchedConversation> {
+    let url = url_of(store, remote)?;
+    let name = snapshot_ref(remote, &line.id);
+    let quarantine = store.quarantine()?;
+    let result = (|| {
+        let refspec = format!("+{}:{name}", hub::conversation_ref(&line.id));
+        let commit = fetch_shallow(store, quarantine.path(), &url, &refspec, &name)?;
+        let tree = store.check_snapshot(quarantine.path(), commit, line)?;
+        keep(store, quarantine.path(), &name, commit, &format!("fetch: {url}"))?;
+        let commit = store.fold_in(&line.id, tree, remote, clock)?;
+        Ok(FetchedConversation { id: line.id.clone(), remote: remote.to_owned(), commit })
+    })();
+    drop(quarantine);
+    result
+}
+
+/// What a lazy store's pull did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LazyPulled {
+    /// Conversations fetched again because the hub's changed.
+    pub updated: Vec<String>,
+    /// Conversations changed here since they were fetched, left as they are.
+    pub kept: Vec<String>,
+    /// Conversations the catalog lists in all.
+    pub listed: usize,
+}
+
+/// `pull` in a lazy store: the catalog again, then each conversation present whose tree in
+/// the catalog is not the one here. One changed here since its fetch is kept, not replaced:
+/// a lazy store cannot push, so it is said, and nothing of it is lost.
+pub fn pull(store: &Store, remote: &str, clock: &Clock) -> Result<LazyPulled> {
+    let catalog = fetch_catalog(store, remote)?;
+    let mut pulled = LazyPulled { listed: catalog.lines.len(), ..Default::default() };
+    for id in store.conversation_ids()? {
+        let Some(line) = catalog.lines.get(&id) else { continue };
+        let Some(here) = store.conversation_tree(&id)? else { continue };
+        if ObjectId::from_hex(line.tree.as_bytes()).ok() == Some(here) {
+            continue;
+        }
+        let fetched = super::tracking_tip(store, &snapshot_ref(remote, &id));
+        let fetched_tree = match fetched {
+            Some(commit) => store.snapshot_tree(commit, &id)?,
+            None => None,
+        };
+        if fetched_tree != Some(here) {
+            pulled.kept.push(id);
+            continue;
+        }
+        fetch_conversation(store, remote, line, clock)?;
+        pulled.updated.push(id);
+    }
+    Ok(pulled)
+}

@@ -1,0 +1,256 @@
+//! Lazy clones (issue 43, `sync::lazy`): `clone --lazy` takes a hub's catalog and no
+//! conversation; `list` reads the catalog; a command that reads a conversation fetches it
+//! first, once, and says so; `pull` updates what was fetched; a lazy store never pushes; a
+//! conversation ref that holds anything but the conversation the catalog lists is refused.
+
+use std::path::Path;
+
+use crate::common::githttp::Daemon;
+use crate::common::{TestEnv, bare, conversation_dir, fan};
+use crate::hostile_remotes::{blob, git_in, git_str, read_tree, with_entry, write_tree};
+
+/// A store with two conversations pushed to `hub` (a bare repository or a URL), ids in order.
+fn team(url: &str) -> (TestEnv, String, String) {
+    let a = TestEnv::new();
+    let first = a.new_conversation("first talk");
+    a.run(&["append", "--user", "hello one"]).ok();
+    let second = a.new_conversation("second talk");
+    a.run(&["append", "--user", "hello two"]).ok();
+    a.run(&["append", "--assistant", "reply two"]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["push"]).ok();
+    (a, first, second)
+}
+
+fn lazy_clone(url: &str) -> TestEnv {
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", "--lazy", url, b.store.to_str().unwrap()]).ok();
+    b
+}
+
+/// `list --format json` without what a catalog cannot know exactly (the token estimate).
+fn listed(env: &TestEnv) -> Vec<serde_json::Value> {
+    let out: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    out.into_iter()
+        .map(|mut row| {
+            let row = row.as_object_mut().unwrap();
+            for key in ["tokens", "chars", "active"] {
+                row.remove(key);
+            }
+            serde_json::Value::Object(row.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let (a, first, second) = team(&url);
+
+    let b = lazy_clone(&url);
+    // The catalog, no branch and no conversation.
+    assert_eq!(b.git(&["for-each-ref", "--format=%(refname)"]).trim(), "refs/convo/remotes/origin/catalog");
+    assert_eq!(listed(&b), listed(&a), "the catalog lists what a whole store does");
+    assert!(b.run(&["list"]).ok().contains("second talk"));
+    assert_eq!(b.run(&["grep", "--titles", "talk$"]).ok(), format!("{first}\tfirst talk\n{second}\tsecond talk\n"));
+    assert_eq!(b.run(&["grep", "--titles", "-i", "SECOND"]).ok(), a.run(&["grep", "--titles", "-i", "SECOND"]).ok());
+    b.run(&["grep", "--titles", "third"]).fails_with(1);
+
+    // A title names a conversation of the catalog: fetched, said on stderr, then shown.
+    let shown = b.run(&["show", "second"]);
+    assert_eq!(shown.ok(), a.run(&["show", &second]).ok());
+    assert_eq!(shown.stderr.lines().collect::<Vec<_>>(), [format!("Fetching {second} from origin (213 bytes)")]);
+    // Once: the store holds it now.
+    let again = b.run(&["show", &second[..8]]);
+    assert_eq!(again.ok(), shown.stdout);
+    assert_eq!(again.stderr, "");
+    assert_eq!(
+        b.git(&["for-each-ref", "--format=%(refname)"]).trim(),
+        format!("refs/convo/remotes/origin/catalog\nrefs/convo/remotes/origin/conversations/{second}\nrefs/heads/main")
+    );
+    // Only that conversation's files, the very blobs the hub's branch holds.
+    let files = b.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(files.lines().all(|p| p.starts_with(&conversation_dir(&second))), "{files}");
+    assert_eq!(listed(&b), listed(&a));
+    // Other readers fetch too.
+    let exported = b.run(&["export", "--format", "jsonl", &first]);
+    assert_eq!(exported.ok(), a.run(&["export", "--format", "jsonl", &first]).ok());
+    assert!(exported.stderr.starts_with(&format!("Fetching {first} from origin")), "{}", exported.stderr);
+    b.run(&["fsck"]).ok();
+    assert_eq!(b.git_status(), "");
+}
+
+#[test]
+fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let (a, first, second) = team(hub.to_str().unwrap());
+    let b = lazy_clone(hub.to_str().unwrap());
+    b.run(&["show", &second]).ok();
+
+    a.run(&["switch", &second]).ok();
+    a.run(&["append", "--user", "more"]).ok();
+    a.run(&["switch", &first]).ok();
+    a.run(&["append", "--user", "also more"]).ok();
+    let third = a.new_conversation("third talk");
+    a.run(&["push"]).ok();
+
+    let pulled = b.run(&["pull"]);
+    assert_eq!(pulled.ok_status(), format!("Updated {second} from origin\n"));
+    assert_eq!(b.run(&["show", &second]).ok(), a.run(&["show", &second]).ok());
+    assert_eq!(listed(&b), listed(&a));
+    // The others stay on the hub until read.
+    let refs = b.git(&["for-each-ref", "--format=%(refname)", "refs/convo/remotes/origin/conversations/"]);
+    assert_eq!(refs.trim(), format!("refs/convo/remotes/origin/conversations/{second}"));
+    assert!(!b.git(&["ls-tree", "-r", "--name-only", "HEAD"]).contains(&third));
+    assert!(b.run(&["pull"]).ok_status().starts_with("Up to date"));
+    // A fetch takes the catalog, never the hub's branch.
+    assert_eq!(b.run(&["fetch"]).ok_status(), "Fetched the catalog of origin (3 conversations listed)\n");
+    assert!(b.git(&["for-each-ref", "refs/remotes/"]).trim().is_empty());
+    b.run(&["fsck"]).ok();
+    assert_eq!(b.git_status(), "");
+}
+
+#[test]
+fn a_lazy_store_refuses_to_push_and_the_hub_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let (_a, _, second) = team(hub.to_str().unwrap());
+    let b = lazy_clone(hub.to_str().unwrap());
+    b.run(&["switch", &second]).fails_with(4);
+    b.run(&["show", &second]).ok();
+    b.run(&["switch", &second]).ok();
+    b.run(&["append", "--user", "mine"]).ok();
+    let before = git_str(&hub, &["for-each-ref"]);
+    let refused = b.run(&["push"]);
+    let stderr = refused.fails_with(3);
+    assert_eq!(
+        stderr,
+        "error: this store is a lazy clone of `origin`: its branch holds only the conversations fetched so far, \
+         so it cannot be pushed\nhint: clone the hub whole (`convo clone URL`) to push; `convo export ID` copies a \
+         conversation out\n"
+    );
+    assert_eq!(git_str(&hub, &["for-each-ref"]), before);
+}
+
+/// Point the hub's ref of conversation `id` at a commit of `tree`.
+fn plant_ref(hub: &Path, id: &str, tree: &str) {
+    let commit = git_str(hub, &["commit-tree", tree, "-m", &format!("convo: conversation {id}")]);
+    git_in(hub, &["update-ref", &format!("refs/convo/conversations/{id}"), &commit], b"");
+}
+
+#[test]
+fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
+    type Plant = Box<dyn Fn(&Path, &str, &str)>;
+    let cases: Vec<(&str, Plant)> = vec![
+        (
+            "another conversation beside it",
+            Box::new(|hub, id, _| plant_ref(hub, id, &git_str(hub, &["rev-parse", "refs/heads/main^{tree}"]))),
+        ),
+        (
+            "a file outside its folder",
+            Box::new(|hub, id, _| {
+                let tree = git_str(hub, &["rev-parse", &format!("refs/convo/conversations/{id}^{{tree}}")]);
+                let config = blob(hub, b"[llm]\nmodel = \"evil\"\n");
+                plant_ref(hub, id, &with_entry(hub, &tree, &[], ("100644".into(), b"convo.toml".to_vec(), config)));
+            }),
+        ),
+        (
+            "the other conversation under its name",
+            Box::new(|hub, id, other| {
+                let theirs = git_str(hub, &["rev-parse", &format!("refs/heads/main:{}", conversation_dir(other))]);
+                let mut tree = theirs;
+                for name in [id, fan(id), "conversations"] {
+                    tree = write_tree(hub, &[("040000".into(), name.as_bytes().to_vec(), tree)]);
+                }
+                plant_ref(hub, id, &tree);
+            }),
+        ),
+        (
+            "the other conversation, as it is",
+            Box::new(|hub, id, other| {
+                let commit = git_str(hub, &["rev-parse", &format!("refs/convo/conversations/{other}")]);
+                git_in(hub, &["update-ref", &format!("refs/convo/conversations/{id}"), &commit], b"");
+            }),
+        ),
+    ];
+    for (what, plant) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = bare(dir.path(), "hub");
+        let (_a, first, second) = team(hub.to_str().unwrap());
+        plant(&hub, &first, &second);
+        assert!(!read_tree(&hub, &format!("refs/convo/conversations/{first}^{{tree}}")).is_empty());
+        let b = lazy_clone(hub.to_str().unwrap());
+        b.run(&["list"]).ok();
+        let before = b.snapshot();
+        let refused = b.run(&["show", &first]);
+        assert_ne!(refused.code, 0, "{what}");
+        let stderr = refused.stderr.lines().collect::<Vec<_>>();
+        assert_eq!(stderr[0], format!("Fetching {first} from origin (104 bytes)"), "{what}");
+        assert!(
+            stderr[1].starts_with(&format!("error: refusing the hub's conversation {first}")),
+            "{what}: {}",
+            refused.stderr
+        );
+        assert_eq!(b.snapshot(), before, "{what}: the store is as it was");
+        // The honest one still comes.
+        b.run(&["show", &second]).ok();
+    }
+}
+
+/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows.
+#[test]
+fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let (_a, first, second) = team(hub.to_str().unwrap());
+    let b = lazy_clone(hub.to_str().unwrap());
+    let mut child =
+        b.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str, answer: bool| -> Option<serde_json::Value> {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        answer.then(|| {
+            let mut reply = String::new();
+            stdout.read_line(&mut reply).unwrap();
+            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
+        })
+    };
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
+        true,
+    );
+    ask(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false);
+    let listed = ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_conversations","arguments":{}}}"#,
+        true,
+    )
+    .unwrap();
+    let ids: Vec<&str> = listed["result"]["structuredContent"]["conversations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(ids.contains(&first.as_str()) && ids.contains(&second.as_str()), "{listed}");
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"show","arguments":{{"id":"{second}"}}}}}}"#
+    );
+    let shown = ask(&call, true).unwrap();
+    assert_ne!(shown["result"]["isError"], true, "{shown}");
+    assert!(shown.to_string().contains("reply two"), "{shown}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        b.git(&["for-each-ref", "--format=%(refname)", "refs/convo/remotes/origin/conversations/"]).trim(),
+        format!("refs/convo/remotes/origin/conversations/{second}")
+    );
+}

@@ -218,6 +218,8 @@ pub mod llama;
 
 pub mod githttp;
 
+pub mod chromium;
+
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP: a
 /// hub for the sharing tests.
 pub fn bare(dir: &Path, name: &str) -> PathBuf {

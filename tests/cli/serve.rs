@@ -22,10 +22,16 @@ struct Server {
 
 impl Server {
     fn start(env: &TestEnv, flags: &[&str]) -> Server {
+        Server::start_with(env, flags, &[])
+    }
+
+    /// `start`, with `vars` added to the sealed environment.
+    fn start_with(env: &TestEnv, flags: &[&str], vars: &[(&str, &str)]) -> Server {
         let mut args = vec!["serve", "--port", "0"];
         args.extend(flags);
         let mut child = env
             .command(&args)
+            .envs(vars.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -327,16 +333,7 @@ fn serve_open_hands_the_printed_url_to_the_browser_opener() {
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let mut child = env
-        .command(&["serve", "--port", "0", "--open"])
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("convo serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let server = Server::start_with(&env, &["--open"], &[("PATH", &path)]);
     let mut opened = None;
     for _ in 0..200 {
         if let Ok(text) = std::fs::read_to_string(&seen) {
@@ -345,7 +342,5 @@ fn serve_open_hands_the_printed_url_to_the_browser_opener() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(opened.as_deref(), Some(line.trim()), "the opener was given the printed URL");
+    assert_eq!(opened.as_deref(), Some(server.url.as_str()), "the opener was given the printed URL");
 }

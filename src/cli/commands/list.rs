@@ -25,7 +25,8 @@ use crate::cli::ui::Output;
 pub struct Args {
     /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
     /// `forked_from`, where the session ran: `cwd`, `branch`, `remote`, and `project`: the
-    /// remote as `usage --by project` names it, a fork's its parent's)
+    /// remote as `usage --by project` names it, a fork's its parent's; who took part:
+    /// `people`, `agents`, `models`, read from each conversation's events)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Only the conversations of the current directory's repository
@@ -128,9 +129,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     if let Some(used) = &used {
                         row["tokens_used"] = used.get(&s.id).copied().unwrap_or(0).into();
                     }
-                    row
+                    if let Some(store) = &store {
+                        let who = convo::ops::who::of(store, &s.id)?;
+                        (row["people"], row["agents"], row["models"]) =
+                            (who.people.into(), who.agents.into(), who.models.into());
+                    }
+                    Ok(row)
                 })
-                .collect();
+                .collect::<Result<_, CommandError>>()?;
             serde_json::to_writer_pretty(out.writer(), &rows).map_err(std::io::Error::from)?;
             writeln!(out.writer())?;
         }

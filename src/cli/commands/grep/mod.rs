@@ -75,7 +75,8 @@ pub struct Args {
     #[arg(long = "context", value_name = "N", conflicts_with_all = ["list", "count"])]
     context: Option<usize>,
     /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation;
-    /// with -A, -B or --context, an event around a hit too, `"context": true`)
+    /// with -A, -B or --context, an event around a hit too, `"context": true`), each with its
+    /// conversation's `people`, `agents` and `models`
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -129,7 +130,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         found = true;
         let (id, title) = &conversations[n];
         let how = found::How { format: args.format, list: args.list, count: args.count, grouped: around.is_some() };
-        found::print(out.writer(), &how, (id, title.as_deref()), result, &ctx.ui)?;
+        // Read only for a conversation with a match, and only for scripts.
+        let who = if text { None } else { Some(convo::ops::who::of(&store, id)?) };
+        found::print(out.writer(), &how, (id, title.as_deref(), who.as_ref()), result, &ctx.ui)?;
         Ok(())
     };
     // A failure to print (a closed pipe) stops the search; it is reported after it.

@@ -9,11 +9,6 @@ use std::collections::{HashMap, HashSet};
 use crate::event::who::{Author, Who};
 use crate::store::{LogEntry, Store, StoreError, Summary};
 
-/// The people, agents and models of conversation `id`'s events (`list` and `grep` in JSON).
-pub fn of(store: &Store, id: &str) -> Result<Who, StoreError> {
-    Ok(Who::of(&store.events(id)?))
-}
-
 /// [`attribute`] for the store's log (`log --all`, newest first): each commit is named as
 /// the logs of the conversations it changed name it (an import of a folder, several), so
 /// `log --all` and `log ID` agree. Each conversation's log comes from its index (one small

@@ -26,7 +26,7 @@ pub struct Args {
     /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
     /// `forked_from`, where the session ran: `cwd`, `branch`, `remote`, and `project`: the
     /// remote as `usage --by project` names it, a fork's its parent's; who took part:
-    /// `people`, `agents`, `models`, read from each conversation's events)
+    /// `people`, `agents`, `models`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Only the conversations of the current directory's repository
@@ -129,14 +129,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     if let Some(used) = &used {
                         row["tokens_used"] = used.get(&s.id).copied().unwrap_or(0).into();
                     }
-                    if let Some(store) = &store {
-                        let who = convo::ops::who::of(store, &s.id)?;
-                        (row["people"], row["agents"], row["models"]) =
-                            (who.people.into(), who.agents.into(), who.models.into());
-                    }
-                    Ok(row)
+                    let who = &s.who;
+                    (row["people"], row["agents"], row["models"]) =
+                        (who.people.clone().into(), who.agents.clone().into(), who.models.clone().into());
+                    row
                 })
-                .collect::<Result<_, CommandError>>()?;
+                .collect();
             serde_json::to_writer_pretty(out.writer(), &rows).map_err(std::io::Error::from)?;
             writeln!(out.writer())?;
         }

@@ -445,3 +445,29 @@ fn catalogue_lines_and_caches_without_who_took_part_are_computed_again() {
     assert_eq!(listed.iter().find(|r| r["id"] == made.as_str()).unwrap()["people"], both);
     agrees_with_a_full_read(&env, "after an append to a conversation cached without who");
 }
+
+/// Who took part comes from the catalogue like everything else `list --format json` says:
+/// with every event's object gone from the repository (so any read of one fails), a
+/// current catalogue still answers, and answers the same.
+#[test]
+fn list_in_json_names_who_took_part_without_reading_an_event() {
+    let env = TestEnv::new();
+    env.git(&["config", "user.name", "Ann Lee"]);
+    env.git(&["config", "user.email", "ann@example.com"]);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex-0.169.jsonl");
+    env.run(&["import", fixture.to_str().unwrap()]).ok();
+    let made = env.new_conversation("made here");
+    env.run(&["append", &made, "--user", "hello"]).ok();
+    let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+    assert!(listed.contains("gpt-5.1-codex") && listed.contains("Ann Lee <ann@example.com>"), "{listed}");
+    let mut gone = 0;
+    for line in env.git(&["ls-tree", "-r", "HEAD"]).lines().filter(|l| l.contains("/events/")) {
+        let blob = line.split_whitespace().nth(2).unwrap();
+        let loose = env.store.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+        std::fs::remove_file(&loose).unwrap_or_else(|e| panic!("{blob} is not loose: {e}"));
+        gone += 1;
+    }
+    assert!(gone >= 2, "{gone}");
+    env.run(&["show", &made]).fails_with(5);
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), listed);
+}

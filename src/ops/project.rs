@@ -330,6 +330,7 @@ mod tests {
             subagent_of: None,
             forked_from: forked_from.map(|f| crate::store::ForkedFrom { id: f.into(), turn: 0 }),
             project,
+            who: Default::default(),
         }
     }
 

@@ -4,8 +4,47 @@
 //! events) still says it; a commit's author counts too, for events recorded before events
 //! named their person.
 
-use crate::event::who::Author;
+use std::collections::{HashMap, HashSet};
+
+use crate::event::who::{Author, Who};
 use crate::store::{LogEntry, Store, StoreError, Summary};
+
+/// [`attribute`] for the store's log (`log --all`, newest first): each commit is named as
+/// the logs of the conversations it changed name it (an import of a folder, several), so
+/// `log --all` and `log ID` agree. Each conversation's log comes from its index (one small
+/// file); only those holding a commit shown have their events read. The commits of a
+/// conversation HEAD no longer holds stay unnamed.
+pub fn attribute_all(store: &Store, entries: &mut [LogEntry]) -> Result<(), StoreError> {
+    let shown: HashSet<String> = entries.iter().map(|e| e.commit.clone()).collect();
+    let mut by: HashMap<String, Who> = HashMap::new();
+    for id in store.conversation_ids()? {
+        let mut own = store.log(&id, None)?;
+        if !own.iter().any(|e| shown.contains(&e.commit)) {
+            continue;
+        }
+        attribute(store, &id, &mut own, true)?;
+        for entry in own.into_iter().filter(|e| shown.contains(&e.commit)) {
+            let who = by.entry(entry.commit).or_default();
+            for (all, more) in [
+                (&mut who.people, entry.who.people),
+                (&mut who.agents, entry.who.agents),
+                (&mut who.models, entry.who.models),
+            ] {
+                for one in more {
+                    if !all.contains(&one) {
+                        all.push(one);
+                    }
+                }
+            }
+        }
+    }
+    for entry in entries {
+        if let Some(who) = by.remove(&entry.commit) {
+            entry.who = who;
+        }
+    }
+    Ok(())
+}
 
 /// Name on `entries` (conversation `id`'s log, newest first) who and what made the events
 /// each added. `whole`: the entries go back to the conversation's first commit.

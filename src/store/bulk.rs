@@ -184,6 +184,9 @@ impl Store {
             let ts = d.ts.clone().unwrap_or_else(|| a.ts.clone());
             let event = d.into_event(event_id, ts);
             a.stats.add(&event);
+            if let Some(who) = &mut a.before.who {
+                who.add(&event);
+            }
             let turn = a.stats.current_turn();
             if turn.is_some() {
                 a.first_turn = a.first_turn.or(turn);
@@ -319,11 +322,11 @@ impl super::transaction::Transaction<'_> {
     /// The commit finishes append `a` (see [`wrote_conversation`](Self::wrote_conversation)
     /// and [`wrote_one_of`](Self::wrote_one_of) for `alone`).
     pub(super) fn appended(&mut self, a: &Appending, previous: Option<ObjectId>, alone: bool) -> &mut Self {
-        let updated = a.before.updated.clone();
+        let (updated, who) = (a.before.updated.clone(), a.before.who.clone());
         if alone {
-            self.wrote_conversation(&a.id, a.stats, updated, previous)
+            self.wrote_conversation(&a.id, a.stats, updated, who, previous)
         } else {
-            self.wrote_one_of(&a.id, a.stats, updated, previous)
+            self.wrote_one_of(&a.id, a.stats, updated, who, previous)
         }
     }
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, layout, txn::private_options};
 use crate::event::Stats;
+use crate::event::who::Who;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Checked {
@@ -36,6 +37,9 @@ struct Stored {
     /// [`Stats::TURN_RULE`] when written (absent: 0, a convo from before the rule).
     #[serde(default)]
     turn_rule: u32,
+    /// Who took part (absent from a file an older convo wrote: a miss, see [`Cache::who`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    who: Option<Who>,
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +53,9 @@ pub(super) struct Cache {
     pub last_commit: Option<ObjectId>,
     /// The `conversations` tree at `last_commit` (filled in by [`Store::write_cache`]).
     pub conversations_at_last: Option<ObjectId>,
+    /// The people, agents and models of its events, for `list --format json`; `None` when
+    /// not known (a file an older convo wrote, an append to one): a reader recounts it.
+    pub who: Option<Who>,
 }
 
 impl Store {
@@ -72,6 +79,7 @@ impl Store {
             updated: stored.updated,
             last_commit: stored.last_commit.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
             conversations_at_last: stored.conversations_at_last.and_then(|c| ObjectId::from_hex(c.as_bytes()).ok()),
+            who: stored.who,
         })
     }
 
@@ -95,6 +103,7 @@ impl Store {
             last_commit: cache.last_commit.map(|c| c.to_string()),
             conversations_at_last: conversations_at_last.map(|c| c.to_string()),
             turn_rule: Stats::TURN_RULE,
+            who: cache.who.clone(),
         };
         let dir = self.state_dir().join("cache");
         if super::create_private_dir(&dir).is_ok()
@@ -124,22 +133,32 @@ impl Store {
                 updated: None,
                 last_commit: None,
                 conversations_at_last: None,
+                who: Some(Who::default()),
             });
         };
         let previous = self.read_cache(id);
         if let Some(cache) = &previous
             && cache.tree == tree
+            && cache.who.is_some()
         {
             return Ok(cache.clone());
         }
         // One segment at a time: a recount holds no more than one segment's events.
-        let (mut stats, mut updated) = (Stats::default(), None);
+        let (mut stats, mut updated, mut who) = (Stats::default(), None, Who::default());
         for (path, blob) in self.segments_of(tree, id)? {
             let events = self.parse_segment(&path, blob)?;
-            events.iter().for_each(|e| stats.add(e));
+            events.iter().for_each(|e| {
+                stats.add(e);
+                who.add(e);
+            });
             updated = events.last().map(|e| e.ts.clone()).or(updated);
         }
-        let cache = Cache { tree, stats, updated, last_commit: None, conversations_at_last: None };
+        // A file that lacked only who took part keeps what it knew of the last commit.
+        let (last_commit, conversations_at_last) = match previous.filter(|c| c.tree == tree) {
+            Some(c) => (c.last_commit, c.conversations_at_last),
+            None => (None, None),
+        };
+        let cache = Cache { tree, stats, updated, last_commit, conversations_at_last, who: Some(who) };
         self.write_cache(id, &cache);
         Ok(cache)
     }

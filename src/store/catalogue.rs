@@ -15,8 +15,9 @@
 //! newline, and the next appender ends it with a tab, so it reads as lines run together
 //! (a tab in the JSON), which readers ignore. When the
 //! file holds far more lines than conversations it is rewritten whole (atomically). Deleting
-//! it loses nothing. A line an older convo wrote has no `project`: it counts as missing, so
-//! the first reader computes it again (not believed to say "unknown").
+//! it loses nothing. A line an older convo wrote has no `project` or no `who`: it counts as
+//! missing, so the first reader computes it again (not believed to say "unknown", or that
+//! nobody took part).
 //!
 //! A last line `#\t<tree>` (the marker) certifies that the file describes exactly the
 //! conversations of that `conversations` tree. A reader's full pass writes it; a writer that
@@ -42,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::cache::Cache;
 use super::{ForkedFrom, Meta, Project, Result, Store, Summary, layout, txn::write_private_file};
 use crate::event::Stats;
+use crate::event::who::Who;
 
 const FILE: &str = "catalogue";
 /// How a line this convo wrote ends ([`Entry::turn_rule`]).
@@ -75,6 +77,11 @@ struct Entry {
     /// nothing about it (its summary is computed from `meta.json` instead).
     #[serde(default)]
     project: Option<Project>,
+    /// The people, agents and models of its events, so `list --format json` reads none;
+    /// absent from a line an older convo wrote (or one whose writer did not know them),
+    /// which then counts as missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    who: Option<Who>,
     /// [`Stats::TURN_RULE`] of `stats`: a line counted under another rule (an older convo's)
     /// counts as missing. The entry's last key.
     #[serde(default)]
@@ -91,18 +98,20 @@ impl Entry {
             stats: cache.stats,
             subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
             forked_from: meta.forked_from,
+            who: cache.who.clone(),
             turn_rule: Stats::TURN_RULE,
         }
     }
 
-    /// `None` for a line without the project or counted under another turn rule (an older
-    /// convo's).
+    /// `None` for a line without the project or who took part, or counted under another
+    /// turn rule (an older convo's).
     fn into_summary(self, id: &str) -> Option<Summary> {
         if self.turn_rule != Stats::TURN_RULE {
             return None;
         }
         Some(Summary {
             project: self.project?,
+            who: self.who?,
             id: id.to_owned(),
             title: self.title,
             created: self.created,
@@ -157,7 +166,7 @@ impl Store {
                 Some(summary) => out.push(summary),
                 // Written by this version a moment ago; unreadable only if the file was
                 // edited between our read and now, or written by an older convo (no
-                // project): compute it the slow way.
+                // project, no who): compute it the slow way.
                 None => out.push(self.summary(id)?),
             }
         }
@@ -299,12 +308,15 @@ impl Store {
             if json.contains('\t') {
                 continue;
             }
-            // An older convo's line, without where the session ran or with turns counted
-            // under another rule: computed again (once, the line it gets then supersedes
-            // this one). The rule is the entry's last key and the project the one before, so
-            // looked for from the end; neither can occur inside a JSON string, whose quotes
-            // are escaped.
-            if !json.ends_with(TURN_RULE_END.as_str()) || json.rfind(",\"project\":").is_none() {
+            // An older convo's line, without where the session ran or who took part, or with
+            // turns counted under another rule: computed again (once, the line it gets then
+            // supersedes this one). The rule is the entry's last key, who the one before and
+            // the project before that, so looked for from the end; none can occur inside a
+            // JSON string, whose quotes are escaped.
+            if !json.ends_with(TURN_RULE_END.as_str())
+                || json.rfind(",\"who\":").is_none()
+                || json.rfind(",\"project\":").is_none()
+            {
                 continue;
             }
             let json_start = start + id.len() + tree.len() + 2;

@@ -50,12 +50,13 @@
 //!   allowed to lag: `redact` reads it to tell published commits from unpublished ones, so
 //!   a ref a power cut set back would let it rewrite commits the remote already has. A
 //!   push's move of that ref is synced the same way;
-//! - redact's prune ([`Store::prune_unreachable`]) runs gc's steps one at a time, each
-//!   synced before the next deletes anything the previous one replaced;
-//! - the housekeeping after a commit (`Store::maybe_gc`) is not `git gc --auto`, which
-//!   deletes packed loose objects and old packs with the new pack's name unsynced, but its
-//!   steps in the same way: `repack -l`, sync, then `prune-packed`; past `gc.autoPackLimit`,
-//!   one pack of everything, synced, before `repack -a -d --keep-pack` removes the others;
+//! - redact's prune ([`Store::prune_unreachable`]) and the housekeeping after a commit
+//!   (`Store::maybe_gc`) are not `git gc`, which deletes packed loose objects and old packs
+//!   with the new pack's name unsynced, but its steps one at a time through one method
+//!   (`Store::pack_durably`), each synced before the next deletes anything the previous
+//!   one replaced: housekeeping's `repack -l`, synced, then `prune-packed`; for a prune, or
+//!   past `gc.autoPackLimit`, one pack of everything, synced, before `repack -a -d
+//!   --keep-pack` removes the others;
 //! - a clone ([`Store::sync_new_repository`]): before it is said done, every file and
 //!   folder of the new repository, the store's folder and the one holding it;
 //! - a push's copy of the catalog it published goes in as a fetch's objects do;

@@ -70,7 +70,13 @@ impl Store {
             ..Default::default()
         };
         // Only meta.json changed: the counts still hold, under the conversation's new tree.
-        tx.change(super::write::meta_change(id, &meta)?).wrote_conversation(id, before.stats, before.updated, previous);
+        tx.change(super::write::meta_change(id, &meta)?).wrote_conversation(
+            id,
+            before.stats,
+            before.updated,
+            before.who,
+            previous,
+        );
         let committed = tx.commit(&subject, &trailers, clock)?;
         let fixed = Fixed { commit: committed.commit, subject, landed: committed.landed };
         Ok(Some(Renamed { fixed, old, namesakes }))

@@ -132,5 +132,11 @@ pub fn catalog_summary(line: &CatalogLine) -> Summary {
         subagent_of: None,
         forked_from: None,
         project: line.project.clone(),
+        // The catalog names one person and one agent (the hub's summary of who took part).
+        who: crate::event::who::Who {
+            people: line.person.iter().cloned().collect(),
+            agents: line.agent.iter().cloned().collect(),
+            models: Vec::new(),
+        },
     }
 }

@@ -275,6 +275,10 @@ pub struct Summary {
     /// Where its session ran (`cwd`, `branch`, `remote`; null when unknown).
     #[serde(flatten)]
     pub project: Project,
+    /// The people, agents and models of its events (kept in the catalogue, so `list` reads
+    /// no event). Not serialized: `list --format json` names them as arrays of its own.
+    #[serde(skip)]
+    pub who: crate::event::who::Who,
 }
 
 impl Summary {
@@ -991,6 +995,7 @@ impl Store {
             stats: cached.stats,
             subagent_of: meta.extra.get("subagent_of").and_then(|v| v.as_str()).map(str::to_owned),
             forked_from: meta.forked_from,
+            who: cached.who.unwrap_or_default(),
         })
     }
 }

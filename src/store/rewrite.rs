@@ -20,8 +20,8 @@ use gix::ObjectId;
 use gix::object::tree::EntryKind;
 use serde_json::Value;
 
-use super::txn::{Landed, Lock};
-use super::{Result, Store, StoreError, git_err};
+use super::txn::{Landed, Lock, Packing};
+use super::{Result, Store, git_err};
 use crate::clock::Clock;
 
 /// What [`Store::redact_unpublished`] did.
@@ -350,72 +350,13 @@ impl Store {
     /// Not one `git gc --prune=now`: it renames its new pack into place and deletes the old
     /// packs and loose objects in one go, syncing no folder, so a power cut could keep the
     /// deletions and lose the new pack's name: HEAD naming a commit whose objects are gone.
-    /// gc's steps instead, each made durable before the next relies on it (with
-    /// `store.fsync = "committed"`):
-    ///
-    /// 1. `reflog expire` of every entry, then the reflogs synced: an expiry undone by a
-    ///    power cut would name commits that step 4 removes;
-    /// 2. `pack-objects` of everything reachable into one new pack, then its files and
-    ///    `objects/pack` synced (and a commit-graph, if the store has one, rewritten and
-    ///    synced: a stale one would name the removed commits);
-    /// 3. `repack -a -d` keeping that pack: every other pack, and the loose objects it holds,
-    ///    deleted; it packs nothing new, so renames nothing;
-    /// 4. `prune --expire=now`: the unreachable loose objects (the old commits) deleted, and
-    ///    every object folder synced, so they stay deleted.
-    ///
-    /// Refs are not packed (gc would): the branch stays one loose file convo's transaction
-    /// moves and syncs.
+    /// First `reflog expire` of every entry, then the reflogs synced (an expiry undone by a
+    /// power cut would name commits the prune removes); then gc's steps one at a time, each
+    /// made durable before the next relies on it ([`Store::pack_durably`]).
     pub fn prune_unreachable(&self, _lock: &Lock) -> Result<()> {
-        let run = |args: &[&str]| -> Result<String> {
-            let output = super::git_command()
-                .args(args)
-                .current_dir(&self.root)
-                .stdin(std::process::Stdio::null())
-                .output()
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => StoreError::GitMissing { purpose: "prune the old commits" },
-                    _ => StoreError::Git { context: format!("git {}", args.join(" ")), source: Box::new(e) },
-                })?;
-            if !output.status.success() {
-                // git's own words on stderr are the cause: a process's output, not an error value.
-                return Err(super::git_detail(
-                    format!("git {}", args.join(" ")),
-                    String::from_utf8_lossy(&output.stderr).trim(),
-                ));
-            }
-            Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-        };
-        run(&["reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all"])?;
+        self.run_gc_step(&["reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all"], Packing::Prune)?;
         self.sync_reflogs()?;
-        let before = self.object_files();
-        let objects = self.repo.objects.store_ref().path();
-        let base = objects.join("pack").join("pack");
-        let base = std::path::absolute(&base).unwrap_or(base);
-        let pack = run(&[
-            "pack-objects",
-            "--all",
-            "--reflog",
-            "--indexed-objects",
-            "--non-empty",
-            "--local",
-            "--delta-base-offset",
-            "-q",
-            &base.to_string_lossy(),
-        ])?;
-        let info = objects.join("info");
-        if info.join("commit-graph").exists() || info.join("commit-graphs").exists() {
-            run(&["commit-graph", "write", "--reachable"])?;
-        }
-        self.sync_objects_since(&before)?;
-        let keep = format!("--keep-pack=pack-{pack}.pack");
-        let mut repack = vec!["repack", "-a", "-d", "-q"];
-        if !pack.is_empty() {
-            repack.push(&keep);
-        }
-        run(&repack)?;
-        run(&["prune", "--expire=now"])?;
-        self.create_object_folders();
-        self.sync_object_folders()
+        self.pack_durably(Packing::Prune)
     }
 }
 

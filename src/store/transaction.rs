@@ -50,6 +50,7 @@ use super::txn::{Change, FailPoint, GcOutcome, Landed, Lock};
 use super::{Result, Store, StoreError, git_err, io_err, layout};
 use crate::clock::Clock;
 use crate::event::Stats;
+use crate::event::who::Who;
 
 /// One commit under way (see the module docs). Nothing is written until
 /// [`commit`](Self::commit); a transaction dropped before it leaves the store as it was.
@@ -99,7 +100,15 @@ enum Observer {
     /// The commit made or changed conversation `id` (`alone`: and no other), which now
     /// counts `stats`, its newest event at `updated`: its cache, its catalogue and titles
     /// lines, its log index.
-    Conversation { id: String, stats: Stats, updated: Option<String>, previous: Option<ObjectId>, alone: bool },
+    /// `who`: the people, agents and models of its events, when the writer knew them.
+    Conversation {
+        id: String,
+        stats: Stats,
+        updated: Option<String>,
+        who: Option<Who>,
+        previous: Option<ObjectId>,
+        alone: bool,
+    },
     /// The commit continues conversation `id`'s log chain from `previous`: its log index.
     Log { id: String, previous: Option<ObjectId> },
     /// The commit took conversation `id` out of HEAD: its cached counts go.
@@ -171,15 +180,17 @@ impl<'s> Transaction<'s> {
     }
 
     /// The commit makes or changes conversation `id` and no other; it then counts `stats`,
-    /// its newest event at `updated`, and its log chain continues from `previous`.
+    /// its newest event at `updated`, its events name `who` (`None`: not known, recounted
+    /// by the next reader), and its log chain continues from `previous`.
     pub(crate) fn wrote_conversation(
         &mut self,
         id: &str,
         stats: Stats,
         updated: Option<String>,
+        who: Option<Who>,
         previous: Option<ObjectId>,
     ) -> &mut Self {
-        self.wrote(id, stats, updated, previous, true)
+        self.wrote(id, stats, updated, who, previous, true)
     }
 
     /// [`wrote_conversation`](Self::wrote_conversation) for one of several conversations
@@ -190,9 +201,10 @@ impl<'s> Transaction<'s> {
         id: &str,
         stats: Stats,
         updated: Option<String>,
+        who: Option<Who>,
         previous: Option<ObjectId>,
     ) -> &mut Self {
-        self.wrote(id, stats, updated, previous, false)
+        self.wrote(id, stats, updated, who, previous, false)
     }
 
     fn wrote(
@@ -200,10 +212,11 @@ impl<'s> Transaction<'s> {
         id: &str,
         stats: Stats,
         updated: Option<String>,
+        who: Option<Who>,
         previous: Option<ObjectId>,
         alone: bool,
     ) -> &mut Self {
-        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, previous, alone });
+        self.observers.push(Observer::Conversation { id: id.to_owned(), stats, updated, who, previous, alone });
         self
     }
 
@@ -539,7 +552,7 @@ impl Store {
     /// next read.
     fn notify(&self, observer: Observer, committed: &Committed) {
         match observer {
-            Observer::Conversation { id, stats, updated, previous, alone } => {
+            Observer::Conversation { id, stats, updated, who, previous, alone } => {
                 if let Ok(Some(tree)) = self.entry_at(committed.tree, &layout::conversation_dir(&id)) {
                     let cache = Cache {
                         tree,
@@ -547,6 +560,7 @@ impl Store {
                         updated,
                         last_commit: Some(committed.commit),
                         conversations_at_last: None,
+                        who,
                     };
                     self.write_cache(&id, &cache);
                     self.catalogue_note(&id, &cache, alone);

@@ -126,6 +126,26 @@ pub enum GcOutcome {
     GitMissing,
 }
 
+/// Which run of gc's steps [`Store::pack_durably`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Packing {
+    /// After a commit: loose objects packed, packs past `gc.autoPackLimit` packed into one,
+    /// unreachable loose objects older than two weeks pruned.
+    Housekeeping,
+    /// After redact's rewrite: everything reachable packed into one, every unreachable
+    /// object pruned now.
+    Prune,
+}
+
+impl Packing {
+    fn purpose(self) -> &'static str {
+        match self {
+            Packing::Housekeeping => "pack the store's objects",
+            Packing::Prune => "prune the old commits",
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 pub(super) struct Journal {
     pub(super) paths: Vec<String>,
@@ -766,74 +786,106 @@ impl Store {
         }
         // Not `git gc --auto` itself: it renames a new pack into place and then deletes the
         // loose objects it holds without syncing any folder, so a power cut could keep the
-        // deletions and lose the pack's name (issue 42). Its steps are run one at a time
-        // instead, and what each wrote is synced before the next removes anything: the
-        // loose objects packed; every name under `objects/` synced; only then the packed
-        // loose copies removed; and, past `gc.autoPackLimit` packs, everything packed into
-        // one new pack, synced, before the others go. Refs are not packed: each is synced
-        // where it is written. With `store.fsync = "none"` the syncs are no-ops.
-        let objects = self.repo.objects.store_ref().path().to_owned();
-        let packs = |objects: &Path| {
-            std::fs::read_dir(objects.join("pack"))
-                .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".pack")).count())
-                .unwrap_or(0)
-        };
-        let pack_limit = self.repo.config_snapshot().integer("gc.autoPackLimit").unwrap_or(50);
-        let before = self.object_files();
-        let Some(_) = self.run_gc_step(&["repack", "-l", "-q"]) else { return GcOutcome::GitMissing };
-        if self.sync_objects_since(&before).is_err() {
-            // What this step removes must stay removed only once what it packed is on
-            // disk; the next commit's housekeeping tries again.
-            return GcOutcome::Ran;
+        // deletions and lose the pack's name (issue 42). Its steps instead, through
+        // [`Store::pack_durably`]. A step that fails leaves the rest to the next commit's
+        // housekeeping: the commit itself has landed.
+        match self.pack_durably(Packing::Housekeeping) {
+            Err(StoreError::GitMissing { .. }) => GcOutcome::GitMissing,
+            _ => GcOutcome::Ran,
         }
-        if pack_limit > 0 && packs(&objects) as i64 > pack_limit {
-            let base = std::path::absolute(objects.join("pack").join("pack"))
-                .unwrap_or_else(|_| objects.join("pack").join("pack"));
-            let before = self.object_files();
-            let args = [
-                "pack-objects",
-                "--all",
-                "--reflog",
-                "--indexed-objects",
-                "--non-empty",
-                "--local",
-                "--delta-base-offset",
-                "-q",
-            ];
-            let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            args.push(base.to_string_lossy().into_owned());
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            if let Some(Some(pack)) = self.run_gc_step(&args)
-                && !pack.is_empty()
-                && self.sync_objects_since(&before).is_ok()
-            {
-                let keep = format!("--keep-pack=pack-{pack}.pack");
-                self.run_gc_step(&["repack", "-a", "-d", "-q", &keep]);
-            }
-        }
-        self.run_gc_step(&["prune-packed", "-q"]);
-        self.run_gc_step(&["prune", "--expire=2.weeks.ago"]);
-        self.create_object_folders();
-        let _ = self.sync_object_folders();
-        GcOutcome::Ran
     }
 
-    /// Run one `git` step of housekeeping in the foreground and under convo's lock (a
-    /// detached one would prune object folders while the next writer puts objects into
-    /// them), in a process group of its own recorded in `.git/convo/gc` while it runs: if
-    /// convo is killed, the step dies with it (the parent-death signal) and the next writer
-    /// stops whatever it had started before touching the store
-    /// ([`Store::reap_orphaned_gc`]). `None` when git is missing; `Some(None)` when the step
-    /// failed; else its trimmed stdout.
-    fn run_gc_step(&self, args: &[&str]) -> Option<Option<String>> {
+    /// gc's steps one at a time, each synced before the next deletes anything the previous
+    /// one replaced (with `store.fsync = "none"` the syncs are no-ops); housekeeping after a
+    /// commit and redact's prune ([`Store::prune_unreachable`]) both run them here:
+    ///
+    /// 1. housekeeping only: `repack -l` of the loose objects into a new pack, then every
+    ///    new name under `objects/` synced;
+    /// 2. for a prune, or housekeeping past `gc.autoPackLimit` packs: `pack-objects` of
+    ///    everything reachable into one new pack, then its files and `objects/pack` synced
+    ///    (and a commit-graph, if the store has one, rewritten and synced: a stale one would
+    ///    name pruned commits); only then `repack -a -d` keeping that pack deletes every
+    ///    other pack and the loose objects they hold (it packs nothing new, so renames
+    ///    nothing);
+    /// 3. `prune-packed`: the loose copies of packed objects deleted;
+    /// 4. `prune`: unreachable loose objects deleted (all of them for a prune; those older
+    ///    than two weeks for housekeeping, as `git gc` does), and every object folder
+    ///    synced, so they stay deleted.
+    ///
+    /// Refs are not packed (gc would): each is one loose file synced where it is written.
+    pub(super) fn pack_durably(&self, packing: Packing) -> Result<()> {
+        let objects = self.repo.objects.store_ref().path().to_owned();
+        if packing == Packing::Housekeeping {
+            let before = self.object_files();
+            self.run_gc_step(&["repack", "-l", "-q"], packing)?;
+            self.sync_objects_since(&before)?;
+        }
+        let into_one = match packing {
+            Packing::Prune => true,
+            Packing::Housekeeping => {
+                let limit = self.repo.config_snapshot().integer("gc.autoPackLimit").unwrap_or(50);
+                let packs = std::fs::read_dir(objects.join("pack"))
+                    .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".pack")).count())
+                    .unwrap_or(0);
+                limit > 0 && packs as i64 > limit
+            }
+        };
+        if into_one {
+            let base = objects.join("pack").join("pack");
+            let base = std::path::absolute(&base).unwrap_or(base);
+            let before = self.object_files();
+            let pack = self.run_gc_step(
+                &[
+                    "pack-objects",
+                    "--all",
+                    "--reflog",
+                    "--indexed-objects",
+                    "--non-empty",
+                    "--local",
+                    "--delta-base-offset",
+                    "-q",
+                    &base.to_string_lossy(),
+                ],
+                packing,
+            )?;
+            let info = objects.join("info");
+            if info.join("commit-graph").exists() || info.join("commit-graphs").exists() {
+                self.run_gc_step(&["commit-graph", "write", "--reachable"], packing)?;
+            }
+            self.sync_objects_since(&before)?;
+            let keep = format!("--keep-pack=pack-{pack}.pack");
+            let mut repack = vec!["repack", "-a", "-d", "-q"];
+            if !pack.is_empty() {
+                repack.push(&keep);
+            }
+            self.run_gc_step(&repack, packing)?;
+        }
+        self.run_gc_step(&["prune-packed", "-q"], packing)?;
+        let expire = match packing {
+            Packing::Prune => "--expire=now",
+            Packing::Housekeeping => "--expire=2.weeks.ago",
+        };
+        self.run_gc_step(&["prune", expire], packing)?;
+        self.create_object_folders();
+        self.sync_object_folders()
+    }
+
+    /// Run one `git` step of [`Store::pack_durably`] in the foreground and under convo's
+    /// lock (a detached one would prune object folders while the next writer puts objects
+    /// into them), in a process group of its own recorded in `.git/convo/gc` while it runs:
+    /// if convo is killed, the step dies with it (the parent-death signal) and the next
+    /// writer stops whatever it had started before touching the store
+    /// ([`Store::reap_orphaned_gc`]). Its trimmed stdout; git's stderr is the failure's cause.
+    pub(super) fn run_gc_step(&self, args: &[&str], packing: Packing) -> Result<String> {
         use std::os::unix::process::CommandExt as _;
+        let context = || format!("git {}", args.join(" "));
         let mut command = super::git_command();
         command
             .args(args)
             .current_dir(&self.root)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .process_group(0);
         // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets a flag on the child; it is
         // async-signal-safe and touches no memory.
@@ -843,17 +895,22 @@ impl Store {
                 Ok(())
             });
         }
-        let child = command.spawn().ok()?;
+        let child = command.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => StoreError::GitMissing { purpose: packing.purpose() },
+            _ => StoreError::Git { context: context(), source: Box::new(e) },
+        })?;
         let record = self.gc_record_path();
         let started = super::gitlocks::start_time(child.id()).unwrap_or_default();
         let _ = write_private_file(&self.state_dir(), &record, format!("{} {started}\n", child.id()).as_bytes());
         self.fail(FailPoint::Gc);
         let output = child.wait_with_output();
         let _ = std::fs::remove_file(&record);
-        Some(match output {
-            Ok(output) if output.status.success() => Some(String::from_utf8_lossy(&output.stdout).trim().to_owned()),
-            _ => None,
-        })
+        let output = output.map_err(|e| StoreError::Git { context: context(), source: Box::new(e) })?;
+        if !output.status.success() {
+            // git's own words on stderr are the cause: a process's output, not an error value.
+            return Err(super::git_detail(context(), String::from_utf8_lossy(&output.stderr).trim()));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 }
 

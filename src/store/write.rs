@@ -11,6 +11,7 @@ use super::transaction::Transaction;
 use super::txn::{Change, Landed, Lock};
 use super::{Meta, Result, Store, StoreError, layout, subject};
 use crate::clock::Clock;
+use crate::event::who::Who;
 use crate::event::{Draft, Event, Kind, Shape, Stats};
 
 /// What `append` did.
@@ -78,7 +79,7 @@ impl Store {
             tokens: Some(0),
             ..Default::default()
         };
-        tx.change(meta_change(&id, &meta)?).wrote_conversation(&id, Stats::default(), None, None);
+        tx.change(meta_change(&id, &meta)?).wrote_conversation(&id, Stats::default(), None, Some(Who::default()), None);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }
@@ -126,9 +127,13 @@ impl Store {
             .collect();
 
         let mut stats = before.stats;
+        let mut who = before.who;
         let mut turns = Vec::with_capacity(events.len());
         for event in &events {
             stats.add(event);
+            if let Some(who) = &mut who {
+                who.add(event);
+            }
             turns.push(stats.current_turn());
         }
 
@@ -169,7 +174,7 @@ impl Store {
             appended: Vec::new(),
         };
         let updated = events.last().map(|e| e.ts.clone()).or(before.updated);
-        tx.changes(changes).wrote_conversation(id, stats, updated, previous);
+        tx.changes(changes).wrote_conversation(id, stats, updated, who, previous);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Appended { commit: committed.commit, subject, events, turns, stats, landed: committed.landed })
     }
@@ -246,7 +251,7 @@ impl Store {
             pending.clear();
         };
         let mut index = 0;
-        let (mut stats, mut updated) = (Stats::default(), None);
+        let (mut stats, mut updated, mut who) = (Stats::default(), None, Who::default());
         for (path, blob) in self.segments(source)? {
             let events = self.parse_segment(&path, blob)?;
             let kept: Vec<&Event> =
@@ -254,6 +259,7 @@ impl Store {
             index += events.len();
             for e in &kept {
                 stats.add(e);
+                who.add(e);
                 updated = Some(e.ts.clone());
             }
             if kept.len() == events.len() && !kept.is_empty() {
@@ -286,7 +292,7 @@ impl Store {
             tokens: Some(stats.tokens()),
             ..Default::default()
         };
-        tx.changes(changes).wrote_conversation(&id, stats, updated, None);
+        tx.changes(changes).wrote_conversation(&id, stats, updated, Some(who), None);
         let committed = tx.commit(&subject, &trailers, clock)?;
         Ok(Created { id, commit: committed.commit, subject, landed: committed.landed })
     }

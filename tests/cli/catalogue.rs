@@ -378,3 +378,96 @@ fn catalogue_lines_without_where_a_session_ran_are_computed_again() {
     assert!(ends_with_a_marker(&catalogue(&env)));
     agrees_with_a_full_read(&env, "after the old lines were computed again");
 }
+
+/// A catalogue line or a cache file an older convo wrote has no `who` (the people, agents
+/// and models of the conversation's events): counted as missing, it is computed again from
+/// the events (once), never read as "nobody took part", and written back so the next `list
+/// --format json` reads no event. An append to a conversation whose cache lacks it names
+/// the appended event's person too.
+#[test]
+fn catalogue_lines_and_caches_without_who_took_part_are_computed_again() {
+    let env = TestEnv::new();
+    env.git(&["config", "user.name", "Ann Lee"]);
+    env.git(&["config", "user.email", "ann@example.com"]);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex-0.169.jsonl");
+    let codex = env.run(&["import", fixture.to_str().unwrap()]).ok().trim().to_owned();
+    let made = env.new_conversation("made here");
+    env.run(&["append", &made, "--user", "hello"]).ok();
+    let expected = full_read(&env);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&expected).unwrap();
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(row(&codex)["agents"], serde_json::json!(["codex 0.169.0"]), "{expected}");
+    assert_eq!(row(&codex)["models"], serde_json::json!(["gpt-5.1-codex"]), "{expected}");
+    let ann = serde_json::json!(["Ann Lee <ann@example.com>"]);
+    assert_eq!(row(&codex)["people"], ann, "{expected}");
+    assert_eq!(row(&made)["people"], ann, "{expected}");
+
+    // As a convo from before `who` wrote them: the catalogue's lines and each cache file
+    // (whose checksum is its stored JSON's SHA-1, so made again).
+    let without_who = |text: &str| regex::Regex::new(r#","who":\{[^}]*\}"#).unwrap().replace_all(text, "").into_owned();
+    let old: String =
+        std::fs::read_to_string(catalogue(&env)).unwrap().lines().map(|l| without_who(l) + "\n").collect();
+    assert!(!old.contains("\"who\"") && !old.contains("gpt-5.1-codex"), "{old}");
+    std::fs::write(catalogue(&env), &old).unwrap();
+    let cache = env.store.join(".git/convo/cache");
+    let make_old = |path: &std::path::Path| {
+        let checked: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let stored = without_who(&checked["stored"].to_string());
+        assert!(!stored.contains("\"who\""), "{stored}");
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        hasher.update(stored.as_bytes());
+        let check = hasher.try_finalize().unwrap().to_string()[..16].to_owned();
+        std::fs::write(path, format!(r#"{{"check":"{check}","stored":{stored}}}"#)).unwrap();
+    };
+    for file in std::fs::read_dir(&cache).unwrap() {
+        make_old(&file.unwrap().path());
+    }
+
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), expected);
+    let healed = std::fs::read_to_string(catalogue(&env)).unwrap();
+    assert!(
+        healed.contains(
+            r#""who":{"people":["Ann Lee <ann@example.com>"],"agents":["codex 0.169.0"],"models":["gpt-5.1-codex"]}"#
+        ),
+        "{healed}"
+    );
+    assert!(ends_with_a_marker(&catalogue(&env)));
+    agrees_with_a_full_read(&env, "after the old lines were computed again");
+
+    // An append to a conversation whose cache lacks who took part names everyone: those
+    // before it too.
+    make_old(&cache.join(format!("{made}.json")));
+    env.git(&["config", "user.name", "Bo Ng"]);
+    env.git(&["config", "user.email", "bo@example.com"]);
+    env.run(&["append", &made, "--user", "again"]).ok();
+    let listed: Vec<serde_json::Value> = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+    let both = serde_json::json!(["Ann Lee <ann@example.com>", "Bo Ng <bo@example.com>"]);
+    assert_eq!(listed.iter().find(|r| r["id"] == made.as_str()).unwrap()["people"], both);
+    agrees_with_a_full_read(&env, "after an append to a conversation cached without who");
+}
+
+/// Who took part comes from the catalogue like everything else `list --format json` says:
+/// with every event's object gone from the repository (so any read of one fails), a
+/// current catalogue still answers, and answers the same.
+#[test]
+fn list_in_json_names_who_took_part_without_reading_an_event() {
+    let env = TestEnv::new();
+    env.git(&["config", "user.name", "Ann Lee"]);
+    env.git(&["config", "user.email", "ann@example.com"]);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex-0.169.jsonl");
+    env.run(&["import", fixture.to_str().unwrap()]).ok();
+    let made = env.new_conversation("made here");
+    env.run(&["append", &made, "--user", "hello"]).ok();
+    let listed = env.run(&["list", "--format", "json"]).ok().to_owned();
+    assert!(listed.contains("gpt-5.1-codex") && listed.contains("Ann Lee <ann@example.com>"), "{listed}");
+    let mut gone = 0;
+    for line in env.git(&["ls-tree", "-r", "HEAD"]).lines().filter(|l| l.contains("/events/")) {
+        let blob = line.split_whitespace().nth(2).unwrap();
+        let loose = env.store.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+        std::fs::remove_file(&loose).unwrap_or_else(|e| panic!("{blob} is not loose: {e}"));
+        gone += 1;
+    }
+    assert!(gone >= 2, "{gone}");
+    env.run(&["show", &made]).fails_with(5);
+    assert_eq!(env.run(&["list", "--format", "json"]).ok(), listed);
+}

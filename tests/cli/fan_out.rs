@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::common::{TestEnv, bare, conversation_dir, fan, run_command};
+use crate::common::{TestEnv, TwoPeople, bare, conversation_dir, fan, run_command};
 use crate::hostile_remotes::{Entry, commit, git_str, read_tree, write_tree};
 
 /// A new commit on HEAD of the git repository `repo` whose tree is HEAD's in the shape a
@@ -267,4 +267,73 @@ fn a_move_whose_mirror_lags_does_not_fail_the_write_that_asked_for_it() {
     let subjects = env.git(&["log", "--format=%s", "-2"]);
     assert_eq!(subjects, "append: \"alpha\" turn 1 (+1 event)\nstore: move 2 conversations into fan-out folders\n");
     assert_fanned_out(&env, &[&a, &b]);
+}
+
+/// The sealed clock gives every conversation a command makes alone an id ending in `01`, so
+/// most tests' conversations share one fan folder. Here a folder import makes three in one
+/// command, in three fans (and `new` a fourth beside the first): pushed, cloned, appended
+/// to on both sides, pulled into a fork and pushed back, every fan folder holds only its
+/// own ids, and `list` and `fsck` agree on both sides.
+#[test]
+fn conversations_in_several_fans_push_pull_list_and_fsck_alike() {
+    let TwoPeople { a, b, url, served: _served, .. } = crate::common::two_people();
+    let sessions = a.root.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for name in ["codex-0.169.jsonl", "gemini-cli-0.61.jsonl", "gemini-cli-0.61-failed-command.jsonl"] {
+        std::fs::copy(fixtures.join(name), sessions.join(name)).unwrap();
+    }
+    a.run(&["import", sessions.to_str().unwrap()]).ok();
+    let alone = a.new_conversation("made alone");
+    a.run(&["append", "--user", "one"]).ok();
+    let ids = |env: &TestEnv| -> Vec<String> {
+        let listed: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        let mut ids: Vec<String> =
+            listed.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+        ids.sort();
+        ids
+    };
+    let mine = ids(&a);
+    assert_eq!(mine.len(), 4);
+    let fans: std::collections::BTreeSet<&str> = mine.iter().map(|id| fan(id)).collect();
+    assert!(fans.len() >= 3, "{mine:?} in several fans");
+    assert!(mine.iter().filter(|id| fan(id) == fan(&alone)).count() >= 2, "{mine:?}: two in one fan");
+
+    a.run(&["remote", "add", "origin", &url]).ok();
+    a.run(&["push"]).ok();
+    b.run(&["clone", &url, b.store.to_str().unwrap()]).ok();
+    assert_eq!(ids(&b), mine);
+    // Both sides append to the same conversation, in a fan other than `alone`'s: b's line
+    // goes on in a fork at the pull.
+    let shared = mine.iter().find(|id| fan(id) != fan(&alone)).unwrap();
+    let other = mine.iter().rev().find(|id| fan(id) != fan(&alone) && *id != shared).unwrap();
+    a.run(&["append", shared, "--user", "from a"]).ok();
+    a.run(&["append", &alone, "--user", "a again"]).ok();
+    a.run(&["push"]).ok();
+    b.run(&["append", shared, "--user", "from b"]).ok();
+    b.run(&["append", other, "--user", "b alone"]).ok();
+    b.run(&["pull"]).ok();
+    b.run(&["push"]).ok();
+    a.run(&["pull"]).ok();
+
+    let both = ids(&a);
+    assert_eq!(both.len(), 5, "the four and b's fork: {both:?}");
+    assert_eq!(ids(&b), both);
+    for env in [&a, &b] {
+        for path in tracked(env).iter().filter(|p| p.starts_with("conversations/")) {
+            let id = both.iter().find(|id| path.contains(id.as_str())).unwrap_or_else(|| panic!("{path}: whose?"));
+            assert!(path.starts_with(&format!("{}/", conversation_dir(id))), "{path} is not in its fan folder");
+        }
+        env.run(&["fsck"]).ok();
+        assert_eq!(env.git_status(), "");
+        let shown = env.run(&["show", other, "--format", "jsonl"]).ok().to_owned();
+        assert!(shown.contains("b alone"), "{shown}");
+    }
+    // The same list on both sides, but for which conversation each has active.
+    let listed = |env: &TestEnv| -> serde_json::Value {
+        let mut rows: serde_json::Value = serde_json::from_str(env.run(&["list", "--format", "json"]).ok()).unwrap();
+        rows.as_array_mut().unwrap().iter_mut().for_each(|r| drop(r.as_object_mut().unwrap().remove("active")));
+        rows
+    };
+    assert_eq!(listed(&a), listed(&b));
 }

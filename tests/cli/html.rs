@@ -5,41 +5,16 @@
 //! and dark mode (kept under `target/tmp/html-screenshots/` for a person to look at).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::TestEnv;
+use crate::common::chromium;
 use crate::interop::{corpus, external_resources, html_body, html_skeleton};
 
 const CSP: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';";
 
-/// Chromium, headless and offline, on `page` with `hash`, doing `what` (`--dump-dom`, or a
-/// screenshot); its own profile under the test's root.
-fn chromium(env: &TestEnv, page: &Path, hash: &str, what: &[String]) -> std::process::Output {
-    let profile = env.root.join(format!("chromium-profile-{}", std::process::id()));
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .args(what)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}{hash}", page.display()))
-        .output()
-        .expect("chromium runs (apt install chromium; .ci/test installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
-/// The DOM after the page's script ran, opened at `hash`.
+/// The DOM after the page's script ran, opened from disk at `hash`.
 fn dom(env: &TestEnv, page: &Path, hash: &str) -> String {
-    String::from_utf8(chromium(env, page, hash, &["--dump-dom".into()]).stdout).unwrap()
+    chromium::dom(env, &format!("file://{}{hash}", page.display()))
 }
 
 /// The text a reader sees in `html`: tags stripped (a block's end ends a line), entities
@@ -128,32 +103,9 @@ fn view_at(env: &TestEnv, page: &Path, hash: &str) -> (String, String) {
     (name, text)
 }
 
-/// A screenshot of `page` in light and in dark mode: real PNGs of some size, the two not
-/// alike (the page follows `prefers-color-scheme`), kept for a person to look at.
+/// A screenshot of `page` in light and in dark mode, kept under `target/tmp/html-screenshots/`.
 fn screenshots(env: &TestEnv, page: &Path, name: &str) {
-    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-screenshots");
-    std::fs::create_dir_all(&keep).unwrap();
-    let mut shots = Vec::new();
-    // Blink's preferredColorScheme: 0 is dark, 1 light.
-    for (scheme, setting) in [("light", 1), ("dark", 0)] {
-        let png = env.root.join(format!("{name}-{scheme}.png"));
-        chromium(
-            env,
-            page,
-            "",
-            &[
-                format!("--screenshot={}", png.display()),
-                "--window-size=1200,2000".into(),
-                format!("--blink-settings=preferredColorScheme={setting}"),
-            ],
-        );
-        let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
-        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{} is a PNG", png.display());
-        assert!(bytes.len() > 20_000, "{} is more than a blank page: {} bytes", png.display(), bytes.len());
-        std::fs::copy(&png, keep.join(format!("{name}-{scheme}.png"))).unwrap();
-        shots.push(bytes);
-    }
-    assert_ne!(shots[0], shots[1], "{name}: dark mode looks different from light");
+    chromium::screenshots(env, &format!("file://{}", page.display()), name, "html-screenshots", "1200,2000");
 }
 
 /// The page loads nothing, as written and as the browser built it, and says so in a CSP.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::common::githttp::Daemon;
-use crate::common::{TestEnv, bare, conversation_dir};
+use crate::common::{TestEnv, TwoPeople, bare, conversation_dir, two_people};
 use crate::hostile_remotes::{blob, git_in, git_str, write_tree};
 
 /// Every ref of the hub: name → commit.
@@ -89,11 +89,7 @@ fn a_push_publishes_each_conversation_alone_and_a_catalog() {
 
 #[test]
 fn a_teammates_push_publishes_only_the_conversation_it_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub, url, served: _served } = two_people();
     let kept = a.new_conversation("kept");
     a.run(&["append", "--user", "one"]).ok();
     let grown = a.new_conversation("grown");
@@ -105,7 +101,6 @@ fn a_teammates_push_publishes_only_the_conversation_it_changed() {
     let before = refs(&hub);
 
     // A clone brings the catalog through the quarantine.
-    let b = TestEnv::bare_at(100);
     b.run(&["clone", &url, b.store.to_str().unwrap()]).ok();
     assert_eq!(b.git(&["rev-parse", "refs/convo/remotes/origin/catalog"]).trim(), before["refs/convo/catalog"]);
     b.run(&["switch", &grown]).ok();

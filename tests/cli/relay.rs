@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
-use crate::common::githttp::Daemon;
+use crate::common::TwoPeople;
 use crate::handoff::{project, session_file};
 
 /// A real Claude Code 2.1 session: 40 tool calls, no subagent lines.
@@ -264,22 +264,17 @@ fn two_continuations_captured_in_one_folder_import_end_in_two_lines() {
 struct Team {
     alice: TestEnv,
     bob: TestEnv,
-    _hub: (tempfile::TempDir, Daemon),
+    _hub: crate::common::Served,
 }
 
 fn team(session: &Path, follow: bool) -> Team {
-    let dir = tempfile::tempdir().unwrap();
-    crate::common::bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let alice = TestEnv::new();
+    let TwoPeople { a: alice, b: bob, url, served, .. } = crate::common::two_people();
     let import: &[&str] = if follow { &["import", "--follow"] } else { &["import"] };
     alice.run(&[import, &[session.to_str().unwrap()]].concat()).ok();
     alice.run(&["remote", "add", "origin", &url]).ok();
     alice.run(&["push"]).ok();
-    let bob = TestEnv::bare_at(100);
     bob.run(&["clone", &url, bob.store.to_str().unwrap()]).ok();
-    Team { alice, bob, _hub: (dir, daemon) }
+    Team { alice, bob, _hub: served }
 }
 
 /// Bob carries Alice's conversation on in Codex while Alice adds to it; his pull moves his
@@ -490,11 +485,7 @@ fn a_session_relayed_in_another_order_keeps_its_shape() {
 fn relay(hops: &[Hop]) {
     use crate::common::agents::{Recorder, agents, run_agent};
     let Some(agents) = agents() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    crate::common::bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let (alice, bob) = (TestEnv::new(), TestEnv::bare_at(100));
+    let TwoPeople { a: alice, b: bob, url, served: _served, .. } = crate::common::two_people();
     // Alice's own Claude Code session: a command and a file read.
     let proj = project(&alice);
     let script = json!([

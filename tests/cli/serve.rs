@@ -5,11 +5,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::common::TestEnv;
+use crate::common::chromium::{self, dom};
 use crate::html::{tags, text};
 
 /// A running `convo serve`, stopped when dropped.
@@ -22,10 +22,16 @@ struct Server {
 
 impl Server {
     fn start(env: &TestEnv, flags: &[&str]) -> Server {
+        Server::start_with(env, flags, &[])
+    }
+
+    /// `start`, with `vars` added to the sealed environment.
+    fn start_with(env: &TestEnv, flags: &[&str], vars: &[(&str, &str)]) -> Server {
         let mut args = vec!["serve", "--port", "0"];
         args.extend(flags);
         let mut child = env
             .command(&args)
+            .envs(vars.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -75,65 +81,14 @@ fn get(server: &Server, path: &str, headers: &[(&str, &str)]) -> (u16, String, S
     request(server.port, "GET", path, &all)
 }
 
-/// Chromium, headless, on `url`, doing `what`; virtual time runs the page's script and its
-/// fetches to the end first.
-fn chromium(env: &TestEnv, url: &str, what: &[String]) -> std::process::Output {
-    let profile = env.root.join(format!("chromium-serve-{}", std::process::id()));
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--virtual-time-budget=5000",
-        ])
-        .args(what)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(url)
-        .output()
-        .expect("chromium runs (apt install chromium; .ci/test installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
-fn dom(env: &TestEnv, url: &str) -> String {
-    String::from_utf8(chromium(env, url, &["--dump-dom".into()]).stdout).unwrap()
-}
-
 /// The `<body>` of a DOM, as text.
 fn body_text(dom: &str) -> String {
     text(&dom[dom.find("<body").expect("a <body>")..])
 }
 
-/// Light and dark screenshots of `url`: PNGs of some size, not alike; kept under
-/// `target/tmp/serve-screenshots/` for a person to look at.
+/// Light and dark screenshots of `url`, kept under `target/tmp/serve-screenshots/`.
 fn screenshots(env: &TestEnv, url: &str, name: &str) {
-    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
-    std::fs::create_dir_all(&keep).unwrap();
-    let mut shots = Vec::new();
-    for (scheme, setting) in [("light", 1), ("dark", 0)] {
-        let png = env.root.join(format!("{name}-{scheme}.png"));
-        chromium(
-            env,
-            url,
-            &[
-                format!("--screenshot={}", png.display()),
-                "--window-size=1200,900".into(),
-                format!("--blink-settings=preferredColorScheme={setting}"),
-            ],
-        );
-        let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
-        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{} is a PNG", png.display());
-        assert!(bytes.len() > 20_000, "{} is more than a blank page: {} bytes", png.display(), bytes.len());
-        std::fs::copy(&png, keep.join(format!("{name}-{scheme}.png"))).unwrap();
-        shots.push(bytes);
-    }
-    assert_ne!(shots[0], shots[1], "{name}: dark mode looks different from light");
+    chromium::screenshots(env, url, name, "serve-screenshots", "1200,900");
 }
 
 /// The `href`s of the links of `dom` whose opening tag holds `marker`.
@@ -378,16 +333,7 @@ fn serve_open_hands_the_printed_url_to_the_browser_opener() {
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let mut child = env
-        .command(&["serve", "--port", "0", "--open"])
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("convo serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let server = Server::start_with(&env, &["--open"], &[("PATH", &path)]);
     let mut opened = None;
     for _ in 0..200 {
         if let Ok(text) = std::fs::read_to_string(&seen) {
@@ -396,7 +342,5 @@ fn serve_open_hands_the_printed_url_to_the_browser_opener() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(opened.as_deref(), Some(line.trim()), "the opener was given the printed URL");
+    assert_eq!(opened.as_deref(), Some(server.url.as_str()), "the opener was given the printed URL");
 }

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::common::TestEnv;
-use crate::common::bare;
 use crate::common::githttp::{Daemon, Http};
+use crate::common::{TwoPeople, bare, two_people_on_disk};
 
 /// Every `(conversation, event id)` of a store, and every user message.
 fn contents(env: &TestEnv) -> (BTreeSet<(String, String)>, Vec<String>) {
@@ -360,15 +360,13 @@ fn a_server_vanishing_mid_fetch_leaves_the_store_unchanged() {
 /// fsck names it: another store would refuse to pull it.
 #[test]
 fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub: _, url, served: _served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("c");
     a.run(&["append", "--user", "one"]).ok();
-    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
     a.run(&["push"]).ok();
-    let b = TestEnv::bare_at(100);
-    clone_into(&b, hub.to_str().unwrap());
+    clone_into(&b, url);
     std::fs::create_dir_all(a.store.join("notes")).unwrap();
     std::fs::write(a.store.join("notes/x.txt"), "by hand\n").unwrap();
     a.git(&["add", "notes"]);
@@ -394,15 +392,13 @@ fn a_folder_added_with_git_survives_a_merge_and_fsck_names_it() {
 /// so its log goes back through the merge into the commits that wrote them.
 #[test]
 fn log_of_a_diverged_fork_reaches_back_through_the_merge() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub: _, url, served: _served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("shared");
     a.run(&["append", "--user", "first"]).ok();
-    a.run(&["remote", "add", "origin", hub.to_str().unwrap()]).ok();
+    a.run(&["remote", "add", "origin", url]).ok();
     a.run(&["push"]).ok();
-    let b = TestEnv::bare_at(100);
-    clone_into(&b, hub.to_str().unwrap());
+    clone_into(&b, url);
     b.run(&["switch", "shared"]).ok();
     a.run(&["append", "--user", "from a"]).ok();
     a.run(&["push"]).ok();
@@ -587,10 +583,8 @@ fn sync_with_nothing_to_do_says_so() {
 /// date. All three end with the same events, once each.
 #[test]
 fn sync_brings_turns_in_and_sends_turns_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let url = hub.to_str().unwrap();
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub, url, served: _served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("shared");
     a.run(&["append", "--user", "first"]).ok();
     a.run(&["remote", "add", "origin", url]).ok();
@@ -599,7 +593,6 @@ fn sync_brings_turns_in_and_sends_turns_out() {
     --- stderr
     Synced with origin: nothing in; out 1 conversation (1 new), 1 event
     ");
-    let b = TestEnv::bare_at(100);
     clone_into(&b, url);
     b.run(&["switch", "shared"]).ok();
 
@@ -648,15 +641,12 @@ fn sync_brings_turns_in_and_sends_turns_out() {
 /// first fetch, so it lands at the same moment every run.
 #[test]
 fn sync_pulls_again_when_someone_pushed_in_between() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let url = hub.to_str().unwrap();
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub, url, served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("shared");
     a.run(&["append", "--user", "first"]).ok();
     a.run(&["remote", "add", "origin", url]).ok();
     a.run(&["push"]).ok();
-    let b = TestEnv::bare_at(100);
     clone_into(&b, url);
     b.run(&["switch", "shared"]).ok();
     b.run(&["append", "--user", "b before"]).ok();
@@ -667,7 +657,7 @@ fn sync_pulls_again_when_someone_pushed_in_between() {
     b.git(&["push", "--quiet", "origin", "HEAD:refs/heads/between"]);
     a.new_conversation("only a");
     a.run(&["append", "--user", "a alone"]).ok();
-    let moved = dir.path().join("moved");
+    let moved = served.dir().join("moved");
     let config = on_each_fetch_from(
         &hub,
         &format!(
@@ -988,15 +978,12 @@ fn tree_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::Pa
 /// what the secret scan would refuse; the hub and the store stay byte for byte as they were.
 #[test]
 fn push_dry_run_says_what_would_go_out_and_changes_nothing_here_or_there() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let url = hub.to_str().unwrap();
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub, url, served: _served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("shared");
     a.run(&["append", "--user", "first"]).ok();
     a.run(&["remote", "add", "origin", url]).ok();
     a.run(&["push"]).ok();
-    let b = TestEnv::bare_at(100);
     clone_into(&b, url);
     b.run(&["switch", "shared"]).ok();
     b.run(&["append", "--user", "from b"]).ok();
@@ -1056,10 +1043,8 @@ fn push_dry_run_says_what_would_go_out_and_changes_nothing_here_or_there() {
 /// next command run at a terminal says the refusal once.
 #[test]
 fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let url = hub.to_str().unwrap();
-    let a = TestEnv::new();
+    let TwoPeople { a, b, hub: _, url, served: _served } = two_people_on_disk();
+    let url = url.as_str();
     a.new_conversation("shared");
     a.run(&["append", "--user", "first"]).ok();
     a.run(&["remote", "add", "origin", url]).ok();
@@ -1071,7 +1056,6 @@ fn status_says_what_is_unpushed_unpulled_followed_failing_and_refused() {
     status(&a, &[]);
     a.run(&["push"]).ok();
     status(&a, &[]);
-    let b = TestEnv::bare_at(100);
     clone_into(&b, url);
     b.run(&["switch", "shared"]).ok();
     b.run(&["append", "--user", "from b"]).ok();

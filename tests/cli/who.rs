@@ -160,6 +160,63 @@ fn author_filters_log_list_and_grep_like_git() {
     assert_eq!(refused.fails_with(3), "error: --author (: not a regular expression (unclosed group)\n");
 }
 
+/// `list` and `grep` in JSON name who took part in each conversation, and `log --all` says
+/// `By:` for each commit as the conversation's own log does.
+#[test]
+fn list_grep_and_log_all_name_who_took_part() {
+    let Team { bob, claude, _hub, .. } = team();
+    let codex = bob.run(&["import", &fixture("codex-0.169.jsonl")]).ok().trim().to_owned();
+    bob.run(&["append", &claude, "--user", "bob carries on"]).ok();
+    let (alice_doe, bob_roe) = ("Alice Doe <alice@example.com>", "Bob Roe <bob@example.com>");
+    let who = |row: &Value| (row["people"].clone(), row["agents"].clone(), row["models"].clone());
+    let claudes = (
+        serde_json::json!([alice_doe, bob_roe]),
+        serde_json::json!(["claude-code 2.1.42"]),
+        serde_json::json!(["claude-opus-4-6"]),
+    );
+    let claudes_import = || {
+        (
+            serde_json::json!([alice_doe]),
+            serde_json::json!(["claude-code 2.1.42"]),
+            serde_json::json!(["claude-opus-4-6"]),
+        )
+    };
+    let codexes =
+        (serde_json::json!([bob_roe]), serde_json::json!(["codex 0.169.0"]), serde_json::json!(["gpt-5.1-codex"]));
+
+    let listed: Value = serde_json::from_str(bob.run(&["list", "--format", "json"]).ok()).unwrap();
+    let row = |id: &str| listed.as_array().unwrap().iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(who(&row(&claude)), claudes);
+    assert_eq!(who(&row(&codex)), codexes);
+
+    for args in [&[][..], &["-c"], &["-l"]] {
+        let out = bob.run(&[&["grep", "carries on", "--format", "json"], args].concat()).ok().to_owned();
+        let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {out}");
+        assert_eq!(lines[0]["conversation"], claude.as_str());
+        assert_eq!(who(&lines[0]), claudes, "{args:?}");
+    }
+
+    // Each commit's `By:` in the whole store's log is its conversation's log's.
+    let by = |log: &str| -> Vec<String> {
+        log.lines().filter(|l| l.starts_with("commit ") || l.starts_with("By:")).map(str::to_owned).collect()
+    };
+    let all = by(bob.run(&["log", "--all"]).ok());
+    for id in [&claude, &codex] {
+        let own = by(bob.run(&["log", id]).ok());
+        assert!(own.iter().any(|l| l.starts_with("By:")), "{own:?}");
+        for pair in own.windows(2).filter(|p| p[1].starts_with("By:")) {
+            let at = all.iter().position(|l| *l == pair[0]).unwrap_or_else(|| panic!("{} in {all:#?}", pair[0]));
+            assert_eq!(all.get(at + 1), Some(&pair[1]), "{all:#?}");
+        }
+    }
+    assert!(all.contains(&format!("By:     {bob_roe} · codex 0.169.0 · gpt-5.1-codex")), "{all:#?}");
+    let json: Value = serde_json::from_str(bob.run(&["log", "--all", "--format", "json"]).ok()).unwrap();
+    assert_eq!(json[0]["people"], serde_json::json!([bob_roe]), "{json:#}");
+    let import = json.as_array().unwrap().iter().find(|e| e["author"] == alice_doe).unwrap();
+    assert_eq!(who(import), claudes_import(), "{json:#}");
+}
+
 #[test]
 fn usage_by_person_and_by_agent() {
     let Team { bob, _hub, .. } = team();

@@ -28,7 +28,8 @@ use crate::cli::ui::Output;
 pub struct Args {
     /// Output format; `json` is an array of objects for scripts (whole ids, `subagent_of`,
     /// `forked_from`, where the session ran: `cwd`, `branch`, `remote`, and `project`: the
-    /// remote as `usage --by project` names it, a fork's its parent's)
+    /// remote as `usage --by project` names it, a fork's its parent's; who took part:
+    /// `people`, `agents`, `models`)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Only the conversations of the current directory's repository
@@ -150,6 +151,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
                     if let Some(used) = &used {
                         row["tokens_used"] = used.get(&s.id).copied().unwrap_or(0).into();
                     }
+                    let who = &s.who;
+                    (row["people"], row["agents"], row["models"]) =
+                        (who.people.clone().into(), who.agents.clone().into(), who.models.clone().into());
                     row
                 })
                 .collect();

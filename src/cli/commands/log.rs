@@ -40,7 +40,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     // Filtered before the count, as git does.
     let limit = if author.is_some() { None } else { args.max_count };
     let mut entries = if args.all {
-        store.log_all(limit)?
+        let mut entries = store.log_all(limit)?;
+        if !args.oneline || author.is_some() {
+            convo::ops::who::attribute_all(&store, &mut entries)?;
+        }
+        entries
     } else {
         ctx.fetch_if_lazy(&store, args.id.as_deref())?;
         let id = store.resolve_or_active(args.id.as_deref())?;

@@ -218,6 +218,8 @@ pub mod llama;
 
 pub mod githttp;
 
+pub mod chromium;
+
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP: a
 /// hub for the sharing tests.
 pub fn bare(dir: &Path, name: &str) -> PathBuf {
@@ -232,6 +234,52 @@ pub fn bare(dir: &Path, name: &str) -> PathBuf {
     assert!(ok);
     Command::new("git").args(["config", "http.receivepack", "true"]).current_dir(&path).status().unwrap();
     path
+}
+
+/// Two people, each with a HOME and clock of their own, sharing a hub: `a` has a store (no
+/// remote yet: add `url` when the test wants it), `b` none yet (its clock 100 hours
+/// ahead, so the two never mint the same ids). Taken apart, `served` is held to the end
+/// (`served: _served`): dropping it stops the hub's server and removes its folder.
+pub struct TwoPeople {
+    pub a: TestEnv,
+    pub b: TestEnv,
+    /// The bare repository `hub.git`.
+    pub hub: PathBuf,
+    /// What a remote names it by: `git://…/hub.git`, or the hub's path (see
+    /// [`two_people_on_disk`]).
+    pub url: String,
+    pub served: Served,
+}
+
+/// A hub's server (if any) and the folder holding the hub, kept while held.
+pub struct Served {
+    _daemon: Option<githttp::Daemon>,
+    dir: tempfile::TempDir,
+}
+
+impl Served {
+    /// The folder holding the hub.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// [`TwoPeople`] sharing a hub served by `git daemon`, as a team on a network does.
+pub fn two_people() -> TwoPeople {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let daemon = githttp::Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let served = Served { _daemon: Some(daemon), dir };
+    TwoPeople { a: TestEnv::new(), b: TestEnv::bare_at(100), hub, url, served }
+}
+
+/// [`TwoPeople`] sharing a hub by its path, for the tests whose output names the hub.
+pub fn two_people_on_disk() -> TwoPeople {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = bare(dir.path(), "hub");
+    let url = hub.to_str().unwrap().to_owned();
+    TwoPeople { a: TestEnv::new(), b: TestEnv::bare_at(100), hub, url, served: Served { _daemon: None, dir } }
 }
 
 /// A process named `git` working in the store: what convo sees of a live git.

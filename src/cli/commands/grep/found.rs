@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use convo::event::who::Who;
 use convo::ops::search;
 use convo::render;
 
@@ -18,14 +19,22 @@ pub(super) struct How {
     pub grouped: bool,
 }
 
-/// Print `result`, the hits of conversation `id` (titled `title`).
+/// Print `result`, the hits of conversation `id` (titled `title`; who took part in it,
+/// for JSON).
 pub(super) fn print(
     w: &mut dyn Write,
     how: &How,
-    (id, title): (&str, Option<&str>),
+    (id, title, who): (&str, Option<&str>, Option<&Who>),
     result: search::Found,
     ui: &Ui,
 ) -> io::Result<()> {
+    let named = |row: &mut serde_json::Value| {
+        if let Some(who) = who {
+            row["people"] = who.people.clone().into();
+            row["agents"] = who.agents.clone().into();
+            row["models"] = who.models.clone().into();
+        }
+    };
     let (count, hits) = (result.count, result.hits);
     match (how.format, how.list, how.count) {
         (Format::Text, true, _) => writeln!(w, "{id}")?,
@@ -35,6 +44,7 @@ pub(super) fn print(
             if how.count {
                 row["count"] = count.into();
             }
+            named(&mut row);
             writeln!(w, "{row}")?;
         }
         (Format::Json, false, false) => {
@@ -42,6 +52,7 @@ pub(super) fn print(
                 let mut row = serde_json::to_value(hit).map_err(io::Error::from)?;
                 row["conversation"] = id.into();
                 row["title"] = title.into();
+                named(&mut row);
                 writeln!(w, "{row}")?;
             }
         }

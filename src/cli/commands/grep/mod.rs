@@ -1,3 +1,4 @@
+use convo::event::who::Who;
 use convo::ops::search::{self, Filter, Pattern};
 
 mod found;
@@ -79,7 +80,8 @@ pub struct Args {
     #[arg(long = "context", value_name = "N", conflicts_with_all = ["list", "count"])]
     context: Option<usize>,
     /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation;
-    /// with -A, -B or --context, an event around a hit too, `"context": true`)
+    /// with -A, -B or --context, an event around a hit too, `"context": true`), each with its
+    /// conversation's `people`, `agents` and `models`
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -114,30 +116,32 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         author: super::author(args.author.as_deref())?,
     };
     let store = ctx.open_store()?;
-    let conversations: Vec<(String, Option<String>)> = if args.ids.is_empty() {
-        store.summaries()?.into_iter().map(|s| (s.id, s.title)).collect()
+    // Who took part comes with the summaries (the catalogue, a cache file): JSON reads no
+    // event beyond those searched.
+    let conversations: Vec<(String, Option<String>, Who)> = if args.ids.is_empty() {
+        store.summaries()?.into_iter().map(|s| (s.id, s.title, s.who)).collect()
     } else {
         let mut chosen = Vec::new();
         for query in &args.ids {
             ctx.fetch_if_lazy(&store, Some(query))?;
-            let id = store.resolve(query)?;
-            let title = store.meta(&id)?.title;
-            chosen.push((id, title));
+            let s = store.summary(&store.resolve(query)?)?;
+            chosen.push((s.id, s.title, s.who));
         }
         chosen
     };
     let text = args.format == Format::Text;
     let mut out = if text && !args.list && !args.count { ctx.ui.paged() } else { crate::cli::ui::Output::stdout() };
     let mut found = false;
-    let ids: Vec<String> = conversations.iter().map(|(id, _)| id.clone()).collect();
+    let ids: Vec<String> = conversations.iter().map(|(id, _, _)| id.clone()).collect();
     let mut print = |n: usize, result: search::Found| -> Result<(), CommandError> {
         if result.count == 0 {
             return Ok(());
         }
         found = true;
-        let (id, title) = &conversations[n];
+        let (id, title, who) = &conversations[n];
         let how = found::How { format: args.format, list: args.list, count: args.count, grouped: around.is_some() };
-        found::print(out.writer(), &how, (id, title.as_deref()), result, &ctx.ui)?;
+        let who = (!text).then_some(who);
+        found::print(out.writer(), &how, (id, title.as_deref(), who), result, &ctx.ui)?;
         Ok(())
     };
     // A failure to print (a closed pipe) stops the search; it is reported after it.

@@ -510,6 +510,11 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
         "tokens_before": planned.estimate.before,
         "tokens_after": planned.estimate.after,
     });
+    // With a budget: the protection of the recent tail given up to fit it, as `compact`
+    // says it (null when none was).
+    if let Some(ladder) = &planned.ladder {
+        result["gave_up"] = json!(ladder.gave_up);
+    }
     if dry_run {
         // What `compact --dry-run` prints, turn by turn.
         let mut plan = Vec::new();

@@ -783,4 +783,24 @@ fn a_budget_digest_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper
     --- stderr
     nothing to undo: no compaction in force in this conversation
     "#);
+    // Naming the cheaper step's own event withdraws the digest on top of it too; a name
+    // that is no compaction in force is a one-line error and writes nothing.
+    env.run(&args).ok();
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let under = added
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.strip_prefix('+')?).ok())
+        .find(|e| e["laid_with"].is_string())
+        .expect("the cheaper step's event");
+    let before = env.snapshot();
+    let bad = env.run(&["compact", "--undo", "nope"]);
+    insta::assert_snapshot!(env.transcript(&bad), @r#"
+    exit 3
+    --- stderr
+    error: no compaction `nope` in force (in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001)
+    hint: nothing was written
+    "#);
+    assert_eq!(env.snapshot(), before, "the store is as it was");
+    env.run(&["compact", "--undo", under["id"].as_str().unwrap()]).ok();
+    assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "naming the step under withdrew both");
 }

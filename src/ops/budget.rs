@@ -31,8 +31,9 @@
 //! turn) at which the two fit, and the digest then takes the room the budget leaves. Of the
 //! one-event choice and these, the one keeping the most trail wins, then the one spending
 //! the most of the budget. The cheaper step's event names the digest's (`laid_with`):
-//! `compact --undo` withdraws both at once, whichever is named. Only for convo's digest
-//! (a model's summary is planned before its text exists, with the one event).
+//! `compact --undo` withdraws both at once, whichever is named. A model's summary, whose
+//! text does not exist while planning, is planned the same way with its room reserved at
+//! `max_summary_tokens` (its output's cap), and the model is sent the oldest part alone.
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
@@ -297,7 +298,12 @@ pub fn climb(
                 filled(conversation, &attempt, &level.request, choice, budget)?
             };
             let choice = match choice.step {
-                Step::Summary if choice.prepared.pending.is_none() && conversation.events.is_some() => {
+                Step::Summary => {
+                    // Whether a cheaper step can keep the newer part is read from the text
+                    // (a digest has it already; a model summary planned from outlines not).
+                    if conversation.events.is_none() {
+                        return Err(PlanError::NeedsEvents { why: "a summary over part of the range" });
+                    }
                     let layered =
                         layered(conversation, &attempt, &level.request, level.steps, budget, (id, ts), &fits)?;
                     most_trail(conversation, choice, layered, (id, ts))?
@@ -543,14 +549,27 @@ fn plural(n: u64, word: &str) -> String {
     if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
 }
 
-/// `events` with `rung`'s compaction events appended, as planned with `id` at `ts`.
+/// `events` with `rung`'s compaction events appended, as planned with `id` at `ts`; a model
+/// summary still to be written counts as empty.
 fn applied(events: &[crate::event::Event], rung: &Rung, (id, ts): (&str, &str)) -> Vec<crate::event::Event> {
     let mut with = events.to_vec();
     for c in rung.compactions() {
-        let id = if std::ptr::eq(c, &rung.prepared.compaction) { id.to_owned() } else { under_id(id) };
-        with.push(Record::Apply(c.clone()).to_draft().into_event(id, ts.into()));
+        let top = std::ptr::eq(c, &rung.prepared.compaction);
+        let mut c = c.clone();
+        if top && rung.prepared.pending.is_some() && c.summary.is_none() {
+            c.summary = Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
+        }
+        let id = if top { id.to_owned() } else { under_id(id) };
+        with.push(Record::Apply(c).to_draft().into_event(id, ts.into()));
     }
     with
+}
+
+/// The view before and after `rung`, both its events applied (a model summary once written
+/// is estimated again with the step under it).
+pub fn estimate(conversation: Conversation, rung: &Rung, at: (&str, &str)) -> Result<Estimate, PlanError> {
+    let events = conversation.events.ok_or(PlanError::NeedsEvents { why: "a summary over part of the range" })?;
+    Ok(projection::compare(&projection::project(events)?, &projection::project(&applied(events, rung, at))?))
 }
 
 /// A digest over only the oldest part of the range, with a cheaper step laid under it over
@@ -603,7 +622,8 @@ fn layered(
         let Some(mut rung) = best.filter(|r| r.prepared.compaction.to_event != under.compaction.to_event) else {
             continue;
         };
-        if !request.budget_headroom && rung.estimate.after < budget {
+        // A model summary is bounded by `max_summary_tokens`, not by the room left.
+        if !request.budget_headroom && rung.estimate.after < budget && rung.prepared.pending.is_none() {
             let end = index(&rung.prepared.compaction.to_event).unwrap_or(last);
             let text = rung.prepared.compaction.summary.as_ref().map_or(0, |s| s.text.chars().count() as u64);
             let mut cap = crate::event::tokens(text) + (budget - rung.estimate.after);

@@ -168,6 +168,9 @@ pub struct SummaryJob {
     /// The trail of the range the hand-off must keep: what it leaves out is asked for once
     /// more before it is stored.
     pub trail: Trail,
+    /// With a budget that fits: the tokens it leaves the summary, past which no answer is
+    /// asked for (the retry of one cut off included), so the view stays within it.
+    pub room: Option<u64>,
 }
 
 /// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
@@ -184,7 +187,14 @@ pub fn summary_job(
     let model = crate::llm::resolve_model(&config.config, name.as_deref())?;
     let instructions = summary::instructions(pending.instructions.as_deref(), focus);
     let c = &planned.prepared.compaction;
-    let turns = summary::transcript(events, (c.from_turn, c.to_turn));
+    // The range's own events where they are found (a range may end inside a turn, as a
+    // budget's summary over only the oldest part does), else its turns.
+    let at = |id: &str| events.iter().position(|e| e.id == id);
+    let span = at(&c.from_event).zip(at(&c.to_event)).filter(|(a, b)| a <= b).map(|(a, b)| a..=b);
+    let turns = match &span {
+        Some(span) => summary::transcript_of(events, span.clone()),
+        None => summary::transcript(events, (c.from_turn, c.to_turn)),
+    };
     // Leave 40% of the window for the instructions, the answer and the estimate's error.
     // (Never below 1 KiB a chunk, however small the window claims to be.)
     let max_chars = model
@@ -197,11 +207,18 @@ pub fn summary_job(
     let in_range: Vec<&Event> = events
         .iter()
         .zip(&turns)
-        .filter(|(_, t)| t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
-        .map(|(e, _)| e)
+        .enumerate()
+        .filter(|(i, (_, t))| match &span {
+            Some(span) => span.contains(i),
+            None => t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)),
+        })
+        .map(|(_, (e, _))| e)
         .collect();
     let trail = Trail::worth_keeping(in_range.iter().copied());
-    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens, trail })
+    let room = planned.ladder.as_ref().filter(|l| l.fits).map(|l| l.budget.saturating_sub(planned.estimate.after));
+    let max_tokens = room.map_or(max_tokens, |r| max_tokens.min(r).max(1));
+    let input_tokens = crate::event::tokens(chars as u64);
+    Ok(SummaryJob { model, instructions, chunks, input_tokens, max_tokens, trail, room })
 }
 
 /// Have the model write the summary: one call per chunk, then one to combine them, then
@@ -231,7 +248,8 @@ pub fn write_summary(
             // room for it beside what is sent (and the model can write it).
             let sent = crate::event::tokens((instructions.len() + text.len()) as u64);
             let room = job.model.context_window.map_or(u64::MAX, |w| w.saturating_sub(sent));
-            let larger = cap.saturating_mul(2).min(job.model.max_output_tokens).min(room);
+            let larger =
+                cap.saturating_mul(2).min(job.model.max_output_tokens).min(room).min(job.room.unwrap_or(u64::MAX));
             if retried || larger <= cap {
                 return Err(QueryError::SummaryTruncated { model: job.model.name.clone(), max_tokens: cap, retried });
             }
@@ -290,7 +308,14 @@ pub fn fill_summary(
     let usage = Some(usage).filter(|u| !u.is_empty());
     planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage, agent_history: None });
     planned.prepared.pending = None;
-    planned.estimate = plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?;
+    planned.estimate = match planned.ladder.as_mut().filter(|l| l.choice.under.is_some()) {
+        // The step under it counts too: the view is both together.
+        Some(ladder) => {
+            ladder.choice.prepared = planned.prepared.clone();
+            budget::estimate(conversation, &ladder.choice, (&planned.id, &planned.ts))?
+        }
+        None => plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?,
+    };
     Ok(())
 }
 

@@ -131,20 +131,35 @@ pub struct SummaryPlan<'a> {
     pub calls: usize,
     /// Tokens of the projected view now.
     pub total: u64,
+    /// A budget's cheaper step under a summary over the oldest part of the range.
+    pub under: Option<&'a Compaction>,
 }
 
 pub fn summary_plan(out: &mut dyn Write, p: &SummaryPlan) -> io::Result<()> {
     let c = p.compaction;
     writeln!(
         out,
-        "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
-         would send ~{} tokens of raw events to {} in {} call{}, and write the summary it returns\n\
-         total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
+        "Would compact {} turns {}-{} [summary by {}] (profile {})",
         escape_line(p.name),
         c.from_turn,
         c.to_turn,
         p.model,
         c.profile.as_deref().unwrap_or("-"),
+    )?;
+    if let Some(u) = p.under {
+        writeln!(
+            out,
+            "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
+            crate::projection::id_tail(&c.to_event),
+            u.from_turn,
+            u.to_turn,
+            u.describe(),
+        )?;
+    }
+    writeln!(
+        out,
+        "would send ~{} tokens of raw events to {} in {} call{}, and write the summary it returns\n\
+         total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
         thousands(p.input_tokens),
         p.model,
         p.calls,

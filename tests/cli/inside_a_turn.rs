@@ -685,7 +685,7 @@ fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
 }
 
 /// One prompt, then 30 files read (24 lines each) with a line of answer after each.
-fn reading_session(env: &TestEnv) -> String {
+pub(crate) fn reading_session(env: &TestEnv) -> String {
     let id = env.new_conversation("paths");
     let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
     for i in 0..30 {

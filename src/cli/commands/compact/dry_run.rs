@@ -61,6 +61,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             input_tokens: job.input_tokens,
             calls,
             total: d.planned.estimate.before,
+            under: d.planned.under().map(|u| &u.compaction),
         };
         let mut stdout = ctx.ui.stdout();
         std::io::Write::write_all(&mut stdout, &steps_tried)?;

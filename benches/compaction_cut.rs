@@ -197,8 +197,11 @@ fn generated(name: &str, args: &[&str], one_prompt: bool) -> Session {
 /// The view with `planned`'s compaction appended, as `convo compact` would leave it.
 fn view_after(events: &[Event], planned: &Planned) -> Vec<Event> {
     let mut with = events.to_vec();
-    let record = convo::compaction::Record::Apply(planned.prepared.compaction.clone());
-    with.push(record.to_draft().into_event(planned.id.clone(), planned.ts.clone()));
+    // Both events of a summary over the oldest part with a cheaper step under it.
+    for (id, c) in planned.compactions() {
+        let record = convo::compaction::Record::Apply(c.clone());
+        with.push(record.to_draft().into_event(id, planned.ts.clone()));
+    }
     projection::project(&with).expect("project").into_iter().map(|p| p.event).collect()
 }
 
@@ -411,7 +414,7 @@ struct BudgetRow {
 fn budget_table(rows: &[BudgetRow]) {
     println!("== --budget 10% and 25% of raw: cut/kept %, the view as % of the budget, the trail kept by kind ==");
     let header = format!(
-        "{:<30} {:>5} {:>4} | {:>7} {:>6} {:<22} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
+        "{:<30} {:>5} {:>4} | {:>7} {:>6} {:<27} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
         "session",
         "calls",
         "bud",
@@ -439,7 +442,7 @@ fn budget_table(rows: &[BudgetRow]) {
             "no"
         };
         println!(
-            "{:<30} {:>5} {:>3}% | {:>3.0}/{:>3.0} {:>5.0}%{} {:<22} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
+            "{:<30} {:>5} {:>3}% | {:>3.0}/{:>3.0} {:>5.0}%{} {:<27} | {:<11} {:<11} {:<11} {:<9} | {:<8} {:>5}",
             r.session,
             r.calls,
             r.share,
@@ -606,12 +609,11 @@ fn main() {
                 used: 100.0 * tokens_of(view) as f64 / (raw * share / 100).max(1) as f64,
                 reachable: ladder.is_none_or(|l| l.fits),
                 step: ladder.map_or("-".into(), |l| {
-                    let c = &l.chosen().prepared.compaction;
+                    let (from, to) = planned.as_ref().map_or((0, 0), |p| p.turns());
+                    let under = l.chosen().under.as_ref().map(|u| format!("+{}", u.step.name())).unwrap_or_default();
                     format!(
-                        "{} {}-{}{}",
+                        "{}{under} {from}-{to}{}",
                         l.chosen().step.name(),
-                        c.from_turn,
-                        c.to_turn,
                         if l.gave_up.is_some() { " tail" } else { "" }
                     )
                 }),

@@ -3,6 +3,7 @@
 
     python tests/mcp_client.py CONVO_BINARY                 # the session below
     python tests/mcp_client.py CONVO_BINARY append ID N      # N appends of one turn to ID
+    python tests/mcp_client.py CONVO_BINARY call TOOL JSON   # one call, its result printed
 
 The server inherits this process's environment (the test seals it: store, clock). Prints
 one JSON document per step, `{"step": ..., ...}`, for the Rust test to compare whole; ids
@@ -127,8 +128,19 @@ async def append_many(binary, cid, n):
     say("appended", n=n)
 
 
+async def call_one(binary, name, arguments):
+    """One tool called with `arguments` (JSON), its result printed."""
+    server = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ))
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            say(name, result=await call(session, name, json.loads(arguments)))
+
+
 if __name__ == "__main__":
-    if sys.argv[2:3] == ["append"]:
+    if sys.argv[2:3] == ["call"]:
+        asyncio.run(call_one(sys.argv[1], sys.argv[3], sys.argv[4]))
+    elif sys.argv[2:3] == ["append"]:
         asyncio.run(append_many(sys.argv[1], sys.argv[3], int(sys.argv[4])))
     else:
         asyncio.run(main(sys.argv[1]))

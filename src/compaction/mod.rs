@@ -117,6 +117,11 @@ pub struct Compaction {
     /// Estimated tokens of the projected view just before and just after it was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
+    /// The compaction laid on top of this one in the same commit (a budget's summary over
+    /// the oldest part of the range, this the cheaper step under it): undone with it. Not
+    /// read by the projection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub laid_with: Option<String>,
 }
 
 /// A view's estimated size around a compaction (chars/4), recorded when it was made.
@@ -279,6 +284,7 @@ mod tests {
             min_bytes: Some(800),
             max_lines: Some(20),
             tokens: Some(Tokens { before: 10, after: 5 }),
+            laid_with: Some("c".into()),
         };
         for record in [Record::Apply(c), Record::Revoke { target: "x".into() }] {
             let event = record.to_draft().into_event("id".into(), "2026-01-01T00:00:00Z".into());

@@ -68,6 +68,17 @@ fn render_event(event: &Event, tool_names: &std::collections::HashMap<&str, &str
 
 /// The transcript of turns `from..=to` of the raw `events`, one string per turn.
 pub fn transcript(events: &[Event], (from, to): (u64, u64)) -> Vec<String> {
+    transcript_where(events, &|_, turn| (from..=to).contains(&turn))
+}
+
+/// The transcript of `events[range]` (a compaction's own events: a range may end inside a
+/// turn, and the summary must not be written from what it does not cover), one string per
+/// turn; tool names and turn numbers come from the whole stream.
+pub fn transcript_of(events: &[Event], range: std::ops::RangeInclusive<usize>) -> Vec<String> {
+    transcript_where(events, &|index, _| range.contains(&index))
+}
+
+fn transcript_where(events: &[Event], keep: &dyn Fn(usize, u64) -> bool) -> Vec<String> {
     let tool_names = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -77,8 +88,8 @@ pub fn transcript(events: &[Event], (from, to): (u64, u64)) -> Vec<String> {
         .collect();
     let mut turns: Vec<String> = Vec::new();
     let mut current: Option<u64> = None;
-    for (event, turn) in events.iter().zip(turn_numbers(events)) {
-        let Some(turn) = turn.filter(|t| (from..=to).contains(t)) else { continue };
+    for (index, (event, turn)) in events.iter().zip(turn_numbers(events)).enumerate() {
+        let Some(turn) = turn.filter(|t| keep(index, *t)) else { continue };
         let Some(text) = render_event(event, &tool_names) else { continue };
         if current != Some(turn) {
             turns.push(format!("--- turn {turn} ---"));

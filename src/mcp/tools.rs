@@ -511,6 +511,18 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
         "tokens_before": planned.estimate.before,
         "tokens_after": planned.estimate.after,
     });
+    // With a budget: the protection of the recent tail given up to fit it, as `compact`
+    // says it (null when none was).
+    if let Some(ladder) = &planned.ladder {
+        result["gave_up"] = json!(ladder.gave_up);
+    }
+    // A summary over the oldest part only: the cheaper step laid under it, in one commit.
+    if planned.under().is_some() {
+        let (from_turn, to_turn) = planned.turns();
+        result["from_turn"] = json!(from_turn);
+        result["to_turn"] = json!(to_turn);
+        result["policies"] = json!(planned.describe());
+    }
     if dry_run {
         // What `compact --dry-run` prints, turn by turn.
         let mut plan = Vec::new();
@@ -520,6 +532,7 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
             &render::compare::Plan {
                 name: &name,
                 compaction: c,
+                under: planned.under().map(|u| &u.compaction),
                 widened_from: planned.prepared.widened.then_some(planned.prepared.requested),
                 estimate: &planned.estimate,
                 every_turn: false,

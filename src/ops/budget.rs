@@ -18,11 +18,22 @@
 //! on the range's last event, or, where that spends more, keeps the whole range with its
 //! threshold raised (`min_bytes` for micro and reasoning, `max_lines` for truncation); a
 //! digest may take whatever the rest of the view leaves of the budget, not
-//! `max_summary_tokens` (which bounds a model's summary). One compaction event has one
-//! policy, so the newer part is left whole rather than at the cheaper step's view; where
-//! that does not fit (one large output there), a digest over the whole range spends the room
-//! it leaves on the end of the range as it was, cut to fit (not for automatic compaction,
-//! which keeps that room as headroom under its trigger).
+//! `max_summary_tokens` (which bounds a model's summary). A digest that fits over the whole
+//! range spends the room it leaves on the end of the range as it was, cut to fit (not for
+//! automatic compaction, which keeps that room as headroom under its trigger).
+//!
+//! A digest may also cover only the oldest part with the rest at a cheaper step's view:
+//! two compaction events in one commit, as the spec allows (only summary ranges may not
+//! partly overlap): the cheaper step over the whole range first, then the digest over its
+//! oldest part, which beats it there (a summary beats per-type policies, and it is later in
+//! the stream at the same time). For each cheaper step, the digest's last event is the
+//! earliest (bisection over events, with the same estimate; a turn may be one long agent
+//! turn) at which the two fit, and the digest then takes the room the budget leaves. Of the
+//! one-event choice and these, the one keeping the most trail wins, then the one spending
+//! the most of the budget. The cheaper step's event names the digest's (`laid_with`):
+//! `compact --undo` withdraws both at once, whichever is named. A model's summary, whose
+//! text does not exist while planning, is planned the same way with its room reserved at
+//! `max_summary_tokens` (its output's cap), and the model is sent the oldest part alone.
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept
@@ -34,7 +45,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::compaction::{ReasoningPolicy, Record, Summary, ToolCallPolicy};
+use crate::compaction::{Compaction, ReasoningPolicy, Record, Summary, ToolCallPolicy};
 use crate::config::Config;
 use crate::event::Shape;
 use crate::event::trail::{self, Trail};
@@ -99,7 +110,33 @@ impl Step {
 pub struct Rung {
     pub step: Step,
     pub prepared: Prepared,
+    /// The view with the whole rung applied (`under` too).
     pub estimate: Estimate,
+    /// A summary over the oldest part of the range only: the cheaper step laid under it
+    /// over the whole range, so the newer part stays at that step's view.
+    pub under: Option<Under>,
+}
+
+/// The cheaper step under a summary that covers only the oldest part of the range: its own
+/// compaction event, laid first, in the same commit.
+#[derive(Debug, Clone)]
+pub struct Under {
+    pub step: Step,
+    pub compaction: Compaction,
+}
+
+impl Rung {
+    /// The compaction events it lays, in the order they are appended: the cheaper step under
+    /// the summary first (the summary, later in the stream, is the one people name).
+    pub fn compactions(&self) -> Vec<&Compaction> {
+        self.under.iter().map(|u| &u.compaction).chain([&self.prepared.compaction]).collect()
+    }
+}
+
+/// The id of the cheaper step's event under a summary over part of the range, while planning
+/// (the event appended has one of its own): it only needs to differ from the summary's.
+pub fn under_id(id: &str) -> String {
+    format!("{id}-under")
 }
 
 /// The steps tried for a budget, and the compaction chosen.
@@ -126,11 +163,12 @@ impl Ladder {
 
     /// Whether the chosen compaction covers less than its step would over the whole range.
     pub fn partial(&self) -> bool {
-        self.rungs.iter().any(|r| {
-            r.step == self.choice.step
-                && self.gave_up.is_none()
-                && r.prepared.compaction.to_event != self.choice.prepared.compaction.to_event
-        })
+        self.choice.under.is_some()
+            || self.rungs.iter().any(|r| {
+                r.step == self.choice.step
+                    && self.gave_up.is_none()
+                    && r.prepared.compaction.to_event != self.choice.prepared.compaction.to_event
+            })
     }
 }
 
@@ -200,7 +238,7 @@ pub fn climb(
                 Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
         }
         let estimate = plan::estimate(conversation, &candidate, id, ts)?;
-        Ok(Some(Rung { step, prepared, estimate }))
+        Ok(Some(Rung { step, prepared, estimate, under: None }))
     };
     let fits = |r: &Rung| r.estimate.after + reserve(r.step, &r.prepared) <= budget;
 
@@ -259,6 +297,19 @@ pub fn climb(
             } else {
                 filled(conversation, &attempt, &level.request, choice, budget)?
             };
+            let choice = match choice.step {
+                Step::Summary => {
+                    // Whether a cheaper step can keep the newer part is read from the text
+                    // (a digest has it already; a model summary planned from outlines not).
+                    if conversation.events.is_none() {
+                        return Err(PlanError::NeedsEvents { why: "a summary over part of the range" });
+                    }
+                    let layered =
+                        layered(conversation, &attempt, &level.request, level.steps, budget, (id, ts), &fits)?;
+                    most_trail(conversation, choice, layered, (id, ts))?
+                }
+                _ => choice,
+            };
             return Ok(Ladder { budget, now: tokens_now, rungs, choice, fits: true, gave_up: level.gave_up.clone() });
         }
     }
@@ -298,8 +349,7 @@ fn trail_kept(conversation: Conversation, rung: &Rung, (id, ts): (&str, &str)) -
         Ok(projection::project(events)?.into_iter().map(|p| p.event).collect())
     };
     let trail = Trail::of(&view(events)?);
-    let mut with = events.to_vec();
-    with.push(Record::Apply(rung.prepared.compaction.clone()).to_draft().into_event(id.into(), ts.into()));
+    let with = applied(events, rung, (id, ts));
     let missing = trail.missing_from(&trail::text_of(&view(&with)?)).len();
     Ok(trail.items.len() - missing)
 }
@@ -497,4 +547,119 @@ fn levels(
 
 fn plural(n: u64, word: &str) -> String {
     if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+/// `events` with `rung`'s compaction events appended, as planned with `id` at `ts`; a model
+/// summary still to be written counts as empty.
+fn applied(events: &[crate::event::Event], rung: &Rung, (id, ts): (&str, &str)) -> Vec<crate::event::Event> {
+    let mut with = events.to_vec();
+    for c in rung.compactions() {
+        let top = std::ptr::eq(c, &rung.prepared.compaction);
+        let mut c = c.clone();
+        if top && rung.prepared.pending.is_some() && c.summary.is_none() {
+            c.summary = Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
+        }
+        let id = if top { id.to_owned() } else { under_id(id) };
+        with.push(Record::Apply(c).to_draft().into_event(id, ts.into()));
+    }
+    with
+}
+
+/// The view before and after `rung`, both its events applied (a model summary once written
+/// is estimated again with the step under it).
+pub fn estimate(conversation: Conversation, rung: &Rung, at: (&str, &str)) -> Result<Estimate, PlanError> {
+    let events = conversation.events.ok_or(PlanError::NeedsEvents { why: "a summary over part of the range" })?;
+    Ok(projection::compare(&projection::project(events)?, &projection::project(&applied(events, rung, at))?))
+}
+
+/// A digest over only the oldest part of the range, with a cheaper step laid under it over
+/// the whole range so the rest stays at that step's view rather than being digested: for
+/// each cheaper step of the level, the digest's last event is the first (by bisection) at
+/// which the two together fit, and the digest then takes what the budget leaves (filled
+/// with the end of its part as it was, unless automatic compaction keeps that headroom).
+/// Needs the events (a digest does).
+fn layered(
+    conversation: Conversation,
+    attempt: &Attempt,
+    request: &Request,
+    steps: &[Step],
+    budget: u64,
+    (id, ts): (&str, &str),
+    fits: &dyn Fn(&Rung) -> bool,
+) -> Result<Vec<Rung>, PlanError> {
+    let Some(events) = conversation.events else { return Ok(Vec::new()) };
+    let before = projection::project(events)?;
+    let outlines = &conversation.outlined.outlines;
+    let index = |id: &str| outlines.iter().position(|o| o.id == id);
+    let mut found = Vec::new();
+    for &step in steps.iter().filter(|s| **s != Step::Summary) {
+        let Some(under) = attempt(step, request, None, false)? else { continue };
+        let under = Under { step, compaction: under.prepared.compaction };
+        let (Some(first), Some(last)) = (index(&under.compaction.from_event), index(&under.compaction.to_event)) else {
+            continue;
+        };
+        // The digest over events up to `end` on top of `under`, estimated together.
+        let on_top = |end: usize, cap: Option<u64>, fill: bool| -> Result<Option<Rung>, PlanError> {
+            let narrowed = Request { end_by: Some(request.end_by.map_or(end, |e| e.min(end))), ..request.clone() };
+            let Some(top) = attempt(Step::Summary, &narrowed, cap, fill)? else { return Ok(None) };
+            let mut rung = Rung { under: Some(under.clone()), ..top };
+            rung.estimate = projection::compare(&before, &projection::project(&applied(events, &rung, (id, ts)))?);
+            Ok(Some(rung))
+        };
+        let (mut lo, mut hi) = (first, last);
+        let mut best = None;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match on_top(mid, Some(u64::MAX), false)? {
+                Some(rung) if fits(&rung) => {
+                    hi = index(&rung.prepared.compaction.to_event).unwrap_or(mid).min(mid);
+                    best = Some(rung);
+                }
+                _ => lo = mid + 1,
+            }
+        }
+        // Over the whole range the digest alone does what the summary step does already.
+        let Some(mut rung) = best.filter(|r| r.prepared.compaction.to_event != under.compaction.to_event) else {
+            continue;
+        };
+        // A model summary is bounded by `max_summary_tokens`, not by the room left.
+        if !request.budget_headroom && rung.estimate.after < budget && rung.prepared.pending.is_none() {
+            let end = index(&rung.prepared.compaction.to_event).unwrap_or(last);
+            let text = rung.prepared.compaction.summary.as_ref().map_or(0, |s| s.text.chars().count() as u64);
+            let mut cap = crate::event::tokens(text) + (budget - rung.estimate.after);
+            // The estimate rounds per view, not per line: a few tries settle it.
+            for _ in 0..4 {
+                let Some(more) = on_top(end, Some(cap), true)? else { break };
+                if more.estimate.after <= budget {
+                    if more.estimate.after > rung.estimate.after
+                        && more.prepared.compaction.to_event == rung.prepared.compaction.to_event
+                    {
+                        rung = more;
+                    }
+                    break;
+                }
+                cap = cap.saturating_sub(more.estimate.after - budget);
+            }
+        }
+        found.push(rung);
+    }
+    Ok(found)
+}
+
+/// Of `single` (one compaction) and the `layered` ones, the one that keeps the most trail;
+/// among equals, the one that spends the most of the budget, `single` first.
+fn most_trail(
+    conversation: Conversation,
+    single: Rung,
+    layered: Vec<Rung>,
+    at: (&str, &str),
+) -> Result<Rung, PlanError> {
+    let mut best = (trail_kept(conversation, &single, at)?, single.estimate.after, single);
+    for rung in layered {
+        let key = (trail_kept(conversation, &rung, at)?, rung.estimate.after);
+        if key > (best.0, best.1) {
+            best = (key.0, key.1, rung);
+        }
+    }
+    Ok(best.2)
 }

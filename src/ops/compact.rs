@@ -30,6 +30,38 @@ pub struct Planned {
     pub ts: String,
 }
 
+impl Planned {
+    /// A budget's cheaper step laid under a summary that covers only the oldest part of the
+    /// range: a second compaction event in the same commit ([`budget`]).
+    pub fn under(&self) -> Option<&budget::Under> {
+        self.ladder.as_ref().and_then(|l| l.choice.under.as_ref())
+    }
+
+    /// The compaction events it appends, in order, with their ids (the one under a summary
+    /// has a planning id until it is appended).
+    pub fn compactions(&self) -> Vec<(String, &Compaction)> {
+        let under = self.under().map(|u| (budget::under_id(&self.id), &u.compaction));
+        under.into_iter().chain([(self.id.clone(), &self.prepared.compaction)]).collect()
+    }
+
+    /// The first and last turn it covers, both events together.
+    pub fn turns(&self) -> (u64, u64) {
+        let c = &self.prepared.compaction;
+        let u = self.under().map(|u| &u.compaction);
+        (c.from_turn.min(u.map_or(c.from_turn, |u| u.from_turn)), c.to_turn.max(u.map_or(c.to_turn, |u| u.to_turn)))
+    }
+
+    /// Its policies in words: one compaction's, or a summary's over the oldest part and the
+    /// step under it.
+    pub fn describe(&self) -> String {
+        let c = &self.prepared.compaction;
+        match self.under() {
+            Some(u) => format!("{} over the oldest part, {} under it", c.describe(), u.compaction.describe()),
+            None => c.describe(),
+        }
+    }
+}
+
 /// Work out the compaction `request` asks for, without writing anything (`--dry-run`).
 pub fn plan_compaction(
     conversation: Conversation,
@@ -136,6 +168,9 @@ pub struct SummaryJob {
     /// The trail of the range the hand-off must keep: what it leaves out is asked for once
     /// more before it is stored.
     pub trail: Trail,
+    /// With a budget that fits: the tokens it leaves the summary, past which no answer is
+    /// asked for (the retry of one cut off included), so the view stays within it.
+    pub room: Option<u64>,
 }
 
 /// Work out the summary `planned` still needs. `model` (a flag) wins over the profile's
@@ -152,7 +187,14 @@ pub fn summary_job(
     let model = crate::llm::resolve_model(&config.config, name.as_deref())?;
     let instructions = summary::instructions(pending.instructions.as_deref(), focus);
     let c = &planned.prepared.compaction;
-    let turns = summary::transcript(events, (c.from_turn, c.to_turn));
+    // The range's own events where they are found (a range may end inside a turn, as a
+    // budget's summary over only the oldest part does), else its turns.
+    let at = |id: &str| events.iter().position(|e| e.id == id);
+    let span = at(&c.from_event).zip(at(&c.to_event)).filter(|(a, b)| a <= b).map(|(a, b)| a..=b);
+    let turns = match &span {
+        Some(span) => summary::transcript_of(events, span.clone()),
+        None => summary::transcript(events, (c.from_turn, c.to_turn)),
+    };
     // Leave 40% of the window for the instructions, the answer and the estimate's error.
     // (Never below 1 KiB a chunk, however small the window claims to be.)
     let max_chars = model
@@ -165,11 +207,18 @@ pub fn summary_job(
     let in_range: Vec<&Event> = events
         .iter()
         .zip(&turns)
-        .filter(|(_, t)| t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
-        .map(|(e, _)| e)
+        .enumerate()
+        .filter(|(i, (_, t))| match &span {
+            Some(span) => span.contains(i),
+            None => t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)),
+        })
+        .map(|(_, (e, _))| e)
         .collect();
     let trail = Trail::worth_keeping(in_range.iter().copied());
-    Ok(SummaryJob { model, instructions, chunks, input_tokens: crate::event::tokens(chars as u64), max_tokens, trail })
+    let room = planned.ladder.as_ref().filter(|l| l.fits).map(|l| l.budget.saturating_sub(planned.estimate.after));
+    let max_tokens = room.map_or(max_tokens, |r| max_tokens.min(r).max(1));
+    let input_tokens = crate::event::tokens(chars as u64);
+    Ok(SummaryJob { model, instructions, chunks, input_tokens, max_tokens, trail, room })
 }
 
 /// Have the model write the summary: one call per chunk, then one to combine them, then
@@ -199,7 +248,8 @@ pub fn write_summary(
             // room for it beside what is sent (and the model can write it).
             let sent = crate::event::tokens((instructions.len() + text.len()) as u64);
             let room = job.model.context_window.map_or(u64::MAX, |w| w.saturating_sub(sent));
-            let larger = cap.saturating_mul(2).min(job.model.max_output_tokens).min(room);
+            let larger =
+                cap.saturating_mul(2).min(job.model.max_output_tokens).min(room).min(job.room.unwrap_or(u64::MAX));
             if retried || larger <= cap {
                 return Err(QueryError::SummaryTruncated { model: job.model.name.clone(), max_tokens: cap, retried });
             }
@@ -258,7 +308,14 @@ pub fn fill_summary(
     let usage = Some(usage).filter(|u| !u.is_empty());
     planned.prepared.compaction.summary = Some(Summary { text, by: by.to_owned(), usage, agent_history: None });
     planned.prepared.pending = None;
-    planned.estimate = plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?;
+    planned.estimate = match planned.ladder.as_mut().filter(|l| l.choice.under.is_some()) {
+        // The step under it counts too: the view is both together.
+        Some(ladder) => {
+            ladder.choice.prepared = planned.prepared.clone();
+            budget::estimate(conversation, &ladder.choice, (&planned.id, &planned.ts))?
+        }
+        None => plan::estimate(conversation, &planned.prepared.compaction, &planned.id, &planned.ts)?,
+    };
     Ok(())
 }
 
@@ -276,18 +333,35 @@ pub fn apply_compaction(
     }
     let c = &planned.prepared.compaction;
     let title = store.meta(conversation)?.title;
-    let mut text = subject::compaction(&line(conversation, title.as_deref(), c, &planned.estimate), None);
+    let mut covers = c.clone();
+    (covers.from_turn, covers.to_turn) = planned.turns();
+    let mut text = subject::compaction(&line(conversation, title.as_deref(), &covers, &planned.estimate), None);
+    if planned.under().is_some() {
+        // `line` describes one compaction: say both.
+        text = text.replacen(&c.describe(), &planned.describe(), 1);
+    }
     // A budget that gave up part of the protected tail says so where the history is read.
     if let Some(gave_up) = planned.ladder.as_ref().and_then(|l| l.gave_up.as_deref()) {
         text.push_str(&format!(" (budget: gave up {gave_up})"));
     }
     let e = &planned.estimate;
+    let mut drafts = Vec::new();
+    // A cheaper step under a summary over the oldest part: appended first, at the same time
+    // (so the summary, later in the stream, is on top), and undone with the summary.
+    if let Some(under) = planned.under() {
+        let recorded = Compaction { laid_with: Some(planned.id.clone()), ..under.compaction.clone() };
+        let mut draft = Record::Apply(recorded).to_draft();
+        draft.id = Some(clock.new_id());
+        draft.ts = Some(planned.ts.clone());
+        drafts.push(draft);
+    }
     let recorded = Compaction { tokens: Some(Tokens { before: e.before, after: e.after }), ..c.clone() };
     let mut draft = Record::Apply(recorded).to_draft();
     draft.id = Some(planned.id.clone());
     draft.ts = Some(planned.ts.clone());
+    drafts.push(draft);
     let subject = Subject { text, compaction: Some(planned.id.clone()) };
-    Ok(store.append_as(tx, conversation, vec![draft], clock, Some(subject))?)
+    Ok(store.append_as(tx, conversation, drafts, clock, Some(subject))?)
 }
 
 fn line(id: &str, title: Option<&str>, c: &Compaction, e: &Estimate) -> subject::CompactionLine {
@@ -355,19 +429,40 @@ pub fn undo_compaction(
             }
         }
     };
-    let (id, ts) = (clock.new_id(), clock.timestamp());
-    let mut draft = Record::Revoke { target: chosen.id.clone() }.to_draft();
-    draft.id = Some(id);
-    draft.ts = Some(ts.clone());
+    // The compactions laid in one commit (a summary and the step under it) go together,
+    // whichever of them is named; the subject names the one on top.
+    let top = match &chosen.compaction.laid_with {
+        Some(with) => in_force.iter().find(|c| c.id == *with).unwrap_or(chosen),
+        None => chosen,
+    };
+    let together: Vec<_> =
+        in_force.iter().filter(|c| c.id == top.id || c.compaction.laid_with.as_ref() == Some(&top.id)).collect();
+    // The id first, then the time, as for any one revocation.
+    let (mut id, ts) = (Some(clock.new_id()), clock.timestamp());
+    let mut drafts = Vec::new();
+    for c in together.iter().rev() {
+        let mut draft = Record::Revoke { target: c.id.clone() }.to_draft();
+        draft.id = Some(id.take().unwrap_or_else(|| clock.new_id()));
+        draft.ts = Some(ts.clone());
+        drafts.push(draft);
+    }
     let before = projection::project(&events)?;
     let mut with = events.clone();
-    with.push(draft.clone().into_event(String::new(), ts));
+    with.extend(drafts.iter().map(|d| d.clone().into_event(String::new(), ts.clone())));
     let estimate = projection::compare(&before, &projection::project(&with)?);
-    let c = &chosen.compaction;
+    let mut c = top.compaction.clone();
+    for other in &together {
+        c.from_turn = c.from_turn.min(other.compaction.from_turn);
+        c.to_turn = c.to_turn.max(other.compaction.to_turn);
+    }
     let title = store.meta(conversation)?.title;
-    let text = subject::compaction(&line(conversation, title.as_deref(), c, &estimate), Some(&chosen.id));
-    let appended = store.append_as(tx, conversation, vec![draft], clock, Some(Subject { text, compaction: None }))?;
-    Ok(Undone { appended, target: chosen.id.clone(), compaction: c.clone(), estimate })
+    let mut text = subject::compaction(&line(conversation, title.as_deref(), &c, &estimate), Some(&top.id));
+    if let Some(under) = together.iter().find(|u| u.id != top.id) {
+        let both = format!("{} over the oldest part, {} under it", c.describe(), under.compaction.describe());
+        text = text.replacen(&c.describe(), &both, 1);
+    }
+    let appended = store.append_as(tx, conversation, drafts, clock, Some(Subject { text, compaction: None }))?;
+    Ok(Undone { appended, target: top.id.clone(), compaction: top.compaction.clone(), estimate })
 }
 
 /// What compacting needs from the caller: its choices for a model summary, the outside
@@ -448,6 +543,17 @@ pub struct HookDocument {
     /// The compaction's commit (post_compact only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// A budget's summary over only the oldest part of the range (`range`, `policies`) lays
+    /// a cheaper step under it over the whole range, in the same commit: that step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub under: Option<HookPart>,
+}
+
+/// The cheaper step under a summary in a [`HookDocument`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookPart {
+    pub range: HookRange,
+    pub policies: String,
 }
 
 /// A compaction's range in a [`HookDocument`]: turns for people, event ids for programs.
@@ -462,16 +568,18 @@ pub struct HookRange {
 impl HookDocument {
     fn of(hook: HookPoint, conversation: &str, title: Option<String>, planned: &Planned) -> HookDocument {
         let c = &planned.prepared.compaction;
+        let range = |c: &Compaction| HookRange {
+            from_turn: c.from_turn,
+            to_turn: c.to_turn,
+            from_event: c.from_event.clone(),
+            to_event: c.to_event.clone(),
+        };
         HookDocument {
             hook,
             conversation: conversation.to_owned(),
             title,
-            range: HookRange {
-                from_turn: c.from_turn,
-                to_turn: c.to_turn,
-                from_event: c.from_event.clone(),
-                to_event: c.to_event.clone(),
-            },
+            range: range(c),
+            under: planned.under().map(|u| HookPart { range: range(&u.compaction), policies: u.compaction.describe() }),
             policies: c.describe(),
             profile: c.profile.clone(),
             tokens_before: planned.estimate.before,

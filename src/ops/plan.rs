@@ -85,6 +85,7 @@ pub fn build(
         keep_args: None,
         profile,
         tokens: None,
+        laid_with: None,
     }
 }
 

@@ -53,6 +53,8 @@ pub struct Plan<'a> {
     /// The conversation as commit subjects name it (`"fix login"` or its id).
     pub name: &'a str,
     pub compaction: &'a Compaction,
+    /// A cheaper step laid under a summary over only the oldest part, in the same commit.
+    pub under: Option<&'a Compaction>,
     /// The turns asked for, before summary widening, if it widened them.
     pub widened_from: Option<(u64, u64)>,
     pub estimate: &'a Estimate,
@@ -75,12 +77,23 @@ pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
         c.describe(),
         c.profile.as_deref().unwrap_or("-"),
     )?;
+    if let Some(u) = p.under {
+        writeln!(
+            out,
+            "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
+            crate::projection::id_tail(&c.to_event),
+            u.from_turn,
+            u.to_turn,
+            u.describe(),
+        )?;
+    }
     if let Some((a, b)) = p.widened_from {
         writeln!(out, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
     }
     writeln!(out, "{:>6}  {:>10}  {:>10}", "turn", "now", "after")?;
-    let rows: Vec<_> =
-        p.estimate.turns.iter().filter(|t| t.turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t))).collect();
+    let (from, to) =
+        p.under.map_or((c.from_turn, c.to_turn), |u| (c.from_turn.min(u.from_turn), c.to_turn.max(u.to_turn)));
+    let rows: Vec<_> = p.estimate.turns.iter().filter(|t| t.turn.is_some_and(|t| (from..=to).contains(&t))).collect();
     // A long range is summarised (its first and last turns) unless every turn is asked for:
     // 200,000 rows help nobody.
     let shown = if p.every_turn || rows.len() <= 2 * EDGE_ROWS + 1 { rows.len() } else { EDGE_ROWS };
@@ -118,20 +131,35 @@ pub struct SummaryPlan<'a> {
     pub calls: usize,
     /// Tokens of the projected view now.
     pub total: u64,
+    /// A budget's cheaper step under a summary over the oldest part of the range.
+    pub under: Option<&'a Compaction>,
 }
 
 pub fn summary_plan(out: &mut dyn Write, p: &SummaryPlan) -> io::Result<()> {
     let c = p.compaction;
     writeln!(
         out,
-        "Would compact {} turns {}-{} [summary by {}] (profile {})\n\
-         would send ~{} tokens of raw events to {} in {} call{}, and write the summary it returns\n\
-         total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
+        "Would compact {} turns {}-{} [summary by {}] (profile {})",
         escape_line(p.name),
         c.from_turn,
         c.to_turn,
         p.model,
         c.profile.as_deref().unwrap_or("-"),
+    )?;
+    if let Some(u) = p.under {
+        writeln!(
+            out,
+            "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
+            crate::projection::id_tail(&c.to_event),
+            u.from_turn,
+            u.to_turn,
+            u.describe(),
+        )?;
+    }
+    writeln!(
+        out,
+        "would send ~{} tokens of raw events to {} in {} call{}, and write the summary it returns\n\
+         total now ~{} tokens (chars/4); nothing sent, nothing written (--dry-run)",
         thousands(p.input_tokens),
         p.model,
         p.calls,
@@ -157,6 +185,8 @@ pub struct ChosenLine<'a> {
     pub after: u64,
     pub fits: bool,
     pub gave_up: Option<&'a str>,
+    /// The cheaper step laid under a summary over the oldest part, by name.
+    pub under: Option<&'a str>,
 }
 
 /// The steps tried for a budget (each over the whole range), then the compaction chosen.
@@ -174,7 +204,8 @@ pub fn ladder(out: &mut dyn Write, budget: u64, now: u64, steps: &[StepLine], ch
         writeln!(out, "  {:<10}  {:>10}  {}{mark}", s.name, approx(s.after), s.policies)?;
     }
     let (a, b) = chosen.turns;
-    let part = if chosen.partial { ", only the oldest part needed" } else { "" };
+    let under = chosen.under.map(|u| format!(", the rest at {u}")).unwrap_or_default();
+    let part = if chosen.partial { format!(", only the oldest part needed{under}") } else { String::new() };
     let verdict = if chosen.fits { "" } else { ": none fits, the closest" };
     writeln!(out, "Chosen: {} over turns {a}-{b}{part}, ~{} tokens{verdict}", chosen.step, thousands(chosen.after))?;
     if let Some(gave_up) = chosen.gave_up {

@@ -683,3 +683,124 @@ fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
     nothing to compact: no step makes the view (~2 tokens) smaller
     ");
 }
+
+/// One prompt, then 30 files read (24 lines each) with a line of answer after each.
+pub(crate) fn reading_session(env: &TestEnv) -> String {
+    let id = env.new_conversation("paths");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
+    for i in 0..30 {
+        let out: Vec<String> = (0..24).map(|l| format!("{i}.{l} {}", "x".repeat(30))).collect();
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
+            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
+        lines.push(serde_json::json!({"type": "assistant", "content": format!("Nothing in src/mod_{i}/file_{i}.rs.")}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    id
+}
+
+/// Where a digest is the first step that fits, it covers only the oldest part needed and
+/// the rest stays at a cheaper step's view: two compaction events in one commit, the
+/// cheaper step under the digest. The dry run shows both parts and the trail kept, the
+/// hooks read both, `show --compacted` and `diff --compacted` render both, the commit says
+/// both, and one `compact --undo` withdraws both.
+#[test]
+fn a_budget_digest_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper_step() {
+    let env = TestEnv::new();
+    reading_session(&env);
+    let raw = env.run(&["show", "--compacted"]).ok().to_owned();
+    let args = ["compact", "--budget", "700", "--keep-recent-tools", "1"];
+    let dry = env.run(&[&args[..], &["--dry-run"]].concat());
+    insta::assert_snapshot!(env.transcript(&dry), @r#"
+    exit 0
+    --- stdout
+    Budget 700 tokens; the view is ~7,069 now
+      step             after  policies
+      truncate        ~6,238  [truncate tool output to 20 lines, over 50 bytes]
+      micro             ~981  [strip tool calls, over 50 bytes]
+      reasoning         ~981  [strip reasoning, strip tool calls, over 50 bytes]
+      tool-calls        ~981  [strip reasoning, strip tool calls]
+      summary           ~455  [summary by convo/digest]  <- the first that fits
+    Chosen: summary over turns 0-0, only the oldest part needed, the rest at truncate, ~698 tokens
+    Would compact "paths" turns 0-0 [summary by convo/digest] (profile default)
+      over the oldest part (to event 0000002M); under it, turns 0-0 [truncate tool output to 20 lines, over 50 bytes] (one commit)
+      turn         now       after
+         0      ~7,069        ~698
+    total  ~7,069 -> ~698 tokens (chars/4), 90.1% smaller; nothing written (--dry-run)
+    Trail kept: files 30/30, commands 0/0, errors 0/0, commits 0/0
+    "#);
+    let hook = env.root.join("pre.json");
+    let pre = format!("hooks.pre_compact=\"cat > {}\"", hook.to_str().unwrap());
+    let out = env.run(&[&["--config", pre.as_str()][..], &args[..]].concat());
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 f335945] compact: "paths" turns 0-0 [summary by convo/digest] over the oldest part, [truncate tool output to 20 lines, over 50 bytes] under it ~7,069 -> 698 tokens
+    "#);
+    insta::assert_snapshot!(std::fs::read_to_string(&hook).unwrap(), @r#"{"hook":"pre_compact","conversation":"01KDVDQ4K00000000000000001","title":"paths","range":{"from_turn":0,"to_turn":0,"from_event":"01KDVDRZ600000000000000001","to_event":"01KDVDRZ60000000000000002M"},"policies":"[summary by convo/digest]","profile":"default","tokens_before":7069,"tokens_after":698,"under":{"range":{"from_turn":0,"to_turn":0,"from_event":"01KDVDRZ600000000000000001","to_event":"01KDVDRZ60000000000000002R"},"policies":"[truncate tool output to 20 lines, over 50 bytes]"}}"#);
+    // Two compaction events in the one commit: the cheaper step first, the digest on top.
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let kinds: Vec<String> = added
+        .lines()
+        .filter(|l| l.starts_with("+{"))
+        .map(|l| {
+            let e: serde_json::Value = serde_json::from_str(&l[1..]).unwrap();
+            format!(
+                "{} summary={} max_lines={} laid_with={}",
+                e["type"],
+                e["summary"].is_object(),
+                e["max_lines"],
+                e["laid_with"].is_string()
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(kinds.join("\n"), @r#"
+    "compaction" summary=false max_lines=20 laid_with=true
+    "compaction" summary=true max_lines=null laid_with=false
+    "#);
+    let shown = env.run(&["show", "--compacted"]).ok().to_owned();
+    assert!(shown.contains("compacted view: ~698 tokens"), "{shown}");
+    // The digest names the oldest files; the newer ones are read in part (truncated), not
+    // whole and not digested.
+    assert!(shown.contains("read: src/mod_0/file_0.rs"), "{shown}");
+    assert!(shown.contains("[… 4 lines cut by compaction …]"), "{shown}");
+    let diff = env.run(&["diff", "--compacted"]).ok().to_owned();
+    assert!(diff.contains("+    [… 4 lines cut by compaction …]") && diff.contains("+    Digest of turn 0"), "{diff}");
+    let undo = env.run(&["compact", "--undo"]);
+    insta::assert_snapshot!(env.transcript(&undo), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 7a606ab] compact: "paths" undo 01KDVDYEZ0 turns 0-0 [summary by convo/digest] over the oldest part, [truncate tool output to 20 lines, over 50 bytes] under it ~698 -> 7,069 tokens
+    "#);
+    // The same view as before (the header counts the events appended since).
+    let view = |shown: &str| shown.lines().skip(2).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "one undo withdrew both");
+    let again = env.run(&["compact", "--undo"]);
+    insta::assert_snapshot!(env.transcript(&again), @r#"
+    exit 0
+    --- stderr
+    nothing to undo: no compaction in force in this conversation
+    "#);
+    // Naming the cheaper step's own event withdraws the digest on top of it too; a name
+    // that is no compaction in force is a one-line error and writes nothing.
+    env.run(&args).ok();
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let under = added
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.strip_prefix('+')?).ok())
+        .find(|e| e["laid_with"].is_string())
+        .expect("the cheaper step's event");
+    let before = env.snapshot();
+    let bad = env.run(&["compact", "--undo", "nope"]);
+    insta::assert_snapshot!(env.transcript(&bad), @r#"
+    exit 3
+    --- stderr
+    error: no compaction `nope` in force (in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001)
+    hint: nothing was written
+    "#);
+    assert_eq!(env.snapshot(), before, "the store is as it was");
+    env.run(&["compact", "--undo", under["id"].as_str().unwrap()]).ok();
+    assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "naming the step under withdrew both");
+}

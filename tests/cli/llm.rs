@@ -1274,3 +1274,63 @@ fn show_and_list_say_which_estimate_they_give() {
     "chars/4"
     "#);
 }
+
+/// Under `--budget`, a model summary covers only the oldest part needed and the rest stays
+/// at a cheaper step's view, as a digest does: planned with the summary's room reserved at
+/// `compaction.max_summary_tokens` (the cap on its output), the model sent the oldest part
+/// alone, two compaction events in one commit, the view under the budget.
+#[test]
+fn a_budget_model_summary_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper_step() {
+    let env = TestEnv::new();
+    crate::inside_a_turn::reading_session(&env);
+    let server = Server::start(vec![summary_reply("Read src/mod_0/file_0.rs and on; no flake found yet.")]);
+    let global = [
+        "--config",
+        "compaction.max_summary_tokens=100",
+        "--config",
+        "compaction.profiles.handoff.summary={policy=\"summarize\", model=\"test/small\"}",
+    ];
+    let args = ["-p", "handoff", "--budget", "800", "--keep-recent-tools", "1"];
+    let dry = compact_with(&env, &server, &global, &[&args[..], &["--dry-run"]].concat());
+    insta::assert_snapshot!(env.transcript(&dry), @r#"
+    exit 0
+    --- stdout
+    Budget 800 tokens; the view is ~7,069 now
+      step             after  policies
+      truncate        ~6,238  [truncate tool output to 20 lines, over 800 bytes]
+      micro             ~981  [strip tool calls, over 800 bytes]
+      reasoning         ~981  [strip reasoning, strip tool calls, over 800 bytes]
+      tool-calls        ~981  [strip reasoning, strip tool calls]
+      summary           ~257  []  <- the first that fits
+    Chosen: summary over turns 0-0, only the oldest part needed, the rest at micro, ~694 tokens
+    Would compact "paths" turns 0-0 [summary by test/small] (profile handoff)
+      over the oldest part (to event 00000015); under it, turns 0-0 [strip tool calls, over 800 bytes] (one commit)
+    would send ~3,124 tokens of raw events to test/small in 1 call, and write the summary it returns
+    total now ~7,069 tokens (chars/4); nothing sent, nothing written (--dry-run)
+    "#);
+    let out = compact_with(&env, &server, &global, &args);
+    insta::assert_snapshot!(env.transcript(&out), @r#"
+    exit 0
+    --- stderr
+    [01KDVDQ4K00000000000000001 a00f77e] compact: "paths" turns 0-0 [summary by test/small] over the oldest part, [strip tool calls, over 800 bytes] under it ~7,069 -> 707 tokens
+    "#);
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let kinds: Vec<String> = added
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.strip_prefix('+')?).ok())
+        .map(|e| format!("{} summary_by={} laid_with={}", e["type"], e["summary"]["by"], e["laid_with"].is_string()))
+        .collect();
+    insta::assert_snapshot!(kinds.join("\n"), @r#"
+    "compaction" summary_by=null laid_with=true
+    "compaction" summary_by="test/small" laid_with=false
+    "#);
+    // The model was sent the oldest part alone: the first files, not the newest ones.
+    let sent: String = server.requests().iter().map(|r| r.body.clone()).collect();
+    assert!(sent.contains("src/mod_0/file_0.rs"), "{sent}");
+    assert!(!sent.contains("src/mod_29/file_29.rs") && !sent.contains("src/mod_20/file_20.rs"), "{sent}");
+    let shown = env.run(&["show", "--compacted"]).ok().to_owned();
+    assert!(shown.contains("no flake found yet"), "{shown}");
+    // The newer part at the cheaper step's view, not summarized and not whole.
+    assert!(shown.contains("src/mod_20/file_20.rs"), "{shown}");
+    env.run(&["fsck"]).ok();
+}

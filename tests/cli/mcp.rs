@@ -239,3 +239,112 @@ fn a_show_of_more_text_than_one_call_reads_is_refused() {
     assert_eq!(shown["events_shown"], 2);
     assert!(shown["text"].as_str().unwrap().contains("small"));
 }
+
+/// The compact tool with a budget says which protection of the recent tail it gave up to
+/// fit, as `convo compact --budget` does, and the commit says it too.
+#[test]
+fn the_mcp_compact_tool_says_which_protection_a_budget_gave_up() {
+    let Some(python) = client() else { return };
+    let env = TestEnv::new();
+    let id = env.new_conversation("tail");
+    // One prompt, then six calls with big outputs: the last five, kept whole by the default
+    // profile, hold most of the view.
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
+    for i in 0..6 {
+        let out: Vec<String> = (0..40).map(|l| format!("out {i}.{l} {}", "x".repeat(40))).collect();
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
+            "arguments": {"command": format!("cargo test flake_{i}")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    let mut said = String::new();
+    // A budget micro meets with the tail as configured gives nothing up (said as null);
+    // one only a smaller tail can meet names what went.
+    for (budget, dry_run) in [(2600, true), (800, false)] {
+        let arguments = serde_json::json!({"id": id, "budget": budget, "dry_run": dry_run}).to_string();
+        let run = run_command(session(&env, &python, &["call", "compact", &arguments]), "");
+        assert_eq!(run.code, 0, "the client failed:\n{}", run.stderr);
+        let mut doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+        // The dry run's plan is `compact --dry-run`'s text, compared in its own tests.
+        doc["result"].as_object_mut().unwrap().remove("plan");
+        said += &format!("{}\n", serde_json::to_string_pretty(&doc).unwrap());
+    }
+    insta::assert_snapshot!(env.redact(&said), @r#"
+    {
+      "result": {
+        "dry_run": true,
+        "from_turn": 0,
+        "gave_up": null,
+        "id": "01KDVDQ4K00000000000000001",
+        "tokens_before": 3044,
+        "policies": "[strip tool calls, over 50 bytes]",
+        "to_turn": 0,
+        "tokens_after": 2554
+      },
+      "step": "compact"
+    }
+    {
+      "result": {
+        "commit": "4de571cb6227cbbfe352bb7f0633444af407da63",
+        "compacted": true,
+        "compaction": "01KDVDWMC00000000000000001",
+        "from_turn": 0,
+        "gave_up": "the last 5 tool calls kept whole: only 1",
+        "id": "01KDVDQ4K00000000000000001",
+        "policies": "[strip tool calls, over 50 bytes]",
+        "subject": "compact: \"tail\" turns 0-0 [strip tool calls, over 50 bytes] ~3,044 -> 594 tokens (budget: gave up the last 5 tool calls kept whole: only 1)",
+        "to_turn": 0,
+        "tokens_after": 594,
+        "tokens_before": 3044
+      },
+      "step": "compact"
+    }
+    "#);
+    insta::assert_snapshot!(env.git(&["log", "-1", "--format=%s"]), @r#"compact: "tail" turns 0-0 [strip tool calls, over 50 bytes] ~3,044 -> 594 tokens (budget: gave up the last 5 tool calls kept whole: only 1)"#);
+}
+
+/// The compact tool lays a budget's digest over the oldest part with a cheaper step under
+/// it, as `convo compact --budget` does, and says both parts.
+#[test]
+fn the_mcp_compact_tool_says_both_parts_of_a_digest_over_the_oldest_part() {
+    let Some(python) = client() else { return };
+    let env = TestEnv::new();
+    let config = env.home().join(".config/convo");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[compaction.profiles.tight]\nkeep_recent_tools = 1\n").unwrap();
+    let id = env.new_conversation("paths");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
+    for i in 0..30 {
+        let out: Vec<String> = (0..24).map(|l| format!("{i}.{l} {}", "x".repeat(30))).collect();
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
+            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
+        lines.push(serde_json::json!({"type": "assistant", "content": format!("Nothing in src/mod_{i}/file_{i}.rs.")}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+    let arguments = serde_json::json!({"id": id, "budget": 700, "profile": "tight"}).to_string();
+    let run = run_command(session(&env, &python, &["call", "compact", &arguments]), "");
+    assert_eq!(run.code, 0, "the client failed:\n{}", run.stderr);
+    insta::assert_snapshot!(env.redact(&run.stdout), @r#"
+    {
+     "result": {
+      "commit": "88a719415421a09889de200d2ede42059095fa49",
+      "compacted": true,
+      "compaction": "01KDVDTSS00000000000000001",
+      "from_turn": 0,
+      "gave_up": null,
+      "id": "01KDVDQ4K00000000000000001",
+      "policies": "[summary by convo/digest] over the oldest part, [truncate tool output to 20 lines, over 800 bytes] under it",
+      "subject": "compact: \"paths\" turns 0-0 [summary by convo/digest] over the oldest part, [truncate tool output to 20 lines, over 800 bytes] under it ~7,069 -> 698 tokens",
+      "to_turn": 0,
+      "tokens_after": 698,
+      "tokens_before": 7069
+     },
+     "step": "compact"
+    }
+    "#);
+}

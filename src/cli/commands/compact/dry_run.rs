@@ -34,6 +34,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             after: chosen.estimate.after,
             fits: ladder.fits,
             gave_up: ladder.gave_up.as_deref(),
+            under: chosen.under.as_ref().map(|u| u.step.name()),
         };
         render::compare::ladder(&mut steps_tried, ladder.budget, ladder.now, &steps, &line)?;
     }
@@ -60,6 +61,7 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
             input_tokens: job.input_tokens,
             calls,
             total: d.planned.estimate.before,
+            under: d.planned.under().map(|u| &u.compaction),
         };
         let mut stdout = ctx.ui.stdout();
         std::io::Write::write_all(&mut stdout, &steps_tried)?;
@@ -71,20 +73,21 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
     let plan = render::compare::Plan {
         name: &name,
         compaction: c,
+        under: d.planned.under().map(|u| &u.compaction),
         widened_from: d.planned.prepared.widened.then_some(d.planned.prepared.requested),
         estimate: &d.planned.estimate,
         every_turn: d.verbose,
     };
     render::compare::plan(out.writer(), &plan)?;
     if d.planned.ladder.is_some() {
-        trail_kept(out.writer(), &events()?, c, d.planned)?;
+        trail_kept(out.writer(), &events()?, d.planned)?;
     }
     if d.verbose {
-        let mut with = events()?.into_owned();
-        with.push(Record::Apply(c.clone()).to_draft().into_event(d.planned.id.clone(), d.planned.ts.clone()));
+        let with = applied(&events()?, d.planned);
+        let (from, to) = d.planned.turns();
         let in_range: Vec<_> = projection::project(&with)?
             .into_iter()
-            .filter(|p| p.raw_turn.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t)))
+            .filter(|p| p.raw_turn.is_some_and(|t| (from..=to).contains(&t)))
             .collect();
         let (events, marks) = render::marked(&in_range);
         render::conversation(out.writer(), &events, &marks, render::Detail::default(), ctx.ui.theme)?;
@@ -93,20 +96,24 @@ pub(super) fn run(ctx: &Ctx, d: DryRun) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// `events` with the planned compaction events appended.
+fn applied(events: &[Event], planned: &ops::Planned) -> Vec<Event> {
+    let mut with = events.to_vec();
+    for (id, c) in planned.compactions() {
+        with.push(Record::Apply(c.clone()).to_draft().into_event(id, planned.ts.clone()));
+    }
+    with
+}
+
 /// What of the conversation's trail (paths, commands, errors, commits) the view keeps once
-/// `c` is applied, so a budget's cost is seen.
-fn trail_kept(
-    out: &mut dyn std::io::Write,
-    events: &[Event],
-    c: &convo::compaction::Compaction,
-    planned: &ops::Planned,
-) -> Result<(), CommandError> {
+/// the plan is applied (both events of a summary over the oldest part), so a budget's cost
+/// is seen.
+fn trail_kept(out: &mut dyn std::io::Write, events: &[Event], planned: &ops::Planned) -> Result<(), CommandError> {
     let view = |events: &[Event]| -> Result<Vec<Event>, CommandError> {
         Ok(projection::project(events)?.into_iter().map(|p| p.event).collect())
     };
     let trail = Trail::of(&view(events)?);
-    let mut with = events.to_vec();
-    with.push(Record::Apply(c.clone()).to_draft().into_event(planned.id.clone(), planned.ts.clone()));
+    let with = applied(events, planned);
     let kinds = trail.kept_in(&trail::text_of(&view(&with)?));
     let kinds: Vec<(&str, usize, usize)> = kinds.iter().map(|(m, kept, all)| (m.name(), *kept, *all)).collect();
     render::compare::trail_kept(out, &kinds)?;

@@ -35,6 +35,9 @@ pub struct Remote {
     pub fetched: Option<String>,
     /// The conversations that differ, by id.
     pub conversations: BTreeMap<String, Behind>,
+    /// This store is a lazy clone of this remote: `fetched` names the catalog as last
+    /// fetched, and the counts are events only, each conversation against its own fetch.
+    pub lazy: bool,
 }
 
 /// A session a hook or `watch` follows into a conversation.
@@ -69,7 +72,18 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
     let head = store.head()?;
     let mut remotes = Vec::new();
     let private = store.sharing()?.private;
+    let lazy = sync::lazy::lazy_remote(store)?;
     for (name, _) in sync::remotes(store)? {
+        if lazy.as_deref() == Some(name.as_str()) {
+            // Its branch is no line of the hub's: each conversation stands against its fetch.
+            let conversations = sync::lazy::standing(store, &name)?
+                .into_iter()
+                .map(|(id, s)| (id, Behind { unpushed_events: s.here, unpulled_events: s.there, ..Behind::default() }))
+                .collect();
+            let fetched = sync::remote_catalog(store, &name)?.map(|c| c.commit.to_string());
+            remotes.push(Remote { name, fetched, conversations, lazy: true });
+            continue;
+        }
         let theirs = sync::remote_tip(store, &name)?;
         let mut conversations: BTreeMap<String, Behind> = BTreeMap::new();
         // The hub's tip is the line this store published (private conversations left out):
@@ -120,7 +134,7 @@ pub fn status(store: &Store) -> Result<Status, SyncError> {
         }
         // A private conversation is never pushed: not "not pushed" either.
         conversations.retain(|id, b| *b != Behind::default() && !private.contains(id));
-        remotes.push(Remote { name, fetched: theirs.map(|t| t.to_string()), conversations });
+        remotes.push(Remote { name, fetched: theirs.map(|t| t.to_string()), conversations, lazy: false });
     }
     let failed_captures = store.failed_captures()?;
     // Our own record of the files our hooks and `watch` captured: only their size is read.

@@ -236,3 +236,45 @@ pub fn pull(store: &Store, remote: &str, clock: &Clock) -> Result<LazyPulled> {
     }
     Ok(pulled)
 }
+
+/// How a conversation of a lazy store stands against its hub: event lines added here since
+/// its fetch (which a lazy store cannot push), and lines the catalog lists beyond what was
+/// fetched (which `pull` brings in).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Standing {
+    pub here: usize,
+    pub there: usize,
+}
+
+/// [`Standing`] of every conversation this lazy store fetched from `remote` that differs
+/// from the hub's copy, as last fetched (no network), by id.
+pub fn standing(store: &Store, remote: &str) -> Result<std::collections::BTreeMap<String, Standing>> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some(head) = store.head()? else { return Ok(out) };
+    let catalog = super::remote_catalog(store, remote)?;
+    for id in store.conversation_ids()? {
+        let Some(here) = store.conversation_tree(&id)? else { continue };
+        let line = catalog.as_ref().and_then(|c| c.lines.get(&id));
+        if line.and_then(|l| ObjectId::from_hex(l.tree.as_bytes()).ok()) == Some(here) {
+            continue;
+        }
+        let Some(fetched) = super::tracking_tip(store, &snapshot_ref(remote, &id)) else { continue };
+        let mut standing = Standing::default();
+        if store.snapshot_tree(fetched, &id)? != Some(here) {
+            let moved = store.moved_by_conversation(Some(fetched), head)?;
+            standing.here = moved.get(&id).map_or(0, |m| m.events);
+        }
+        if let Some(line) = line
+            && store
+                .snapshot_tree(fetched, &id)?
+                .is_some_and(|t| ObjectId::from_hex(line.tree.as_bytes()).ok() != Some(t))
+        {
+            let had = store.moved_by_conversation(None, fetched)?.get(&id).map_or(0, |m| m.events);
+            standing.there = usize::try_from(line.events).unwrap_or(usize::MAX).saturating_sub(had);
+        }
+        if standing != Standing::default() {
+            out.insert(id, standing);
+        }
+    }
+    Ok(out)
+}

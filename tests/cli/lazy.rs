@@ -254,3 +254,40 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
         format!("refs/convo/remotes/origin/conversations/{second}")
     );
 }
+
+#[test]
+fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
+    let dir = tempfile::tempdir().unwrap();
+    bare(dir.path(), "hub");
+    let daemon = Daemon::start(dir.path());
+    let url = format!("{}/hub.git", daemon.url);
+    let (a, first, second) = team(&url);
+    let b = lazy_clone(&url);
+    b.run(&["show", &first]).ok();
+    b.run(&["show", &second]).ok();
+    let catalog =
+        |env: &TestEnv| env.git(&["rev-parse", "--short=7", "refs/convo/remotes/origin/catalog"]).trim().to_owned();
+    // What was fetched is what the hub has: nothing to push, nothing to pull.
+    assert_eq!(
+        b.run(&["status"]).ok(),
+        format!(
+            "No active conversation.\nUp to date with origin (a lazy clone; its catalog as last fetched: {}).\nNo failed captures.\n",
+            catalog(&b)
+        )
+    );
+    // One appended here, one appended on the hub by the teammate.
+    b.run(&["append", &first, "--user", "mine"]).ok();
+    a.run(&["append", &second, "--user", "theirs one"]).ok();
+    a.run(&["append", &second, "--assistant", "theirs two"]).ok();
+    a.run(&["push"]).ok();
+    b.run(&["fetch"]).ok();
+    assert_eq!(
+        b.run(&["status"]).ok(),
+        format!(
+            "No active conversation.\nAgainst origin (a lazy clone; its catalog as last fetched: {}):\n  \
+             \"first talk\": 1 event here since fetched\n  \"second talk\": 2 events on origin not pulled\n  \
+             (`convo pull` brings in; a lazy store cannot push: `convo clone URL` a whole store to share)\nNo failed captures.\n",
+            catalog(&b)
+        )
+    );
+}

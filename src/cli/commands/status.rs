@@ -77,15 +77,33 @@ fn text(out: &mut dyn std::io::Write, store: &convo::store::Store, status: &Stat
     }
     for remote in &status.remotes {
         let remote_name = escape_line(&remote.name);
-        let fetched = match &remote.fetched {
-            Some(tip) => format!("as last fetched: {}", &tip[..7.min(tip.len())]),
-            None => "never fetched, or empty".to_owned(),
+        let fetched = match (&remote.fetched, remote.lazy) {
+            (Some(tip), false) => format!("as last fetched: {}", &tip[..7.min(tip.len())]),
+            (Some(tip), true) => format!("a lazy clone; its catalog as last fetched: {}", &tip[..7.min(tip.len())]),
+            (None, _) => "never fetched, or empty".to_owned(),
         };
         if remote.conversations.is_empty() {
             writeln!(out, "Up to date with {remote_name} ({fetched}).")?;
             continue;
         }
         writeln!(out, "Against {remote_name} ({fetched}):")?;
+        if remote.lazy {
+            for (id, b) in &remote.conversations {
+                let mut parts = Vec::new();
+                if b.unpushed_events > 0 {
+                    parts.push(format!("{} here since fetched", plural(b.unpushed_events, "event")));
+                }
+                if b.unpulled_events > 0 {
+                    parts.push(format!("{} on {remote_name} not pulled", plural(b.unpulled_events, "event")));
+                }
+                writeln!(out, "  {}: {}", name(id), parts.join("; "))?;
+            }
+            writeln!(
+                out,
+                "  (`convo pull` brings in; a lazy store cannot push: `convo clone URL` a whole store to share)"
+            )?;
+            continue;
+        }
         for (id, b) in &remote.conversations {
             let mut parts = Vec::new();
             if b.unpushed_commits + b.unpushed_events > 0 {

@@ -41,9 +41,11 @@
 //! of the pack it names. So where git writes into the store, convo orders it by
 //! construction:
 //!
-//! - a pull's fetch (`sync::fetch`) copies the accepted objects from the
-//!   quarantine with no ref: convo then syncs what appeared under `objects/`, each file and
-//!   the folder that gained its name ([`Store::sync_objects_since`]), and only then has git
+//! - a pull's fetch (`sync::fetch`) moves the accepted objects from the quarantine into
+//!   `objects/` ([`Store::promote`]: packs before their index, as git's receive quarantine
+//!   does), with no ref: each file's data synced before its new name (convo's own
+//!   publication objects reach the quarantine unsynced), then each folder that gained a
+//!   name and `objects/`, and only then has git
 //!   move the remote-tracking ref, whose file, reflog and folders it syncs in turn
 //!   ([`Store::sync_ref_written_by_git`]). A merge or fast-forward naming those commits
 //!   comes after, through the transaction. The remote-tracking ref is durable rather than
@@ -59,7 +61,9 @@
 //!   --keep-pack` removes the others;
 //! - a clone ([`Store::sync_new_repository`]): before it is said done, every file and
 //!   folder of the new repository, the store's folder and the one holding it;
-//! - a push's copy of the catalog it published goes in as a fetch's objects do;
+//! - a push's copy of the catalog it published, and a lazy store's fetch of a catalog or
+//!   conversation, go in as a fetch's objects do (a lazy one's `shallow` file written
+//!   beside, synced, renamed and its folder synced, before the ref);
 //! - a `git gc` the user runs beside convo is the user's git: a pack it renames and the
 //!   objects it prunes are as safe as git makes them. convo's own barrier tolerates an
 //!   object gc packed away meanwhile (see [`in_parallel`]).

@@ -23,7 +23,7 @@ use gix::ObjectId;
 
 use super::{Result, Stderr, SyncError, checked, git, hub, require_remote};
 use crate::clock::Clock;
-use crate::store::{Catalog, CatalogLine, Store};
+use crate::store::{Catalog, CatalogLine, Quarantine, Store};
 
 /// The git config key naming the remote a lazy store fetches conversations from.
 pub const LAZY_KEY: &str = "convo.lazy";
@@ -88,27 +88,9 @@ fn fetch_shallow(store: &Store, quarantine: &Path, url: &str, refspec: &str, nam
 
 /// Copy `name` (a ref of the quarantine naming `commit`, already checked) into the store:
 /// objects first, synced, then the ref (see `durable`), as [`super::fetch`] does.
-fn keep(store: &Store, quarantine: &Path, name: &str, commit: ObjectId, message: &str) -> Result<()> {
-    let objects = store.object_files();
-    checked(
-        store.root(),
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "fetch",
-            "--no-write-fetch-head",
-            "--no-tags",
-            "--no-auto-gc",
-            "--quiet",
-            // The quarantine is shallow at the catalog: the store takes that boundary.
-            "--update-shallow",
-            quarantine.to_str().unwrap_or("."),
-            name,
-        ],
-        Stderr::Capture,
-        "fetch",
-    )?;
-    store.sync_objects_since(&objects)?;
+fn keep(store: &Store, quarantine: &Quarantine, name: &str, commit: ObjectId, message: &str) -> Result<()> {
+    // The quarantine is shallow at the catalog: the store takes that boundary.
+    store.promote(quarantine)?;
     let hex = commit.to_string();
     checked(store.root(), &["update-ref", "-m", message, name, &hex], Stderr::Capture, "fetch")?;
     store.sync_ref_written_by_git(name)?;
@@ -131,7 +113,7 @@ pub fn fetch_catalog(store: &Store, remote: &str) -> Result<Catalog> {
             Err(e) => return Err(e),
         };
         let catalog = store.check_fetched_catalog(quarantine.path(), commit)?;
-        keep(store, quarantine.path(), &name, commit, &format!("fetch: {url}"))?;
+        keep(store, &quarantine, &name, commit, &format!("fetch: {url}"))?;
         Ok(catalog)
     })();
     drop(quarantine);
@@ -191,7 +173,7 @@ pub fn fetch_conversation(
         let refspec = format!("+{}:{name}", hub::conversation_ref(&line.id));
         let commit = fetch_shallow(store, quarantine.path(), &url, &refspec, &name)?;
         let tree = store.check_snapshot(quarantine.path(), commit, line)?;
-        keep(store, quarantine.path(), &name, commit, &format!("fetch: {url}"))?;
+        keep(store, &quarantine, &name, commit, &format!("fetch: {url}"))?;
         let commit = store.fold_in(&line.id, tree, remote, clock)?;
         Ok(FetchedConversation { id: line.id.clone(), remote: remote.to_owned(), commit })
     })();

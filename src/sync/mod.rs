@@ -192,8 +192,8 @@ fn progress_args(progress: bool) -> (&'static str, Stderr) {
 ///
 /// The objects go to a quarantine first: a scratch repository under `.git/convo/` that
 /// borrows the store's objects (alternates), so only what is new crosses the network. Only
-/// an accepted tip is copied into the store, by a local fetch; a refused one, or a failed
-/// network fetch, leaves the store byte for byte as it was.
+/// an accepted tip's objects are moved into the store ([`Store::promote`]); a refused one, or
+/// a failed network fetch, leaves the store byte for byte as it was.
 /// Where a fetch left the remote-tracking branch (`refs/remotes/REMOTE/BRANCH`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
@@ -290,37 +290,12 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         .ok()
         .and_then(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok())
         .filter(|commit| store.check_fetched_catalog(quarantine.path(), *commit).is_ok());
-        // Names alone, no destination: objects only (see below).
-        let mut refspecs = vec![name.clone()];
-        if catalog.is_some() {
-            refspecs.push(quarantined.clone());
-        } else {
+        if catalog.is_none() {
             forget_catalog(store, remote)?;
         }
-        // The quarantine is convo's own folder: a rule against the file transport (meant for
-        // remotes and submodules) must not stop this local copy. Objects only, no ref: git
-        // would rename the ref into place before any folder holding the objects was synced
-        // (see `durable`), so the objects are made durable first and the ref moved after.
-        let objects = store.object_files();
-        checked(
-            store.root(),
-            &[
-                "-c",
-                "protocol.file.allow=always",
-                "fetch",
-                "--no-write-fetch-head",
-                "--no-tags",
-                "--no-auto-gc",
-                "--quiet",
-                quarantine.path().to_str().unwrap_or("."),
-            ]
-            .into_iter()
-            .chain(refspecs.iter().map(String::as_str))
-            .collect::<Vec<_>>(),
-            Stderr::Capture,
-            "fetch",
-        )?;
-        store.sync_objects_since(&objects)?;
+        // Objects only, no ref: they are moved in and synced (see `durable`), and the ref
+        // is moved after.
+        store.promote(&quarantine)?;
         let hex = tip.to_string();
         let message = format!("fetch: {url}");
         checked(store.root(), &["update-ref", "-m", &message, &name, &hex], Stderr::Capture, "fetch")?;
@@ -630,31 +605,11 @@ pub fn push(
 /// Copy catalog `commit` from the quarantine it was written in into the store, as the
 /// catalog of `remote`.
 fn keep_catalog(store: &Store, remote: &str, quarantine: &crate::store::Quarantine, commit: ObjectId) -> Result<()> {
-    let git_dir = quarantine.path().join(".git");
-    let git_dir = git_dir.to_string_lossy();
     let name = catalog_ref(remote);
     let hex = commit.to_string();
-    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &hex], Stderr::Capture, "push")?;
     // Objects only, synced, then the ref: as a fetch does (see `durable`), or a power cut
     // could keep the ref and lose the pack's name.
-    let objects = store.object_files();
-    checked(
-        store.root(),
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "fetch",
-            "--no-write-fetch-head",
-            "--no-tags",
-            "--no-auto-gc",
-            "--quiet",
-            quarantine.path().to_str().unwrap_or("."),
-            &name,
-        ],
-        Stderr::Capture,
-        "push",
-    )?;
-    store.sync_objects_since(&objects)?;
+    store.promote(quarantine)?;
     checked(store.root(), &["update-ref", "-m", "push: catalog", &name, &hex], Stderr::Capture, "push")?;
     store.sync_ref_written_by_git(&name)?;
     Ok(())

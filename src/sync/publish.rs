@@ -126,29 +126,8 @@ pub(super) fn keep(
     commit: ObjectId,
     head: ObjectId,
 ) -> Result<()> {
-    let git_dir = quarantine.path().join(".git");
-    let git_dir = git_dir.to_string_lossy();
-    let name = published_ref(remote);
     let hex = commit.to_string();
-    checked(store.root(), &["--git-dir", &git_dir, "update-ref", &name, &hex], Stderr::Capture, "push")?;
-    let objects = store.object_files();
-    checked(
-        store.root(),
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "fetch",
-            "--no-write-fetch-head",
-            "--no-tags",
-            "--no-auto-gc",
-            "--quiet",
-            quarantine.path().to_str().unwrap_or("."),
-            &name,
-        ],
-        Stderr::Capture,
-        "push",
-    )?;
-    store.sync_objects_since(&objects)?;
+    store.promote(quarantine)?;
     let tracking = format!("refs/remotes/{remote}/{}", super::branch(store)?);
     for (name, hex) in [(tracking, hex.clone()), (published_ref(remote), hex), (from_ref(remote), head.to_string())] {
         checked(store.root(), &["update-ref", "-m", "push: published", &name, &hex], Stderr::Capture, "push")?;

@@ -548,6 +548,11 @@ pub fn compact(host: &dyn Host, store: &Store, p: &CompactParams) -> Result<Valu
     result["compaction"] = json!(planned.id);
     result["commit"] = json!(appended.commit.to_string());
     result["subject"] = json!(appended.subject);
+    // Under a budget: the cap at which the model's summary was cut off, the digest written
+    // in its place.
+    if let Some(cap) = planned.digest_stood_in {
+        result["digest_stood_in_for_summary_cut_off_at"] = json!(cap);
+    }
     Ok(result)
 }
 

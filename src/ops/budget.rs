@@ -34,6 +34,8 @@
 //! `compact --undo` withdraws both at once, whichever is named. A model's summary, whose
 //! text does not exist while planning, is planned the same way with its room reserved at
 //! `max_summary_tokens` (its output's cap), and the model is sent the oldest part alone.
+//! A model that writes past that room (also on the retry) gets convo's digest of the same
+//! part in its place, fitted to the room, and the command says so (`compact::compact`).
 //!
 //! When no step fits with the protected tail (`keep_recent_tools`, `keep_last`, both from
 //! config), the tail is given up step by step: its tool outputs truncated, then fewer kept

@@ -3,7 +3,7 @@
 //! Also the automatic compaction that follows a turn.
 
 use crate::clock::Clock;
-use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, summary};
+use crate::compaction::{Compaction, Record, Summary, TokenUsage, Tokens, digest, summary};
 use crate::config::Resolved;
 use crate::event::outline::Outlined;
 use crate::event::trail::Trail;
@@ -28,6 +28,9 @@ pub struct Planned {
     /// The id and timestamp the compaction event will have.
     pub id: String,
     pub ts: String,
+    /// With a budget: the cap at which the model's summary was cut off, when convo's digest
+    /// was written in its place (see [`compact`]).
+    pub digest_stood_in: Option<u64>,
 }
 
 impl Planned {
@@ -142,7 +145,14 @@ pub fn plan_as(
             }
             return Err(PlanError::OverBudget { budget, now: ladder.now, smallest: rung.estimate.after, how }.into());
         }
-        return Ok(Planned { prepared: rung.prepared, estimate: rung.estimate, ladder: Some(ladder), id, ts });
+        return Ok(Planned {
+            prepared: rung.prepared,
+            estimate: rung.estimate,
+            ladder: Some(ladder),
+            id,
+            ts,
+            digest_stood_in: None,
+        });
     }
     let prepared = plan::prepare(conversation, &config.config, request, now)?;
     // A summary still to be written counts as empty: the estimate is a lower bound until then.
@@ -151,7 +161,7 @@ pub fn plan_as(
         candidate.summary = Some(Summary { text: String::new(), by: String::new(), usage: None, agent_history: None });
     }
     let estimate = plan::estimate(conversation, &candidate, &id, &ts)?;
-    Ok(Planned { prepared, estimate, ladder: None, id, ts })
+    Ok(Planned { prepared, estimate, ladder: None, id, ts, digest_stood_in: None })
 }
 
 /// A summary for a model to write: the model, the instructions, and the raw events of the
@@ -291,6 +301,23 @@ pub fn write_summary(
         }
     }
     Ok((text, usage))
+}
+
+/// Convo's digest of `c`'s range within `max_tokens`: what stands in for a model's summary
+/// cut off under a budget.
+fn digest_over(events: &[Event], c: &Compaction, max_tokens: u64) -> String {
+    let turns = crate::event::turn_numbers(events);
+    let at = |id: &str| events.iter().position(|e| e.id == id);
+    let span = match at(&c.from_event).zip(at(&c.to_event)).filter(|(a, b)| a <= b) {
+        Some((a, b)) => a..b + 1,
+        None => {
+            let within = |t: &Option<u64>| t.is_some_and(|t| (c.from_turn..=c.to_turn).contains(&t));
+            let a = turns.iter().position(within).unwrap_or(0);
+            let b = turns.iter().rposition(within).map_or(a, |b| b + 1);
+            a..b
+        }
+    };
+    digest::fitted(&events[span.clone()], &turns[span], max_tokens)
 }
 
 /// At most this many left-out items are named in a second pass (a range may hold hundreds).
@@ -630,17 +657,22 @@ pub fn compact(
             return Err(OpsError::Declined.into());
         }
         let endpoint = endpoint(&job.model, summarizer.key)?;
-        let (text, usage) = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n))?;
+        let written = write_summary(&job, &endpoint, &mut |i, n| (summarizer.progress)(&job, i, n));
         // Planned with an empty summary: what the range leaves behind. The summary is what
         // filling it adds; the range, what emptying it took away.
         let (before, emptied) = (planned.estimate.before, planned.estimate.after);
-        fill_summary(
-            Conversation { events: Some(events), ..conversation },
-            &mut planned,
-            text,
-            usage,
-            &job.model.name,
-        )?;
+        let (text, usage, by) = match (written, job.room) {
+            (Ok((text, usage)), _) => (text, usage, job.model.name.clone()),
+            // Under a budget the room is all the summary may take: a model that writes past
+            // it (small ones write until any cap) gets convo's digest over the same part in
+            // its place, fitted to that room, as automatic compaction falls back to it.
+            (Err(QueryError::SummaryTruncated { max_tokens, .. }), Some(room)) => {
+                planned.digest_stood_in = Some(max_tokens);
+                (digest_over(events, &planned.prepared.compaction, room), TokenUsage::default(), digest::BY.into())
+            }
+            (Err(e), _) => return Err(e),
+        };
+        fill_summary(Conversation { events: Some(events), ..conversation }, &mut planned, text, usage, &by)?;
         if planned.estimate.after >= before && !summarizer.force {
             return Err(OpsError::SummaryNotSmaller {
                 model: job.model.name.clone(),

@@ -347,3 +347,83 @@ fn an_http_error_carries_the_servers_message() {
     assert!(stderr.contains("exceeds the available context size"), "the server's own words: {stderr}");
     assert!(env.snapshot() == before);
 }
+
+/// One prompt, then `files` files read (8 lines each), each followed by a long answer in
+/// prose: what stripping tool calls cannot shrink, so a budget needs a summary.
+fn reading_session(env: &TestEnv, files: usize) {
+    let id = env.new_conversation("paths");
+    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
+    for i in 0..files {
+        let out: Vec<String> =
+            (0..8).map(|l| format!("// step {l}: the worker {i} retries the upload when the network drops.")).collect();
+        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
+            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
+        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
+        let answer = format!(
+            "Nothing in src/mod_{i}/file_{i}.rs: its retries are bounded and the timeout is set, so the flake is \
+             elsewhere. Worker {i} opens its socket with a deadline of {i}0 seconds, logs each failed attempt with \
+             the attempt number, and gives up after {} tries; the caller then marks upload {i} as failed and moves \
+             on. The lock around the queue is taken once per batch, never held across the network call, and the \
+             test for this module passed in the last run, so I will read the next module.",
+            i + 3
+        );
+        lines.push(serde_json::json!({"type": "assistant", "content": answer}));
+    }
+    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    env.run_stdin(&["append", &id], &jsonl).ok();
+}
+
+/// Under `--budget`, a model summary covers only the oldest part needed and the rest stays
+/// at a cheaper step's view: two compaction events in one commit, the view within the budget.
+/// SmolLM2-135M writes on past the room the budget leaves it (300 tokens, 412 on the retry,
+/// on this build): the digest over the same part stands in, and says so; a model that
+/// stops in time has its summary stored. Either way the command succeeds.
+#[test]
+fn a_budget_summary_by_the_model_covers_only_the_oldest_part() {
+    let server = llama_or_skip!();
+    let env = TestEnv::new();
+    reading_session(&env, 12);
+    let (cap, budget) = (300, 1100);
+    let out = convo(
+        &env,
+        server,
+        &[
+            "--config",
+            &format!("compaction.max_summary_tokens={cap}"),
+            "--config",
+            "models.\"llama/smollm2\".max_output_tokens=2048",
+            "--config",
+            &format!(
+                "compaction.profiles.handoff.summary={{policy=\"summarize\", model=\"llama/smollm2\", \
+                 instructions={INSTRUCTIONS:?}}}"
+            ),
+        ],
+        &["compact", "-p", "handoff", "--budget", &budget.to_string(), "--keep-recent-tools", "1"],
+    );
+    let stderr = out.ok_status();
+    let stood_in = stderr.contains("warning: the model's summary was cut off at ");
+    let by = if stood_in { "convo/digest" } else { "llama/smollm2" };
+    assert!(stderr.contains(&format!("[summary by {by}] over the oldest part, [strip ")), "{stderr}");
+    assert_eq!(stood_in, stderr.contains("; the digest stands in"), "{stderr}");
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let compactions: Vec<Value> =
+        added.lines().filter_map(|l| serde_json::from_str::<Value>(l.strip_prefix('+')?).ok()).collect();
+    assert_eq!(compactions.len(), 2, "{added}");
+    let (under, summary) = (&compactions[0], &compactions[1]);
+    assert!(under["summary"].is_null() && under["laid_with"] == summary["id"], "{added}");
+    assert_eq!(summary["summary"]["by"], by, "{added}");
+    if !stood_in {
+        let output = tokens(&summary["summary"]["usage"], "output_tokens");
+        assert!(output > 0 && output <= 3 * cap, "{summary}");
+    }
+    // The summary covers the oldest part: it ends before the step under it does.
+    assert_ne!(summary["to_event"], under["to_event"], "{added}");
+    let after = summary["tokens"]["after"].as_u64().unwrap();
+    assert!(after <= budget, "the view ({after}) within the budget ({budget}): {summary}");
+    let shown = env.run(&["show", "--compacted"]).ok().to_owned();
+    assert!(shown.contains(&format!("compacted view: ~{after} tokens")), "{shown}");
+    // The newest files are at the cheaper step's view, not summarized.
+    assert!(shown.contains("Nothing in src/mod_11/file_11.rs: its retries"), "{shown}");
+    env.run(&["fsck"]).ok();
+}

@@ -1275,6 +1275,47 @@ fn show_and_list_say_which_estimate_they_give() {
     "#);
 }
 
+/// Under `--budget`, a model summary cut off at its cap (also after the retry) is no error:
+/// convo's digest over the same oldest part stands in, fitted to the room the budget left the
+/// summary, and says so; the rest stays at the cheaper step's view, the view within the budget.
+/// (The retry asks for twice the cap within that room: 106 here.)
+#[test]
+fn a_budget_model_summary_cut_off_gives_way_to_the_digest_over_the_same_part() {
+    let env = TestEnv::new();
+    crate::inside_a_turn::reading_session(&env);
+    let cut = || summary_reply_finished("Read src/mod_0/file_0.rs and then src/mod_1", "length");
+    let server = Server::start(vec![cut(), cut()]);
+    let global = [
+        "--config",
+        "compaction.max_summary_tokens=100",
+        "--config",
+        "compaction.profiles.handoff.summary={policy=\"summarize\", model=\"test/small\"}",
+    ];
+    let args = ["-p", "handoff", "--budget", "800", "--keep-recent-tools", "1"];
+    let out = compact_with(&env, &server, &global, &args);
+    let stderr = out.ok_status();
+    assert!(
+        stderr.contains("warning: the model's summary was cut off at 106 tokens; the digest stands in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[summary by convo/digest] over the oldest part, [strip tool calls"), "{stderr}");
+    assert_eq!(server.requests().len(), 2, "the cut-off answer and the one retry");
+    let added = env.git(&["show", "--format=", "--unified=0", "HEAD"]);
+    let compactions: Vec<serde_json::Value> =
+        added.lines().filter_map(|l| serde_json::from_str(l.strip_prefix('+')?).ok()).collect();
+    assert_eq!(compactions.len(), 2, "{added}");
+    let (under, summary) = (&compactions[0], &compactions[1]);
+    assert!(under["summary"].is_null() && under["laid_with"] == summary["id"], "{added}");
+    assert_eq!(summary["summary"]["by"], "convo/digest", "{added}");
+    assert!(!summary["summary"]["text"].as_str().unwrap().contains("then src/mod_1"), "the cut-off text is not kept");
+    let after = summary["tokens"]["after"].as_u64().unwrap();
+    assert!(after <= 800, "the view ({after}) within the budget: {summary}");
+    let shown = env.run(&["show", "--compacted"]).ok().to_owned();
+    assert!(shown.contains("src/mod_0/file_0.rs"), "the digest keeps the oldest part's trail: {shown}");
+    assert!(shown.contains("src/mod_20/file_20.rs"), "{shown}");
+    env.run(&["fsck"]).ok();
+}
+
 /// Under `--budget`, a model summary covers only the oldest part needed and the rest stays
 /// at a cheaper step's view, as a digest does: planned with the summary's room reserved at
 /// `compaction.max_summary_tokens` (the cap on its output), the model sent the oldest part

@@ -1,5 +1,6 @@
 //! What `compact` says after its commit: a budget it could not meet, the protection a budget
-//! gave up, a range it widened.
+//! gave up, a model summary cut off under a budget (the digest in its place), a range it
+//! widened.
 
 use convo::ops::Planned;
 
@@ -15,6 +16,12 @@ pub(super) fn say(ctx: &Ctx, planned: &Planned) {
     }
     if let Some(gave_up) = planned.ladder.as_ref().and_then(|l| l.gave_up.as_deref()) {
         ctx.note(&format!("note: to fit the budget, gave up {gave_up}"));
+    }
+    if let Some(cap) = planned.digest_stood_in {
+        ctx.ui.warning(&format!(
+            "the model's summary was cut off at {} tokens; the digest stands in",
+            convo::render::thousands(cap)
+        ));
     }
     if planned.prepared.widened {
         let (a, b) = planned.prepared.requested;

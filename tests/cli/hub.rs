@@ -277,3 +277,51 @@ fn a_conversation_convo_cannot_summarise_is_pushed_all_the_same() {
     assert_eq!(listed[&id]["title"], serde_json::Value::Null);
     assert!(refs(&hub).contains_key(&format!("refs/convo/conversations/{id}")));
 }
+
+/// `cmd` run with a `git` first on PATH that logs each call's arguments (one line each) to
+/// the returned file, then runs the real git.
+fn with_logging_git(env: &TestEnv, mut cmd: std::process::Command) -> (crate::common::Run, Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let real = std::env::split_paths(&path).map(|d| d.join("git")).find(|g| g.is_file()).expect("git on PATH");
+    let bin = env.root.join("logging-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.root.join("git-calls.log");
+    let _ = std::fs::remove_file(&log);
+    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display());
+    std::fs::write(bin.join("git"), script).unwrap();
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    cmd.env("PATH", format!("{}:{path}", bin.display()));
+    let run = crate::common::run_command(cmd, "");
+    let calls = std::fs::read_to_string(&log).unwrap_or_default().lines().map(str::to_owned).collect();
+    (run, calls)
+}
+
+/// How many of `calls` ran `git fetch` (whatever options came before the subcommand).
+fn fetches(calls: &[String]) -> usize {
+    calls.iter().filter(|c| c.split(' ').any(|word| word == "fetch")).count()
+}
+
+#[test]
+fn a_pull_fetches_once_and_a_push_never_fetches_what_it_has() {
+    let TwoPeople { a, b, url, served: _served, .. } = two_people();
+    let id = a.new_conversation("talk");
+    a.run(&["append", "--user", "one"]).ok();
+    a.run(&["remote", "add", "origin", &url]).ok();
+    a.run(&["push"]).ok();
+    b.run(&["clone", &url, b.store.to_str().unwrap()]).ok();
+    a.run(&["append", &id, "--user", "two"]).ok();
+    a.run(&["push"]).ok();
+
+    // The quarantine's objects are moved into the store, not fetched from it a second time.
+    let (pulled, calls) = with_logging_git(&b, b.command(&["pull"]));
+    pulled.ok();
+    assert_eq!(fetches(&calls), 1, "{calls:#?}");
+    b.run(&["append", &id, "--user", "three"]).ok();
+    let (pushed, calls) = with_logging_git(&b, b.command(&["push"]));
+    pushed.ok();
+    assert_eq!(fetches(&calls), 0, "{calls:#?}");
+    b.run(&["fsck"]).ok();
+    a.run(&["pull"]).ok();
+    assert_eq!(a.run(&["show", &id]).ok(), b.run(&["show", &id]).ok());
+}

@@ -198,6 +198,9 @@ impl From<StoreError> for CommandError {
             StoreError::RefusedConversation { .. } => CommandError::new(Kind::Remote, message).hint(
                 "a conversation's ref on the hub holds that conversation alone, as the catalog lists it; nothing of it was taken",
             ),
+            StoreError::CatalogWithoutBranch { .. } => CommandError::new(Kind::Remote, message).hint(
+                "a push from a whole store (`convo clone URL`, then `convo push`) writes a catalog a lazy store can push on",
+            ),
             StoreError::Symlink { .. } => CommandError::new(Kind::Store, message)
                 .hint("replace the symlink with the real folder or file; `convo fsck` lists every problem"),
             StoreError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
@@ -330,8 +333,8 @@ impl From<SyncError> for CommandError {
             }
             SyncError::NoCatalog { .. } => CommandError::new(Kind::Remote, message)
                 .hint("clone it whole (without --lazy); its next push by this convo publishes a catalog"),
-            SyncError::LazyPush { .. } => CommandError::input(message)
-                .hint("clone the hub whole (`convo clone URL`) to push; `convo export ID` copies a conversation out"),
+            SyncError::LazyDiverged { .. } => CommandError::new(Kind::Remote, message)
+                .hint("`convo pull` brings the hub's events in (nothing of yours is lost), then push again"),
             SyncError::Git { .. } => CommandError::new(Kind::Remote, message)
                 .hint("`convo remote` lists the remotes and their URLs; `convo remote set-url NAME URL` changes one"),
         }

@@ -65,6 +65,13 @@ pub fn push(
 ) -> Result<PushReport, SyncError> {
     let theirs = sync::remote_tip(store, remote)?;
     let withheld = super::share::withheld(store, remote, share)?;
+    if sync::lazy::lazy_remote(store)?.is_some() {
+        // A lazy store publishes its own commit on the hub's tip: what went out is what it
+        // counted, not a distance between two of its commits.
+        let pushed = sync::lazy::push(store, remote, allow_secrets, progress, &withheld);
+        let pushed = recorded(store, remote, by, clock, pushed)?;
+        return Ok(PushReport { pushed: pushed.pushed, outgoing: pushed.moved });
+    }
     let pushed = recorded(
         store,
         remote,

@@ -49,18 +49,15 @@
 //! not a conversation id in that fan; its ids and object ids name refs and trees, never
 //! paths on disk, and nothing of it is checked out.
 //!
-//! # What comes next (not built yet)
+//! # Lazy stores and private conversations
 //!
-//! - Lazy clones are built (`convo clone URL --lazy`: `sync::lazy`, `store::lazy`,
-//!   `ops::lazy`), and so are private conversations (`store::published`, `sync::publish`):
-//!   a push whose history would carry one publishes its own line instead of the branch, and
-//!   the catalog and the refs are worked out from that line's commit, so they list only
-//!   what it holds.
-//! - A lazy store's push is refused: its branch holds only what it fetched. It could take
-//!   the published line's path, but that commit is built on the hub's tip tree, which a
-//!   lazy store never fetches (the catalog names it: `Convo-Branch`); fetching that tree
-//!   alone (`--filter=tree:0` needs the server's consent) or rebuilding the fan trees from
-//!   the catalog's tree ids is the next step.
+//! Lazy clones (`convo clone URL --lazy`: `sync::lazy`, `store::lazy`, `ops::lazy`) read
+//! the catalog and fetch a conversation's ref when one is read. A push whose history would
+//! carry a private conversation publishes its own line instead of the branch
+//! (`store::published`, `sync::publish`), and a lazy store's push publishes one commit on
+//! the hub's tip, which it rebuilds from the catalog: since lazy stores push, the catalog
+//! also holds `branch.commit` and `branch.tree`, the branch commit it describes and that
+//! commit's root tree byte for byte ([`BranchFiles`]), checked against their ids there.
 
 use std::collections::BTreeMap;
 
@@ -78,6 +75,12 @@ const BRANCH_TRAILER: &str = "Convo-Branch";
 /// A fan file bigger than this is not a catalog convo wrote (1,024 fans of such files
 /// would list some 100 million conversations).
 const MAX_FAN_FILE: usize = 16 << 20;
+/// The catalog's copy of the branch commit it describes, byte for byte (see [`Branch`]).
+const BRANCH_COMMIT_FILE: &str = "branch.commit";
+/// The catalog's copy of that commit's root tree, byte for byte.
+const BRANCH_TREE_FILE: &str = "branch.tree";
+/// A branch commit or root tree bigger than this is not one convo wrote.
+const MAX_BRANCH_FILE: u64 = 1 << 20;
 
 /// The ref of conversation `id` on a hub.
 pub fn conversation_ref(id: &str) -> String {
@@ -117,6 +120,21 @@ pub struct Catalog {
     pub lines: BTreeMap<String, CatalogLine>,
     /// The file of each fan folder: a push rewrites only those whose lines changed.
     pub fans: BTreeMap<String, ObjectId>,
+    /// The blobs holding the branch commit and its root tree, when the catalog has them
+    /// (written since lazy stores push; see [`Branch`]).
+    pub branch_files: Option<BranchFiles>,
+}
+
+/// The blobs of a catalog that copy the branch commit it describes and that commit's root
+/// tree, byte for byte. With them and the catalog's lines (every conversation's folder
+/// tree), a lazy store rebuilds the hub's tip down to the fan folders, every object checked
+/// against the id that names it, and publishes a commit on it without fetching the branch
+/// (see `store::lazy`). Hashes make them data, not authority: a copy that is not the object
+/// the catalog names is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchFiles {
+    pub commit: ObjectId,
+    pub tree: ObjectId,
 }
 
 /// What a push publishes besides the branch.
@@ -181,10 +199,23 @@ impl Store {
             .find_map(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok());
         let mut lines = BTreeMap::new();
         let mut fans = BTreeMap::new();
+        let (mut branch_commit, mut branch_tree) = (None, None);
         for (name, id, is_tree) in self.tree_entries(self.commit_tree_id(commit)?)? {
+            if !is_tree && (name == BRANCH_COMMIT_FILE || name == BRANCH_TREE_FILE) {
+                let header = self.repo.find_header(id).map_err(git_err(format!("read {name} of the catalog")))?;
+                if header.kind() != gix::object::Kind::Blob || header.size() > MAX_BRANCH_FILE {
+                    return Err(refuse(
+                        &name,
+                        format!("a {} of {} bytes, not a copy of the branch", header.kind(), header.size()),
+                    ));
+                }
+                let slot = if name == BRANCH_COMMIT_FILE { &mut branch_commit } else { &mut branch_tree };
+                *slot = Some(id);
+                continue;
+            }
             let fan = name.strip_suffix(".jsonl").filter(|fan| layout::is_fan(fan) && !is_tree);
             let Some(fan) = fan else {
-                return Err(refuse(&name, "not a file a catalog holds (only <fan>.jsonl files)".into()));
+                return Err(refuse(&name, "not a file a catalog holds (only <fan>.jsonl and branch.* files)".into()));
             };
             let header = self.repo.find_header(id).map_err(git_err(format!("read {name} of the catalog")))?;
             if header.kind() != gix::object::Kind::Blob || header.size() > MAX_FAN_FILE as u64 {
@@ -214,7 +245,11 @@ impl Store {
                 }
             }
         }
-        Ok(Catalog { branch, commit, lines, fans })
+        let branch_files = match (branch_commit, branch_tree) {
+            (Some(commit), Some(tree)) => Some(BranchFiles { commit, tree }),
+            _ => None,
+        };
+        Ok(Catalog { branch, commit, lines, fans, branch_files })
     }
 
     /// What a push of commit `head` publishes besides the branch, given the hub's branch
@@ -302,7 +337,7 @@ impl Store {
             }
             lines.insert(id.clone(), line);
         }
-        if catalog.is_none_or(|c| c.branch != Some(head) || c.lines != lines) {
+        if catalog.is_none_or(|c| c.branch != Some(head) || c.lines != lines || c.branch_files.is_none()) {
             // The fan files a current catalog has for fans nothing changed in are kept.
             let mut kept = current.map(|c| c.fans.clone()).unwrap_or_default();
             for id in changed.iter().map(|(id, _)| id).chain(&removed) {
@@ -395,14 +430,27 @@ impl Store {
                 oid: blob,
             });
         }
-        // git's order: by name, which for these equal-length names is byte order.
+        // The branch commit and its root tree, byte for byte (see `BranchFiles`).
+        let data = into.object_data(head, gix::objs::Kind::Commit)?;
+        let root = gix::objs::CommitRef::from_bytes(&data, head.kind())
+            .map_err(git_err(format!("read commit {head}")))?
+            .tree();
+        let root = into.object_data(root, gix::objs::Kind::Tree)?;
+        for (name, bytes) in [(BRANCH_COMMIT_FILE, &data), (BRANCH_TREE_FILE, &root)] {
+            entries.push(gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: name.into(),
+                oid: into.write_loose(gix::objs::Kind::Blob, bytes)?,
+            });
+        }
+        // git's order: by name, which for these blobs' names (none a prefix of another
+        // with a folder) is byte order.
         entries.sort_by(|a, b| a.filename.cmp(&b.filename));
         let mut bytes = Vec::new();
         gix::objs::WriteTo::write_to(&gix::objs::Tree { entries }, &mut bytes).map_err(super::io_err("tree"))?;
         let tree = into.write_loose(gix::objs::Kind::Tree, &bytes)?;
         let message = format!("convo: catalog of {} conversations\n\n{BRANCH_TRAILER}: {head}\n", lines.len());
         // Dated as the branch commit it describes.
-        let data = into.object_data(head, gix::objs::Kind::Commit)?;
         let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
             .map_err(git_err(format!("read commit {head}")))?
             .committer()

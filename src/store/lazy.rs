@@ -140,3 +140,168 @@ pub fn catalog_summary(line: &CatalogLine) -> Summary {
         },
     }
 }
+
+/// One conversation a lazy store's push publishes: its folder here, and the folder the hub
+/// has (the snapshot this store fetched, which the hub's catalog still lists), if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LazyPut {
+    pub id: String,
+    pub tree: ObjectId,
+    pub hub: Option<ObjectId>,
+}
+
+/// A tree of `entries` (`name`, subtree), in git's order: every name here (fans, ids) has
+/// the same length within a tree, so byte order is git's.
+fn folder_tree(entries: &[(&str, ObjectId)]) -> gix::objs::Tree {
+    let mut entries: Vec<gix::objs::tree::Entry> = entries
+        .iter()
+        .map(|(name, oid)| gix::objs::tree::Entry {
+            mode: gix::objs::tree::EntryKind::Tree.into(),
+            filename: (*name).into(),
+            oid: *oid,
+        })
+        .collect();
+    entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+    gix::objs::Tree { entries }
+}
+
+impl Store {
+    /// The hub's branch tip as `catalog` describes it, made present in `quarantine` without
+    /// fetching the branch: the commit and its root tree from the catalog's byte-for-byte
+    /// copies, the `conversations` folder and the fan folders of `fans` rebuilt from the
+    /// catalog's lines. Every object is checked against the id naming it (the commit
+    /// against `Convo-Branch`, the root tree against the commit, the rebuilt folder against
+    /// the root tree), so a catalog that does not describe its branch is refused. The
+    /// other conversations' objects stay on the hub: a push's walk marks them as the hub's
+    /// without reading them, and the commit is shallow here (its parents are not).
+    pub fn hub_tip(
+        &self,
+        catalog: &super::hub::Catalog,
+        fans: &std::collections::BTreeSet<String>,
+        quarantine: &std::path::Path,
+    ) -> Result<ObjectId> {
+        let refuse = |path: &str, reason: &str| StoreError::Refused {
+            commit: catalog.commit.to_hex_with_len(7).to_string(),
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let (Some(branch), Some(files)) = (catalog.branch, catalog.branch_files) else {
+            return Err(StoreError::CatalogWithoutBranch { commit: catalog.commit.to_hex_with_len(7).to_string() });
+        };
+        let hash = self.repo.object_hash();
+        let commit = self.read_blob(files.commit)?;
+        let tree = self.read_blob(files.tree)?;
+        let hashed = |kind, data: &[u8]| gix::objs::compute_hash(hash, kind, data).ok();
+        if hashed(gix::objs::Kind::Commit, &commit) != Some(branch) {
+            return Err(refuse("branch.commit", "not the branch commit the catalog names"));
+        }
+        let root = gix::objs::CommitRef::from_bytes(&commit, hash)
+            .map_err(|_| refuse("branch.commit", "not a commit"))?
+            .tree();
+        if hashed(gix::objs::Kind::Tree, &tree) != Some(root) {
+            return Err(refuse("branch.tree", "not the root tree of the branch commit"));
+        }
+        let conversations = Store::entry_in(&tree, layout::CONVERSATIONS);
+        let mut by_fan: std::collections::BTreeMap<&str, Vec<(&str, ObjectId)>> = Default::default();
+        for line in catalog.lines.values() {
+            let id = ObjectId::from_hex(line.tree.as_bytes()).map_err(|_| refuse(&line.id, "not an object id"))?;
+            by_fan.entry(layout::fan(&line.id)).or_default().push((line.id.as_str(), id));
+        }
+        let mut written = Vec::new();
+        let mut fan_entries = Vec::with_capacity(by_fan.len());
+        for (fan, ids) in &by_fan {
+            let mut bytes = Vec::new();
+            gix::objs::WriteTo::write_to(&folder_tree(ids), &mut bytes).map_err(super::io_err("tree"))?;
+            let id = hashed(gix::objs::Kind::Tree, &bytes).expect("a tree hashes");
+            if fans.contains(*fan) {
+                written.push((gix::objs::Kind::Tree, bytes));
+            }
+            fan_entries.push((*fan, id));
+        }
+        let mut folder = Vec::new();
+        gix::objs::WriteTo::write_to(&folder_tree(&fan_entries), &mut folder).map_err(super::io_err("tree"))?;
+        let rebuilt = (!catalog.lines.is_empty()).then(|| hashed(gix::objs::Kind::Tree, &folder)).flatten();
+        if conversations.map(|(id, _)| id) != rebuilt {
+            return Err(refuse("", "its lines are not the conversations of the branch it names"));
+        }
+        if rebuilt.is_some() {
+            written.push((gix::objs::Kind::Tree, folder));
+        }
+        written.push((gix::objs::Kind::Tree, tree));
+        written.push((gix::objs::Kind::Commit, commit));
+        let into = self.scratch(quarantine)?;
+        for (kind, bytes) in &written {
+            into.write_loose(*kind, bytes)?;
+        }
+        // The commit's parents are not here: the quarantine's history stops at it, as the
+        // store's stops at its catalog.
+        let shallow = quarantine.join(".git").join("shallow");
+        let mut text = std::fs::read_to_string(self.repo.git_dir().join("shallow")).unwrap_or_default();
+        text.push_str(&format!("{branch}\n"));
+        std::fs::write(&shallow, text).map_err(super::io_err(&shallow))?;
+        Ok(branch)
+    }
+
+    /// The commit a lazy store publishes on the hub's tip `theirs` (made present by
+    /// [`Store::hub_tip`]): its tree with each of `puts` put in, signed by the person
+    /// pushing, dated as HEAD. Written into `quarantine`.
+    pub fn lazy_published_commit(
+        &self,
+        theirs: ObjectId,
+        puts: &[LazyPut],
+        quarantine: &std::path::Path,
+    ) -> Result<ObjectId> {
+        let into = self.scratch(quarantine)?;
+        let head = self.head()?.ok_or(StoreError::Empty)?;
+        into.gc_proof(|| {
+            let mut editor = into.tree_editor(into.commit_tree_id(theirs)?)?;
+            let mut names = String::new();
+            for put in puts {
+                let dir = layout::conversation_dir(&put.id);
+                editor
+                    .upsert(dir.split('/'), gix::object::tree::EntryKind::Tree, put.tree)
+                    .map_err(super::git_err(format!("publish {dir}")))?;
+                names.push_str(&format!("{}\n", put.id));
+            }
+            let tree = into.write_tree_edits(&mut editor)?;
+            let data = self.object_data(head, gix::objs::Kind::Commit)?;
+            let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
+                .map_err(super::git_err(format!("read commit {head}")))?
+                .committer()
+                .map_err(super::git_err(format!("read commit {head}")))?
+                .seconds();
+            let person = self.signing_person();
+            let signature = gix::actor::Signature {
+                name: person.name.into(),
+                email: person.email.into(),
+                time: gix::date::Time { seconds: when, offset: 0 },
+            };
+            let what = if puts.len() == 1 { "conversation" } else { "conversations" };
+            let message = format!("convo: publish {} shared {what}\n\n{names}", puts.len());
+            into.write_commit_object(tree, &[theirs], &message, &signature)
+        })
+    }
+
+    /// What a lazy store's push of `puts` sends that the hub lacks, file by file (see
+    /// [`Store::outgoing`]): each conversation's files that differ from the hub's folder.
+    pub fn lazy_outgoing(&self, puts: &[LazyPut], each: &mut dyn FnMut(super::Outgoing) -> Result<()>) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for put in puts {
+            self.diff_tree(put.tree, put.hub, &layout::conversation_dir(&put.id), None, &mut seen, each)?;
+        }
+        Ok(())
+    }
+
+    /// What a lazy store's push of `puts` sends, counted as [`Store::moved`] counts.
+    pub fn lazy_moved(&self, puts: &[LazyPut]) -> Result<super::Moved> {
+        let mut moved = super::Moved::default();
+        for put in puts {
+            let mut each = std::collections::BTreeMap::new();
+            self.moved_below(put.tree, put.hub, &layout::conversation_dir(&put.id), &mut each)?;
+            moved.conversations += 1;
+            moved.new += usize::from(put.hub.is_none());
+            moved.events += each.values().map(|m| m.events).sum::<usize>();
+        }
+        Ok(moved)
+    }
+}

@@ -63,6 +63,7 @@ pub use hub::{Catalog, CatalogLine, Publication};
 pub use identity::{IdentitySource, Person, Recorder};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;
+pub use lazy::LazyPut;
 pub use lazy::catalog_summary;
 pub use merge::{Diverged, Integrated, Retitled};
 pub use outgoing::{ConversationMoved, Moved, Outgoing};
@@ -129,6 +130,10 @@ pub enum StoreError {
     /// `what`: the path refused and why.
     #[error("refusing the hub's conversation {id} (commit {commit}): {what}")]
     RefusedConversation { id: String, commit: String, what: String },
+    /// A hub's catalog without the copy of its branch commit a lazy store's push builds on
+    /// (written by a convo from before lazy stores pushed; see `store::hub::BranchFiles`).
+    #[error("the hub's catalog (commit {commit}) has no copy of the branch it describes")]
+    CatalogWithoutBranch { commit: String },
     #[error("a title must not be empty")]
     EmptyTitle,
     /// `restore` of a conversation that is still in the store.

@@ -115,7 +115,7 @@ impl Store {
         Ok(each)
     }
 
-    fn moved_below(
+    pub(super) fn moved_below(
         &self,
         tree: ObjectId,
         from: Option<ObjectId>,
@@ -195,7 +195,7 @@ impl Store {
     }
 
     /// The blobs below `tree` that differ from those at the same paths below `published`.
-    fn diff_tree(
+    pub(super) fn diff_tree(
         &self,
         tree: ObjectId,
         published: Option<ObjectId>,

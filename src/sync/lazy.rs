@@ -4,8 +4,12 @@
 //!
 //! A lazy store is marked by `convo.lazy = <remote>` in its `.git/config` (local, never
 //! pushed). Its branch holds only the conversations fetched so far, each folded in by one
-//! commit of its own, so it is no line of the hub's: [`super::push`] refuses it
-//! ([`super::SyncError::LazyPush`]).
+//! commit of its own, so it is no line of the hub's and is never pushed as it is. Its
+//! [`push`] publishes one commit on the hub's tip instead, as a store keeping conversations
+//! private does (`store::published`): the tip is rebuilt from the catalog down to the fan
+//! folders it touches ([`Store::hub_tip`], every object checked against its id), and each
+//! conversation changed here since its fetch is put in. git's push sends only what that
+//! commit adds: its walk marks the hub's folders as the hub's without reading them.
 //!
 //! Every fetch goes through a quarantine, as a pull's does. The catalog is fetched with
 //! `--depth 1` (its parents are the hub's branch and older catalogs, which a lazy store
@@ -21,9 +25,9 @@ use std::path::Path;
 
 use gix::ObjectId;
 
-use super::{Result, Stderr, SyncError, checked, git, hub, require_remote};
+use super::{Pushed, Result, Stderr, SyncError, checked, git, hub, require_remote};
 use crate::clock::Clock;
-use crate::store::{Catalog, CatalogLine, Quarantine, Store};
+use crate::store::{Catalog, CatalogLine, LazyPut, Moved, Quarantine, Store};
 
 /// The git config key naming the remote a lazy store fetches conversations from.
 pub const LAZY_KEY: &str = "convo.lazy";
@@ -46,7 +50,7 @@ fn url_of(store: &Store, remote: &str) -> Result<String> {
 
 /// `-c include.path=<the store's config>`: the user's credential helpers and `http.*`
 /// settings for a fetch run with the quarantine's `--git-dir` (see [`super::fetch`]).
-fn include(store: &Store) -> String {
+pub(super) fn include(store: &Store) -> String {
     let config = store.root().join(".git").join("config");
     let config = std::path::absolute(&config).unwrap_or(config);
     format!("include.path={}", config.display())
@@ -259,4 +263,121 @@ pub fn standing(store: &Store, remote: &str) -> Result<std::collections::BTreeMa
         }
     }
     Ok(out)
+}
+
+/// What a lazy store's push sends: each conversation here (none of `withheld`) whose folder
+/// is not the one the catalog lists, and, for one the catalog lists, the folder this store
+/// fetched (which must still be the catalog's: otherwise the hub has events not pulled
+/// here, [`SyncError::LazyDiverged`]).
+pub fn outgoing(store: &Store, remote: &str, catalog: &Catalog, withheld: &super::Withheld) -> Result<Vec<LazyPut>> {
+    let mut puts = Vec::new();
+    let mut diverged = Vec::new();
+    for id in store.conversation_ids()? {
+        if withheld.contains(&id) {
+            continue;
+        }
+        let Some(tree) = store.conversation_tree(&id)? else { continue };
+        let listed = catalog.lines.get(&id).map(|l| ObjectId::from_hex(l.tree.as_bytes()).ok());
+        if listed == Some(Some(tree)) {
+            continue;
+        }
+        let hub = match listed {
+            None => None,
+            Some(listed) => {
+                let fetched = match super::tracking_tip(store, &snapshot_ref(remote, &id)) {
+                    Some(commit) => store.snapshot_tree(commit, &id)?,
+                    None => None,
+                };
+                if fetched.is_none() || fetched != listed {
+                    diverged.push(id);
+                    continue;
+                }
+                fetched
+            }
+        };
+        puts.push(LazyPut { id, tree, hub });
+    }
+    if !diverged.is_empty() {
+        return Err(SyncError::LazyDiverged { remote: remote.to_owned(), ids: diverged });
+    }
+    Ok(puts)
+}
+
+/// What a lazy store's push did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LazyPushed {
+    pub pushed: Pushed,
+    pub moved: Moved,
+}
+
+/// Push from a lazy store (see the module doc): the catalog fetched again, the
+/// conversations changed here ([`outgoing`]) scanned for secrets unless `allow_secrets`,
+/// one commit on the hub's tip holding them, their refs and the catalog after it, in one
+/// atomic `git push` to the remote's URL (no remote-tracking ref: this store's branch is
+/// not the hub's). Then the snapshots and the catalog pushed are kept, as a fetch keeps
+/// them, so `status` and the next push start from what the hub now has.
+pub fn push(
+    store: &Store,
+    remote: &str,
+    allow_secrets: bool,
+    progress: bool,
+    withheld: &super::Withheld,
+) -> Result<LazyPushed> {
+    let url = url_of(store, remote)?;
+    let catalog = fetch_catalog(store, remote)?;
+    let puts = outgoing(store, remote, &catalog, withheld)?;
+    let up_to_date = LazyPushed { pushed: Pushed::UpToDate, moved: Moved::default() };
+    if puts.is_empty() {
+        return Ok(up_to_date);
+    }
+    if !allow_secrets {
+        let (findings, secrets) = super::scan_lazy(store, &puts)?;
+        if !findings.is_empty() {
+            return Err(SyncError::Secrets { secrets: secrets.max(1), findings });
+        }
+    }
+    let moved = store.lazy_moved(&puts)?;
+    let quarantine = store.quarantine()?;
+    let result: Result<Pushed> = (|| {
+        let fans = puts.iter().map(|p| crate::store::layout::fan(&p.id).to_owned()).collect();
+        let theirs = store.hub_tip(&catalog, &fans, quarantine.path())?;
+        let commit = store.lazy_published_commit(theirs, &puts, quarantine.path())?;
+        let publication = store.publication(commit, Some(theirs), Some(&catalog), quarantine.path())?;
+        let branch = super::branch(store)?;
+        let refspec = format!("{commit}:refs/heads/{branch}");
+        let mut extra: Vec<String> =
+            publication.refs.iter().map(|(name, commit)| format!("+{commit}:{name}")).collect();
+        if let Some(catalog) = publication.catalog {
+            extra.push(format!("+{catalog}:{}", hub::CATALOG_REF));
+        }
+        let objects = quarantine.path().join(".git").join("objects");
+        let git_dir = quarantine.path().join(".git");
+        let pushed = super::push_lazy_once(store, &git_dir, &url, remote, &refspec, &extra, progress, &objects)?;
+        // What the hub now has: the snapshots pushed and the catalog, kept as a fetch keeps
+        // them (the catalog shallow, as the store's is), objects first.
+        let mut shallow = std::fs::read_to_string(git_dir.join("shallow")).unwrap_or_default();
+        if let Some(catalog) = publication.catalog {
+            shallow.push_str(&format!("{catalog}\n"));
+        }
+        std::fs::write(git_dir.join("shallow"), shallow)
+            .map_err(|e| SyncError::Git { command: "push".into(), message: e.to_string() })?;
+        store.promote(&quarantine)?;
+        for (name, commit) in &publication.refs {
+            let Some(id) = name.strip_prefix(hub::CONVERSATION_REFS) else { continue };
+            let local = snapshot_ref(remote, id);
+            let hex = commit.to_string();
+            checked(store.root(), &["update-ref", "-m", "push", &local, &hex], Stderr::Capture, "push")?;
+            store.sync_ref_written_by_git(&local)?;
+        }
+        if let Some(catalog) = publication.catalog {
+            let name = super::catalog_ref(remote);
+            let hex = catalog.to_string();
+            checked(store.root(), &["update-ref", "-m", "push: catalog", &name, &hex], Stderr::Capture, "push")?;
+            store.sync_ref_written_by_git(&name)?;
+        }
+        Ok(pushed)
+    })();
+    drop(quarantine);
+    let pushed = result?;
+    Ok(if pushed == Pushed::UpToDate { up_to_date } else { LazyPushed { pushed, moved } })
 }

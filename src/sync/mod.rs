@@ -49,11 +49,10 @@ pub enum SyncError {
     /// A lazy clone of a hub no convo with catalogs pushed to (see [`hub`]).
     #[error("{url} has no catalog of its conversations to clone lazily")]
     NoCatalog { url: String },
-    /// A push from a lazy store (see [`lazy`]): its branch holds only what it fetched.
-    #[error(
-        "this store is a lazy clone of `{remote}`: its branch holds only the conversations fetched so far, so it cannot be pushed"
-    )]
-    LazyPush { remote: String },
+    /// A lazy store's push of conversations the hub has appended to since they were
+    /// fetched (see [`lazy::push`]).
+    #[error("the remote `{remote}` has events of {} not pulled here: {}", if ids.len() == 1 { "a conversation" } else { "conversations" }, ids.join(", "))]
+    LazyDiverged { remote: String, ids: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -445,27 +444,47 @@ pub fn secret_texts_withholding(
         match publish::sent(item, withheld, messages) {
             None => {}
             Some(Outgoing::Message { text, .. }) => add(secrets::secret_texts(&text)),
-            Some(Outgoing::File { path, data, published, .. }) => {
-                let text = String::from_utf8_lossy(&data);
-                let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
-                let known: std::collections::HashSet<&str> = published.lines().collect();
-                let json = path.ends_with(".jsonl") || path.ends_with(".json");
-                let lines: Vec<&str> = if path.ends_with(".jsonl") { text.lines().collect() } else { vec![&text] };
-                for line in lines.into_iter().filter(|l| !known.contains(l)) {
-                    match serde_json::from_str::<serde_json::Value>(line) {
-                        Ok(value) if json => {
-                            let mut found = Vec::new();
-                            secrets::secret_texts_json(&value, &mut found);
-                            add(found);
-                        }
-                        _ => add(secrets::secret_texts(line)),
-                    }
-                }
-            }
+            Some(Outgoing::File { path, data, published, .. }) => add(file_secret_texts(&path, &data, published)),
         }
         Ok(())
     })?;
     Ok(texts)
+}
+
+/// The secret texts in one outgoing file's lines the remote does not have (`published`).
+fn file_secret_texts(path: &str, data: &[u8], published: Option<Vec<u8>>) -> Vec<String> {
+    let text = String::from_utf8_lossy(data);
+    let published = published.map(|p| String::from_utf8_lossy(&p).into_owned()).unwrap_or_default();
+    let known: std::collections::HashSet<&str> = published.lines().collect();
+    let json = path.ends_with(".jsonl") || path.ends_with(".json");
+    let lines: Vec<&str> = if path.ends_with(".jsonl") { text.lines().collect() } else { vec![&text] };
+    let mut found = Vec::new();
+    for line in lines.into_iter().filter(|l| !known.contains(l)) {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(value) if json => secrets::secret_texts_json(&value, &mut found),
+            _ => found.extend(secrets::secret_texts(line)),
+        }
+    }
+    found
+}
+
+/// The secret scan of a lazy store's push of `puts` (see [`lazy::push`]): the findings, and
+/// how many distinct secret texts they hold (as `convo redact --secrets` counts them).
+fn scan_lazy(store: &Store, puts: &[crate::store::LazyPut]) -> Result<(Vec<Finding>, usize)> {
+    let mut findings = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    store.lazy_outgoing(puts, &mut |item| {
+        if let Outgoing::File { path, commit, data, published } = item {
+            for text in file_secret_texts(&path, &data, published.clone()) {
+                if !texts.contains(&text) {
+                    texts.push(text);
+                }
+            }
+            scan_file(&path, commit, &data, published, &mut findings);
+        }
+        Ok(())
+    })?;
+    Ok((by_place(findings), texts.len()))
 }
 
 fn short(commit: ObjectId) -> String {
@@ -532,8 +551,8 @@ pub fn push(
     withheld: &Withheld,
 ) -> Result<Pushed> {
     require_remote(store, remote)?;
-    if let Some(lazy) = lazy::lazy_remote(store)? {
-        return Err(SyncError::LazyPush { remote: lazy });
+    if lazy::lazy_remote(store)?.is_some() {
+        return Ok(lazy::push(store, remote, allow_secrets, progress, withheld)?.pushed);
     }
     let quarantine = store.quarantine()?;
     // The branch as it is, or the published line that leaves the private ones out.
@@ -640,16 +659,50 @@ fn push_once(
     args.extend([remote, refspec]);
     args.extend(extra.iter().map(String::as_str));
     let output = git_with(store.root(), &args, stderr, "push", &[("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)])?;
+    if output.status.success() {
+        // The remote-tracking ref git moved names commits the store already had synced; its
+        // rename is made durable too, so a power cut cannot leave it behind what the remote
+        // has (redact would then take published commits for unpublished ones).
+        store.sync_ref_written_by_git(&format!("refs/remotes/{remote}/{}", branch(store)?))?;
+    }
+    pushed(&output, remote, refspec)
+}
+
+/// A lazy store's `git push` (see [`lazy::push`]): run on the quarantine `git_dir`, whose
+/// objects and shallow file hold the hub's tip as rebuilt, to `url` (so no remote-tracking
+/// ref moves: the store's branch is not the hub's), with the store's config included for
+/// its credential helpers.
+#[allow(clippy::too_many_arguments)]
+fn push_lazy_once(
+    store: &Store,
+    git_dir: &Path,
+    url: &str,
+    remote: &str,
+    refspec: &str,
+    extra: &[String],
+    progress: bool,
+    objects: &Path,
+) -> Result<Pushed> {
+    let (flag, stderr) = progress_args(progress);
+    let flag = if flag == "--quiet" { "--no-progress" } else { flag };
+    let include = lazy::include(store);
+    let git_dir = git_dir.to_string_lossy();
+    let mut args = vec!["-c", include.as_str(), "--git-dir", &git_dir, "push", "--porcelain", flag, "--atomic", url];
+    args.push(refspec);
+    args.extend(extra.iter().map(String::as_str));
+    let output = git_with(store.root(), &args, stderr, "push", &[("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)])?;
+    pushed(&output, remote, refspec)
+}
+
+/// What `git push --porcelain` of branch `refspec` to `remote` said: whether the branch
+/// moved, or why nothing was pushed.
+fn pushed(output: &Output, remote: &str, refspec: &str) -> Result<Pushed> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Porcelain: one `<flag>\t<from>:<to>\t<summary>` line per ref; the branch's says what
     // the push did (`=`: up to date).
     let branch_line = |l: &&str| l.split('\t').nth(1).is_some_and(|spec| spec == refspec);
     if output.status.success() {
-        // The remote-tracking ref git moved names commits the store already had synced; its
-        // rename is made durable too, so a power cut cannot leave it behind what the remote
-        // has (redact would then take published commits for unpublished ones).
-        store.sync_ref_written_by_git(&format!("refs/remotes/{remote}/{}", branch(store)?))?;
         let up_to_date = stdout.lines().find(branch_line).is_some_and(|l| l.starts_with("=\t"));
         return Ok(if up_to_date { Pushed::UpToDate } else { Pushed::Updated });
     }

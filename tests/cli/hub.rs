@@ -33,7 +33,8 @@ fn files(repo: &Path, commit: &str) -> BTreeMap<String, String> {
 /// The catalog's lines, by id.
 fn catalog(hub: &Path) -> BTreeMap<String, serde_json::Value> {
     let mut out = BTreeMap::new();
-    for (path, _) in files(hub, "refs/convo/catalog") {
+    // Its fan files; `branch.commit` and `branch.tree` copy the branch (see `lazy_push.rs`).
+    for (path, _) in files(hub, "refs/convo/catalog").into_iter().filter(|(path, _)| path.ends_with(".jsonl")) {
         for line in git_str(hub, &["show", &format!("refs/convo/catalog:{path}")]).lines() {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
             out.insert(value["id"].as_str().unwrap().to_owned(), value);

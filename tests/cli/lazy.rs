@@ -1,6 +1,6 @@
 //! Lazy clones (issue 43, `sync::lazy`): `clone --lazy` takes a hub's catalog and no
 //! conversation; `list` reads the catalog; a command that reads a conversation fetches it
-//! first, once, and says so; `pull` updates what was fetched; a lazy store never pushes; a
+//! first, once, and says so; `pull` updates what was fetched (its push: `lazy_push.rs`); a
 //! conversation ref that holds anything but the conversation the catalog lists is refused.
 
 use std::path::Path;
@@ -112,28 +112,6 @@ fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
     assert!(b.git(&["for-each-ref", "refs/remotes/"]).trim().is_empty());
     b.run(&["fsck"]).ok();
     assert_eq!(b.git_status(), "");
-}
-
-#[test]
-fn a_lazy_store_refuses_to_push_and_the_hub_is_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (_a, _, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
-    b.run(&["switch", &second]).fails_with(4);
-    b.run(&["show", &second]).ok();
-    b.run(&["switch", &second]).ok();
-    b.run(&["append", "--user", "mine"]).ok();
-    let before = git_str(&hub, &["for-each-ref"]);
-    let refused = b.run(&["push"]);
-    let stderr = refused.fails_with(3);
-    assert_eq!(
-        stderr,
-        "error: this store is a lazy clone of `origin`: its branch holds only the conversations fetched so far, \
-         so it cannot be pushed\nhint: clone the hub whole (`convo clone URL`) to push; `convo export ID` copies a \
-         conversation out\n"
-    );
-    assert_eq!(git_str(&hub, &["for-each-ref"]), before);
 }
 
 /// Point the hub's ref of conversation `id` at a commit of `tree`.

@@ -32,6 +32,7 @@ mod inside_a_turn;
 mod interop;
 mod layout;
 mod lazy;
+mod lazy_push;
 mod listing;
 mod llama;
 mod llm;

@@ -11,6 +11,8 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     let store = ctx.open_store()?;
+    // In a lazy store, one the catalog lists is fetched first: switching is to carry it on.
+    ctx.fetch_if_lazy(&store, Some(&args.id))?;
     let id = store.resolve(&args.id)?;
     store.set_active(&id)?;
     let title = store.meta(&id)?.title.map(|t| format!(" \"{t}\"")).unwrap_or_default();

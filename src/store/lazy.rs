@@ -12,6 +12,7 @@ use gix::ObjectId;
 
 use super::history::Trailers;
 use super::hub::CatalogLine;
+use super::merge::Integrated;
 use super::txn::Change;
 use super::{Result, Store, StoreError, Summary, layout, subject};
 use crate::clock::Clock;
@@ -303,5 +304,47 @@ impl Store {
             moved.events += each.values().map(|m| m.events).sum::<usize>();
         }
         Ok(moved)
+    }
+}
+
+impl Store {
+    /// Bring the hub's newer snapshot of conversation `id` (folder `theirs`, its objects in
+    /// this store) into HEAD, where the conversation changed since the snapshot it was
+    /// fetched as (folder `base`): the merge a whole store's pull runs ([`Store::integrate`]),
+    /// for this one conversation. The side holding every byte of the other's wins; appended
+    /// to on both sides, the hub's line keeps the id and the local one becomes a fork.
+    /// The hub's side is a commit of its own (HEAD's tree with the hub's folder put in, no
+    /// parent: the hub's history is not here), the merge's second parent.
+    pub fn merge_fetched(
+        &self,
+        id: &str,
+        base: ObjectId,
+        theirs: ObjectId,
+        remote: &str,
+        clock: &Clock,
+    ) -> Result<Integrated> {
+        let lock = self.lock()?;
+        let head = self.head()?.ok_or(StoreError::Empty)?;
+        let root = self.commit_tree_id(head)?;
+        let dir = layout::conversation_dir(id);
+        let person = self.signing_person();
+        let signature = gix::actor::Signature {
+            name: person.name.into(),
+            email: person.email.into(),
+            time: gix::date::Time { seconds: clock.now().timestamp(), offset: 0 },
+        };
+        let commit = |folder: ObjectId, message: &str| -> Result<ObjectId> {
+            self.gc_proof(|| {
+                let mut editor = self.tree_editor(root)?;
+                editor
+                    .upsert(dir.split('/'), gix::object::tree::EntryKind::Tree, folder)
+                    .map_err(super::git_err(format!("merge {dir}")))?;
+                let tree = self.write_tree_edits(&mut editor)?;
+                self.write_commit_object(tree, &[], message, &signature)
+            })
+        };
+        let base = commit(base, &format!("Fetched {id} from {remote}\n"))?;
+        let theirs = commit(theirs, &format!("Fetch {id} from {remote}\n"))?;
+        self.merge(&lock, head, theirs, Some(base), &format!("{remote}'s {id}"), clock)
     }
 }

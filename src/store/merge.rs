@@ -187,7 +187,7 @@ impl Store {
         })
     }
 
-    fn merge(
+    pub(super) fn merge(
         &self,
         lock: &Lock,
         ours: ObjectId,

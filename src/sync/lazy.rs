@@ -27,7 +27,7 @@ use gix::ObjectId;
 
 use super::{Pushed, Result, Stderr, SyncError, checked, git, hub, require_remote};
 use crate::clock::Clock;
-use crate::store::{Catalog, CatalogLine, LazyPut, Moved, Quarantine, Store};
+use crate::store::{Catalog, CatalogLine, Integrated, LazyPut, Moved, Quarantine, Store};
 
 /// The git config key naming the remote a lazy store fetches conversations from.
 pub const LAZY_KEY: &str = "convo.lazy";
@@ -161,15 +161,9 @@ pub struct FetchedConversation {
     pub commit: ObjectId,
 }
 
-/// Fetch conversation `line.id` from `remote` (its ref, `--depth 1`, into the quarantine),
-/// check it ([`Store::check_snapshot`]), keep its snapshot and fold it into the branch in
-/// one commit.
-pub fn fetch_conversation(
-    store: &Store,
-    remote: &str,
-    line: &CatalogLine,
-    clock: &Clock,
-) -> Result<FetchedConversation> {
+/// Fetch conversation `line.id`'s snapshot from `remote` (its ref, `--depth 1`, into the
+/// quarantine), check it ([`Store::check_snapshot`]) and keep it: its folder's tree.
+fn fetch_snapshot(store: &Store, remote: &str, line: &CatalogLine) -> Result<ObjectId> {
     let url = url_of(store, remote)?;
     let name = snapshot_ref(remote, &line.id);
     let quarantine = store.quarantine()?;
@@ -178,11 +172,23 @@ pub fn fetch_conversation(
         let commit = fetch_shallow(store, quarantine.path(), &url, &refspec, &name)?;
         let tree = store.check_snapshot(quarantine.path(), commit, line)?;
         keep(store, &quarantine, &name, commit, &format!("fetch: {url}"))?;
-        let commit = store.fold_in(&line.id, tree, remote, clock)?;
-        Ok(FetchedConversation { id: line.id.clone(), remote: remote.to_owned(), commit })
+        Ok(tree)
     })();
     drop(quarantine);
     result
+}
+
+/// Fetch conversation `line.id` from `remote` ([`fetch_snapshot`]) and fold it into the
+/// branch in one commit.
+pub fn fetch_conversation(
+    store: &Store,
+    remote: &str,
+    line: &CatalogLine,
+    clock: &Clock,
+) -> Result<FetchedConversation> {
+    let tree = fetch_snapshot(store, remote, line)?;
+    let commit = store.fold_in(&line.id, tree, remote, clock)?;
+    Ok(FetchedConversation { id: line.id.clone(), remote: remote.to_owned(), commit })
 }
 
 /// What a lazy store's pull did.
@@ -190,41 +196,55 @@ pub fn fetch_conversation(
 pub struct LazyPulled {
     /// Conversations fetched again because the hub's changed.
     pub updated: Vec<String>,
-    /// Conversations changed here since they were fetched, left as they are.
+    /// Conversations changed both here and on the hub since they were fetched, each merged
+    /// as a whole store's pull merges ([`Store::merge_fetched`]).
+    pub merged: Vec<(String, Integrated)>,
+    /// Conversations the catalog lists that this store holds without having fetched them
+    /// (no snapshot to merge from), left as they are.
     pub kept: Vec<String>,
     /// Conversations the catalog lists in all.
     pub listed: usize,
 }
 
-/// `pull` in a lazy store: the catalog again, then each conversation present whose tree in
-/// the catalog is not the one here. One changed here since its fetch is kept, not replaced:
-/// a lazy store cannot push, so it is said, and nothing of it is lost.
+/// `pull` in a lazy store: the catalog again, then each conversation present whose folder
+/// in the catalog is neither the one here nor the one fetched: fetched again and put in
+/// when it did not change here, merged with what was added here when it did.
 pub fn pull(store: &Store, remote: &str, clock: &Clock) -> Result<LazyPulled> {
     let catalog = fetch_catalog(store, remote)?;
     let mut pulled = LazyPulled { listed: catalog.lines.len(), ..Default::default() };
     for id in store.conversation_ids()? {
         let Some(line) = catalog.lines.get(&id) else { continue };
         let Some(here) = store.conversation_tree(&id)? else { continue };
-        if ObjectId::from_hex(line.tree.as_bytes()).ok() == Some(here) {
+        let listed = ObjectId::from_hex(line.tree.as_bytes()).ok();
+        if listed == Some(here) {
             continue;
         }
-        let fetched = super::tracking_tip(store, &snapshot_ref(remote, &id));
-        let fetched_tree = match fetched {
+        let fetched = match super::tracking_tip(store, &snapshot_ref(remote, &id)) {
             Some(commit) => store.snapshot_tree(commit, &id)?,
             None => None,
         };
-        if fetched_tree != Some(here) {
-            pulled.kept.push(id);
+        if fetched == listed {
+            // Only this side moved: the push sends it.
             continue;
         }
-        fetch_conversation(store, remote, line, clock)?;
-        pulled.updated.push(id);
+        let Some(base) = fetched else {
+            pulled.kept.push(id);
+            continue;
+        };
+        if base == here {
+            fetch_conversation(store, remote, line, clock)?;
+            pulled.updated.push(id);
+            continue;
+        }
+        let theirs = fetch_snapshot(store, remote, line)?;
+        let merged = store.merge_fetched(&id, base, theirs, remote, clock)?;
+        pulled.merged.push((id, merged));
     }
     Ok(pulled)
 }
 
 /// How a conversation of a lazy store stands against its hub: event lines added here since
-/// its fetch (which a lazy store cannot push), and lines the catalog lists beyond what was
+/// its fetch (which its push sends), and lines the catalog lists beyond what was
 /// fetched (which `pull` brings in).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Standing {

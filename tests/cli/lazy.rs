@@ -264,7 +264,7 @@ fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
         format!(
             "No active conversation.\nAgainst origin (a lazy clone; its catalog as last fetched: {}):\n  \
              \"first talk\": 1 event here since fetched\n  \"second talk\": 2 events on origin not pulled\n  \
-             (`convo pull` brings in; a lazy store cannot push: `convo clone URL` a whole store to share)\nNo failed captures.\n",
+             (`convo pull` brings in; `convo push` sends what was added here)\nNo failed captures.\n",
             catalog(&b)
         )
     );

@@ -1,8 +1,9 @@
 //! A lazy store's push (issue 43, `sync::lazy::push`): a conversation fetched into a lazy
 //! clone, carried on there and pushed, reaches the hub as one commit on its tip, and goes on
 //! through whole and lazy stores alike with nothing dropped, interleaved or stored twice. A
-//! push of a conversation the hub moved since its fetch is refused with nothing lost, and a
-//! catalog whose copy of the branch lies is refused before anything is sent.
+//! push of a conversation the hub moved since its fetch is refused with nothing lost, and the
+//! pull then merges it as a whole store's does; a catalog whose copy of the branch lies is
+//! refused before anything is sent.
 
 use crate::common::{TestEnv, conversation_dir, two_people};
 use crate::hostile_remotes::{blob, git_in, git_str, read_tree, write_tree};
@@ -103,7 +104,7 @@ fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order(
 }
 
 #[test]
-fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_nothing_is_lost() {
+fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_the_pull_forks_it_as_a_whole_store_does() {
     let people = two_people();
     let (a, b) = (&people.a, &people.b);
     let (_, second) = team(a, &people.url);
@@ -126,6 +127,26 @@ fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_nothing_is_lost() 
     assert_eq!(git_str(&people.hub, &["for-each-ref"]), hub, "the hub is as it was");
     assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(texts(b, &second), ["hello two", "reply two", "from b"]);
+
+    // The pull merges as a whole store's does: the hub's line keeps the id, b's goes on in
+    // a fork, and the push then sends the fork.
+    let pulled = b.run(&["pull"]);
+    let said: Vec<&str> = pulled.ok_status().lines().collect();
+    assert_eq!(said[0], format!("Merged {second} from origin: it changed here and there since it was fetched"));
+    let fork = said[1].rsplit(' ').next().unwrap().to_owned();
+    assert_eq!(
+        said[1],
+        format!("diverged: {second} \"second talk\": the remote's line keeps the id; your 1 event is in fork {fork}")
+    );
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(texts(b, &second), ["hello two", "reply two", "from a"]);
+    assert_eq!(texts(b, &fork), ["hello two", "reply two", "from b"]);
+    assert_eq!(b.run(&["push"]).ok_status(), "Pushed to origin: 1 conversation (1 new), 3 events\n");
+    a.run(&["pull"]).ok();
+    assert_eq!(texts(a, &fork), ["hello two", "reply two", "from b"]);
+    assert_eq!(texts(a, &second), ["hello two", "reply two", "from a"]);
+    b.run(&["fsck"]).ok();
+    assert_eq!(b.git_status(), "");
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub struct Args {
     /// Where to put the store
     path: Option<PathBuf>,
     /// Fetch the hub's catalog only: `list` reads it, and a command that reads a
-    /// conversation fetches that one first. Such a store cannot push
+    /// conversation fetches that one first; `push` sends what was added here
     #[arg(long)]
     lazy: bool,
 }

@@ -47,10 +47,21 @@ fn lazy(ctx: &Ctx, store: &convo::store::Store, remote: &str) -> Result<(), Comm
     for id in &pulled.updated {
         ctx.note(&format!("Updated {id} from {remote}"));
     }
-    for id in &pulled.kept {
-        ctx.note(&format!("Kept {id} as it is here: it changed since it was fetched"));
+    for (id, outcome) in &pulled.merged {
+        ctx.note(&format!("Merged {id} from {remote}: it changed here and there since it was fetched"));
+        let mut lines = Vec::new();
+        convo::render::pull::details(&mut lines, outcome)?;
+        for line in String::from_utf8_lossy(&lines).lines() {
+            ctx.note(line);
+        }
+        if let Some(landed) = outcome.landed() {
+            ctx.ui.landed(landed);
+        }
     }
-    if pulled.updated.is_empty() && pulled.kept.is_empty() {
+    for id in &pulled.kept {
+        ctx.note(&format!("Kept {id} as it is here: it was never fetched from {remote}"));
+    }
+    if pulled.updated.is_empty() && pulled.merged.is_empty() && pulled.kept.is_empty() {
         ctx.note(&format!("Up to date ({} conversations listed by {remote})", pulled.listed));
     }
     Ok(())

@@ -100,7 +100,7 @@ fn text(out: &mut dyn std::io::Write, store: &convo::store::Store, status: &Stat
             }
             writeln!(
                 out,
-                "  (`convo pull` brings in; a lazy store cannot push: `convo clone URL` a whole store to share)"
+                "  (`convo pull` brings in; `convo push` sends what was added here)"
             )?;
             continue;
         }

@@ -173,6 +173,9 @@ pub fn plan(store: &Store, remote: &str, share: ShareDefault) -> Result<Plan, Sy
     if !sync::remotes(store)?.iter().any(|(name, _)| name == remote) {
         return Err(SyncError::UnknownRemote(remote.to_owned()));
     }
+    if sync::lazy::lazy_remote(store)?.is_some() {
+        return lazy_plan(store, remote, share);
+    }
     let theirs = sync::remote_tip(store, remote)?;
     let Some(ours) = store.head()? else {
         return Ok(Plan {
@@ -210,6 +213,42 @@ pub fn plan(store: &Store, remote: &str, share: ShareDefault) -> Result<Plan, Sy
     let here = store.conversations_at(ours)?;
     let private = withheld.iter().filter(|id| here.contains(*id)).map(|id| (id.clone(), on_hub.contains(id))).collect();
     Ok(Plan { theirs, outgoing, incoming, findings, secrets, private })
+}
+
+/// [`plan`] in a lazy store: from the catalog as last fetched, what its push would send
+/// (`sync::lazy::outgoing`), and as incoming the events the catalog lists beyond what was
+/// fetched of the conversations changed on both sides.
+fn lazy_plan(store: &Store, remote: &str, share: ShareDefault) -> Result<Plan, SyncError> {
+    let withheld = super::share::withheld(store, remote, share)?;
+    let catalog = sync::remote_catalog(store, remote)?;
+    let empty = || Plan {
+        theirs: None,
+        outgoing: BTreeMap::new(),
+        incoming: Moved::default(),
+        findings: Vec::new(),
+        secrets: 0,
+        private: Vec::new(),
+    };
+    let Some(catalog) = catalog else { return Ok(empty()) };
+    let lazy = sync::lazy::outgoing(store, remote, &catalog, &withheld)?;
+    let mut plan = Plan { theirs: catalog.branch, ..empty() };
+    for put in &lazy.puts {
+        let moved = store.lazy_moved(std::slice::from_ref(put))?;
+        plan.outgoing.insert(put.id.clone(), ConversationMoved { new: moved.new > 0, events: moved.events });
+    }
+    let standing = sync::lazy::standing(store, remote)?;
+    for id in &lazy.diverged {
+        plan.incoming.conversations += 1;
+        plan.incoming.events += standing.get(id).map_or(0, |s| s.there);
+    }
+    (plan.findings, plan.secrets) = sync::lazy::scan(store, &lazy.puts)?;
+    let here = store.conversation_ids()?;
+    plan.private = withheld
+        .iter()
+        .filter(|id| here.contains(*id))
+        .map(|id| (id.clone(), catalog.lines.contains_key(id)))
+        .collect();
+    Ok(plan)
 }
 
 /// What a sync did.

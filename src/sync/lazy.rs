@@ -285,13 +285,20 @@ pub fn standing(store: &Store, remote: &str) -> Result<std::collections::BTreeMa
     Ok(out)
 }
 
+/// What a lazy store's push sends ([`outgoing`]), and the conversations it cannot send.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outgoing {
+    pub puts: Vec<LazyPut>,
+    /// Changed here, and on the hub since they were fetched: `pull` first.
+    pub diverged: Vec<String>,
+}
+
 /// What a lazy store's push sends: each conversation here (none of `withheld`) whose folder
 /// is not the one the catalog lists, and, for one the catalog lists, the folder this store
-/// fetched (which must still be the catalog's: otherwise the hub has events not pulled
-/// here, [`SyncError::LazyDiverged`]).
-pub fn outgoing(store: &Store, remote: &str, catalog: &Catalog, withheld: &super::Withheld) -> Result<Vec<LazyPut>> {
-    let mut puts = Vec::new();
-    let mut diverged = Vec::new();
+/// fetched, which must still be the catalog's (otherwise the hub has events not pulled
+/// here: [`Outgoing::diverged`]).
+pub fn outgoing(store: &Store, remote: &str, catalog: &Catalog, withheld: &super::Withheld) -> Result<Outgoing> {
+    let mut out = Outgoing::default();
     for id in store.conversation_ids()? {
         if withheld.contains(&id) {
             continue;
@@ -309,18 +316,21 @@ pub fn outgoing(store: &Store, remote: &str, catalog: &Catalog, withheld: &super
                     None => None,
                 };
                 if fetched.is_none() || fetched != listed {
-                    diverged.push(id);
+                    out.diverged.push(id);
                     continue;
                 }
                 fetched
             }
         };
-        puts.push(LazyPut { id, tree, hub });
+        out.puts.push(LazyPut { id, tree, hub });
     }
-    if !diverged.is_empty() {
-        return Err(SyncError::LazyDiverged { remote: remote.to_owned(), ids: diverged });
-    }
-    Ok(puts)
+    Ok(out)
+}
+
+/// The secret scan of what a lazy store's push of `puts` sends: the findings, and how many
+/// distinct secret texts they hold.
+pub fn scan(store: &Store, puts: &[LazyPut]) -> Result<(Vec<super::Finding>, usize)> {
+    super::scan_lazy(store, puts)
 }
 
 /// What a lazy store's push did.
@@ -345,13 +355,16 @@ pub fn push(
 ) -> Result<LazyPushed> {
     let url = url_of(store, remote)?;
     let catalog = fetch_catalog(store, remote)?;
-    let puts = outgoing(store, remote, &catalog, withheld)?;
+    let Outgoing { puts, diverged } = outgoing(store, remote, &catalog, withheld)?;
+    if !diverged.is_empty() {
+        return Err(SyncError::LazyDiverged { remote: remote.to_owned(), ids: diverged });
+    }
     let up_to_date = LazyPushed { pushed: Pushed::UpToDate, moved: Moved::default() };
     if puts.is_empty() {
         return Ok(up_to_date);
     }
     if !allow_secrets {
-        let (findings, secrets) = super::scan_lazy(store, &puts)?;
+        let (findings, secrets) = scan(store, &puts)?;
         if !findings.is_empty() {
             return Err(SyncError::Secrets { secrets: secrets.max(1), findings });
         }

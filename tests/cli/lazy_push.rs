@@ -47,6 +47,13 @@ fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order(
     b.run(&["switch", &second]).ok();
     b.run(&["append", "--user", "from b"]).ok();
     let tip = git_str(&people.hub, &["rev-parse", "refs/heads/main"]);
+    assert_eq!(
+        b.run(&["push", "--dry-run"]).ok(),
+        format!(
+            "Would push to origin (as last fetched: {}): 1 conversation (1 updated), 1 event\n  {second} \"second talk\": 1 event\n",
+            &tip[..7]
+        )
+    );
     let pushed = b.run(&["push"]);
     assert_eq!(pushed.ok_status(), "Pushed to origin: 1 conversation (1 updated), 1 event\n");
     assert_eq!(git_str(&people.hub, &["rev-parse", "refs/heads/main^"]), tip);
@@ -127,6 +134,15 @@ fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_the_pull_forks_it_
     assert_eq!(git_str(&people.hub, &["for-each-ref"]), hub, "the hub is as it was");
     assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(texts(b, &second), ["hello two", "reply two", "from b"]);
+    let tip = git_str(&people.hub, &["rev-parse", "refs/heads/main"]);
+    assert_eq!(
+        b.run(&["push", "--dry-run"]).ok(),
+        format!(
+            "Nothing to push to origin (as last fetched: {}).\norigin has what this store lacks: 1 conversation \
+             (1 updated), 1 event; a push would be rejected until `convo pull` brings them in\n",
+            &tip[..7]
+        )
+    );
 
     // The pull merges as a whole store's does: the hub's line keeps the id, b's goes on in
     // a fork, and the push then sends the fork.

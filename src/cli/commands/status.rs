@@ -98,10 +98,7 @@ fn text(out: &mut dyn std::io::Write, store: &convo::store::Store, status: &Stat
                 }
                 writeln!(out, "  {}: {}", name(id), parts.join("; "))?;
             }
-            writeln!(
-                out,
-                "  (`convo pull` brings in; `convo push` sends what was added here)"
-            )?;
+            writeln!(out, "  (`convo pull` brings in; `convo push` sends what was added here)")?;
             continue;
         }
         for (id, b) in &remote.conversations {

@@ -33,11 +33,12 @@
 //! conversation the refs hold, merged; so a forced ref never loses a teammate's events.
 //!
 //! A push works out what to publish from the last fetch ([`Store::publication`]): when the
-//! catalog it fetched describes the branch tip it fetched, only the conversations whose
-//! trees differ from that tip's are published again (the cost follows what changed);
-//! otherwise (a hub no convo of this version pushed to yet, or one an older convo pushed
-//! to since) every conversation is, which is also the migration: existing hubs gain the
-//! refs on their next push, and stay readable by older convos, which read the branch only.
+//! catalog it fetched describes a commit the store has (the tip it fetched, or one a plain
+//! `git push` or an older convo moved the branch past), only the conversations whose trees
+//! differ from that commit's are published again (the cost follows what changed);
+//! otherwise (a hub no convo of this version pushed to yet) every conversation is, which is
+//! also the migration: existing hubs gain the refs on their next push, and stay readable by
+//! older convos, which read the branch only.
 //!
 //! Fetching takes the catalog with an explicit refspec, never a glob over
 //! `refs/convo/conversations/`, so protocol v2 sends a ref-prefix and a hub of 100,000
@@ -254,8 +255,8 @@ impl Store {
 
     /// What a push of commit `head` publishes besides the branch, given the hub's branch
     /// tip and catalog as last fetched (`theirs`, `catalog`). Only conversations whose
-    /// trees differ from `theirs` when `catalog` describes `theirs`; every conversation
-    /// otherwise. Writes the commits and trees it names (loose; unreferenced until pushed).
+    /// trees differ from the commit `catalog` describes, when that is `theirs` or a commit
+    /// this store has; every conversation otherwise. Writes the commits and trees it names (loose; unreferenced until pushed).
     pub fn publication(
         &self,
         head: ObjectId,
@@ -274,9 +275,16 @@ impl Store {
             into.entry_at(tree, layout::CONVERSATIONS)
         };
         let ours = fanned(head)?;
-        let current = catalog.filter(|c| theirs.is_some() && c.branch == theirs);
-        let base = match current {
-            Some(_) => fanned(theirs.expect("checked above"))?,
+        // The catalog describes the commit it names: when that is the hub's tip, or any
+        // commit this store has (a plain `git push` moved the branch past it), only what
+        // changed since is published again.
+        let described = catalog.and_then(|c| c.branch).filter(|branch| {
+            Some(*branch) == theirs
+                || into.repo.find_header(*branch).is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+        });
+        let current = catalog.filter(|_| described.is_some());
+        let base = match described {
+            Some(branch) => fanned(branch)?,
             None => None,
         };
         let mut lines = current.map(|c| c.lines.clone()).unwrap_or_default();

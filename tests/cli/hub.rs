@@ -326,3 +326,33 @@ fn a_pull_fetches_once_and_a_push_never_fetches_what_it_has() {
     a.run(&["pull"]).ok();
     assert_eq!(a.run(&["show", &id]).ok(), b.run(&["show", &id]).ok());
 }
+
+#[test]
+fn a_convo_push_after_a_plain_git_push_publishes_what_git_pushed_and_what_changed_since() {
+    let TwoPeople { a, url, served: _served, .. } = two_people();
+    let ids: Vec<String> = (0..4)
+        .map(|n| {
+            let id = a.new_conversation(&format!("talk {n}"));
+            a.run(&["append", "--user", "one"]).ok();
+            id
+        })
+        .collect();
+    a.run(&["remote", "add", "origin", &url]).ok();
+    a.run(&["push"]).ok();
+    a.run(&["append", &ids[1], "--user", "two"]).ok();
+    // git's own push moves the branch past what the catalog describes.
+    a.git(&["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    a.run(&["append", &ids[2], "--user", "three"]).ok();
+    let (pushed, calls) = with_logging_git(&a, a.command(&["push"]));
+    pushed.ok();
+    let push = calls.iter().find(|c| c.split(' ').any(|word| word == "push")).expect("a git push");
+    let refs: Vec<&str> = push.split(' ').filter(|arg| arg.contains("refs/convo/conversations/")).collect();
+    assert_eq!(refs.len(), 2, "the one git pushed and the one changed since: {push:?}");
+    assert!(refs.iter().any(|r| r.ends_with(&ids[1])) && refs.iter().any(|r| r.ends_with(&ids[2])), "{refs:?}");
+    // And the hub's catalog and refs are whole: a lazy clone reads every conversation.
+    let b = TestEnv::bare_at(100);
+    b.run(&["clone", "--lazy", &url, b.store.to_str().unwrap()]).ok();
+    for id in &ids {
+        assert_eq!(b.run(&["show", id]).ok(), a.run(&["show", id]).ok());
+    }
+}

@@ -265,18 +265,7 @@ impl Store {
                 names.push_str(&format!("{}\n", put.id));
             }
             let tree = into.write_tree_edits(&mut editor)?;
-            let data = self.object_data(head, gix::objs::Kind::Commit)?;
-            let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
-                .map_err(super::git_err(format!("read commit {head}")))?
-                .committer()
-                .map_err(super::git_err(format!("read commit {head}")))?
-                .seconds();
-            let person = self.signing_person();
-            let signature = gix::actor::Signature {
-                name: person.name.into(),
-                email: person.email.into(),
-                time: gix::date::Time { seconds: when, offset: 0 },
-            };
+            let signature = self.publisher(head)?;
             let what = if puts.len() == 1 { "conversation" } else { "conversations" };
             let message = format!("convo: publish {} shared {what}\n\n{names}", puts.len());
             into.write_commit_object(tree, &[theirs], &message, &signature)
@@ -327,12 +316,7 @@ impl Store {
         let head = self.head()?.ok_or(StoreError::Empty)?;
         let root = self.commit_tree_id(head)?;
         let dir = layout::conversation_dir(id);
-        let person = self.signing_person();
-        let signature = gix::actor::Signature {
-            name: person.name.into(),
-            email: person.email.into(),
-            time: gix::date::Time { seconds: clock.now().timestamp(), offset: 0 },
-        };
+        let signature = self.signed(clock.now().timestamp());
         let commit = |folder: ObjectId, message: &str| -> Result<ObjectId> {
             self.gc_proof(|| {
                 let mut editor = self.tree_editor(root)?;

@@ -134,25 +134,35 @@ impl Store {
             if Some(tree) == hub || (hub.is_none() && mine.keys().all(|id| withheld.contains(id))) {
                 return Ok(None);
             }
-            let data = into.object_data(head, gix::objs::Kind::Commit)?;
-            let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
-                .map_err(git_err(format!("read commit {head}")))?
-                .committer()
-                .map_err(git_err(format!("read commit {head}")))?
-                .seconds();
-            // Signed by the person pushing (the hub's log says who published), dated as HEAD so
-            // the same state published twice is the same commit.
-            let person = self.signing_person();
-            let signature = gix::actor::Signature {
-                name: person.name.into(),
-                email: person.email.into(),
-                time: gix::date::Time { seconds: when, offset: 0 },
-            };
+            let signature = into.publisher(head)?;
             let what = if changed.len() == 1 { "conversation" } else { "conversations" };
             let message = format!("convo: publish {} shared {what}\n\n{}", changed.len(), changed.concat());
             let parents: Vec<ObjectId> = theirs.into_iter().collect();
             into.write_commit_object(tree, &parents, &message, &signature).map(Some)
         })?;
         Ok(written)
+    }
+
+    /// The signature of a commit published for `head`: the person pushing (the hub's log
+    /// says who published), dated as `head`'s commit, so the same state published twice is
+    /// the same commit.
+    pub(super) fn publisher(&self, head: ObjectId) -> Result<gix::actor::Signature> {
+        let data = self.object_data(head, gix::objs::Kind::Commit)?;
+        let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
+            .map_err(git_err(format!("read commit {head}")))?
+            .committer()
+            .map_err(git_err(format!("read commit {head}")))?
+            .seconds();
+        Ok(self.signed(when))
+    }
+
+    /// The person committing, at `seconds`.
+    pub(super) fn signed(&self, seconds: i64) -> gix::actor::Signature {
+        let person = self.signing_person();
+        gix::actor::Signature {
+            name: person.name.into(),
+            email: person.email.into(),
+            time: gix::date::Time { seconds, offset: 0 },
+        }
     }
 }

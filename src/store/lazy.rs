@@ -265,7 +265,7 @@ impl Store {
                 names.push_str(&format!("{}\n", put.id));
             }
             let tree = into.write_tree_edits(&mut editor)?;
-            let signature = self.publisher(head)?;
+            let signature = self.publisher(self, head)?;
             let what = if puts.len() == 1 { "conversation" } else { "conversations" };
             let message = format!("convo: publish {} shared {what}\n\n{names}", puts.len());
             into.write_commit_object(tree, &[theirs], &message, &signature)

@@ -134,7 +134,8 @@ impl Store {
             if Some(tree) == hub || (hub.is_none() && mine.keys().all(|id| withheld.contains(id))) {
                 return Ok(None);
             }
-            let signature = into.publisher(head)?;
+            // `head` may be a commit of the quarantine; the person is this store's.
+            let signature = self.publisher(&into, head)?;
             let what = if changed.len() == 1 { "conversation" } else { "conversations" };
             let message = format!("convo: publish {} shared {what}\n\n{}", changed.len(), changed.concat());
             let parents: Vec<ObjectId> = theirs.into_iter().collect();
@@ -143,11 +144,11 @@ impl Store {
         Ok(written)
     }
 
-    /// The signature of a commit published for `head`: the person pushing (the hub's log
-    /// says who published), dated as `head`'s commit, so the same state published twice is
-    /// the same commit.
-    pub(super) fn publisher(&self, head: ObjectId) -> Result<gix::actor::Signature> {
-        let data = self.object_data(head, gix::objs::Kind::Commit)?;
+    /// The signature of a commit published for `head` (read through `reader`): the person
+    /// pushing (the hub's log says who published), dated as `head`'s commit, so the same
+    /// state published twice is the same commit.
+    pub(super) fn publisher(&self, reader: &Store, head: ObjectId) -> Result<gix::actor::Signature> {
+        let data = reader.object_data(head, gix::objs::Kind::Commit)?;
         let when = gix::objs::CommitRef::from_bytes(&data, head.kind())
             .map_err(git_err(format!("read commit {head}")))?
             .committer()

@@ -230,3 +230,20 @@ impl Store {
         (fail("core.filesRefLockTimeout", 100), fail("core.packedRefsTimeout", 1000))
     }
 }
+
+impl Store {
+    /// The commit ref `name` (a full name: `refs/remotes/origin/main`) points at, read in
+    /// the process: `sync` asks once per remote ref and per fetched conversation, where a
+    /// `git rev-parse` each cost a process. `None` when there is no such ref.
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        let found = self.repo.try_find_reference(name).map_err(git_err(format!("read {name}")))?;
+        let Some(mut reference) = found else { return Ok(None) };
+        Ok(Some(reference.peel_to_id().map_err(git_err(format!("read {name}")))?.detach()))
+    }
+
+    /// The short name of the branch HEAD is on (`main`), read from the file now.
+    pub fn branch_name(&self) -> Result<Option<String>> {
+        let name = self.repo.head_name().map_err(git_err("read HEAD"))?;
+        Ok(name.map(|n| n.shorten().to_str_lossy().into_owned()))
+    }
+}

@@ -176,8 +176,10 @@ fn require_remote(store: &Store, name: &str) -> Result<()> {
 
 /// The branch HEAD is on (`main`).
 fn branch(store: &Store) -> Result<String> {
-    let out = checked(store.root(), &["symbolic-ref", "--short", "HEAD"], Stderr::Capture, "read HEAD")?;
-    Ok(out.trim().to_owned())
+    match store.branch_name()? {
+        Some(name) => Ok(name),
+        None => Err(SyncError::Git { command: "symbolic-ref".into(), message: "HEAD is not on a branch".into() }),
+    }
 }
 
 /// git's own progress (objects, bytes) on stderr when `progress`, else its messages
@@ -335,8 +337,7 @@ pub fn remote_catalog(store: &Store, remote: &str) -> Result<Option<Catalog>> {
 
 /// The commit a ref of the store points at, if it exists.
 fn tracking_tip(store: &Store, name: &str) -> Option<ObjectId> {
-    let out = checked(store.root(), &["rev-parse", "--verify", "--quiet", name], Stderr::Capture, "fetch").ok()?;
-    ObjectId::from_hex(out.trim().as_bytes()).ok()
+    store.ref_target(name).ok().flatten()
 }
 
 /// A failed git command's stderr on one line: its `fatal:`/`error:` lines (what went wrong,
@@ -370,8 +371,7 @@ fn git_failure(command: &str, stderr: Stderr, text: &str) -> SyncError {
 /// The fetched tip of `remote`'s copy of our branch, if it has one.
 pub fn remote_tip(store: &Store, remote: &str) -> Result<Option<ObjectId>> {
     let name = format!("refs/remotes/{remote}/{}", branch(store)?);
-    let out = git(store.root(), &["rev-parse", "--verify", "--quiet", &name], Stderr::Capture, "read a remote ref")?;
-    Ok(ObjectId::from_hex(String::from_utf8_lossy(&out.stdout).trim().as_bytes()).ok())
+    Ok(store.ref_target(&name)?)
 }
 
 /// Fetch `remote` and integrate it (see [`Store::integrate`]). The store's lock is taken

@@ -804,3 +804,68 @@ fn a_budget_digest_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper
     env.run(&["compact", "--undo", under["id"].as_str().unwrap()]).ok();
     assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "naming the step under withdrew both");
 }
+
+/// `laid_with` is what a compaction event claims, and a pulled one is a teammate's data: an
+/// event another commit appended, naming our digest (a copy of the step under it, the same
+/// time, a new id), does not pair with it. Undoing the digest withdraws it and the step laid
+/// in its own commit; undoing the pulled event withdraws that one alone.
+#[test]
+fn a_pulled_laid_with_naming_another_compaction_does_not_widen_an_undo() {
+    use crate::common::{conversation_dir, two_people};
+    use crate::hostile_remotes::{blob, commit, git_str, with_entry};
+    use serde_json::Value;
+    let w = two_people();
+    let id = reading_session(&w.a);
+    w.a.run(&["compact", "--budget", "700", "--keep-recent-tools", "1"]).ok();
+    let added = |env: &TestEnv| -> Vec<Value> {
+        env.git(&["show", "--format=", "--unified=0", "HEAD"])
+            .lines()
+            .filter_map(|l| serde_json::from_str(l.strip_prefix('+')?).ok())
+            .collect()
+    };
+    let [under, digest] = <[Value; 2]>::try_from(added(&w.a)).unwrap();
+    let digest_id = digest["id"].as_str().unwrap().to_owned();
+    assert_eq!(under["laid_with"], digest_id.as_str());
+    w.a.run(&["remote", "add", "origin", &w.url]).ok();
+    w.a.run(&["push"]).ok();
+
+    // The teammate's commit, made with plumbing: the step under the digest appended again
+    // to the conversation's last segment, under another id.
+    let tip = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
+    let dir = conversation_dir(&id);
+    let listed = git_str(&w.hub, &["ls-tree", "-r", "--name-only", &tip, &dir]);
+    let segment = listed.lines().rfind(|p| p.ends_with(".jsonl")).unwrap().to_owned();
+    let mut text = git_str(&w.hub, &["cat-file", "blob", &format!("{tip}:{segment}")]);
+    let mut planted = under.clone();
+    let planted_id = format!("{}Z", &digest_id[..digest_id.len() - 1]);
+    planted["id"] = Value::from(planted_id.as_str());
+    text += &format!("\n{planted}\n");
+    let (folders, name) = segment.rsplit_once('/').unwrap();
+    let folders: Vec<&str> = folders.split('/').collect();
+    let entry = ("100644".to_owned(), name.as_bytes().to_vec(), blob(&w.hub, text.as_bytes()));
+    let tree = with_entry(&w.hub, &format!("{tip}^{{tree}}"), &folders, entry);
+    git_str(&w.hub, &["update-ref", "refs/heads/main", &commit(&w.hub, &tree, Some(&tip), "innocent update")]);
+    w.a.run(&["pull"]).ok();
+    let in_force = |env: &TestEnv| env.run(&["compact", "--undo", "nope"]).fails_with(3).to_owned();
+    let all = in_force(&w.a);
+    assert!(all.contains(&planted_id) && all.contains(&digest_id), "the pull took the planted event: {all}");
+
+    // Undoing the digest: it and the step laid with it, not the planted one.
+    w.a.run(&["compact", "--undo", &digest_id]).ok();
+    let revoked = |env: &TestEnv| -> Vec<String> {
+        added(env).iter().filter_map(|e| e["revokes"].as_str().map(str::to_owned)).collect()
+    };
+    let mut withdrawn = revoked(&w.a);
+    withdrawn.sort();
+    let mut laid = vec![under["id"].as_str().unwrap().to_owned(), digest_id.clone()];
+    laid.sort();
+    assert_eq!(withdrawn, laid);
+    assert!(in_force(&w.a).contains(&format!("(in force: {planted_id})")), "{}", in_force(&w.a));
+
+    // Compacted again, then the planted event named: it alone is withdrawn.
+    w.a.run(&["compact", "--budget", "700", "--keep-recent-tools", "1"]).ok();
+    let digest = added(&w.a).pop().unwrap();
+    w.a.run(&["compact", "--undo", &planted_id]).ok();
+    assert_eq!(revoked(&w.a), [planted_id]);
+    assert!(in_force(&w.a).contains(digest["id"].as_str().unwrap()));
+}

@@ -446,13 +446,13 @@ pub fn undo_compaction(
             match matches.as_slice() {
                 [one] => *one,
                 [] => {
-                    let known: Vec<&str> = in_force.iter().map(|c| c.id.as_str()).collect();
-                    return Err(OpsError::Invalid(format!(
-                        "no compaction `{prefix}` in force (in force: {})",
-                        if known.is_empty() { "none".into() } else { known.join(", ") }
-                    )));
+                    let in_force = in_force.iter().map(|c| c.id.clone()).collect();
+                    return Err(OpsError::NoSuchCompaction { prefix: prefix.to_owned(), in_force });
                 }
-                _ => return Err(OpsError::Invalid(format!("`{prefix}` names {} compactions", matches.len()))),
+                _ => {
+                    let candidates = matches.iter().map(|c| c.id.clone()).collect();
+                    return Err(OpsError::AmbiguousCompaction { prefix: prefix.to_owned(), candidates });
+                }
             }
         }
     };

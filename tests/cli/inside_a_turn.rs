@@ -799,7 +799,17 @@ fn a_budget_digest_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper
     --- stderr
     error: no compaction `nope` in force (in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001)
     hint: nothing was written
+    hint: `convo compact --undo` with no id withdraws the latest in force
     "#);
+    assert_eq!(env.snapshot(), before, "the store is as it was");
+    let two = env.run(&["compact", "--undo", "01KDVE9EH"]);
+    insta::assert_snapshot!(env.transcript(&two), @r"
+    exit 3
+    --- stderr
+    error: `01KDVE9EH` names 2 compactions in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001
+    hint: nothing was written
+    hint: a longer prefix names one
+    ");
     assert_eq!(env.snapshot(), before, "the store is as it was");
     env.run(&["compact", "--undo", under["id"].as_str().unwrap()]).ok();
     assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "naming the step under withdrew both");

@@ -3,6 +3,7 @@
 //! truncation, `--keep-first`, and bounds that leave nothing to do.
 
 use crate::common::TestEnv;
+use crate::common::sessions::{append_events, heavy_tail_session, reading_session};
 
 /// Tool result `i`: `lines` numbered lines.
 fn output(i: usize, lines: usize) -> String {
@@ -30,8 +31,7 @@ fn agent_session(env: &TestEnv, calls: usize) -> String {
         lines.push(serde_json::json!({"type": "assistant", "content": format!("Read f{i}.")}));
     }
     lines.push(serde_json::json!({"type": "assistant", "content": "Fixed: the test waited on a timer."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(env, &id, &lines);
     id
 }
 
@@ -331,8 +331,7 @@ fn seed_002_micro_compaction_vector() {
         lines.push(serde_json::json!({"type": "tool_call", "call_id": call, "name": tool, "arguments": {}}));
         lines.push(serde_json::json!({"type": "tool_result", "call_id": call, "content": "x".repeat(bytes)}));
     }
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(&env, &id, &lines);
     let out = env.run(&[
         "--config",
         "tools.LoadSkill.compaction.response=\"keep\"",
@@ -470,22 +469,6 @@ fn a_long_dry_run_is_summarised_unless_verbose() {
     assert_eq!(verbose.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 37, "{verbose}");
 }
 
-/// One prompt, then `calls` tool calls whose outputs are all big (40 lines): the last five,
-/// which the default profile keeps whole, hold most of the view.
-fn heavy_tail_session(env: &TestEnv, calls: usize) -> String {
-    let id = env.new_conversation("tail");
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..calls {
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
-            "arguments": {"command": format!("cargo test flake_{i}")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, 40)}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
-    id
-}
-
 /// A budget that only the protected tail stands in the way of gives the tail up step by
 /// step, and says which protection went, in the dry run, after the commit and in the commit
 /// message.
@@ -587,8 +570,7 @@ fn a_budget_raises_the_steps_threshold_to_spend_what_is_left() {
             "arguments": {"command": format!("ls dir{i}")}}));
         lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, i + 1)}));
     }
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(&env, &id, &lines);
     let out = env.run(&["compact", "--budget", "2000", "--keep-recent-tools", "1", "--dry-run"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
@@ -682,23 +664,6 @@ fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
     --- stderr
     nothing to compact: no step makes the view (~2 tokens) smaller
     ");
-}
-
-/// One prompt, then 30 files read (24 lines each) with a line of answer after each.
-pub(crate) fn reading_session(env: &TestEnv) -> String {
-    let id = env.new_conversation("paths");
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..30 {
-        let out: Vec<String> = (0..24).map(|l| format!("{i}.{l} {}", "x".repeat(30))).collect();
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
-            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
-        lines.push(serde_json::json!({"type": "assistant", "content": format!("Nothing in src/mod_{i}/file_{i}.rs.")}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
-    id
 }
 
 /// Where a digest is the first step that fits, it covers only the oldest part needed and

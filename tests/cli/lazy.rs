@@ -3,29 +3,41 @@
 //! first, once, and says so; `pull` updates what was fetched; a lazy store never pushes; a
 //! conversation ref that holds anything but the conversation the catalog lists is refused.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::common::githttp::Daemon;
-use crate::common::{TestEnv, bare, conversation_dir, fan};
+use crate::common::{Served, TestEnv, TwoPeople, conversation_dir, fan, two_people, two_people_on_disk};
 use crate::hostile_remotes::{blob, git_in, git_str, read_tree, with_entry, write_tree};
 
-/// A store with two conversations pushed to `hub` (a bare repository or a URL), ids in order.
-fn team(url: &str) -> (TestEnv, String, String) {
-    let a = TestEnv::new();
+/// Two people's hub holding `a`'s two conversations (ids in order); `b`, with no store yet,
+/// makes a lazy clone of it with [`Team::cloned_lazily`]. Taken apart, `served` is held to
+/// the end (`served: _served`).
+struct Team {
+    a: TestEnv,
+    b: TestEnv,
+    first: String,
+    second: String,
+    hub: PathBuf,
+    url: String,
+    served: Served,
+}
+
+fn team(people: TwoPeople) -> Team {
+    let TwoPeople { a, b, hub, url, served } = people;
     let first = a.new_conversation("first talk");
     a.run(&["append", "--user", "hello one"]).ok();
     let second = a.new_conversation("second talk");
     a.run(&["append", "--user", "hello two"]).ok();
     a.run(&["append", "--assistant", "reply two"]).ok();
-    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["remote", "add", "origin", &url]).ok();
     a.run(&["push"]).ok();
-    (a, first, second)
+    Team { a, b, first, second, hub, url, served }
 }
 
-fn lazy_clone(url: &str) -> TestEnv {
-    let b = TestEnv::bare_at(100);
-    b.run(&["clone", "--lazy", url, b.store.to_str().unwrap()]).ok();
-    b
+impl Team {
+    fn cloned_lazily(self) -> Team {
+        self.b.run(&["clone", "--lazy", &self.url, self.b.store.to_str().unwrap()]).ok();
+        self
+    }
 }
 
 /// `list --format json` without what a catalog cannot know exactly (the token estimate).
@@ -44,13 +56,7 @@ fn listed(env: &TestEnv) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read() {
-    let dir = tempfile::tempdir().unwrap();
-    bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let (a, first, second) = team(&url);
-
-    let b = lazy_clone(&url);
+    let Team { a, b, first, second, served: _served, .. } = team(two_people()).cloned_lazily();
     // The catalog, no branch and no conversation.
     assert_eq!(b.git(&["for-each-ref", "--format=%(refname)"]).trim(), "refs/convo/remotes/origin/catalog");
     assert_eq!(listed(&b), listed(&a), "the catalog lists what a whole store does");
@@ -85,10 +91,7 @@ fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read
 
 #[test]
 fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (a, first, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
+    let Team { a, b, first, second, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
     b.run(&["show", &second]).ok();
 
     a.run(&["switch", &second]).ok();
@@ -116,10 +119,7 @@ fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
 
 #[test]
 fn a_lazy_store_refuses_to_push_and_the_hub_is_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (_a, _, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
+    let Team { b, second, hub, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
     b.run(&["switch", &second]).fails_with(4);
     b.run(&["show", &second]).ok();
     b.run(&["switch", &second]).ok();
@@ -178,12 +178,10 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
         ),
     ];
     for (what, plant) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let hub = bare(dir.path(), "hub");
-        let (_a, first, second) = team(hub.to_str().unwrap());
-        plant(&hub, &first, &second);
-        assert!(!read_tree(&hub, &format!("refs/convo/conversations/{first}^{{tree}}")).is_empty());
-        let b = lazy_clone(hub.to_str().unwrap());
+        let t = team(two_people_on_disk());
+        plant(&t.hub, &t.first, &t.second);
+        assert!(!read_tree(&t.hub, &format!("refs/convo/conversations/{}^{{tree}}", t.first)).is_empty());
+        let Team { b, first, second, served: _served, .. } = t.cloned_lazily();
         b.run(&["list"]).ok();
         let before = b.snapshot();
         let refused = b.run(&["show", &first]);
@@ -206,10 +204,7 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
 fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (_a, first, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
+    let Team { b, first, second, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
     let mut child =
         b.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -257,12 +252,7 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
 
 #[test]
 fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
-    let dir = tempfile::tempdir().unwrap();
-    bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let (a, first, second) = team(&url);
-    let b = lazy_clone(&url);
+    let Team { a, b, first, second, served: _served, .. } = team(two_people()).cloned_lazily();
     b.run(&["show", &first]).ok();
     b.run(&["show", &second]).ok();
     let catalog =

@@ -260,6 +260,7 @@ impl From<OpsError> for CommandError {
     fn from(e: OpsError) -> Self {
         match e {
             OpsError::Store(e) => e.into(),
+            OpsError::Sync(e) => e.into(),
             OpsError::Config(e) => CommandError::input(e.to_string())
                 .hint("`convo config list` shows every setting and where it comes from"),
             OpsError::Plan(PlanError::Projection(e)) | OpsError::Projection(e) => {

@@ -47,6 +47,9 @@ pub enum OpsError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Projection(#[from] ProjectionError),
+    /// A remote's part of an operation: a lazy store's catalog or fetch.
+    #[error(transparent)]
+    Sync(#[from] crate::sync::SyncError),
     /// The model's provider names a variable for its key, and it is not set.
     #[error("{var} is not set: it holds the key for {model}")]
     MissingKey { var: String, model: String },

@@ -281,3 +281,37 @@ fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
         )
     );
 }
+
+/// `convo serve` in a lazy store lists the catalog's conversations, and a conversation's page
+/// fetches it first, once, as `show` does; a fetch that fails is a 502 page saying why, the
+/// store as it was.
+#[test]
+fn serve_in_a_lazy_store_lists_the_catalog_and_a_page_fetches_its_conversation_once() {
+    use crate::serve::{Server, get};
+    let Team { a, b, first, second, served, .. } = team(two_people()).cloned_lazily();
+    let server = Server::start(&b, &[]);
+    let (status, _, list) = get(&server, "/", &[]);
+    assert_eq!(status, 200, "{list}");
+    assert!(list.contains("first talk") && list.contains("second talk"), "{list}");
+
+    let (status, _, page) = get(&server, &format!("/c/{second}"), &[]);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("reply two"), "{page}");
+    assert_eq!(b.run(&["show", &second]).ok(), a.run(&["show", &second]).ok());
+    // Once: opened again (and its diff), nothing more is fetched or committed.
+    let head = b.git(&["rev-parse", "HEAD"]);
+    assert_eq!(get(&server, &format!("/c/{}", &second[..8]), &[]).0, 200);
+    assert_eq!(get(&server, &format!("/c/{second}/diff"), &[]).0, 200);
+    assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
+
+    // The hub gone: the page of a conversation not fetched yet says why, in one line.
+    drop(served);
+    let before = b.snapshot();
+    let (status, _, page) = get(&server, &format!("/c/{first}"), &[]);
+    assert_eq!(status, 502, "{page}");
+    assert!(page.contains("Could not fetch the conversation"), "{page}");
+    let why = page.split("<pre>").nth(1).and_then(|p| p.split("</pre>").next()).unwrap_or_else(|| panic!("{page}"));
+    assert!(!why.contains('\n') && why.starts_with("git fetch: "), "{why}");
+    assert_eq!(b.snapshot(), before, "the store is as it was");
+    drop(server);
+}

@@ -199,7 +199,8 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
     }
 }
 
-/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows.
+/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows; its
+/// search says how many conversations it could not search (`not_fetched`).
 #[test]
 fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
     use std::io::{BufRead, BufReader, Write};
@@ -242,6 +243,14 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
     let shown = ask(&call, true).unwrap();
     assert_ne!(shown["result"]["isError"], true, "{shown}");
     assert!(shown.to_string().contains("reply two"), "{shown}");
+    // Its search reads what was fetched, and says how many it could not.
+    let call =
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"pattern":"hello"}}}"#;
+    let found = ask(call, true).unwrap();
+    let found = &found["result"]["structuredContent"];
+    let hits: Vec<&str> = found["hits"].as_array().unwrap().iter().map(|h| h["line"].as_str().unwrap()).collect();
+    assert_eq!(hits, ["hello two"], "{found}");
+    assert_eq!(found["not_fetched"], 1, "{found}");
     drop(stdin);
     assert!(child.wait().unwrap().success());
     assert_eq!(
@@ -314,4 +323,33 @@ fn serve_in_a_lazy_store_lists_the_catalog_and_a_page_fetches_its_conversation_o
     assert!(!why.contains('\n') && why.starts_with("git fetch: "), "{why}");
     assert_eq!(b.snapshot(), before, "the store is as it was");
     drop(server);
+}
+
+/// Plain `grep PATTERN` in a lazy store searches the conversations fetched so far (fetching
+/// them all would undo the lazy clone), and says so: on stderr after the results, as a last
+/// line in JSON, even when nothing matched; not when conversations are named, nor in a whole
+/// store.
+#[test]
+fn grep_in_a_lazy_store_says_how_many_conversations_it_did_not_search() {
+    let Team { a, b, second, served: _served, .. } = team(two_people()).cloned_lazily();
+    b.run(&["show", &second]).ok();
+    let found = b.run(&["grep", "hello"]);
+    insta::assert_snapshot!(b.transcript(&found), @"
+    exit 0
+    --- stdout
+    01KDVDTSS00000000000000001 second talk
+          0  user             hello two
+    --- stderr
+    searched 1 fetched conversation; 1 listed on origin is not fetched (convo grep --titles searches every title; convo show ID fetches one)
+    ");
+    let json = b.run(&["grep", "hello", "--format", "json"]);
+    assert_eq!(json.ok().lines().last(), Some(r#"{"searched":1,"not_fetched":1,"remote":"origin"}"#));
+    let none = b.run(&["grep", "nowhere"]);
+    insta::assert_snapshot!(b.transcript(&none), @"
+    exit 1
+    --- stderr
+    searched 1 fetched conversation; 1 listed on origin is not fetched (convo grep --titles searches every title; convo show ID fetches one)
+    ");
+    assert_eq!(b.run(&["grep", "hello", &second]).ok_status(), "");
+    assert_eq!(a.run(&["grep", "hello"]).ok_status(), "");
 }

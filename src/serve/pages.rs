@@ -152,10 +152,17 @@ fn with_causes(e: &dyn std::error::Error) -> String {
 /// `show` does (`ops::lazy::ensure`), one fetch at a time. A fetch that fails is a 502 page
 /// saying why in one line; the store is as it was.
 fn fetched(store: &Store, site: &Site, query: &str) -> Result<(), Response> {
-    let _one = site.fetching.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    // The commit's time: the clock the CLI handed in, read now.
-    let clock = crate::clock::Clock::fixed((site.now)());
-    match crate::ops::lazy::ensure(store, Some(query), &clock, &mut |_| {}) {
+    // A whole store, or a conversation already here, takes no lock.
+    let fetch = || {
+        if crate::ops::lazy::missing(store, Some(query))?.is_none() {
+            return Ok(None);
+        }
+        let _one = site.fetching.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The commit's time: the clock the CLI handed in, read now.
+        let clock = crate::clock::Clock::fixed((site.now)());
+        crate::ops::lazy::ensure(store, Some(query), &clock, &mut |_| {})
+    };
+    match fetch() {
         Ok(_) => Ok(()),
         Err(e) => {
             let body = format!(

@@ -17,7 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agents", &["clock", "interop"]),
     ("ops", &["agents", "clock", "compaction", "config", "event", "interop", "llm", "projection", "store", "sync"]),
     ("mcp", &["clock", "compaction", "config", "event", "ops", "projection", "render", "store"]),
-    ("serve", &["event", "interop", "ops", "projection", "render", "store"]),
+    ("serve", &["clock", "event", "interop", "ops", "projection", "render", "store"]),
 ];
 
 /// The modules `text` names through `crate::` paths, grouped imports included.

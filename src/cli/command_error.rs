@@ -263,6 +263,7 @@ impl From<OpsError> for CommandError {
     fn from(e: OpsError) -> Self {
         match e {
             OpsError::Store(e) => e.into(),
+            OpsError::Sync(e) => e.into(),
             OpsError::Config(e) => CommandError::input(e.to_string())
                 .hint("`convo config list` shows every setting and where it comes from"),
             OpsError::Plan(PlanError::Projection(e)) | OpsError::Projection(e) => {
@@ -280,6 +281,16 @@ impl From<OpsError> for CommandError {
             OpsError::Plan(e) => CommandError::input(e.to_string()).hint("nothing was written"),
             OpsError::Invalid(m) => CommandError::input(m).hint("nothing was written"),
             OpsError::NothingToUndo => CommandError::input(e.to_string()).hint("`convo log` lists the compactions"),
+            OpsError::NoSuchCompaction { ref in_force, .. } => {
+                let error = CommandError::input(e.to_string()).hint("nothing was written");
+                match in_force.is_empty() {
+                    true => error,
+                    false => error.hint("`convo compact --undo` with no id withdraws the latest in force"),
+                }
+            }
+            OpsError::AmbiguousCompaction { .. } => {
+                CommandError::input(e.to_string()).hint("nothing was written").hint("a longer prefix names one")
+            }
             OpsError::MissingKey { ref var, .. } => {
                 let hint = format!("export {var}=..., or use a local model such as ollama/llama3.2");
                 CommandError::input(e.to_string()).hint(hint)

@@ -179,7 +179,8 @@ impl Server {
     }
 
     /// Search conversations' text (decoded, not JSON): hits with conversation, turn, event
-    /// type, tool and the matching line
+    /// type, tool and the matching line; in a lazy clone, not_fetched counts the hub's
+    /// conversations not fetched, so not searched (show fetches one)
     #[tool(annotations(read_only_hint = true))]
     async fn search(&self, Parameters(p): Parameters<tools::SearchParams>) -> CallToolResult {
         self.call(|host| tools::search(&host.store(false)?, host.clock().now(), &p))

@@ -176,7 +176,14 @@ pub fn search(store: &Store, now: chrono::DateTime<chrono::Utc>, p: &SearchParam
             Ok(true)
         },
     )?;
-    Ok(json!({ "hits": hits, "truncated": truncated }))
+    let mut result = json!({ "hits": hits, "truncated": truncated });
+    // A lazy store holds only the conversations fetched so far: say how many it could not search.
+    if p.ids.is_none()
+        && let Some(u) = ops::lazy::unfetched(store)?.filter(|u| u.count > 0)
+    {
+        result["not_fetched"] = json!(u.count);
+    }
+    Ok(result)
 }
 
 /// `line` cut to [`HIT_CHARS`] characters around its first match, and the matched text.

@@ -446,24 +446,49 @@ pub fn undo_compaction(
             match matches.as_slice() {
                 [one] => *one,
                 [] => {
-                    let known: Vec<&str> = in_force.iter().map(|c| c.id.as_str()).collect();
-                    return Err(OpsError::Invalid(format!(
-                        "no compaction `{prefix}` in force (in force: {})",
-                        if known.is_empty() { "none".into() } else { known.join(", ") }
-                    )));
+                    let in_force = in_force.iter().map(|c| c.id.clone()).collect();
+                    return Err(OpsError::NoSuchCompaction { prefix: prefix.to_owned(), in_force });
                 }
-                _ => return Err(OpsError::Invalid(format!("`{prefix}` names {} compactions", matches.len()))),
+                _ => {
+                    let candidates = matches.iter().map(|c| c.id.clone()).collect();
+                    return Err(OpsError::AmbiguousCompaction { prefix: prefix.to_owned(), candidates });
+                }
             }
         }
     };
     // The compactions laid in one commit (a summary and the step under it) go together,
-    // whichever of them is named; the subject names the one on top.
+    // whichever of them is named; the subject names the one on top. `laid_with` is what an
+    // event claims (a pulled one may name any compaction): it pairs two events only when
+    // one commit added both, as the trees say.
+    let mut added = std::collections::HashMap::new();
+    let mut laid_together = |under: &projection::InForce, top: &str| -> Result<bool> {
+        if under.compaction.laid_with.as_deref() != Some(top) {
+            return Ok(false);
+        }
+        let mut commit = |id: &str| -> Result<Option<gix::ObjectId>> {
+            if let Some(c) = added.get(id) {
+                return Ok(*c);
+            }
+            let c = store.commit_adding(conversation, id)?;
+            added.insert(id.to_owned(), c);
+            Ok(c)
+        };
+        let under_commit = commit(&under.id)?;
+        Ok(under_commit.is_some() && under_commit == commit(top)?)
+    };
     let top = match &chosen.compaction.laid_with {
-        Some(with) => in_force.iter().find(|c| c.id == *with).unwrap_or(chosen),
+        Some(with) => match in_force.iter().find(|c| c.id == *with) {
+            Some(top) if laid_together(chosen, &top.id)? => top,
+            _ => chosen,
+        },
         None => chosen,
     };
-    let together: Vec<_> =
-        in_force.iter().filter(|c| c.id == top.id || c.compaction.laid_with.as_ref() == Some(&top.id)).collect();
+    let mut together = Vec::new();
+    for c in &in_force {
+        if c.id == top.id || laid_together(c, &top.id)? {
+            together.push(c);
+        }
+    }
     // The id first, then the time, as for any one revocation.
     let (mut id, ts) = (Some(clock.new_id()), clock.timestamp());
     let mut drafts = Vec::new();

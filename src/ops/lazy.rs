@@ -76,3 +76,26 @@ pub fn ensure(
     said(&Fetching { id: line.id.clone(), remote: remote.clone(), bytes: line.bytes });
     lazy::fetch_conversation(store, &remote, &line, clock).map(Some)
 }
+
+/// What a search of a lazy store's own conversations leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfetched {
+    pub remote: String,
+    /// Conversations the store holds (fetched, or made here).
+    pub held: usize,
+    /// Conversations the remote's catalog lists that the store does not hold yet.
+    pub count: usize,
+}
+
+/// In a lazy store, how many conversations its remote's catalog lists that are not fetched:
+/// a search of the store's events cannot see them, and fetching them all to search would
+/// undo the lazy clone, so the caller says it. `None` in a whole store.
+pub fn unfetched(store: &Store) -> Result<Option<Unfetched>, SyncError> {
+    let Some(remote) = lazy::lazy_remote(store)? else { return Ok(None) };
+    let held: std::collections::HashSet<String> = store.conversation_ids()?.into_iter().collect();
+    let count = match sync::remote_catalog(store, &remote)? {
+        Some(catalog) => catalog.lines.values().filter(|l| !held.contains(&l.id)).count(),
+        None => 0,
+    };
+    Ok(Some(Unfetched { remote, held: held.len(), count }))
+}

@@ -47,6 +47,9 @@ pub enum OpsError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Projection(#[from] ProjectionError),
+    /// A remote's part of an operation: a lazy store's catalog or fetch.
+    #[error(transparent)]
+    Sync(#[from] crate::sync::SyncError),
     /// The model's provider names a variable for its key, and it is not set.
     #[error("{var} is not set: it holds the key for {model}")]
     MissingKey { var: String, model: String },
@@ -81,6 +84,18 @@ pub enum OpsError {
     /// succeed, as git does when there is nothing to do.
     #[error("nothing to undo: no compaction in force in this conversation")]
     NothingToUndo,
+    /// `compact --undo PREFIX`: no compaction in force has an id starting with `prefix`;
+    /// `in_force` lists those that are, oldest first.
+    #[error("no compaction `{prefix}` in force (in force: {})", listed(in_force))]
+    NoSuchCompaction { prefix: String, in_force: Vec<String> },
+    /// `compact --undo PREFIX`: several compactions in force start with `prefix`.
+    #[error("`{prefix}` names {} compactions in force: {}", candidates.len(), listed(candidates))]
+    AmbiguousCompaction { prefix: String, candidates: Vec<String> },
+}
+
+/// Ids in an error message: comma-separated, or "none".
+fn listed(ids: &[String]) -> String {
+    if ids.is_empty() { "none".into() } else { ids.join(", ") }
 }
 
 pub type Result<T, E = OpsError> = std::result::Result<T, E>;

@@ -78,14 +78,7 @@ pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
         c.profile.as_deref().unwrap_or("-"),
     )?;
     if let Some(u) = p.under {
-        writeln!(
-            out,
-            "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
-            crate::projection::id_tail(&c.to_event),
-            u.from_turn,
-            u.to_turn,
-            u.describe(),
-        )?;
+        under_line(out, c, u)?;
     }
     if let Some((a, b)) = p.widened_from {
         writeln!(out, "(turns {a}-{b} widened so that summaries do not partly overlap)")?;
@@ -121,6 +114,19 @@ pub fn plan(out: &mut dyn Write, p: &Plan) -> io::Result<()> {
     )
 }
 
+/// The line under a plan whose summary covers only the oldest part of the range: where the
+/// summary `c` ends and the cheaper step `u` laid under it in the same commit.
+fn under_line(out: &mut dyn Write, c: &Compaction, u: &Compaction) -> io::Result<()> {
+    writeln!(
+        out,
+        "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
+        crate::projection::id_tail(&c.to_event),
+        u.from_turn,
+        u.to_turn,
+        u.describe(),
+    )
+}
+
 /// A summary a model would write, as `compact --summarize --dry-run` shows it.
 pub struct SummaryPlan<'a> {
     pub name: &'a str,
@@ -147,14 +153,7 @@ pub fn summary_plan(out: &mut dyn Write, p: &SummaryPlan) -> io::Result<()> {
         c.profile.as_deref().unwrap_or("-"),
     )?;
     if let Some(u) = p.under {
-        writeln!(
-            out,
-            "  over the oldest part (to event {}); under it, turns {}-{} {} (one commit)",
-            crate::projection::id_tail(&c.to_event),
-            u.from_turn,
-            u.to_turn,
-            u.describe(),
-        )?;
+        under_line(out, c, u)?;
     }
     writeln!(
         out,

@@ -8,8 +8,10 @@
 //! the server's own stylesheet and script and fetch only from the server, so even markup
 //! that slipped through could not run a script, load an image or post a form elsewhere;
 //! the script builds search results with `textContent`, never as HTML. The server has no
-//! write endpoint: only GET and HEAD are answered, nothing it does changes the store
-//! (apart from the caches every reader keeps under `.git/convo/`). Other pages in the
+//! write endpoint: only GET and HEAD are answered, and nothing it does changes the store
+//! (apart from the caches every reader keeps under `.git/convo/`) but one thing: in a lazy
+//! store (`clone --lazy`), whose list includes the hub's catalog, a conversation's page
+//! fetches that conversation first, once, as `show` does (`ops::lazy`). Other pages in the
 //! same browser are the attackers a loopback server has: requests they send are refused on
 //! `Origin`, `Sec-Fetch-Site` and, against DNS rebinding, `Host` ([`gate`]). Bound to
 //! another address, a random token is required as well. Nothing here prints or reads the
@@ -51,11 +53,14 @@ pub struct Site {
     /// Who took part in each conversation, by id and the `updated` it was read at: filled
     /// as rows are shown, so a list names them without reading every conversation again.
     who: std::sync::Mutex<std::collections::HashMap<String, (String, crate::event::who::Who)>>,
+    /// Held while a lazy store fetches a conversation a page opens: two workers asked for
+    /// the same one fetch it once.
+    fetching: std::sync::Mutex<()>,
 }
 
 impl Site {
     pub fn new(root: PathBuf, prices: Prices, here: Option<Scope>, gate: gate::Gate, now: Now) -> Site {
-        Site { root, prices, here, gate, now, who: Default::default() }
+        Site { root, prices, here, gate, now, who: Default::default(), fetching: Default::default() }
     }
 }
 

@@ -112,11 +112,18 @@ pub fn route(store: &Store, site: &Site, path: &str, params: &Params) -> Respons
             return Response::of(200, "text/css; charset=utf-8", css.into_bytes());
         }
         _ => match path.strip_prefix("/c/") {
-            Some(rest) => match rest.split_once('/') {
-                None => conversation(store, &decode(rest), params),
-                Some((id, "diff")) => diff(store, &decode(id)),
-                Some(_) => Ok(None),
-            },
+            Some(rest) => {
+                let (query, page) = rest.split_once('/').map_or((rest, None), |(id, page)| (id, Some(page)));
+                let query = decode(query);
+                if let Err(refused) = fetched(store, site, &query) {
+                    return refused;
+                }
+                match page {
+                    None => conversation(store, &query, params),
+                    Some("diff") => diff(store, &query),
+                    Some(_) => Ok(None),
+                }
+            }
             None => Ok(None),
         },
     };
@@ -124,14 +131,46 @@ pub fn route(store: &Store, site: &Site, path: &str, params: &Params) -> Respons
         Ok(Some(response)) => response,
         Ok(None) => Response::html(layout("Not found", "", "<h1>Not found</h1><p>Nothing here.</p>")).status(404),
         Err(e) => {
-            let mut why = e.to_string();
-            let mut cause = std::error::Error::source(&e);
-            while let Some(c) = cause {
-                let _ = write!(why, ": {c}");
-                cause = c.source();
-            }
-            let body = format!("<h1>Something went wrong</h1><pre>{}</pre>", escape(&why));
+            let body = format!("<h1>Something went wrong</h1><pre>{}</pre>", escape(&with_causes(&e)));
             Response::html(layout("Error", "", &body)).status(500)
+        }
+    }
+}
+
+/// An error and its causes, on one line.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut why = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let _ = write!(why, ": {c}");
+        cause = c.source();
+    }
+    why.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// In a lazy store, fetch the conversation `query` names before its page is made, as
+/// `show` does (`ops::lazy::ensure`), one fetch at a time. A fetch that fails is a 502 page
+/// saying why in one line; the store is as it was.
+fn fetched(store: &Store, site: &Site, query: &str) -> Result<(), Response> {
+    // A whole store, or a conversation already here, takes no lock.
+    let fetch = || {
+        if crate::ops::lazy::missing(store, Some(query))?.is_none() {
+            return Ok(None);
+        }
+        let _one = site.fetching.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The commit's time: the clock the CLI handed in, read now.
+        let clock = crate::clock::Clock::fixed((site.now)());
+        crate::ops::lazy::ensure(store, Some(query), &clock, &mut |_| {})
+    };
+    match fetch() {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let body = format!(
+                "<h1>Could not fetch the conversation</h1><p>This store is a lazy clone: the conversation is \
+                 fetched from its hub when first opened, and that failed.</p><pre>{}</pre>",
+                escape(&with_causes(&e))
+            );
+            Err(Response::html(layout("Could not fetch", "", &body)).status(502))
         }
     }
 }
@@ -219,7 +258,8 @@ fn title_of(s: &Summary) -> &str {
 /// The list: every conversation (the catalogue), filtered, sorted, a page at a time,
 /// forks and subagents under the one they came from.
 fn list(store: &Store, site: &Site, p: &Params) -> Page_ {
-    let all = store.summaries()?;
+    // In a lazy store, the catalog's conversations too: a page fetches one when opened.
+    let all = crate::ops::lazy::summaries(store)?;
     let ids = ShortIds::new(all.iter().map(|s| s.id.clone()));
     let projects = project::names(&all);
     let mut known: Vec<&str> = projects.values().flatten().map(String::as_str).collect();

@@ -394,6 +394,36 @@ impl Store {
         Ok(found)
     }
 
+    /// The commit that added event `event` to conversation `id`, from the trees alone (a
+    /// first-parent walk over the history of the segment holding it): the newest commit
+    /// whose segment holds the event while its first parent's does not. Commit messages are
+    /// not asked, so a pulled commit cannot claim an event it did not add. `None`: the
+    /// conversation holds no such event.
+    pub fn commit_adding(&self, id: &str, event: &str) -> Result<Option<ObjectId>> {
+        let Some(head) = self.head_commit_id()? else { return Ok(None) };
+        let holds = |blob: ObjectId, path: &str| -> Result<bool> {
+            Ok(self.parse_segment(path, blob)?.iter().any(|e| e.id == event))
+        };
+        // The newest segments first: an event named by a compaction is usually recent.
+        let mut found = None;
+        for (path, blob) in self.segments(id)?.into_iter().rev() {
+            if holds(blob, &path)? {
+                found = Some(path);
+                break;
+            }
+        }
+        let Some(path) = found else { return Ok(None) };
+        let mut commit = self.newest_change(head, &path)?;
+        while let Some(c) = commit {
+            let Some(parent) = self.first_parent(c)? else { return Ok(Some(c)) };
+            match self.entry_at(self.commit_tree_id(parent)?, &path)? {
+                Some(blob) if holds(blob, &path)? => commit = self.newest_change(parent, &path)?,
+                _ => return Ok(Some(c)),
+            }
+        }
+        Ok(None)
+    }
+
     fn commit_exists(&self, id: ObjectId) -> bool {
         // A loose object's `stat` answers without reading it. Not the memo: a long-running
         // `watch` keeps its store for hours, and a remembered object can be pruned since.

@@ -3,6 +3,7 @@
 //! truncation, `--keep-first`, and bounds that leave nothing to do.
 
 use crate::common::TestEnv;
+use crate::common::sessions::{append_events, heavy_tail_session, reading_session};
 
 /// Tool result `i`: `lines` numbered lines.
 fn output(i: usize, lines: usize) -> String {
@@ -30,8 +31,7 @@ fn agent_session(env: &TestEnv, calls: usize) -> String {
         lines.push(serde_json::json!({"type": "assistant", "content": format!("Read f{i}.")}));
     }
     lines.push(serde_json::json!({"type": "assistant", "content": "Fixed: the test waited on a timer."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(env, &id, &lines);
     id
 }
 
@@ -331,8 +331,7 @@ fn seed_002_micro_compaction_vector() {
         lines.push(serde_json::json!({"type": "tool_call", "call_id": call, "name": tool, "arguments": {}}));
         lines.push(serde_json::json!({"type": "tool_result", "call_id": call, "content": "x".repeat(bytes)}));
     }
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(&env, &id, &lines);
     let out = env.run(&[
         "--config",
         "tools.LoadSkill.compaction.response=\"keep\"",
@@ -470,22 +469,6 @@ fn a_long_dry_run_is_summarised_unless_verbose() {
     assert_eq!(verbose.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 37, "{verbose}");
 }
 
-/// One prompt, then `calls` tool calls whose outputs are all big (40 lines): the last five,
-/// which the default profile keeps whole, hold most of the view.
-fn heavy_tail_session(env: &TestEnv, calls: usize) -> String {
-    let id = env.new_conversation("tail");
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..calls {
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
-            "arguments": {"command": format!("cargo test flake_{i}")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, 40)}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
-    id
-}
-
 /// A budget that only the protected tail stands in the way of gives the tail up step by
 /// step, and says which protection went, in the dry run, after the commit and in the commit
 /// message.
@@ -587,8 +570,7 @@ fn a_budget_raises_the_steps_threshold_to_spend_what_is_left() {
             "arguments": {"command": format!("ls dir{i}")}}));
         lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": output(i, i + 1)}));
     }
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(&env, &id, &lines);
     let out = env.run(&["compact", "--budget", "2000", "--keep-recent-tools", "1", "--dry-run"]);
     insta::assert_snapshot!(env.transcript(&out), @r#"
     exit 0
@@ -682,23 +664,6 @@ fn a_budget_chooses_the_first_step_that_fits_and_spends_what_is_left() {
     --- stderr
     nothing to compact: no step makes the view (~2 tokens) smaller
     ");
-}
-
-/// One prompt, then 30 files read (24 lines each) with a line of answer after each.
-pub(crate) fn reading_session(env: &TestEnv) -> String {
-    let id = env.new_conversation("paths");
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..30 {
-        let out: Vec<String> = (0..24).map(|l| format!("{i}.{l} {}", "x".repeat(30))).collect();
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
-            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
-        lines.push(serde_json::json!({"type": "assistant", "content": format!("Nothing in src/mod_{i}/file_{i}.rs.")}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
-    id
 }
 
 /// Where a digest is the first step that fits, it covers only the oldest part needed and
@@ -799,8 +764,83 @@ fn a_budget_digest_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper
     --- stderr
     error: no compaction `nope` in force (in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001)
     hint: nothing was written
+    hint: `convo compact --undo` with no id withdraws the latest in force
     "#);
+    assert_eq!(env.snapshot(), before, "the store is as it was");
+    let two = env.run(&["compact", "--undo", "01KDVE9EH"]);
+    insta::assert_snapshot!(env.transcript(&two), @r"
+    exit 3
+    --- stderr
+    error: `01KDVE9EH` names 2 compactions in force: 01KDVE9EH00000000000000002, 01KDVE9EH00000000000000001
+    hint: nothing was written
+    hint: a longer prefix names one
+    ");
     assert_eq!(env.snapshot(), before, "the store is as it was");
     env.run(&["compact", "--undo", under["id"].as_str().unwrap()]).ok();
     assert_eq!(view(env.run(&["show", "--compacted"]).ok()), view(&raw), "naming the step under withdrew both");
+}
+
+/// `laid_with` is what a compaction event claims, and a pulled one is a teammate's data: an
+/// event another commit appended, naming our digest (a copy of the step under it, the same
+/// time, a new id), does not pair with it. Undoing the digest withdraws it and the step laid
+/// in its own commit; undoing the pulled event withdraws that one alone.
+#[test]
+fn a_pulled_laid_with_naming_another_compaction_does_not_widen_an_undo() {
+    use crate::common::{conversation_dir, two_people};
+    use crate::hostile_remotes::{blob, commit, git_str, with_entry};
+    use serde_json::Value;
+    let w = two_people();
+    let id = reading_session(&w.a);
+    w.a.run(&["compact", "--budget", "700", "--keep-recent-tools", "1"]).ok();
+    let added = |env: &TestEnv| -> Vec<Value> {
+        env.git(&["show", "--format=", "--unified=0", "HEAD"])
+            .lines()
+            .filter_map(|l| serde_json::from_str(l.strip_prefix('+')?).ok())
+            .collect()
+    };
+    let [under, digest] = <[Value; 2]>::try_from(added(&w.a)).unwrap();
+    let digest_id = digest["id"].as_str().unwrap().to_owned();
+    assert_eq!(under["laid_with"], digest_id.as_str());
+    w.a.run(&["remote", "add", "origin", &w.url]).ok();
+    w.a.run(&["push"]).ok();
+
+    // The teammate's commit, made with plumbing: the step under the digest appended again
+    // to the conversation's last segment, under another id.
+    let tip = git_str(&w.hub, &["rev-parse", "refs/heads/main"]);
+    let dir = conversation_dir(&id);
+    let listed = git_str(&w.hub, &["ls-tree", "-r", "--name-only", &tip, &dir]);
+    let segment = listed.lines().rfind(|p| p.ends_with(".jsonl")).unwrap().to_owned();
+    let mut text = git_str(&w.hub, &["cat-file", "blob", &format!("{tip}:{segment}")]);
+    let mut planted = under.clone();
+    let planted_id = format!("{}Z", &digest_id[..digest_id.len() - 1]);
+    planted["id"] = Value::from(planted_id.as_str());
+    text += &format!("\n{planted}\n");
+    let (folders, name) = segment.rsplit_once('/').unwrap();
+    let folders: Vec<&str> = folders.split('/').collect();
+    let entry = ("100644".to_owned(), name.as_bytes().to_vec(), blob(&w.hub, text.as_bytes()));
+    let tree = with_entry(&w.hub, &format!("{tip}^{{tree}}"), &folders, entry);
+    git_str(&w.hub, &["update-ref", "refs/heads/main", &commit(&w.hub, &tree, Some(&tip), "innocent update")]);
+    w.a.run(&["pull"]).ok();
+    let in_force = |env: &TestEnv| env.run(&["compact", "--undo", "nope"]).fails_with(3).to_owned();
+    let all = in_force(&w.a);
+    assert!(all.contains(&planted_id) && all.contains(&digest_id), "the pull took the planted event: {all}");
+
+    // Undoing the digest: it and the step laid with it, not the planted one.
+    w.a.run(&["compact", "--undo", &digest_id]).ok();
+    let revoked = |env: &TestEnv| -> Vec<String> {
+        added(env).iter().filter_map(|e| e["revokes"].as_str().map(str::to_owned)).collect()
+    };
+    let mut withdrawn = revoked(&w.a);
+    withdrawn.sort();
+    let mut laid = vec![under["id"].as_str().unwrap().to_owned(), digest_id.clone()];
+    laid.sort();
+    assert_eq!(withdrawn, laid);
+    assert!(in_force(&w.a).contains(&format!("(in force: {planted_id})")), "{}", in_force(&w.a));
+
+    // Compacted again, then the planted event named: it alone is withdrawn.
+    w.a.run(&["compact", "--budget", "700", "--keep-recent-tools", "1"]).ok();
+    let digest = added(&w.a).pop().unwrap();
+    w.a.run(&["compact", "--undo", &planted_id]).ok();
+    assert_eq!(revoked(&w.a), [planted_id]);
+    assert!(in_force(&w.a).contains(digest["id"].as_str().unwrap()));
 }

@@ -3,29 +3,41 @@
 //! first, once, and says so; `pull` updates what was fetched (its push: `lazy_push.rs`); a
 //! conversation ref that holds anything but the conversation the catalog lists is refused.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::common::githttp::Daemon;
-use crate::common::{TestEnv, bare, conversation_dir, fan};
+use crate::common::{Served, TestEnv, TwoPeople, conversation_dir, fan, two_people, two_people_on_disk};
 use crate::hostile_remotes::{blob, git_in, git_str, read_tree, with_entry, write_tree};
 
-/// A store with two conversations pushed to `hub` (a bare repository or a URL), ids in order.
-fn team(url: &str) -> (TestEnv, String, String) {
-    let a = TestEnv::new();
+/// Two people's hub holding `a`'s two conversations (ids in order); `b`, with no store yet,
+/// makes a lazy clone of it with [`Team::cloned_lazily`]. Taken apart, `served` is held to
+/// the end (`served: _served`).
+pub(crate) struct Team {
+    pub(crate) a: TestEnv,
+    pub(crate) b: TestEnv,
+    pub(crate) first: String,
+    pub(crate) second: String,
+    pub(crate) hub: PathBuf,
+    pub(crate) url: String,
+    pub(crate) served: Served,
+}
+
+pub(crate) fn team(people: TwoPeople) -> Team {
+    let TwoPeople { a, b, hub, url, served } = people;
     let first = a.new_conversation("first talk");
     a.run(&["append", "--user", "hello one"]).ok();
     let second = a.new_conversation("second talk");
     a.run(&["append", "--user", "hello two"]).ok();
     a.run(&["append", "--assistant", "reply two"]).ok();
-    a.run(&["remote", "add", "origin", url]).ok();
+    a.run(&["remote", "add", "origin", &url]).ok();
     a.run(&["push"]).ok();
-    (a, first, second)
+    Team { a, b, first, second, hub, url, served }
 }
 
-fn lazy_clone(url: &str) -> TestEnv {
-    let b = TestEnv::bare_at(100);
-    b.run(&["clone", "--lazy", url, b.store.to_str().unwrap()]).ok();
-    b
+impl Team {
+    pub(crate) fn cloned_lazily(self) -> Team {
+        self.b.run(&["clone", "--lazy", &self.url, self.b.store.to_str().unwrap()]).ok();
+        self
+    }
 }
 
 /// `list --format json` without what a catalog cannot know exactly (the token estimate).
@@ -44,13 +56,7 @@ fn listed(env: &TestEnv) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read() {
-    let dir = tempfile::tempdir().unwrap();
-    bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let (a, first, second) = team(&url);
-
-    let b = lazy_clone(&url);
+    let Team { a, b, first, second, served: _served, .. } = team(two_people()).cloned_lazily();
     // The catalog, no branch and no conversation.
     assert_eq!(b.git(&["for-each-ref", "--format=%(refname)"]).trim(), "refs/convo/remotes/origin/catalog");
     assert_eq!(listed(&b), listed(&a), "the catalog lists what a whole store does");
@@ -85,10 +91,7 @@ fn a_lazy_clone_lists_from_the_catalog_and_fetches_a_conversation_once_when_read
 
 #[test]
 fn a_lazy_pull_updates_the_conversations_fetched_and_lists_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (a, first, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
+    let Team { a, b, first, second, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
     b.run(&["show", &second]).ok();
 
     a.run(&["switch", &second]).ok();
@@ -156,12 +159,10 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
         ),
     ];
     for (what, plant) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let hub = bare(dir.path(), "hub");
-        let (_a, first, second) = team(hub.to_str().unwrap());
-        plant(&hub, &first, &second);
-        assert!(!read_tree(&hub, &format!("refs/convo/conversations/{first}^{{tree}}")).is_empty());
-        let b = lazy_clone(hub.to_str().unwrap());
+        let t = team(two_people_on_disk());
+        plant(&t.hub, &t.first, &t.second);
+        assert!(!read_tree(&t.hub, &format!("refs/convo/conversations/{}^{{tree}}", t.first)).is_empty());
+        let Team { b, first, second, served: _served, .. } = t.cloned_lazily();
         b.run(&["list"]).ok();
         let before = b.snapshot();
         let refused = b.run(&["show", &first]);
@@ -179,15 +180,13 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
     }
 }
 
-/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows.
+/// The MCP server of a lazy store lists the catalog and fetches a conversation it shows; its
+/// search says how many conversations it could not search (`not_fetched`).
 #[test]
 fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    let dir = tempfile::tempdir().unwrap();
-    let hub = bare(dir.path(), "hub");
-    let (_a, first, second) = team(hub.to_str().unwrap());
-    let b = lazy_clone(hub.to_str().unwrap());
+    let Team { b, first, second, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
     let mut child =
         b.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -225,6 +224,14 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
     let shown = ask(&call, true).unwrap();
     assert_ne!(shown["result"]["isError"], true, "{shown}");
     assert!(shown.to_string().contains("reply two"), "{shown}");
+    // Its search reads what was fetched, and says how many it could not.
+    let call =
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"pattern":"hello"}}}"#;
+    let found = ask(call, true).unwrap();
+    let found = &found["result"]["structuredContent"];
+    let hits: Vec<&str> = found["hits"].as_array().unwrap().iter().map(|h| h["line"].as_str().unwrap()).collect();
+    assert_eq!(hits, ["hello two"], "{found}");
+    assert_eq!(found["not_fetched"], 1, "{found}");
     drop(stdin);
     assert!(child.wait().unwrap().success());
     assert_eq!(
@@ -235,12 +242,7 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
 
 #[test]
 fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
-    let dir = tempfile::tempdir().unwrap();
-    bare(dir.path(), "hub");
-    let daemon = Daemon::start(dir.path());
-    let url = format!("{}/hub.git", daemon.url);
-    let (a, first, second) = team(&url);
-    let b = lazy_clone(&url);
+    let Team { a, b, first, second, served: _served, .. } = team(two_people()).cloned_lazily();
     b.run(&["show", &first]).ok();
     b.run(&["show", &second]).ok();
     let catalog =
@@ -268,4 +270,67 @@ fn status_in_a_lazy_store_counts_each_conversation_against_its_fetch() {
             catalog(&b)
         )
     );
+}
+
+/// `convo serve` in a lazy store lists the catalog's conversations, and a conversation's page
+/// fetches it first, once, as `show` does; a fetch that fails is a 502 page saying why, the
+/// store as it was.
+#[test]
+fn serve_in_a_lazy_store_lists_the_catalog_and_a_page_fetches_its_conversation_once() {
+    use crate::serve::{Server, get};
+    let Team { a, b, first, second, served, .. } = team(two_people()).cloned_lazily();
+    let server = Server::start(&b, &[]);
+    let (status, _, list) = get(&server, "/", &[]);
+    assert_eq!(status, 200, "{list}");
+    assert!(list.contains("first talk") && list.contains("second talk"), "{list}");
+
+    let (status, _, page) = get(&server, &format!("/c/{second}"), &[]);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("reply two"), "{page}");
+    assert_eq!(b.run(&["show", &second]).ok(), a.run(&["show", &second]).ok());
+    // Once: opened again (and its diff), nothing more is fetched or committed.
+    let head = b.git(&["rev-parse", "HEAD"]);
+    assert_eq!(get(&server, &format!("/c/{}", &second[..8]), &[]).0, 200);
+    assert_eq!(get(&server, &format!("/c/{second}/diff"), &[]).0, 200);
+    assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
+
+    // The hub gone: the page of a conversation not fetched yet says why, in one line.
+    drop(served);
+    let before = b.snapshot();
+    let (status, _, page) = get(&server, &format!("/c/{first}"), &[]);
+    assert_eq!(status, 502, "{page}");
+    assert!(page.contains("Could not fetch the conversation"), "{page}");
+    let why = page.split("<pre>").nth(1).and_then(|p| p.split("</pre>").next()).unwrap_or_else(|| panic!("{page}"));
+    assert!(!why.contains('\n') && why.starts_with("git fetch: "), "{why}");
+    assert_eq!(b.snapshot(), before, "the store is as it was");
+    drop(server);
+}
+
+/// Plain `grep PATTERN` in a lazy store searches the conversations fetched so far (fetching
+/// them all would undo the lazy clone), and says so: on stderr after the results, as a last
+/// line in JSON, even when nothing matched; not when conversations are named, nor in a whole
+/// store.
+#[test]
+fn grep_in_a_lazy_store_says_how_many_conversations_it_did_not_search() {
+    let Team { a, b, second, served: _served, .. } = team(two_people()).cloned_lazily();
+    b.run(&["show", &second]).ok();
+    let found = b.run(&["grep", "hello"]);
+    insta::assert_snapshot!(b.transcript(&found), @"
+    exit 0
+    --- stdout
+    01KDVDTSS00000000000000001 second talk
+          0  user             hello two
+    --- stderr
+    searched 1 fetched conversation; 1 listed on origin is not fetched (convo grep --titles searches every title; convo show ID fetches one)
+    ");
+    let json = b.run(&["grep", "hello", "--format", "json"]);
+    assert_eq!(json.ok().lines().last(), Some(r#"{"searched":1,"not_fetched":1,"remote":"origin"}"#));
+    let none = b.run(&["grep", "nowhere"]);
+    insta::assert_snapshot!(b.transcript(&none), @"
+    exit 1
+    --- stderr
+    searched 1 fetched conversation; 1 listed on origin is not fetched (convo grep --titles searches every title; convo show ID fetches one)
+    ");
+    assert_eq!(b.run(&["grep", "hello", &second]).ok_status(), "");
+    assert_eq!(a.run(&["grep", "hello"]).ok_status(), "");
 }

@@ -7,18 +7,7 @@
 
 use crate::common::{TestEnv, conversation_dir, two_people};
 use crate::hostile_remotes::{blob, git_in, git_str, read_tree, write_tree};
-
-/// Two conversations pushed by `a` to `url`, their ids in order.
-fn team(a: &TestEnv, url: &str) -> (String, String) {
-    let first = a.new_conversation("first talk");
-    a.run(&["append", "--user", "hello one"]).ok();
-    let second = a.new_conversation("second talk");
-    a.run(&["append", "--user", "hello two"]).ok();
-    a.run(&["append", "--assistant", "reply two"]).ok();
-    a.run(&["remote", "add", "origin", url]).ok();
-    a.run(&["push"]).ok();
-    (first, second)
-}
+use crate::lazy::{Team, team};
 
 fn lazy_clone(env: &TestEnv, url: &str) {
     env.run(&["clone", "--lazy", url, env.store.to_str().unwrap()]).ok();
@@ -38,15 +27,13 @@ fn texts(env: &TestEnv, id: &str) -> Vec<String> {
 
 #[test]
 fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order() {
-    let people = two_people();
-    let (a, b) = (&people.a, &people.b);
-    let (first, second) = team(a, &people.url);
+    let people = team(two_people()).cloned_lazily();
+    let Team { a, b, first, second, .. } = &people;
 
     // b reads one conversation, carries it on and pushes: one commit on the hub's tip.
-    lazy_clone(b, &people.url);
     b.run(&["config", "set", "user.name", "Bo Lazy"]).ok();
     b.run(&["config", "set", "user.email", "bo@example.com"]).ok();
-    b.run(&["switch", &second]).ok();
+    b.run(&["switch", second]).ok();
     b.run(&["append", "--user", "from b"]).ok();
     let tip = git_str(&people.hub, &["rev-parse", "refs/heads/main"]);
     assert_eq!(
@@ -73,18 +60,18 @@ fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order(
     // other conversation is untouched.
     let folder = |rev: &str, id: &str| git_str(&people.hub, &["rev-parse", &format!("{rev}:{}", conversation_dir(id))]);
     assert_eq!(
-        folder("refs/heads/main", &second),
-        b.git(&["rev-parse", &format!("HEAD:{}", conversation_dir(&second))]).trim()
+        folder("refs/heads/main", second),
+        b.git(&["rev-parse", &format!("HEAD:{}", conversation_dir(second))]).trim()
     );
-    assert_eq!(folder(&format!("refs/convo/conversations/{second}"), &second), folder("refs/heads/main", &second));
-    assert_eq!(folder("refs/heads/main", &first), folder(&tip, &first));
+    assert_eq!(folder(&format!("refs/convo/conversations/{second}"), second), folder("refs/heads/main", second));
+    assert_eq!(folder("refs/heads/main", first), folder(&tip, first));
     assert!(b.run(&["push"]).ok_status().starts_with("Everything up-to-date"));
     assert!(!b.run(&["status"]).ok().contains("since fetched"), "{}", b.run(&["status"]).ok());
 
     // a pulls it, carries it on; b pulls that and goes on; a pulls again.
     a.run(&["pull"]).ok();
-    assert_eq!(texts(a, &second), ["hello two", "reply two", "from b"]);
-    a.run(&["switch", &second]).ok();
+    assert_eq!(texts(a, second), ["hello two", "reply two", "from b"]);
+    a.run(&["switch", second]).ok();
     a.run(&["append", "--assistant", "from a"]).ok();
     a.run(&["push"]).ok();
     assert_eq!(b.run(&["pull"]).ok_status(), format!("Updated {second} from origin\n"));
@@ -95,18 +82,18 @@ fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order(
     assert_eq!(b.run(&["push"]).ok_status(), "Pushed to origin: 2 conversations (1 new, 1 updated), 2 events\n");
     a.run(&["pull"]).ok();
     let whole = ["hello two", "reply two", "from b", "from a", "from b again"];
-    assert_eq!(texts(a, &second), whole);
-    assert_eq!(texts(b, &second), whole);
+    assert_eq!(texts(a, second), whole);
+    assert_eq!(texts(b, second), whole);
     assert_eq!(texts(a, &third), ["new here"]);
     assert_eq!(
-        a.run(&["export", "--format", "jsonl", &second]).ok(),
-        b.run(&["export", "--format", "jsonl", &second]).ok()
+        a.run(&["export", "--format", "jsonl", second]).ok(),
+        b.run(&["export", "--format", "jsonl", second]).ok()
     );
     // A third person's lazy clone sees the same.
     let c = TestEnv::bare_at(200);
     lazy_clone(&c, &people.url);
-    assert_eq!(texts(&c, &second), whole);
-    assert_eq!(texts(&c, &first), ["hello one"]);
+    assert_eq!(texts(&c, second), whole);
+    assert_eq!(texts(&c, first), ["hello one"]);
     git_in(&people.hub, &["fsck", "--strict", "--no-dangling"], b"");
     for env in [a, b, &c] {
         env.run(&["fsck"]).ok();
@@ -114,18 +101,16 @@ fn a_conversation_carried_on_in_lazy_stores_reaches_everyone_whole_and_in_order(
     }
     // b's store stays lazy: only what it read or began.
     let held = b.git(&["ls-tree", "--name-only", "-r", "-d", "HEAD", "conversations"]);
-    assert!(!held.contains(&first), "{held}");
+    assert!(!held.contains(first.as_str()), "{held}");
 }
 
 #[test]
 fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_the_pull_forks_it_as_a_whole_store_does() {
-    let people = two_people();
-    let (a, b) = (&people.a, &people.b);
-    let (_, second) = team(a, &people.url);
-    lazy_clone(b, &people.url);
-    b.run(&["switch", &second]).ok();
+    let people = team(two_people()).cloned_lazily();
+    let Team { a, b, second, .. } = &people;
+    b.run(&["switch", second]).ok();
     b.run(&["append", "--user", "from b"]).ok();
-    a.run(&["switch", &second]).ok();
+    a.run(&["switch", second]).ok();
     a.run(&["append", "--user", "from a"]).ok();
     a.run(&["push"]).ok();
     let hub = git_str(&people.hub, &["for-each-ref"]);
@@ -140,7 +125,7 @@ fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_the_pull_forks_it_
     );
     assert_eq!(git_str(&people.hub, &["for-each-ref"]), hub, "the hub is as it was");
     assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
-    assert_eq!(texts(b, &second), ["hello two", "reply two", "from b"]);
+    assert_eq!(texts(b, second), ["hello two", "reply two", "from b"]);
     let tip = git_str(&people.hub, &["rev-parse", "refs/heads/main"]);
     assert_eq!(
         b.run(&["push", "--dry-run"]).ok(),
@@ -162,12 +147,12 @@ fn a_lazy_push_of_a_conversation_the_hub_moved_is_refused_and_the_pull_forks_it_
         format!("diverged: {second} \"second talk\": the remote's line keeps the id; your 1 event is in fork {fork}")
     );
     assert_eq!(said.len(), 2, "{said:?}");
-    assert_eq!(texts(b, &second), ["hello two", "reply two", "from a"]);
+    assert_eq!(texts(b, second), ["hello two", "reply two", "from a"]);
     assert_eq!(texts(b, &fork), ["hello two", "reply two", "from b"]);
     assert_eq!(b.run(&["push"]).ok_status(), "Pushed to origin: 1 conversation (1 new), 3 events\n");
     a.run(&["pull"]).ok();
     assert_eq!(texts(a, &fork), ["hello two", "reply two", "from b"]);
-    assert_eq!(texts(a, &second), ["hello two", "reply two", "from a"]);
+    assert_eq!(texts(a, second), ["hello two", "reply two", "from a"]);
     b.run(&["fsck"]).ok();
     assert_eq!(b.git_status(), "");
 }
@@ -205,18 +190,17 @@ fn a_catalog_whose_copy_of_the_branch_lies_is_refused_before_anything_is_sent() 
         ),
     ];
     for (what, lie) in lies {
-        let people = two_people();
-        let (a, b) = (&people.a, &people.b);
-        let (first, second) = team(a, &people.url);
+        let people = team(two_people());
+        let Team { a, b, first, second, url, .. } = &people;
         // A second push, so the branch has a parent to lie with.
-        a.run(&["switch", &first]).ok();
+        a.run(&["switch", first]).ok();
         a.run(&["append", "--user", "more"]).ok();
         a.run(&["push"]).ok();
-        lazy_clone(b, &people.url);
-        b.run(&["switch", &second]).ok();
+        lazy_clone(b, url);
+        b.run(&["switch", second]).ok();
         b.run(&["append", "--user", "from b"]).ok();
 
-        let (name, planted) = lie(&people.hub, &first);
+        let (name, planted) = lie(&people.hub, first);
         let catalog = git_str(&people.hub, &["rev-parse", "refs/convo/catalog^{tree}"]);
         let entries: Vec<_> = read_tree(&people.hub, &catalog)
             .into_iter()
@@ -241,6 +225,6 @@ fn a_catalog_whose_copy_of_the_branch_lies_is_refused_before_anything_is_sent() 
         assert_eq!(refused.stderr.lines().count(), 2, "{what}: one line and a hint: {}", refused.stderr);
         assert_eq!(git_str(&people.hub, &["for-each-ref"]), hub, "{what}: nothing reached the hub");
         assert_eq!(b.git(&["rev-parse", "HEAD"]), head, "{what}");
-        assert_eq!(texts(b, &second), ["hello two", "reply two", "from b"], "{what}");
+        assert_eq!(texts(b, second), ["hello two", "reply two", "from b"], "{what}");
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::common::TestEnv;
 use crate::common::llama::LlamaServer;
+use crate::common::sessions::append_events;
 
 /// The shared server, or return from the test after saying why there is none.
 macro_rules! llama_or_skip {
@@ -370,8 +371,7 @@ fn reading_session(env: &TestEnv, files: usize) {
         lines.push(serde_json::json!({"type": "assistant", "content": answer}));
     }
     lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    append_events(env, &id, &lines);
 }
 
 /// Under `--budget`, a model summary covers only the oldest part needed and the rest stays

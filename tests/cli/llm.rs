@@ -1282,7 +1282,7 @@ fn show_and_list_say_which_estimate_they_give() {
 #[test]
 fn a_budget_model_summary_cut_off_gives_way_to_the_digest_over_the_same_part() {
     let env = TestEnv::new();
-    crate::inside_a_turn::reading_session(&env);
+    crate::common::sessions::reading_session(&env);
     let cut = || summary_reply_finished("Read src/mod_0/file_0.rs and then src/mod_1", "length");
     let server = Server::start(vec![cut(), cut()]);
     let global = [
@@ -1323,7 +1323,7 @@ fn a_budget_model_summary_cut_off_gives_way_to_the_digest_over_the_same_part() {
 #[test]
 fn a_budget_model_summary_covers_only_the_oldest_part_and_the_rest_stays_at_the_cheaper_step() {
     let env = TestEnv::new();
-    crate::inside_a_turn::reading_session(&env);
+    crate::common::sessions::reading_session(&env);
     let server = Server::start(vec![summary_reply("Read src/mod_0/file_0.rs and on; no flake found yet.")]);
     let global = [
         "--config",

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use crate::common::sessions::{heavy_tail_session, reading_session};
 use crate::common::{TestEnv, run_command};
 
 /// The client's Python, installed once per test binary; `None` (reason printed) when the
@@ -246,19 +247,9 @@ fn a_show_of_more_text_than_one_call_reads_is_refused() {
 fn the_mcp_compact_tool_says_which_protection_a_budget_gave_up() {
     let Some(python) = client() else { return };
     let env = TestEnv::new();
-    let id = env.new_conversation("tail");
     // One prompt, then six calls with big outputs: the last five, kept whole by the default
     // profile, hold most of the view.
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..6 {
-        let out: Vec<String> = (0..40).map(|l| format!("out {i}.{l} {}", "x".repeat(40))).collect();
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Bash",
-            "arguments": {"command": format!("cargo test flake_{i}")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    let id = heavy_tail_session(&env, 6);
     let mut said = String::new();
     // A budget micro meets with the tail as configured gives nothing up (said as null);
     // one only a smaller tail can meet names what went.
@@ -314,18 +305,7 @@ fn the_mcp_compact_tool_says_both_parts_of_a_digest_over_the_oldest_part() {
     let config = env.home().join(".config/convo");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(config.join("config.toml"), "[compaction.profiles.tight]\nkeep_recent_tools = 1\n").unwrap();
-    let id = env.new_conversation("paths");
-    let mut lines = vec![serde_json::json!({"type": "user", "content": "Find the flake."})];
-    for i in 0..30 {
-        let out: Vec<String> = (0..24).map(|l| format!("{i}.{l} {}", "x".repeat(30))).collect();
-        lines.push(serde_json::json!({"type": "tool_call", "call_id": format!("c{i}"), "name": "Read",
-            "arguments": {"file_path": format!("src/mod_{i}/file_{i}.rs")}}));
-        lines.push(serde_json::json!({"type": "tool_result", "call_id": format!("c{i}"), "content": out.join("\n")}));
-        lines.push(serde_json::json!({"type": "assistant", "content": format!("Nothing in src/mod_{i}/file_{i}.rs.")}));
-    }
-    lines.push(serde_json::json!({"type": "assistant", "content": "Found it."}));
-    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    env.run_stdin(&["append", &id], &jsonl).ok();
+    let id = reading_session(&env);
     let arguments = serde_json::json!({"id": id, "budget": 700, "profile": "tight"}).to_string();
     let run = run_command(session(&env, &python, &["call", "compact", &arguments]), "");
     assert_eq!(run.code, 0, "the client failed:\n{}", run.stderr);

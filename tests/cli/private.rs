@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::common::githttp::Daemon;
-use crate::common::{TestEnv, bare};
+use crate::common::{TestEnv, bare, claude_session};
 use crate::hostile_remotes::{git_in, git_str};
 
 const TITLE: &str = "Operation Quokka Marmalade";
@@ -28,24 +28,6 @@ fn assert_absent(hub: &Path, id: &str) {
     }
 }
 
-/// A Claude Code session that ran in `cwd`, asking `prompt`.
-fn claude_session(cwd: &str, prompt: &str) -> String {
-    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
-        serde_json::json!({
-            "parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
-            "timestamp": "2026-01-01T00:00:00Z", "cwd": cwd, "gitBranch": "main", "sessionId": "s",
-            "message": {"role": kind, "content": content},
-        })
-        .to_string()
-    };
-    [
-        line("u1", None, "user", prompt.into()),
-        line("a1", Some("u1"), "assistant", serde_json::json!([{"type": "text", "text": "Done."}])),
-    ]
-    .join("\n")
-        + "\n"
-}
-
 fn import(env: &TestEnv, name: &str, text: &str) -> String {
     let file = env.root.join("sessions").join(name);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -56,7 +38,7 @@ fn import(env: &TestEnv, name: &str, text: &str) -> String {
 /// A private conversation with a distinctive title, text and cwd, and a shared one.
 fn alice(url: &str) -> (TestEnv, String, String) {
     let a = TestEnv::new();
-    let secret = import(&a, "secret.jsonl", &claude_session(CWD, TEXT));
+    let secret = import(&a, "secret.jsonl", &claude_session(CWD, "main", TEXT));
     a.run(&["rename", &secret, TITLE]).ok();
     let shared = a.new_conversation("shared work");
     a.run(&["append", "--user", "one"]).ok();
@@ -184,7 +166,7 @@ fn share_default_decides_for_a_new_capture() {
     let daemon = Daemon::start(dir.path());
     let a = TestEnv::new();
     a.run(&["config", "set", "--user", "share.default", "project-with-remote"]).ok();
-    let scratch = import(&a, "scratch.jsonl", &claude_session(CWD, TEXT));
+    let scratch = import(&a, "scratch.jsonl", &claude_session(CWD, "main", TEXT));
     let with_remote = a.new_conversation("no project");
     a.run(&["remote", "add", "origin", &format!("{}/hub.git", daemon.url)]).ok();
     let plan = a.run(&["push", "--dry-run"]).ok().to_owned();

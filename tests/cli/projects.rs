@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{TestEnv, bare, run_command};
+use crate::common::{TestEnv, bare, claude_session, run_command};
 
 /// `git` in the sealed environment, in `dir`.
 fn git(env: &TestEnv, dir: &Path, args: &[&str]) {
@@ -22,24 +22,6 @@ fn repository(env: &TestEnv, dir: &Path, url: Option<&str>) -> PathBuf {
         git(env, dir, &["remote", "add", "origin", url]);
     }
     dir.to_owned()
-}
-
-/// A Claude Code session that ran in `cwd` on `branch`, asking `prompt`.
-fn claude_session(cwd: &str, branch: &str, prompt: &str) -> String {
-    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
-        serde_json::json!({
-            "parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
-            "timestamp": "2026-01-01T00:00:00Z", "cwd": cwd, "gitBranch": branch, "sessionId": "s",
-            "message": {"role": kind, "content": content},
-        })
-        .to_string()
-    };
-    [
-        line("u1", None, "user", prompt.into()),
-        line("a1", Some("u1"), "assistant", serde_json::json!([{"type": "text", "text": "Done."}])),
-    ]
-    .join("\n")
-        + "\n"
 }
 
 /// A Codex rollout that ran in `cwd`, its `git` record naming `url` (or no remote).

@@ -13,7 +13,7 @@ use crate::common::chromium::{self, dom};
 use crate::html::{tags, text};
 
 /// A running `convo serve`, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     /// `http://127.0.0.1:PORT/` (with `?token=` on `--bind`).
     url: String,
@@ -21,7 +21,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(env: &TestEnv, flags: &[&str]) -> Server {
+    pub(crate) fn start(env: &TestEnv, flags: &[&str]) -> Server {
         Server::start_with(env, flags, &[])
     }
 
@@ -74,7 +74,7 @@ fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)]) -> (u1
     (status, head.to_owned(), body.to_owned())
 }
 
-fn get(server: &Server, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
+pub(crate) fn get(server: &Server, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
     let host = format!("127.0.0.1:{}", server.port);
     let mut all = vec![("Host", host.as_str())];
     all.extend_from_slice(headers);

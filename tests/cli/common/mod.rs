@@ -220,6 +220,8 @@ pub mod githttp;
 
 pub mod chromium;
 
+pub mod sessions;
+
 /// A bare repository `name.git` under `dir`, on branch main, accepting pushes over HTTP: a
 /// hub for the sharing tests.
 pub fn bare(dir: &Path, name: &str) -> PathBuf {
@@ -351,4 +353,22 @@ pub fn fan(id: &str) -> &str {
 /// Where conversation `id`'s folder is, from the store's root.
 pub fn conversation_dir(id: &str) -> String {
     format!("conversations/{}/{id}", fan(id))
+}
+
+/// A Claude Code session that ran in `cwd` on `branch`, asking `prompt`.
+pub fn claude_session(cwd: &str, branch: &str, prompt: &str) -> String {
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid,
+            "timestamp": "2026-01-01T00:00:00Z", "cwd": cwd, "gitBranch": branch, "sessionId": "s",
+            "message": {"role": kind, "content": content},
+        })
+        .to_string()
+    };
+    [
+        line("u1", None, "user", prompt.into()),
+        line("a1", Some("u1"), "assistant", serde_json::json!([{"type": "text", "text": "Done."}])),
+    ]
+    .join("\n")
+        + "\n"
 }

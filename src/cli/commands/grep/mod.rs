@@ -81,7 +81,8 @@ pub struct Args {
     context: Option<usize>,
     /// Output format; `json` prints one object per line: a hit (with -l or -c, a conversation;
     /// with -A, -B or --context, an event around a hit too, `"context": true`), each with its
-    /// conversation's `people`, `agents` and `models`
+    /// conversation's `people`, `agents` and `models`; in a lazy store searched whole, a last
+    /// line `{"searched": N, "not_fetched": M, "remote": R}`
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -158,7 +159,32 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
         Ok(printed.is_ok())
     })?;
     printed?;
+    // A lazy store searched whole holds only what was fetched: said, not fetched (which would
+    // undo the lazy clone).
+    let unfetched = match args.ids.is_empty() {
+        true => convo::ops::lazy::unfetched(&store)?.filter(|u| u.count > 0),
+        false => None,
+    };
+    if let Some(u) = &unfetched
+        && !text
+    {
+        let line = serde_json::json!({ "searched": u.held, "not_fetched": u.count, "remote": u.remote });
+        writeln!(out.writer(), "{line}")?;
+    }
     out.finish()?;
+    if let Some(u) = &unfetched
+        && text
+    {
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        ctx.note(&format!(
+            "searched {}; {} listed on {} {} not fetched (convo grep --titles searches every title; convo show ID \
+             fetches one)",
+            plural(u.held, "fetched conversation", "fetched conversations"),
+            u.count,
+            u.remote,
+            if u.count == 1 { "is" } else { "are" },
+        ));
+    }
     if found { Ok(()) } else { Err(CommandError::new(Kind::NoMatch, "")) }
 }
 

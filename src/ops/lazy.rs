@@ -39,6 +39,10 @@ pub fn missing(store: &Store, query: Option<&str>) -> Result<Option<(String, Cat
     if store.resolve(query).is_ok() {
         return Ok(None);
     }
+    // A whole id: its fan file alone, not the whole catalog.
+    if let Some(line) = sync::remote_catalog_line(store, &remote, query)? {
+        return Ok(Some((remote, line)));
+    }
     let Some(catalog) = sync::remote_catalog(store, &remote)? else { return Ok(None) };
     let lines: Vec<&CatalogLine> = catalog.lines.values().collect();
     let upper = query.to_ascii_uppercase();

@@ -335,6 +335,15 @@ pub fn remote_catalog(store: &Store, remote: &str) -> Result<Option<Catalog>> {
     }
 }
 
+/// The line of conversation `id` in the catalog of `remote` as last fetched, read from its
+/// fan file alone (see [`Store::catalog_line`]).
+pub fn remote_catalog_line(store: &Store, remote: &str, id: &str) -> Result<Option<crate::store::CatalogLine>> {
+    match tracking_tip(store, &catalog_ref(remote)) {
+        Some(commit) => Ok(store.catalog_line(commit, id)?),
+        None => Ok(None),
+    }
+}
+
 /// The commit a ref of the store points at, if it exists.
 fn tracking_tip(store: &Store, name: &str) -> Option<ObjectId> {
     store.ref_target(name).ok().flatten()

@@ -126,6 +126,17 @@ pub struct Catalog {
     pub branch_files: Option<BranchFiles>,
 }
 
+/// A catalog without its lines: what a fetch checks and keeps, and where one line is
+/// looked up ([`Store::catalog_line`]).
+#[derive(Debug, Clone)]
+pub struct CatalogIndex {
+    pub commit: ObjectId,
+    /// The branch commit it describes.
+    pub branch: Option<ObjectId>,
+    pub fans: BTreeMap<String, ObjectId>,
+    pub branch_files: Option<BranchFiles>,
+}
+
 /// The blobs of a catalog that copy the branch commit it describes and that commit's root
 /// tree, byte for byte. With them and the catalog's lines (every conversation's folder
 /// tree), a lazy store rebuilds the hub's tip down to the fan folders, every object checked
@@ -181,6 +192,43 @@ impl Store {
     /// tree entry but `<fan>.jsonl` files, a file over 16 MiB, a line that is not a
     /// catalog line, an id not in its fan, an object id that is not one, an id twice.
     pub fn read_catalog(&self, commit: ObjectId) -> Result<Catalog> {
+        let index = self.catalog_index(commit)?;
+        let mut lines = BTreeMap::new();
+        for (fan, blob) in &index.fans {
+            self.fan_lines(commit, fan, *blob, &mut lines)?;
+        }
+        Ok(Catalog { branch: index.branch, commit, lines, fans: index.fans, branch_files: index.branch_files })
+    }
+
+    /// Check catalog `commit` as [`read_catalog`](Self::read_catalog) does, reading only the
+    /// fan files that are not the same blobs in `previous` (a catalog this store checked
+    /// before): a pull that changed one conversation checks one file, not 100,000 lines.
+    pub fn check_catalog_since(&self, commit: ObjectId, previous: Option<ObjectId>) -> Result<CatalogIndex> {
+        let index = self.catalog_index(commit)?;
+        let known = previous.and_then(|p| self.catalog_index(p).ok()).map(|p| p.fans).unwrap_or_default();
+        let mut lines = BTreeMap::new();
+        for (fan, blob) in &index.fans {
+            if known.get(fan) != Some(blob) {
+                lines.clear();
+                self.fan_lines(commit, fan, *blob, &mut lines)?;
+            }
+        }
+        Ok(index)
+    }
+
+    /// How many conversations catalog `commit` lists: its fan files' lines, counted
+    /// without reading them as JSON.
+    pub fn catalog_len(&self, index: &CatalogIndex) -> Result<usize> {
+        let mut count = 0;
+        for blob in index.fans.values() {
+            count += self.read_blob(*blob)?.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()).count();
+        }
+        Ok(count)
+    }
+
+    /// A catalog commit's branch, files and fan files, each checked to be what convo writes
+    /// (names, kinds and sizes), its lines not read.
+    pub fn catalog_index(&self, commit: ObjectId) -> Result<CatalogIndex> {
         let refuse = |path: &str, reason: String| StoreError::Refused {
             commit: commit.to_hex_with_len(7).to_string(),
             path: path.to_owned(),
@@ -198,7 +246,6 @@ impl Store {
             .lines()
             .filter_map(|l| l.strip_prefix(BRANCH_TRAILER)?.strip_prefix(": "))
             .find_map(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok());
-        let mut lines = BTreeMap::new();
         let mut fans = BTreeMap::new();
         let (mut branch_commit, mut branch_tree) = (None, None);
         for (name, id, is_tree) in self.tree_entries(self.commit_tree_id(commit)?)? {
@@ -226,31 +273,48 @@ impl Store {
                 ));
             }
             fans.insert(fan.to_owned(), id);
-            for (n, text) in self.read_blob(id)?.split(|b| *b == b'\n').enumerate() {
-                if text.trim_ascii().is_empty() {
-                    continue;
-                }
-                let at = format!("{name} line {}", n + 1);
-                let line: CatalogLine =
-                    serde_json::from_slice(text).map_err(|e| refuse(&at, format!("not a catalog line ({e})")))?;
-                if !layout::is_conversation_id(&line.id) || layout::fan(&line.id) != fan {
-                    return Err(refuse(&at, "the id is not a conversation id of this fan".into()));
-                }
-                for hex in [&line.tree, &line.tip] {
-                    if hex.len() != 40 || ObjectId::from_hex(hex.as_bytes()).is_err() {
-                        return Err(refuse(&at, format!("`{hex}` is not an object id")));
-                    }
-                }
-                if lines.insert(line.id.clone(), line).is_some() {
-                    return Err(refuse(&at, "the conversation is listed twice".into()));
-                }
-            }
         }
         let branch_files = match (branch_commit, branch_tree) {
             (Some(commit), Some(tree)) => Some(BranchFiles { commit, tree }),
             _ => None,
         };
-        Ok(Catalog { branch, commit, lines, fans, branch_files })
+        Ok(CatalogIndex { commit, branch, fans, branch_files })
+    }
+
+    /// Read and check the lines of fan `fan`'s file `blob` of catalog `commit` into `lines`.
+    fn fan_lines(
+        &self,
+        commit: ObjectId,
+        fan: &str,
+        blob: ObjectId,
+        lines: &mut BTreeMap<String, CatalogLine>,
+    ) -> Result<()> {
+        let name = format!("{fan}.jsonl");
+        let refuse = |path: &str, reason: String| StoreError::Refused {
+            commit: commit.to_hex_with_len(7).to_string(),
+            path: path.to_owned(),
+            reason,
+        };
+        for (n, text) in self.read_blob(blob)?.split(|b| *b == b'\n').enumerate() {
+            if text.trim_ascii().is_empty() {
+                continue;
+            }
+            let at = format!("{name} line {}", n + 1);
+            let line: CatalogLine =
+                serde_json::from_slice(text).map_err(|e| refuse(&at, format!("not a catalog line ({e})")))?;
+            if !layout::is_conversation_id(&line.id) || layout::fan(&line.id) != fan {
+                return Err(refuse(&at, "the id is not a conversation id of this fan".into()));
+            }
+            for hex in [&line.tree, &line.tip] {
+                if hex.len() != 40 || ObjectId::from_hex(hex.as_bytes()).is_err() {
+                    return Err(refuse(&at, format!("`{hex}` is not an object id")));
+                }
+            }
+            if lines.insert(line.id.clone(), line).is_some() {
+                return Err(refuse(&at, "the conversation is listed twice".into()));
+            }
+        }
+        Ok(())
     }
 
     /// The catalog line of conversation `id` in catalog `commit` (one this store fetched,

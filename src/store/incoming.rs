@@ -266,9 +266,15 @@ impl Store {
         self.scratch(quarantine)?.check_incoming(tip, self.head_tree_id()?)
     }
 
-    /// Read a catalog fetched into `quarantine` (see [`Store::read_catalog`]).
-    pub fn check_fetched_catalog(&self, quarantine: &Path, commit: ObjectId) -> Result<super::hub::Catalog> {
-        self.scratch(quarantine)?.read_catalog(commit)
+    /// Check a catalog fetched into `quarantine` (see [`Store::check_catalog_since`]),
+    /// reading only the fan files `previous` (the catalog kept before) does not have.
+    pub fn check_fetched_catalog(
+        &self,
+        quarantine: &Path,
+        commit: ObjectId,
+        previous: Option<ObjectId>,
+    ) -> Result<super::hub::CatalogIndex> {
+        self.scratch(quarantine)?.check_catalog_since(commit, previous)
     }
 
     /// A store over the quarantine's repository, to read what was fetched into it.

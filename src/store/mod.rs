@@ -59,7 +59,7 @@ pub use fix::{Fixed, Removed, Renamed};
 pub use fsck::{Mend, Problem, TornObjects};
 pub use gitlocks::GitLock;
 pub use history::{LogEntry, Trailers, attribute};
-pub use hub::{Catalog, CatalogLine, Publication};
+pub use hub::{Catalog, CatalogIndex, CatalogLine, Publication};
 pub use identity::{IdentitySource, Person, Recorder};
 pub use import::{Staged, StagedCommit};
 pub use incoming::Quarantine;

@@ -27,7 +27,7 @@ use gix::ObjectId;
 
 use super::{Pushed, Result, Stderr, SyncError, checked, git, hub, require_remote};
 use crate::clock::Clock;
-use crate::store::{Catalog, CatalogLine, Integrated, LazyPut, Moved, Quarantine, Store};
+use crate::store::{Catalog, CatalogIndex, CatalogLine, Integrated, LazyPut, Moved, Quarantine, Store};
 
 /// The git config key naming the remote a lazy store fetches conversations from.
 pub const LAZY_KEY: &str = "convo.lazy";
@@ -102,8 +102,9 @@ fn keep(store: &Store, quarantine: &Quarantine, name: &str, commit: ObjectId, me
 }
 
 /// Fetch `remote`'s catalog (`--depth 1`, through the quarantine, checked by
-/// [`Store::read_catalog`]) and keep it as the remote's catalog.
-pub fn fetch_catalog(store: &Store, remote: &str) -> Result<Catalog> {
+/// [`Store::check_catalog_since`] against the one kept before) and keep it as the remote's
+/// catalog.
+pub fn fetch_catalog(store: &Store, remote: &str) -> Result<CatalogIndex> {
     let url = url_of(store, remote)?;
     let name = super::catalog_ref(remote);
     let quarantine = store.quarantine()?;
@@ -116,7 +117,8 @@ pub fn fetch_catalog(store: &Store, remote: &str) -> Result<Catalog> {
             }
             Err(e) => return Err(e),
         };
-        let catalog = store.check_fetched_catalog(quarantine.path(), commit)?;
+        let previous = super::tracking_tip(store, &name);
+        let catalog = store.check_fetched_catalog(quarantine.path(), commit, previous)?;
         keep(store, &quarantine, &name, commit, &format!("fetch: {url}"))?;
         Ok(catalog)
     })();
@@ -135,7 +137,7 @@ fn no_such_ref(store: &Store, quarantine: &Path, url: &str, name: &str) -> Resul
 
 /// Clone `url` into `path` lazily: a store with the remote `origin`, its catalog, and no
 /// conversation. The folder is removed again (emptied, if it existed) when anything fails.
-pub fn clone(url: &str, path: &Path, durability: crate::store::Durability) -> Result<(Store, Catalog)> {
+pub fn clone(url: &str, path: &Path, durability: crate::store::Durability) -> Result<(Store, CatalogIndex)> {
     let existed = path.exists();
     let result = (|| {
         let (store, _) = Store::init(path)?;
@@ -211,9 +213,12 @@ pub struct LazyPulled {
 /// when it did not change here, merged with what was added here when it did.
 pub fn pull(store: &Store, remote: &str, clock: &Clock) -> Result<LazyPulled> {
     let catalog = fetch_catalog(store, remote)?;
-    let mut pulled = LazyPulled { listed: catalog.lines.len(), ..Default::default() };
+    let mut pulled = LazyPulled { listed: store.catalog_len(&catalog)?, ..Default::default() };
     for id in store.conversation_ids()? {
-        let Some(line) = catalog.lines.get(&id) else { continue };
+        // The conversations here, each looked up in its fan file: the cost follows what
+        // this store holds, not the hub's size.
+        let Some(line) = store.catalog_line(catalog.commit, &id)? else { continue };
+        let line = &line;
         let Some(here) = store.conversation_tree(&id)? else { continue };
         let listed = ObjectId::from_hex(line.tree.as_bytes()).ok();
         if listed == Some(here) {
@@ -257,10 +262,14 @@ pub struct Standing {
 pub fn standing(store: &Store, remote: &str) -> Result<std::collections::BTreeMap<String, Standing>> {
     let mut out = std::collections::BTreeMap::new();
     let Some(head) = store.head()? else { return Ok(out) };
-    let catalog = super::remote_catalog(store, remote)?;
+    let catalog = super::tracking_tip(store, &super::catalog_ref(remote));
     for id in store.conversation_ids()? {
         let Some(here) = store.conversation_tree(&id)? else { continue };
-        let line = catalog.as_ref().and_then(|c| c.lines.get(&id));
+        let line = match catalog {
+            Some(commit) => store.catalog_line(commit, &id)?,
+            None => None,
+        };
+        let line = line.as_ref();
         if line.and_then(|l| ObjectId::from_hex(l.tree.as_bytes()).ok()) == Some(here) {
             continue;
         }
@@ -354,7 +363,8 @@ pub fn push(
     withheld: &super::Withheld,
 ) -> Result<LazyPushed> {
     let url = url_of(store, remote)?;
-    let catalog = fetch_catalog(store, remote)?;
+    // Every line: the hub's tip is rebuilt from all of them.
+    let catalog = store.read_catalog(fetch_catalog(store, remote)?.commit)?;
     let Outgoing { puts, diverged } = outgoing(store, remote, &catalog, withheld)?;
     if !diverged.is_empty() {
         return Err(SyncError::LazyDiverged { remote: remote.to_owned(), ids: diverged });

@@ -290,7 +290,10 @@ pub fn fetch(store: &Store, remote: &str, progress: bool) -> Result<Fetched> {
         )
         .ok()
         .and_then(|hex| ObjectId::from_hex(hex.trim().as_bytes()).ok())
-        .filter(|commit| store.check_fetched_catalog(quarantine.path(), *commit).is_ok());
+        .filter(|commit| {
+            let previous = tracking_tip(store, &catalog_ref(remote));
+            store.check_fetched_catalog(quarantine.path(), *commit, previous).is_ok()
+        });
         if catalog.is_none() {
             forget_catalog(store, remote)?;
         }

@@ -334,3 +334,39 @@ fn grep_in_a_lazy_store_says_how_many_conversations_it_did_not_search() {
     assert_eq!(b.run(&["grep", "hello", &second]).ok_status(), "");
     assert_eq!(a.run(&["grep", "hello"]).ok_status(), "");
 }
+
+#[test]
+fn a_lazy_pull_refuses_a_catalog_file_changed_into_what_convo_does_not_write() {
+    let Team { a, b, first, second, hub, served: _served, .. } = team(two_people()).cloned_lazily();
+    b.run(&["show", &second]).ok();
+    // A teammate's push changes one fan file; the hub then serves it with a bad line added.
+    a.run(&["append", &first, "--user", "more"]).ok();
+    a.run(&["push"]).ok();
+    let fan_file = format!("{}.jsonl", fan(&first));
+    let text = git_str(&hub, &["cat-file", "blob", &format!("refs/convo/catalog:{fan_file}")]);
+    let planted = blob(&hub, format!("{text}\n{{\"id\":\"not one\"}}\n").as_bytes());
+    let tree = git_str(&hub, &["rev-parse", "refs/convo/catalog^{tree}"]);
+    let entries: Vec<_> = read_tree(&hub, &tree)
+        .into_iter()
+        .map(
+            |(mode, name, id)| {
+                if name == fan_file.as_bytes() { (mode, name, planted.clone()) } else { (mode, name, id) }
+            },
+        )
+        .collect();
+    let message = git_in(&hub, &["log", "-1", "--format=%B", "refs/convo/catalog"], b"");
+    let parent = git_str(&hub, &["rev-parse", "refs/heads/main"]);
+    let tree = write_tree(&hub, &entries);
+    let commit = git_str(&hub, &["commit-tree", &tree, "-p", &parent, "-m", String::from_utf8_lossy(&message).trim()]);
+    git_in(&hub, &["update-ref", "refs/convo/catalog", &commit], b"");
+
+    let before = b.snapshot();
+    let refused = b.run(&["pull"]);
+    assert_eq!(refused.code, 6, "{}", refused.stderr);
+    assert!(
+        refused.stderr.starts_with(&format!("error: refusing commit {}: {fan_file} line ", &commit[..7])),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(b.snapshot(), before, "the store is as it was");
+}

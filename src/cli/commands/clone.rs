@@ -44,7 +44,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     };
     if args.lazy {
         let (store, catalog) = sync::lazy::clone(&args.url, &path, durability).map_err(remote_error)?;
-        let count = catalog.lines.len();
+        let count = store.catalog_len(&catalog)?;
         ctx.note(&format!(
             "Cloned {} into {} lazily ({count} conversation{} listed, none fetched yet)",
             args.url,

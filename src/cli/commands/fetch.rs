@@ -16,7 +16,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CommandError> {
     if sync::lazy::lazy_remote(&store)?.is_some() {
         // A lazy store takes the hub's catalog, never its branch.
         let catalog = sync::lazy::fetch_catalog(&store, &args.remote)?;
-        ctx.note(&format!("Fetched the catalog of {} ({} conversations listed)", args.remote, catalog.lines.len()));
+        let listed = store.catalog_len(&catalog)?;
+        ctx.note(&format!("Fetched the catalog of {} ({listed} conversations listed)", args.remote));
         return Ok(());
     }
     let fetched = sync::fetch(&store, &args.remote, ctx.ui.progress())?;

@@ -14,8 +14,10 @@
 //!   dated by its last event, so the same conversation gives the same commit on every
 //!   machine (two pushers of
 //!   the same state agree, and an unchanged conversation's ref never moves). Its history
-//!   is the branch's; a fetch of a newer snapshot sends only the objects the older one
-//!   (which the fetcher has) lacks, since git negotiates by objects, not by ancestry.
+//!   is the branch's. A plain `git fetch` of a newer snapshot sends the whole conversation
+//!   again (no parent links it to the older one: 39 KiB for one new event in
+//!   `benches/README.md`); a lazy store fetches it with `--depth 1`, which makes upload-pack
+//!   leave out what the snapshots it has hold (2.2 KiB there; see `sync::lazy`).
 //! - **a catalog**, `refs/convo/catalog` ([`CATALOG_REF`]): a commit whose tree
 //!   holds one file per fan folder (`<fan>.jsonl`), one JSON line per conversation
 //!   ([`CatalogLine`]: id, title, project, agent, person, times, size, and the tree and tip

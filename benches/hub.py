@@ -405,6 +405,38 @@ def publish(repo: Path, env: dict, branch_files: bool) -> dict:
             "published": len(lines), "branch_files": branch_files}
 
 
+def add_branch_files(repo: Path, env: dict) -> dict:
+    """Rewrite the catalog `publish` wrote into `repo` with `branch.commit` and `branch.tree`
+    beside its fan files (the same blobs): a published hub's `b` entry without reading every
+    conversation again."""
+    start = time.perf_counter()
+    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], capture_output=True, env=env,
+                                       check=True).stdout
+    commit = git("cat-file", "commit", "refs/convo/catalog")
+    head, message = commit.split(b"\n\n", 1)
+    tip = git("rev-parse", "refs/heads/main").decode().strip()
+    when = int(git("log", "-1", "--format=%ct", tip).decode())
+    if b"Convo-Branch: " + tip.encode() not in message:
+        sys.exit("add_branch_files: the catalog does not describe the branch")
+    proc = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet", "--force"], stdin=subprocess.PIPE,
+                            env=env)
+    out = proc.stdin
+    out.write(b"commit refs/convo/catalog\nauthor %s %d +0000\ncommitter %s %d +0000\ndata %d\n%s\nfrom %s\ndeleteall\n"
+              % (SIGNATURE, when, SIGNATURE, when, len(message), message, tip.encode()))
+    for entry in git("ls-tree", "-z", "refs/convo/catalog").split(b"\0"):
+        if entry:
+            info, name = entry.split(b"\t", 1)
+            out.write(b"M 100644 %s %s\n" % (info.split()[2], name))
+    for name, data in (("branch.commit", git("cat-file", "commit", tip)),
+                       ("branch.tree", git("cat-file", "tree", f"{tip}^{{tree}}"))):
+        out.write(b"M 100644 inline %s\ndata %d\n%s\n" % (name.encode(), len(data), data))
+    out.write(b"\n")
+    out.close()
+    if proc.wait() != 0:
+        sys.exit("git fast-import (branch files) failed")
+    return {"branch_files": True, "branch_files_s": time.perf_counter() - start}
+
+
 def published_hub(hub: Path, n: int, captures: int, seed: int, env: dict, cache: Path | None,
                   branch_files: bool) -> dict:
     """The generated hub at `hub` with its conversations' refs and catalog published
@@ -419,9 +451,15 @@ def published_hub(hub: Path, n: int, captures: int, seed: int, env: dict, cache:
     entry = cache / f"hub-n{n}-c{captures}-s{seed}-g{GENERATOR}-p{PUBLISHER}{'b' if branch_files else ''}"
     if not (entry / "built.json").is_file():
         partial = Path(tempfile.mkdtemp(prefix=entry.name + ".partial-", dir=cache))
-        subprocess.run(["cp", "-al", str(built["entry"] / "hub.git"), str(partial / "hub.git")], check=True)
-        built = built | publish(partial / "hub.git", env, branch_files)
-        del built["entry"]
+        plain = entry.with_name(entry.name.removesuffix("b"))
+        if branch_files and (plain / "built.json").is_file():
+            # The same refs and fan files: only the catalog's commit and tree change.
+            subprocess.run(["cp", "-al", str(plain / "hub.git"), str(partial / "hub.git")], check=True)
+            built = json.loads((plain / "built.json").read_text()) | add_branch_files(partial / "hub.git", env)
+        else:
+            subprocess.run(["cp", "-al", str(built["entry"] / "hub.git"), str(partial / "hub.git")], check=True)
+            built = built | publish(partial / "hub.git", env, branch_files)
+            del built["entry"]
         (partial / "built.json").write_text(json.dumps(built))
         partial.rename(entry)
     elif hub is not None:
@@ -532,6 +570,8 @@ class Relay:
 
 
 def mib(n: float) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f} GiB"
     return f"{n / 1048576:.2f} MiB" if n >= 1048576 else f"{n / 1024:.1f} KiB"
 
 
@@ -721,15 +761,15 @@ def lazy_push_pull(r: Run, root: Path, base: str, url: str, cid: str, ref: str, 
     push_wire = relay.take()
     scratch = root / "scratch"
     r.run("git", "init", "-q", "-b", "main", scratch)
-    r.run("git", "-C", scratch, "fetch", "-q", "--no-tags", one, f"+{ref}:refs/heads/main")
-    r.run("git", "-C", scratch, "checkout", "-q", "main")
+    r.run("git", "-C", scratch, "fetch", "-q", "--no-tags", one, f"+{ref}:refs/heads/snapshot")
+    r.run("git", "-C", scratch, "checkout", "-q", "snapshot")
     last = sorted((scratch / "conversations").rglob("*.jsonl"))[-1]
     with last.open("a") as f:
         f.write(json.dumps({"id": "01" + "0" * 24, "ts": "2026-01-01T00:00:00.000Z", "type": "user",
                             "content": "one more from the scratch repository"}, separators=(",", ":")) + "\n")
     r.run("git", "-C", scratch, "commit", "-qam", "one event")
     relay.take()
-    git_push, _ = r.run("git", "-C", scratch, "push", "-q", url, "main:refs/bench/scratch")
+    git_push, _ = r.run("git", "-C", scratch, "push", "-q", url, "snapshot:refs/bench/scratch")
     git_push_wire = relay.take()
     if push is None:
         print(f"  push of one appended event from a lazy store: refused by {binary.name}: "

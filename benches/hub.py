@@ -756,9 +756,7 @@ def lazy_push_pull(r: Run, root: Path, base: str, url: str, cid: str, ref: str, 
     r.convo(teammate, "clone", "--lazy", url, str(teammate), binary=binary)
     r.convo(teammate, "show", cid, binary=binary)
     r.convo(teammate, "append", cid, "--user", "one more from c", binary=binary)
-    relay.take()
-    push, said = r.convo(teammate, "push", binary=binary, check=False)
-    push_wire = relay.take()
+    # The anchor first, while the hub still advertises the snapshot its commit is made on.
     scratch = root / "scratch"
     r.run("git", "init", "-q", "-b", "main", scratch)
     r.run("git", "-C", scratch, "fetch", "-q", "--no-tags", one, f"+{ref}:refs/heads/snapshot")
@@ -771,6 +769,8 @@ def lazy_push_pull(r: Run, root: Path, base: str, url: str, cid: str, ref: str, 
     relay.take()
     git_push, _ = r.run("git", "-C", scratch, "push", "-q", url, "snapshot:refs/bench/scratch")
     git_push_wire = relay.take()
+    push, said = r.convo(teammate, "push", binary=binary, check=False)
+    push_wire = relay.take()
     if push is None:
         print(f"  push of one appended event from a lazy store: refused by {binary.name}: "
               f"{said.strip().splitlines()[0] if said.strip() else '?'}; git push of a one-commit change to a "

@@ -523,6 +523,16 @@ def daemon(root: Path, env: dict) -> tuple[subprocess.Popen, str]:
     return child, f"git://127.0.0.1:{port}"
 
 
+def stop(child: subprocess.Popen, root: Path, keep: bool) -> None:
+    """End a run: the daemon stopped, its folder kept (and said) or removed."""
+    os.killpg(child.pid, 15)
+    child.wait()
+    if keep:
+        print(f"  kept {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 class Relay:
     """A TCP relay in front of the daemon that counts the bytes each way: what a command
     received over the wire (a thin pack, deltas against what the fetcher has), beside what it
@@ -734,12 +744,7 @@ def bench(n: int, captures: int, binary: Path, seed: int, keep: bool, cache: Pat
               f"{convo_pull:.2f} s, git fetch {mib(fetch_wire)} ({mib(fetched)} on disk) in {git_fetch:.2f} s "
               f"({convo_pull / git_fetch:.2f}x; issue goal <= 50 KB, <= 1 s)")
     finally:
-        os.killpg(child.pid, 15)
-        child.wait()
-        if keep:
-            print(f"  kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        stop(child, root, keep)
 
 
 def lazy_push_pull(r: Run, root: Path, base: str, url: str, cid: str, ref: str, lazy: Path, one: Path,
@@ -867,12 +872,7 @@ def check_publish(n: int, captures: int, binary: Path, seed: int, cache: Path | 
         print(f"  clone --lazy: list shows {len(listed)} lines ({listed[0][:100] if listed else ''}...); show {cid}: "
               f"{len(shown)} lines ({shown[0][:80] if shown else ''}...)")
     finally:
-        os.killpg(child.pid, 15)
-        child.wait()
-        if keep:
-            print(f"  kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        stop(child, root, keep)
 
 
 def main() -> None:

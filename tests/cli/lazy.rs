@@ -184,22 +184,9 @@ fn a_hostile_conversation_ref_is_refused_and_the_store_is_left_as_it_was() {
 /// search says how many conversations it could not search (`not_fetched`).
 #[test]
 fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetched_on_demand() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let Team { b, first, second, served: _served, .. } = team(two_people_on_disk()).cloned_lazily();
-    let mut child =
-        b.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |line: &str, answer: bool| -> Option<serde_json::Value> {
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-        answer.then(|| {
-            let mut reply = String::new();
-            stdout.read_line(&mut reply).unwrap();
-            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
-        })
-    };
+    let mut server = crate::common::McpPipe::start(&b);
+    let mut ask = |line: &str, answer: bool| server.ask(line, answer);
     ask(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}"#,
         true,
@@ -232,8 +219,7 @@ fn an_mcp_client_of_a_lazy_store_lists_the_catalog_and_reads_a_conversation_fetc
     let hits: Vec<&str> = found["hits"].as_array().unwrap().iter().map(|h| h["line"].as_str().unwrap()).collect();
     assert_eq!(hits, ["hello two"], "{found}");
     assert_eq!(found["not_fetched"], 1, "{found}");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(server.finish());
     assert_eq!(
         b.git(&["for-each-ref", "--format=%(refname)", "refs/convo/remotes/origin/conversations/"]).trim(),
         format!("refs/convo/remotes/origin/conversations/{second}")

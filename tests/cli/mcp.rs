@@ -105,27 +105,10 @@ fn mcp_appends_take_the_store_lock_beside_cli_appends() {
 /// SDK session above is skipped where PyPI cannot be reached; this is not.)
 #[test]
 fn the_server_speaks_json_rpc_on_a_bare_pipe() {
-    use std::io::{BufRead, BufReader, Write};
     let env = TestEnv::new();
     env.new_conversation("piped");
-    let mut child = env
-        .command(&["mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("convo runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |line: &str, answer: bool| -> Option<serde_json::Value> {
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-        answer.then(|| {
-            let mut reply = String::new();
-            stdout.read_line(&mut reply).unwrap();
-            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
-        })
-    };
+    let mut server = crate::common::McpPipe::start(&env);
+    let mut ask = |line: &str, answer: bool| server.ask(line, answer);
     // Before `initialize`: a request is told so, a line that is not JSON gets a parse
     // error, and the server keeps serving.
     let early = ask(r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#, true).unwrap();
@@ -158,9 +141,7 @@ fn the_server_speaks_json_rpc_on_a_bare_pipe() {
     .unwrap();
     assert_eq!(listed["id"], 4);
     assert_eq!(listed["result"]["structuredContent"]["conversations"][0]["title"], "piped", "{listed}");
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success());
+    assert!(server.finish());
 }
 
 /// An append through the server is followed by what follows `convo append`: with

@@ -372,3 +372,41 @@ pub fn claude_session(cwd: &str, branch: &str, prompt: &str) -> String {
     .join("\n")
         + "\n"
 }
+
+/// `convo mcp` over a bare pipe: each request is one JSON line in, its answer one line out.
+pub struct McpPipe {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl McpPipe {
+    /// The server of `env`'s store, its stderr dropped.
+    pub fn start(env: &TestEnv) -> McpPipe {
+        use std::process::Stdio;
+        let mut child =
+            env.command(&["mcp"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        McpPipe { child, stdin, stdout }
+    }
+
+    /// Send `line`; with `answer`, read and parse the line the server answers.
+    pub fn ask(&mut self, line: &str, answer: bool) -> Option<serde_json::Value> {
+        use std::io::{BufRead, Write};
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        answer.then(|| {
+            let mut reply = String::new();
+            self.stdout.read_line(&mut reply).unwrap();
+            serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply}"))
+        })
+    }
+
+    /// Close stdin and wait: whether the server then exited with success.
+    pub fn finish(self) -> bool {
+        let McpPipe { mut child, stdin, .. } = self;
+        drop(stdin);
+        child.wait().unwrap().success()
+    }
+}
